@@ -1,0 +1,223 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Progress is a live snapshot of a running attack.
+type Progress struct {
+	// Sent counts requests started, including those still in flight.
+	Sent int64 `json:"sent"`
+	// OK and Failed count completed requests.
+	OK     int64 `json:"ok"`
+	Failed int64 `json:"failed"`
+}
+
+// InFlight returns the number of requests sent but not yet completed.
+func (p Progress) InFlight() int64 { return p.Sent - p.OK - p.Failed }
+
+// Attack is a running load attack, started with Start.
+type Attack struct {
+	cfg       Config
+	attacker  *vegeta.Attacker
+	transport *http.Transport
+	started   time.Time
+
+	sent, ok, failed atomic.Int64
+
+	mu        sync.Mutex
+	finished  bool
+	stopAt    time.Time
+	endReason EndReason
+	ctxErr    error
+
+	done   chan struct{}
+	result *Result
+	err    error
+}
+
+// Start validates cfg (after WithDefaults) and starts a constant-rate attack
+// on cfg.Target. The attack runs until cfg.Duration is up, Stop is called,
+// or ctx ends, whichever comes first; then it waits for in-flight requests
+// (at most cfg.Timeout) and builds its Result.
+func Start(ctx context.Context, cfg Config) (*Attack, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("starting load attack: %w", err)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("starting load attack on %s: %w", cfg.Target, err)
+	}
+
+	header := make(http.Header, len(cfg.Headers))
+	for k, v := range cfg.Headers {
+		header.Set(k, v)
+	}
+	target := vegeta.Target{Method: cfg.Method, URL: cfg.Target, Header: header}
+
+	// Our own transport, so that it can be closed when the attack ends
+	// (vegeta's has no idle timeout and would keep its connections, and
+	// their goroutines, forever). Vegeta's options below configure it in place.
+	tr := &http.Transport{
+		Proxy:           http.ProxyFromEnvironment,
+		DialContext:     (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		IdleConnTimeout: 90 * time.Second,
+	}
+	a := &Attack{
+		cfg:       cfg,
+		transport: tr,
+		done:      make(chan struct{}),
+	}
+	a.attacker = vegeta.NewAttacker(
+		vegeta.Client(&http.Client{Transport: tr}),
+		vegeta.Timeout(cfg.Timeout),
+		vegeta.KeepAlive(cfg.KeepAlive),
+		vegeta.Connections(cfg.Connections),
+		vegeta.MaxConnections(cfg.MaxConnections),
+		vegeta.Workers(cfg.Workers),
+		vegeta.MaxWorkers(cfg.MaxWorkers),
+		vegeta.Redirects(vegeta.NoFollow),
+	)
+	targeter := func(t *vegeta.Target) error {
+		a.sent.Add(1)
+		*t = target
+		return nil
+	}
+	pacer := vegeta.ConstantPacer{Freq: cfg.Rate, Per: time.Second}
+
+	rec := newRecorder(cfg, a)
+	a.started = time.Now()
+	results := a.attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)
+	stopOnCancel := context.AfterFunc(ctx, func() { a.stop(EndCanceled, context.Cause(ctx)) })
+
+	go func() {
+		for r := range results {
+			rec.add(r)
+		}
+		stopOnCancel()
+		tr.CloseIdleConnections()
+		a.finish(rec.reqs)
+	}()
+	return a, nil
+}
+
+// Progress returns live counts of the attack so far. It is safe to call
+// concurrently with the attack.
+func (a *Attack) Progress() Progress {
+	// Read completions before Sent so that Sent >= OK + Failed.
+	ok, failed := a.ok.Load(), a.failed.Load()
+	return Progress{Sent: a.sent.Load(), OK: ok, Failed: failed}
+}
+
+// Stop ends the attack early: no more requests are sent, in-flight ones
+// complete. It returns at once and is idempotent; call Wait for the Result.
+func (a *Attack) Stop() { a.stop(EndStopped, nil) }
+
+// Done returns a channel closed when the attack has ended and its Result is
+// ready.
+func (a *Attack) Done() <-chan struct{} { return a.done }
+
+// Wait blocks until the attack has ended (Duration up, Stop, or the context
+// of Start ended) and returns its Result. The Result is returned even when
+// the error is non-nil: the error reports that the context ended the attack
+// early.
+func (a *Attack) Wait() (*Result, error) {
+	<-a.done
+	return a.result, a.err
+}
+
+// Config returns the attack's configuration, defaults applied.
+func (a *Attack) Config() Config { return a.cfg }
+
+func (a *Attack) stop(reason EndReason, cause error) {
+	a.mu.Lock()
+	if !a.finished && a.endReason == "" {
+		a.endReason, a.stopAt, a.ctxErr = reason, time.Now(), cause
+	}
+	a.mu.Unlock()
+	a.attacker.Stop()
+}
+
+func (a *Attack) finish(reqs []Request) {
+	a.mu.Lock()
+	a.finished = true
+	rn := run{started: a.started, ended: time.Now(), stopAt: a.stopAt, endReason: a.endReason}
+	ctxErr := a.ctxErr
+	a.mu.Unlock()
+
+	// A stop that came after the sending window had passed did not cut the
+	// run short.
+	if rn.endReason == "" || !rn.stopAt.Before(rn.started.Add(a.cfg.Duration)) {
+		rn.endReason, rn.stopAt, ctxErr = EndDuration, time.Time{}, nil
+	}
+	a.result = aggregate(a.cfg, rn, reqs)
+	if rn.endReason == EndCanceled {
+		a.err = fmt.Errorf("load attack on %s ended early: %w", a.cfg.Target, ctxErr)
+	}
+	close(a.done)
+}
+
+// recorder turns vegeta results into ledger entries. It runs on the one
+// goroutine that drains vegeta's results channel.
+type recorder struct {
+	a      *Attack
+	podKey string
+	pods   map[string]string
+	errs   map[string]string
+	reqs   []Request
+}
+
+// maxInterned bounds the error texts kept for de-duplication; texts with
+// connection ports in them are mostly unique.
+const maxInterned = 4096
+
+func newRecorder(cfg Config, a *Attack) *recorder {
+	expected := float64(cfg.Rate)*cfg.Duration.Seconds() + 16
+	return &recorder{
+		a:      a,
+		podKey: http.CanonicalHeaderKey(cfg.PodHeader),
+		pods:   map[string]string{},
+		errs:   map[string]string{},
+		reqs:   make([]Request, 0, int(min(expected, 1<<20))),
+	}
+}
+
+func (rc *recorder) add(r *vegeta.Result) {
+	q := Request{
+		Seq:       r.Seq,
+		Timestamp: r.Timestamp,
+		Latency:   r.Latency,
+		Code:      r.Code,
+		BytesIn:   r.BytesIn,
+		Class:     ClassOK,
+	}
+	if vs := r.Headers[rc.podKey]; len(vs) > 0 {
+		q.Pod = intern(rc.pods, vs[0])
+	}
+	if r.Error == "" && r.Code >= 200 && r.Code < 400 {
+		rc.a.ok.Add(1)
+	} else {
+		q.Class = classifyResult(r.Code, r.Error)
+		q.Error = intern(rc.errs, r.Error)
+		rc.a.failed.Add(1)
+	}
+	rc.reqs = append(rc.reqs, q)
+}
+
+func intern(m map[string]string, s string) string {
+	if v, ok := m[s]; ok {
+		return v
+	}
+	if len(m) < maxInterned {
+		m[s] = s
+	}
+	return s
+}

@@ -1,0 +1,138 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Class names the kind of outcome of one request: ClassOK or a failure class.
+type Class string
+
+// Failure classes. 5xx answers get one class per status code, see
+// HTTP5xxClass.
+const (
+	// ClassOK is a request answered with a status in 200-399.
+	ClassOK Class = "ok"
+	// ClassRefused is a connection refused (ECONNREFUSED): nothing listened.
+	ClassRefused Class = "refused"
+	// ClassReset is a connection reset by the peer (ECONNRESET), a broken
+	// pipe (EPIPE) or an aborted connection.
+	ClassReset Class = "reset"
+	// ClassEOF is a connection closed by the server before a complete
+	// answer: EOF, unexpected EOF, or a reused keep-alive connection that the
+	// server had closed.
+	ClassEOF Class = "eof"
+	// ClassTimeout is a request that hit the client timeout, a deadline, or
+	// an i/o timeout.
+	ClassTimeout Class = "timeout"
+	// ClassHTTP4xx is an answer with a 4xx status.
+	ClassHTTP4xx Class = "http_4xx"
+	// ClassOther is any other failure: DNS, TLS, 1xx or unknown status,
+	// cancellation, an unrecognised error text.
+	ClassOther Class = "other"
+)
+
+var http5xxClasses = func() (cs [100]Class) {
+	for i := range cs {
+		cs[i] = Class("http_" + strconv.Itoa(500+i))
+	}
+	return cs
+}()
+
+// HTTP5xxClass returns the class of an answer with the given 5xx status code,
+// e.g. "http_503". For a code outside 500-599 it returns ClassOther.
+func HTTP5xxClass(code int) Class {
+	if code < 500 || code > 599 {
+		return ClassOther
+	}
+	return http5xxClasses[code-500]
+}
+
+// IsFailure reports whether c is a failure class, i.e. not ClassOK.
+func (c Class) IsFailure() bool { return c != ClassOK }
+
+// ClassifyStatus returns the class of an answer with the given HTTP status
+// code: ClassOK for 200-399, ClassHTTP4xx, an HTTP5xxClass, or ClassOther.
+func ClassifyStatus(code int) Class {
+	switch {
+	case code >= 200 && code < 400:
+		return ClassOK
+	case code >= 400 && code < 500:
+		return ClassHTTP4xx
+	case code >= 500 && code < 600:
+		return HTTP5xxClass(code)
+	default:
+		return ClassOther
+	}
+}
+
+// Classify returns the failure class of a transport error. It walks the
+// error chain with errors.Is and errors.As (syscall errnos, io.EOF,
+// deadlines, net.Error timeouts) and falls back to ClassifyText on the error
+// message. A nil error is ClassOK.
+func Classify(err error) Class {
+	if err == nil {
+		return ClassOK
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
+		return ClassTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ClassRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+		return ClassReset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ClassEOF
+	}
+	return ClassifyText(err.Error())
+}
+
+// ClassifyText returns the failure class of a flattened transport error
+// message, as vegeta stores it in Result.Error. An empty message is ClassOK.
+// Timeouts are checked first, since a timed-out request's message may also
+// mention the operation that was cut short.
+func ClassifyText(msg string) Class {
+	switch {
+	case msg == "":
+		return ClassOK
+	case strings.Contains(msg, "Client.Timeout"),
+		strings.Contains(msg, "deadline exceeded"),
+		strings.Contains(msg, "i/o timeout"),
+		strings.Contains(msg, "timeout awaiting response headers"),
+		strings.Contains(msg, "TLS handshake timeout"):
+		return ClassTimeout
+	case strings.Contains(msg, "connection refused"):
+		return ClassRefused
+	case strings.Contains(msg, "connection reset"),
+		strings.Contains(msg, "broken pipe"),
+		strings.Contains(msg, "connection aborted"):
+		return ClassReset
+	case strings.Contains(msg, "EOF"),
+		strings.Contains(msg, "server closed idle connection"):
+		return ClassEOF
+	}
+	return ClassOther
+}
+
+// classifyResult returns the class of one vegeta result given its status code
+// and error text. Vegeta sets the error text for a status outside 200-399 and
+// leaves the code 0 for transport errors.
+func classifyResult(code uint16, errText string) Class {
+	if code != 0 {
+		if c := ClassifyStatus(int(code)); c != ClassOK || errText == "" {
+			return c
+		}
+	}
+	if errText == "" {
+		return ClassOther // code 0 without an error: nothing was answered
+	}
+	return ClassifyText(errText)
+}

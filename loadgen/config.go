@@ -1,0 +1,248 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+const (
+	// MaxDuration is the longest attack a Config may ask for. Every load loop
+	// in rollcheck is bounded; an unbounded (zero) duration is refused.
+	MaxDuration = time.Hour
+	// MaxRate is the highest request rate, per second, a Config may ask for.
+	MaxRate = 100_000
+	// MaxRequests bounds Rate × Duration, since the ledger keeps every
+	// request in memory (about 120 bytes each).
+	MaxRequests = 10_000_000
+	// MaxWorkersLimit is the highest MaxWorkers a Config may ask for.
+	MaxWorkersLimit = 100_000
+
+	// DefaultMethod is the HTTP method used when Config.Method is empty.
+	DefaultMethod = http.MethodGet
+	// DefaultTimeout is the per-request timeout used when Config.Timeout is
+	// zero. It is short so that a black-holed request fails in its own bucket.
+	DefaultTimeout = 2 * time.Second
+	// DefaultMaxWorkers bounds the number of concurrent requests when
+	// Config.MaxWorkers is zero. Vegeta's own default is unbounded.
+	DefaultMaxWorkers = 1000
+	// DefaultPodHeader is the response header that names the responding pod
+	// when Config.PodHeader is empty.
+	DefaultPodHeader = "X-Pod-Name"
+	// DefaultName is the attack name used when Config.Name is empty. Vegeta
+	// sends it in the X-Vegeta-Attack request header and "vegeta plot" uses it
+	// to label the series.
+	DefaultName = "rollcheck"
+)
+
+// ErrInvalidConfig is wrapped by every error Config.Validate returns.
+var ErrInvalidConfig = errors.New("invalid loadgen config")
+
+// Config describes one constant-rate load run against one target.
+//
+// Durations are encoded in JSON as integer nanoseconds.
+type Config struct {
+	// Name labels the attack (X-Vegeta-Attack header, vegeta plot series).
+	// Default DefaultName.
+	Name string `json:"name,omitempty"`
+	// Target is the full URL to hit, e.g. http://127.0.0.1:30080/. Required;
+	// scheme http or https, with a host.
+	Target string `json:"target"`
+	// Method is the HTTP method. Default GET.
+	Method string `json:"method"`
+	// Headers are sent with every request.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Rate is the number of requests per second. Required, > 0.
+	Rate int `json:"rate"`
+	// Duration is how long requests are sent. Required, > 0 and
+	// <= MaxDuration.
+	Duration time.Duration `json:"duration"`
+	// Timeout is the per-request timeout. Default DefaultTimeout.
+	Timeout time.Duration `json:"timeout"`
+	// KeepAlive reuses connections between requests. Off by default: see the
+	// package documentation on transparent retries.
+	KeepAlive bool `json:"keepAlive"`
+	// Connections is the maximum number of idle connections kept per host.
+	// Default vegeta.DefaultConnections.
+	Connections int `json:"connections"`
+	// MaxConnections is the maximum number of connections per host;
+	// 0 means unlimited.
+	MaxConnections int `json:"maxConnections"`
+	// Workers is the initial number of workers. Default
+	// vegeta.DefaultWorkers.
+	Workers uint64 `json:"workers"`
+	// MaxWorkers bounds the number of workers, i.e. concurrent requests.
+	// Default DefaultMaxWorkers; never unbounded.
+	MaxWorkers uint64 `json:"maxWorkers"`
+	// PodHeader is the response header naming the responding pod. Default
+	// DefaultPodHeader.
+	PodHeader string `json:"podHeader"`
+	// AllowRemote permits a target whose host is not a loopback address.
+	AllowRemote bool `json:"allowRemote,omitempty"`
+}
+
+// WithDefaults returns a copy of c with every unset optional field set to its
+// default.
+func (c Config) WithDefaults() Config {
+	if c.Name == "" {
+		c.Name = DefaultName
+	}
+	if c.Method == "" {
+		c.Method = DefaultMethod
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Connections == 0 {
+		c.Connections = vegeta.DefaultConnections
+	}
+	if c.Workers == 0 {
+		c.Workers = vegeta.DefaultWorkers
+	}
+	if c.MaxWorkers == 0 {
+		c.MaxWorkers = DefaultMaxWorkers
+	}
+	if c.PodHeader == "" {
+		c.PodHeader = DefaultPodHeader
+	}
+	return c
+}
+
+// Validate reports every problem of c, one error per problem, joined. Each
+// wraps ErrInvalidConfig. Fields that WithDefaults fills may be left zero.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
+	}
+
+	if err := validateTarget(c.Target, c.AllowRemote); err != nil {
+		bad("target: %v", err)
+	}
+	if c.Method != "" && !isToken(c.Method) {
+		bad("method %q is not a valid HTTP method", c.Method)
+	}
+	for k, v := range c.Headers {
+		if !isToken(k) {
+			bad("header name %q is not a valid HTTP header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			bad("header %q: value contains CR, LF or NUL", k)
+		}
+	}
+
+	switch {
+	case c.Rate <= 0:
+		bad("rate must be > 0 requests per second, got %d", c.Rate)
+	case c.Rate > MaxRate:
+		bad("rate %d/s exceeds MaxRate %d/s", c.Rate, MaxRate)
+	}
+	switch {
+	case c.Duration == 0:
+		bad("duration is required: zero would mean an unbounded attack (max %s)", MaxDuration)
+	case c.Duration < 0:
+		bad("duration must be > 0, got %s", c.Duration)
+	case c.Duration > MaxDuration:
+		bad("duration %s exceeds MaxDuration %s", c.Duration, MaxDuration)
+	}
+	if c.Rate > 0 && c.Rate <= MaxRate && c.Duration > 0 && c.Duration <= MaxDuration {
+		if n := float64(c.Rate) * c.Duration.Seconds(); n > MaxRequests {
+			bad("rate %d/s for %s is %.0f requests, more than MaxRequests %d (every request is kept)",
+				c.Rate, c.Duration, n, MaxRequests)
+		}
+	}
+	if c.Timeout < 0 {
+		bad("timeout must be >= 0 (0 means %s), got %s", DefaultTimeout, c.Timeout)
+	}
+	if c.Connections < 0 {
+		bad("connections must be >= 0, got %d", c.Connections)
+	}
+	if c.MaxConnections < 0 {
+		bad("maxConnections must be >= 0 (0 means unlimited), got %d", c.MaxConnections)
+	}
+	if c.MaxWorkers > MaxWorkersLimit {
+		bad("maxWorkers %d exceeds %d", c.MaxWorkers, MaxWorkersLimit)
+	}
+	if c.MaxWorkers != 0 && c.Workers > c.MaxWorkers {
+		bad("workers %d exceeds maxWorkers %d", c.Workers, c.MaxWorkers)
+	}
+	if c.Workers > MaxWorkersLimit {
+		bad("workers %d exceeds %d", c.Workers, MaxWorkersLimit)
+	}
+	if c.PodHeader != "" && !isToken(c.PodHeader) {
+		bad("podHeader %q is not a valid HTTP header name", c.PodHeader)
+	}
+	return errors.Join(errs...)
+}
+
+func validateTarget(target string, allowRemote bool) error {
+	if target == "" {
+		return errors.New("required, e.g. http://127.0.0.1:30080/")
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return fmt.Errorf("parsing %q: %w", target, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: scheme must be http or https, got %q", target, u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("%q: no host", target)
+	}
+	if !allowRemote && !isLoopback(host) {
+		return fmt.Errorf("%q: host %q is not a loopback address (load goes to 127.0.0.1; set allowRemote to override)", target, host)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isToken reports whether s is a non-empty RFC 7230 token, the syntax of HTTP
+// methods and header names.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// transparentRetry reports whether Go's http.Transport silently retries a
+// request of this config on a reused connection that the server closed.
+func (c Config) transparentRetry() bool {
+	if !c.KeepAlive {
+		return false
+	}
+	switch c.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	for k := range c.Headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Idempotency-Key", "X-Idempotency-Key":
+			return true
+		}
+	}
+	return false
+}

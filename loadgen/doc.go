@@ -1,0 +1,55 @@
+// Package loadgen drives constant-rate HTTP load at one target and keeps a
+// ledger of every request, so that the traffic disruption caused by a
+// Kubernetes rollout can be measured, classified and reported.
+//
+// It is the only package of rollcheck that imports vegeta
+// (github.com/tsenart/vegeta/v12). Callers see typed values only: a
+// [Config] in, a running [Attack], and a [Result] out.
+//
+// # Measuring
+//
+// [Start] validates a [Config] and runs a vegeta attack with a constant pacer
+// against a static target. Every vegeta result is turned into a [Request]
+// (sequence number, timestamp, latency, status code, failure [Class], error
+// text and the pod named by the [Config.PodHeader] response header) and kept.
+// When the attack ends, the ledger is aggregated into totals, failures by
+// class, latency quantiles, 100 ms [Bucket]s, disruption seconds (1 s windows
+// with any failure) and failure [Burst]s.
+//
+// # Classes
+//
+// Vegeta flattens transport errors into strings (vegeta.Result.Error is
+// err.Error()), so a live attack classifies failures by the status code and by
+// the error text. [Classify] also accepts a real error and then walks its
+// chain with errors.Is and errors.As for syscall errnos, timeouts and EOFs.
+// Wrapping the transport to keep the error chain was considered and rejected:
+// http.Client only takes its cheap timeout path for its own *http.Transport; for
+// any other RoundTripper it starts a timer goroutine per request.
+//
+// # Validity
+//
+// A run is only evidence when it delivered the load it was asked for. A
+// [Result] is marked invalid ([Result.Valid] false, with
+// [Result.InvalidReason]) when its achieved rate misses the asked rate by more
+// than [RateTolerance], when sending stalled for longer than [StallGap], or
+// when it ended well before its Duration although nobody stopped it.
+//
+// # Keep-alive and transparent retries
+//
+// With keep-alive on, Go's http.Transport silently retries a request whose
+// reused connection the server closed or reset before answering, when the
+// request is replayable: methods GET, HEAD, OPTIONS and TRACE, or a request
+// carrying an Idempotency-Key or X-Idempotency-Key header. Such a retry is
+// invisible here: the request succeeds on a fresh connection and only its
+// latency grows. A body-less request that failed before any byte was written
+// is retried even when it is a POST. [Result.TransparentRetry] records whether
+// a run measured in that mode; to see every dropped connection, run with
+// keep-alive off or with a non-replayable method such as POST.
+//
+// # Network
+//
+// By default only loopback targets (127.0.0.0/8, ::1, localhost) are accepted,
+// matching rollcheck's rule that load goes to a kind NodePort mapped on
+// 127.0.0.1; set [Config.AllowRemote] to lift it. Redirects are not followed
+// (a 3xx answer counts as a success), so load never leaves the target.
+package loadgen

@@ -1,0 +1,485 @@
+package loadgen
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+const (
+	// BucketWidth is the width of a Bucket of the timeline.
+	BucketWidth = 100 * time.Millisecond
+	// DisruptionWindow is the width of the windows counted by
+	// Result.DisruptionSeconds.
+	DisruptionWindow = time.Second
+	// BurstGap is the longest gap between two failures of one Burst.
+	BurstGap = time.Second
+	// RateTolerance is the largest relative difference between the achieved
+	// and the asked rate of a valid run (0.01 = 1 %).
+	RateTolerance = 0.01
+	// StallGap is the longest time a valid run may go without sending a
+	// request, on top of its pacing interval (1/Rate).
+	StallGap = time.Second
+)
+
+// EndReason tells why an attack ended.
+type EndReason string
+
+// End reasons.
+const (
+	// EndDuration is an attack that ran until its Duration was up (or whose
+	// sending ended on its own).
+	EndDuration EndReason = "duration"
+	// EndStopped is an attack stopped early with Attack.Stop.
+	EndStopped EndReason = "stopped"
+	// EndCanceled is an attack stopped early because its context ended.
+	EndCanceled EndReason = "canceled"
+)
+
+// Request is one entry of the ledger: one request of the attack.
+type Request struct {
+	// Seq is vegeta's sequence number, from 0, in sending order.
+	Seq uint64 `json:"seq"`
+	// Timestamp is when the request was sent.
+	Timestamp time.Time `json:"timestamp"`
+	// Latency is the time until the answer was read, or the request failed.
+	Latency time.Duration `json:"latency"`
+	// Code is the HTTP status code, 0 when no answer arrived.
+	Code uint16 `json:"code"`
+	// Class is ClassOK or the failure class.
+	Class Class `json:"class"`
+	// Error is vegeta's error text: the status line for a failing status,
+	// the flattened transport error otherwise.
+	Error string `json:"error,omitempty"`
+	// Pod is the value of the Config.PodHeader response header.
+	Pod string `json:"pod,omitempty"`
+	// BytesIn is the size of the response body read.
+	BytesIn uint64 `json:"bytesIn,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Request) OK() bool { return r.Class == ClassOK }
+
+// Totals counts the requests of a run.
+type Totals struct {
+	Requests int `json:"requests"`
+	OK       int `json:"ok"`
+	Failed   int `json:"failed"`
+	// Failures counts failed requests by class.
+	Failures map[Class]int `json:"failures"`
+}
+
+// Latency holds latency statistics over all requests, failed ones included.
+// Quantiles are nearest-rank. Encoded in JSON as integer nanoseconds.
+type Latency struct {
+	Mean time.Duration `json:"mean"`
+	P50  time.Duration `json:"p50"`
+	P90  time.Duration `json:"p90"`
+	P95  time.Duration `json:"p95"`
+	P99  time.Duration `json:"p99"`
+	Max  time.Duration `json:"max"`
+}
+
+// Bucket counts the requests sent in one BucketWidth slice of the timeline.
+type Bucket struct {
+	// Start is the bucket's offset from Result.Started.
+	Start  time.Duration `json:"start"`
+	Sent   int           `json:"sent"`
+	OK     int           `json:"ok"`
+	Failed int           `json:"failed"`
+	// Failures counts the bucket's failed requests by class.
+	Failures map[Class]int `json:"failures,omitempty"`
+}
+
+// Burst is a run of failures in which no two consecutive failures are more
+// than BurstGap apart. Successes in between do not split a burst.
+type Burst struct {
+	// First and Last are the timestamps of the first and last failed
+	// requests.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	// Count is the number of failed requests.
+	Count int `json:"count"`
+	// Classes counts the burst's failures by class.
+	Classes map[Class]int `json:"classes"`
+}
+
+// Span returns the time from the first to the last failure of b.
+func (b Burst) Span() time.Duration { return b.Last.Sub(b.First) }
+
+// Result is the outcome of one attack: summary figures, the timeline and the
+// whole per-request ledger. It is encoded as JSON with WriteJSON.
+type Result struct {
+	Config  Config    `json:"config"`
+	Started time.Time `json:"started"`
+	// Ended is when the attack ended: sending stopped and every in-flight
+	// request completed.
+	Ended     time.Time `json:"ended"`
+	EndReason EndReason `json:"endReason"`
+	// Window is the time during which requests were to be sent: Duration,
+	// or less when the attack was stopped early.
+	Window time.Duration `json:"window"`
+
+	Totals       Totals  `json:"totals"`
+	SuccessRatio float64 `json:"successRatio"`
+	FailureRatio float64 `json:"failureRatio"`
+	Latency      Latency `json:"latency"`
+
+	// DisruptionSeconds is the number of 1 s windows, counted from Started,
+	// holding at least one failed request.
+	DisruptionSeconds int     `json:"disruptionSeconds"`
+	Bursts            []Burst `json:"bursts"`
+
+	// AchievedRate is the number of requests sent divided by the time from
+	// Started to the last request sent, in requests per second.
+	AchievedRate float64 `json:"achievedRate"`
+	// Valid is false when the run did not deliver the asked load; then
+	// InvalidReason says why.
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalidReason,omitempty"`
+	// TransparentRetry is true when keep-alive was on and the requests were
+	// replayable (e.g. GET): Go's http.Transport then silently retried
+	// requests whose reused connection the server had closed, hiding that
+	// disruption. See the package documentation.
+	TransparentRetry bool `json:"transparentRetry"`
+
+	GoVersion     string `json:"goVersion"`
+	VegetaVersion string `json:"vegetaVersion"`
+
+	// Buckets is the timeline in BucketWidth slices from Started, through
+	// the sending window and the last request.
+	Buckets []Bucket `json:"buckets"`
+	// Requests is the ledger: every request, in sending order.
+	Requests []Request `json:"requests"`
+}
+
+// Summary is a compact view of a Result without the ledger and timeline, for
+// report entries.
+type Summary struct {
+	Target            string        `json:"target"`
+	Method            string        `json:"method"`
+	KeepAlive         bool          `json:"keepAlive"`
+	Rate              int           `json:"rate"`
+	Duration          time.Duration `json:"duration"`
+	EndReason         EndReason     `json:"endReason"`
+	Requests          int           `json:"requests"`
+	OK                int           `json:"ok"`
+	Failed            int           `json:"failed"`
+	Failures          map[Class]int `json:"failures"`
+	SuccessRatio      float64       `json:"successRatio"`
+	FailureRatio      float64       `json:"failureRatio"`
+	DisruptionSeconds int           `json:"disruptionSeconds"`
+	Bursts            []Burst       `json:"bursts"`
+	AchievedRate      float64       `json:"achievedRate"`
+	Valid             bool          `json:"valid"`
+	InvalidReason     string        `json:"invalidReason,omitempty"`
+	TransparentRetry  bool          `json:"transparentRetry"`
+	Latency           Latency       `json:"latency"`
+}
+
+// Summary returns the compact view of r.
+func (r *Result) Summary() Summary {
+	return Summary{
+		Target:            r.Config.Target,
+		Method:            r.Config.Method,
+		KeepAlive:         r.Config.KeepAlive,
+		Rate:              r.Config.Rate,
+		Duration:          r.Config.Duration,
+		EndReason:         r.EndReason,
+		Requests:          r.Totals.Requests,
+		OK:                r.Totals.OK,
+		Failed:            r.Totals.Failed,
+		Failures:          maps.Clone(r.Totals.Failures),
+		SuccessRatio:      r.SuccessRatio,
+		FailureRatio:      r.FailureRatio,
+		DisruptionSeconds: r.DisruptionSeconds,
+		Bursts:            slices.Clone(r.Bursts),
+		AchievedRate:      r.AchievedRate,
+		Valid:             r.Valid,
+		InvalidReason:     r.InvalidReason,
+		TransparentRetry:  r.TransparentRetry,
+		Latency:           r.Latency,
+	}
+}
+
+// String returns a one-line human description of r.
+func (r *Result) String() string { return r.Summary().String() }
+
+// String returns a one-line human description of s.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %d requests, %d ok, %d failed", s.Method, s.Target, s.Requests, s.OK, s.Failed)
+	if len(s.Failures) > 0 {
+		b.WriteString(" (")
+		for i, c := range slices.Sorted(maps.Keys(s.Failures)) {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "%s=%d", c, s.Failures[c])
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, ", %.3f%% failed, %d disruption s, %d bursts, p50 %s p99 %s max %s, %.1f/%d req/s",
+		100*s.FailureRatio, s.DisruptionSeconds, len(s.Bursts),
+		s.Latency.P50, s.Latency.P99, s.Latency.Max, s.AchievedRate, s.Rate)
+	if s.KeepAlive {
+		b.WriteString(", keep-alive")
+		if s.TransparentRetry {
+			b.WriteString(" (transparent retry)")
+		}
+	} else {
+		b.WriteString(", no keep-alive")
+	}
+	if s.EndReason != "" && s.EndReason != EndDuration {
+		fmt.Fprintf(&b, ", %s early", s.EndReason)
+	}
+	if s.Valid {
+		b.WriteString(", valid")
+	} else {
+		fmt.Fprintf(&b, ", INVALID: %s", s.InvalidReason)
+	}
+	return b.String()
+}
+
+// WriteJSON writes r, summary and ledger, as one JSON document.
+func (r *Result) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := json.NewEncoder(bw).Encode(r); err != nil {
+		return fmt.Errorf("encoding load result as JSON: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing load result JSON: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON decodes a Result written by WriteJSON.
+func ReadJSON(rd io.Reader) (*Result, error) {
+	var r Result
+	if err := json.NewDecoder(bufio.NewReader(rd)).Decode(&r); err != nil {
+		return nil, fmt.Errorf("decoding load result JSON: %w", err)
+	}
+	return &r, nil
+}
+
+// WriteVegeta writes the ledger as vegeta results in vegeta's own gob
+// encoding, so that "vegeta report" and "vegeta plot" can read it. Response
+// bodies and headers are not kept and so not written.
+func (r *Result) WriteVegeta(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := vegeta.NewEncoder(bw)
+	method := cmp.Or(r.Config.Method, DefaultMethod)
+	for i := range r.Requests {
+		q := &r.Requests[i]
+		vr := vegeta.Result{
+			Attack:    r.Config.Name,
+			Seq:       q.Seq,
+			Code:      q.Code,
+			Timestamp: q.Timestamp,
+			Latency:   q.Latency,
+			BytesIn:   q.BytesIn,
+			Error:     q.Error,
+			Method:    method,
+			URL:       r.Config.Target,
+		}
+		if err := enc.Encode(&vr); err != nil {
+			return fmt.Errorf("encoding request %d as vegeta result: %w", q.Seq, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing vegeta results: %w", err)
+	}
+	return nil
+}
+
+// run holds what the attack knows about its own course, besides the ledger.
+type run struct {
+	started time.Time
+	ended   time.Time
+	// stopAt is when Stop was called or the context ended; zero if neither.
+	stopAt    time.Time
+	endReason EndReason
+}
+
+// aggregate builds the Result of a run from its ledger. It sorts reqs in
+// place into sending order and keeps it as the Result's ledger.
+func aggregate(cfg Config, rn run, reqs []Request) *Result {
+	res := &Result{
+		Config:           cfg,
+		Started:          rn.started,
+		Ended:            rn.ended,
+		EndReason:        rn.endReason,
+		Window:           cfg.Duration,
+		TransparentRetry: cfg.transparentRetry(),
+		GoVersion:        runtime.Version(),
+		VegetaVersion:    vegetaVersion(),
+		Bursts:           []Burst{},
+		Requests:         reqs,
+	}
+	if rn.endReason != EndDuration && !rn.stopAt.IsZero() {
+		res.Window = min(res.Window, max(0, rn.stopAt.Sub(rn.started)))
+	}
+
+	// Sending order: vegeta stamps Timestamp and Seq in one critical section,
+	// so both orders agree; results arrive in completion order.
+	slices.SortFunc(reqs, func(a, b Request) int {
+		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.Seq, b.Seq))
+	})
+
+	tot := Totals{Requests: len(reqs), Failures: map[Class]int{}}
+	lat := make([]time.Duration, len(reqs))
+	var latSum float64
+
+	nb := int(res.Window / BucketWidth)
+	if res.Window%BucketWidth != 0 {
+		nb++
+	}
+	if n := len(reqs); n > 0 {
+		nb = max(nb, int(offset(rn.started, reqs[n-1].Timestamp)/BucketWidth)+1)
+	}
+	res.Buckets = make([]Bucket, nb)
+	for i := range res.Buckets {
+		res.Buckets[i].Start = time.Duration(i) * BucketWidth
+	}
+
+	lastWindow := int64(-1)
+	var burst *Burst
+	for i := range reqs {
+		q := &reqs[i]
+		lat[i] = q.Latency
+		latSum += float64(q.Latency)
+
+		off := offset(rn.started, q.Timestamp)
+		bk := &res.Buckets[off/BucketWidth]
+		bk.Sent++
+		if q.Class == ClassOK || q.Class == "" {
+			tot.OK++
+			bk.OK++
+			continue
+		}
+		tot.Failed++
+		tot.Failures[q.Class]++
+		bk.Failed++
+		if bk.Failures == nil {
+			bk.Failures = map[Class]int{}
+		}
+		bk.Failures[q.Class]++
+
+		if w := int64(off / DisruptionWindow); w != lastWindow {
+			res.DisruptionSeconds++
+			lastWindow = w
+		}
+
+		if burst == nil || q.Timestamp.Sub(burst.Last) > BurstGap {
+			res.Bursts = append(res.Bursts, Burst{First: q.Timestamp, Classes: map[Class]int{}})
+			burst = &res.Bursts[len(res.Bursts)-1]
+		}
+		burst.Last = q.Timestamp
+		burst.Count++
+		burst.Classes[q.Class]++
+	}
+	res.Totals = tot
+	if tot.Requests > 0 {
+		res.SuccessRatio = float64(tot.OK) / float64(tot.Requests)
+		res.FailureRatio = float64(tot.Failed) / float64(tot.Requests)
+		slices.Sort(lat)
+		res.Latency = Latency{
+			Mean: time.Duration(latSum / float64(len(lat))),
+			P50:  quantile(lat, 0.50),
+			P90:  quantile(lat, 0.90),
+			P95:  quantile(lat, 0.95),
+			P99:  quantile(lat, 0.99),
+			Max:  lat[len(lat)-1],
+		}
+	}
+
+	res.judge()
+	return res
+}
+
+// judge computes AchievedRate and decides Valid.
+//
+// Vegeta's constant pacer sends hit k (from 1) at k/Rate after the start, so
+// n requests over the span from Started to the last request is the achieved
+// rate whether the run went its full Duration or was stopped early. Stalls
+// are judged separately, since a run that sends on time and then stops
+// sending still has a perfect rate over its span.
+func (r *Result) judge() {
+	var reasons []string
+	n := len(r.Requests)
+	if n == 0 {
+		r.Valid, r.InvalidReason = false, "no requests were sent"
+		return
+	}
+	asked := float64(r.Config.Rate)
+	if span := r.Requests[n-1].Timestamp.Sub(r.Started); span > 0 {
+		r.AchievedRate = float64(n) / span.Seconds()
+	}
+	if asked > 0 {
+		if miss := math.Abs(r.AchievedRate-asked) / asked; miss > RateTolerance {
+			reasons = append(reasons, fmt.Sprintf("achieved rate %.2f/s misses the asked %d/s by %.1f%% (tolerance %.0f%%)",
+				r.AchievedRate, r.Config.Rate, 100*miss, 100*RateTolerance))
+		}
+	}
+
+	limit := StallGap
+	if r.Config.Rate > 0 {
+		limit += time.Second / time.Duration(r.Config.Rate)
+	}
+	prev := r.Started
+	for i := range r.Requests {
+		t := r.Requests[i].Timestamp
+		if gap := t.Sub(prev); gap > limit {
+			reasons = append(reasons, fmt.Sprintf("stalled: no request sent for %s from +%s",
+				gap.Round(time.Millisecond), offset(r.Started, prev).Round(time.Millisecond)))
+		}
+		prev = t
+	}
+	if tail := r.Window - offset(r.Started, prev); tail > limit {
+		if r.EndReason == EndDuration {
+			reasons = append(reasons, fmt.Sprintf("ended early: last request at +%s of a %s run",
+				offset(r.Started, prev).Round(time.Millisecond), r.Window))
+		} else {
+			reasons = append(reasons, fmt.Sprintf("stalled: no request sent in the last %s before it was %s",
+				tail.Round(time.Millisecond), r.EndReason))
+		}
+	}
+	if len(reasons) > 5 {
+		reasons = append(reasons[:5], fmt.Sprintf("and %d more", len(reasons)-5))
+	}
+	r.Valid = len(reasons) == 0
+	r.InvalidReason = strings.Join(reasons, "; ")
+}
+
+// offset returns t - start, or 0 when t is before start.
+func offset(start, t time.Time) time.Duration { return max(0, t.Sub(start)) }
+
+// quantile returns the nearest-rank q-quantile of the sorted, non-empty xs.
+func quantile(xs []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}
+
+const vegetaModule = "github.com/tsenart/vegeta/v12"
+
+func vegetaVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == vegetaModule {
+				return d.Version
+			}
+		}
+	}
+	return "v12 (unknown version)"
+}
