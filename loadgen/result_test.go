@@ -1,0 +1,391 @@
+package loadgen
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+var t0 = time.Date(2025, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// hit returns the vegeta result of the k-th hit (k from 1) of a 10/s
+// constant pacer: sent at k × 100 ms (+1 ms) after t0, answered 200 by pod-k%2.
+func hit(k int) vegeta.Result {
+	return vegeta.Result{
+		Attack:    DefaultName,
+		Seq:       uint64(k - 1),
+		Code:      200,
+		Timestamp: t0.Add(time.Duration(k)*100*time.Millisecond + time.Millisecond),
+		Latency:   10 * time.Millisecond,
+		BytesIn:   2,
+		Body:      []byte("ok"),
+		Method:    "GET",
+		URL:       "http://127.0.0.1:30080/",
+		Headers:   http.Header{"X-Pod-Name": {[]string{"pod-0", "pod-1"}[k%2]}},
+	}
+}
+
+func fail(k int, code uint16, msg string) vegeta.Result {
+	r := hit(k)
+	r.Code, r.Error, r.Body, r.BytesIn, r.Headers = code, msg, nil, 0, nil
+	return r
+}
+
+// synthetic aggregates vegeta results the way a live attack does: through
+// the recorder, in the (shuffled) order they arrived.
+func synthetic(cfg Config, rn run, rs []vegeta.Result) *Result {
+	cfg = cfg.WithDefaults()
+	rc := newRecorder(cfg, &Attack{})
+	for i := range rs {
+		rc.add(&rs[i])
+	}
+	if rn.started.IsZero() {
+		rn.started = t0
+	}
+	if rn.endReason == "" {
+		rn.endReason = EndDuration
+	}
+	if rn.ended.IsZero() {
+		rn.ended = rn.started.Add(cfg.Duration + time.Second)
+	}
+	return aggregate(cfg, rn, rc.reqs)
+}
+
+var synthCfg = Config{Target: "http://127.0.0.1:30080/", Rate: 10, Duration: 5 * time.Second}
+
+// synthResults is a 5 s run at 10/s with three bursts of failures.
+func synthResults() []vegeta.Result {
+	var rs []vegeta.Result
+	for k := 1; k <= 50; k++ {
+		switch {
+		case k >= 10 && k <= 14:
+			rs = append(rs, fail(k, 0, `Get "http://127.0.0.1:30080/": dial tcp 127.0.0.1:30080: connect: connection refused`))
+		case k == 16:
+			rs = append(rs, fail(k, 0, `Get "http://127.0.0.1:30080/": read tcp 127.0.0.1:4->127.0.0.1:30080: read: connection reset by peer`))
+		case k == 30:
+			rs = append(rs, fail(k, 503, "503 Service Unavailable"))
+		case k == 31:
+			rs = append(rs, fail(k, 404, "404 Not Found"))
+		case k == 42:
+			r := fail(k, 0, `Get "http://127.0.0.1:30080/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+			r.Latency = 2 * time.Second
+			rs = append(rs, r)
+		default:
+			rs = append(rs, hit(k))
+		}
+	}
+	// Results arrive in completion order, not sending order.
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+	return rs
+}
+
+func TestAggregate(t *testing.T) {
+	res := synthetic(synthCfg, run{}, synthResults())
+	t.Log(res)
+
+	wantTotals := Totals{Requests: 50, OK: 41, Failed: 9, Failures: map[Class]int{
+		ClassRefused: 5, ClassReset: 1, "http_503": 1, ClassHTTP4xx: 1, ClassTimeout: 1}}
+	if !reflect.DeepEqual(res.Totals, wantTotals) {
+		t.Errorf("Totals = %+v, want %+v", res.Totals, wantTotals)
+	}
+	if res.SuccessRatio != 0.82 || res.FailureRatio != 0.18 {
+		t.Errorf("ratios %v %v, want 0.82 0.18", res.SuccessRatio, res.FailureRatio)
+	}
+	for i, q := range res.Requests {
+		if q.Seq != uint64(i) {
+			t.Fatalf("ledger not in sending order: position %d holds seq %d", i, q.Seq)
+		}
+	}
+	if q := res.Requests[9]; q.Class != ClassRefused || q.Code != 0 || !strings.Contains(q.Error, "refused") || q.Pod != "" {
+		t.Errorf("request 9 = %+v", q)
+	}
+	if q := res.Requests[0]; q.Class != ClassOK || q.Pod != "pod-1" || q.BytesIn != 2 || q.Error != "" {
+		t.Errorf("request 0 = %+v", q)
+	}
+
+	// Latency: 49 × 10 ms and one 2 s.
+	wantLat := Latency{Mean: 49800 * time.Microsecond, P50: 10 * time.Millisecond, P90: 10 * time.Millisecond,
+		P95: 10 * time.Millisecond, P99: 2 * time.Second, Max: 2 * time.Second}
+	if res.Latency != wantLat {
+		t.Errorf("Latency = %+v, want %+v", res.Latency, wantLat)
+	}
+
+	// Buckets: hit k lands in bucket k; the last hit (5.001 s) adds a 51st.
+	if len(res.Buckets) != 51 {
+		t.Fatalf("%d buckets, want 51", len(res.Buckets))
+	}
+	for i, b := range res.Buckets {
+		if b.Start != time.Duration(i)*BucketWidth {
+			t.Errorf("bucket %d starts at %s", i, b.Start)
+		}
+		want := Bucket{Start: b.Start, Sent: 1, OK: 1}
+		switch {
+		case i == 0:
+			want = Bucket{Start: 0}
+		case i >= 10 && i <= 14:
+			want = Bucket{Start: b.Start, Sent: 1, Failed: 1, Failures: map[Class]int{ClassRefused: 1}}
+		case i == 16:
+			want = Bucket{Start: b.Start, Sent: 1, Failed: 1, Failures: map[Class]int{ClassReset: 1}}
+		case i == 30:
+			want = Bucket{Start: b.Start, Sent: 1, Failed: 1, Failures: map[Class]int{"http_503": 1}}
+		case i == 31:
+			want = Bucket{Start: b.Start, Sent: 1, Failed: 1, Failures: map[Class]int{ClassHTTP4xx: 1}}
+		case i == 42:
+			want = Bucket{Start: b.Start, Sent: 1, Failed: 1, Failures: map[Class]int{ClassTimeout: 1}}
+		}
+		if !reflect.DeepEqual(b, want) {
+			t.Errorf("bucket %d = %+v, want %+v", i, b, want)
+		}
+	}
+
+	// Seconds 1 (1.0-1.6 s), 3 (3.0, 3.1 s) and 4 (4.2 s).
+	if res.DisruptionSeconds != 3 {
+		t.Errorf("DisruptionSeconds = %d, want 3", res.DisruptionSeconds)
+	}
+	at := func(k int) time.Time { return hit(k).Timestamp }
+	wantBursts := []Burst{
+		{First: at(10), Last: at(16), Count: 6, Classes: map[Class]int{ClassRefused: 5, ClassReset: 1}},
+		// 3.0 s is 1.4 s after 1.6 s: a new burst.
+		{First: at(30), Last: at(31), Count: 2, Classes: map[Class]int{"http_503": 1, ClassHTTP4xx: 1}},
+		// 4.2 s is 1.1 s after 3.1 s: a new burst.
+		{First: at(42), Last: at(42), Count: 1, Classes: map[Class]int{ClassTimeout: 1}},
+	}
+	if !reflect.DeepEqual(res.Bursts, wantBursts) {
+		t.Errorf("Bursts = %+v\nwant %+v", res.Bursts, wantBursts)
+	}
+	if res.Bursts[0].Span() != 600*time.Millisecond {
+		t.Errorf("burst span %s", res.Bursts[0].Span())
+	}
+
+	if !res.Valid || res.AchievedRate < 9.99 || res.AchievedRate > 10.01 {
+		t.Errorf("valid=%v (%s) rate %.3f, want valid at 10/s", res.Valid, res.InvalidReason, res.AchievedRate)
+	}
+	if res.Window != 5*time.Second || res.TransparentRetry {
+		t.Errorf("window %s retry %v", res.Window, res.TransparentRetry)
+	}
+}
+
+// TestBurstGapBoundary: failures exactly BurstGap apart stay in one burst,
+// just over it they split.
+func TestBurstGapBoundary(t *testing.T) {
+	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 1000, Duration: 5 * time.Second}
+	mk := func(off time.Duration) vegeta.Result {
+		r := fail(1, 0, "EOF")
+		r.Timestamp = t0.Add(off)
+		return r
+	}
+	rs := []vegeta.Result{mk(100 * time.Millisecond), mk(1100 * time.Millisecond), mk(2100*time.Millisecond + 1)}
+	for i := range rs {
+		rs[i].Seq = uint64(i)
+	}
+	res := synthetic(cfg, run{}, rs)
+	if len(res.Bursts) != 2 || res.Bursts[0].Count != 2 || res.Bursts[1].Count != 1 {
+		t.Errorf("bursts %+v, want [2 1]", res.Bursts)
+	}
+	if res.DisruptionSeconds != 3 {
+		t.Errorf("DisruptionSeconds = %d, want 3 (windows 0, 1, 2)", res.DisruptionSeconds)
+	}
+}
+
+// paced returns hits of a constant pacer at rate per second sent at the
+// given offsets (each a multiple of the interval), all answered 200.
+func paced(rate int, from, to time.Duration) []vegeta.Result {
+	var rs []vegeta.Result
+	iv := time.Second / time.Duration(rate)
+	for off := from; off <= to; off += iv {
+		rs = append(rs, vegeta.Result{Code: 200, Timestamp: t0.Add(off), Latency: time.Millisecond})
+	}
+	return rs
+}
+
+func renumber(rs []vegeta.Result) []vegeta.Result {
+	for i := range rs {
+		rs[i].Seq = uint64(i)
+	}
+	return rs
+}
+
+func TestJudge(t *testing.T) {
+	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 10, Duration: 5 * time.Second}
+	iv := 100 * time.Millisecond
+	cases := []struct {
+		name    string
+		rn      run
+		rs      []vegeta.Result
+		valid   bool
+		reason  string
+		rateMin float64
+		rateMax float64
+	}{
+		{name: "on time", rs: paced(10, iv, 5*time.Second), valid: true, rateMin: 10, rateMax: 10},
+		{name: "last hit 40 ms late: 0.8 % off", rs: renumber(append(paced(10, iv, 4900*time.Millisecond),
+			vegeta.Result{Code: 200, Timestamp: t0.Add(5040 * time.Millisecond)})),
+			valid: true, rateMin: 9.9, rateMax: 9.95},
+		{name: "slow: 1.2 % off", rs: renumber(append(paced(10, iv, 4800*time.Millisecond),
+			vegeta.Result{Code: 200, Timestamp: t0.Add(4960 * time.Millisecond)})),
+			reason: "misses the asked 10/s by 1.2%"},
+		{name: "half rate", rs: paced(5, 200*time.Millisecond, 5*time.Second), reason: "achieved rate 5.00/s misses the asked 10/s by 50.0%"},
+		{name: "stall in the middle", rs: renumber(append(paced(10, iv, 2*time.Second), paced(10, 3500*time.Millisecond, 5*time.Second)...)),
+			reason: "stalled: no request sent for 1.5s from +2s"},
+		{name: "ended early", rs: paced(10, iv, 2*time.Second), reason: "ended early: last request at +2s of a 5s run"},
+		{name: "stopped early is judged over the time it ran", rs: paced(10, iv, 2*time.Second),
+			rn: run{endReason: EndStopped, stopAt: t0.Add(2050 * time.Millisecond)}, valid: true, rateMin: 10, rateMax: 10},
+		{name: "canceled early", rs: paced(10, iv, 2*time.Second),
+			rn: run{endReason: EndCanceled, stopAt: t0.Add(2050 * time.Millisecond)}, valid: true, rateMin: 10, rateMax: 10},
+		{name: "stalled before stop", rs: paced(10, iv, 2*time.Second),
+			rn: run{endReason: EndStopped, stopAt: t0.Add(4 * time.Second)}, reason: "stalled: no request sent in the last 2s before it was stopped"},
+		{name: "late start", rs: paced(10, 1500*time.Millisecond, 5*time.Second), reason: "stalled: no request sent for 1.5s from +0s"},
+		{name: "nothing sent", rs: nil, reason: "no requests were sent"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := synthetic(cfg, tc.rn, tc.rs)
+			if res.Valid != tc.valid {
+				t.Errorf("Valid = %v (%q), want %v", res.Valid, res.InvalidReason, tc.valid)
+			}
+			if !strings.Contains(res.InvalidReason, tc.reason) || (tc.valid && res.InvalidReason != "") {
+				t.Errorf("InvalidReason = %q, want it to contain %q", res.InvalidReason, tc.reason)
+			}
+			if tc.valid && (res.AchievedRate < tc.rateMin-1e-9 || res.AchievedRate > tc.rateMax+1e-9) {
+				t.Errorf("AchievedRate = %v, want %v..%v", res.AchievedRate, tc.rateMin, tc.rateMax)
+			}
+		})
+	}
+}
+
+func TestWindowAndEmptyBuckets(t *testing.T) {
+	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 10, Duration: 5 * time.Second}
+	res := synthetic(cfg, run{endReason: EndStopped, stopAt: t0.Add(1234 * time.Millisecond)}, paced(10, 100*time.Millisecond, 1200*time.Millisecond))
+	if res.Window != 1234*time.Millisecond || len(res.Buckets) != 13 || res.EndReason != EndStopped {
+		t.Errorf("window %s, %d buckets, end %s; want 1.234s, 13, stopped", res.Window, len(res.Buckets), res.EndReason)
+	}
+	empty := synthetic(cfg, run{}, nil)
+	if len(empty.Buckets) != 50 || empty.Totals.Requests != 0 || empty.Latency != (Latency{}) || empty.Valid {
+		t.Errorf("empty run: %d buckets, totals %+v, latency %+v, valid %v", len(empty.Buckets), empty.Totals, empty.Latency, empty.Valid)
+	}
+	if empty.Bursts == nil || empty.Totals.Failures == nil {
+		t.Error("empty run: nil Bursts or Failures would encode as JSON null")
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	cfg := synthCfg
+	cfg.Headers = map[string]string{"X-A": "b"}
+	res := synthetic(cfg, run{}, synthResults())
+
+	var first bytes.Buffer
+	if err := res.WriteJSON(&first); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(bytes.NewReader(first.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	if err := back.WriteJSON(&second); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first.Bytes(), second.Bytes()) {
+		t.Errorf("JSON changed in a round trip:\n%s\n%s", first.Bytes(), second.Bytes())
+	}
+	if !reflect.DeepEqual(back.Totals, res.Totals) || !reflect.DeepEqual(back.Config, res.Config) ||
+		back.Valid != res.Valid || len(back.Requests) != 50 || !back.Requests[42].Timestamp.Equal(res.Requests[42].Timestamp) ||
+		back.Requests[9].Class != ClassRefused || !maps.Equal(back.Bursts[0].Classes, res.Bursts[0].Classes) {
+		t.Errorf("decoded result differs: %+v", back.Summary())
+	}
+
+	// camelCase keys a report reader relies on.
+	var m map[string]any
+	if err := json.Unmarshal(first.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"config", "started", "ended", "endReason", "totals", "successRatio", "failureRatio",
+		"latency", "disruptionSeconds", "bursts", "achievedRate", "valid", "transparentRetry", "buckets", "requests"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON has no %q key", k)
+		}
+	}
+	if fs := m["totals"].(map[string]any)["failures"].(map[string]any); fs["refused"] != 5.0 || fs["http_503"] != 1.0 {
+		t.Errorf("totals.failures = %v", fs)
+	}
+
+	if _, err := ReadJSON(strings.NewReader("{")); err == nil {
+		t.Error("ReadJSON accepted truncated JSON")
+	}
+}
+
+func TestWriteVegeta(t *testing.T) {
+	res := synthetic(synthCfg, run{}, synthResults())
+	var buf bytes.Buffer
+	if err := res.WriteVegeta(&buf); err != nil {
+		t.Fatal(err)
+	}
+	dec := vegeta.NewDecoder(&buf)
+	var got []vegeta.Result
+	var m vegeta.Metrics
+	for {
+		var r vegeta.Result
+		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+		m.Add(&r)
+	}
+	m.Close()
+	if len(got) != len(res.Requests) {
+		t.Fatalf("decoded %d results, want %d", len(got), len(res.Requests))
+	}
+	for i, r := range got {
+		q := res.Requests[i]
+		if r.Seq != q.Seq || r.Code != q.Code || r.Error != q.Error || !r.Timestamp.Equal(q.Timestamp) ||
+			r.Latency != q.Latency || r.BytesIn != q.BytesIn || r.Method != "GET" || r.URL != synthCfg.Target || r.Attack != DefaultName {
+			t.Errorf("result %d = %+v, want ledger entry %+v", i, r, q)
+		}
+	}
+	// What "vegeta report" computes from the file agrees with the Result.
+	if m.Requests != 50 || m.Success != res.SuccessRatio || m.StatusCodes["503"] != 1 || m.StatusCodes["0"] != 7 {
+		t.Errorf("vegeta metrics: %d requests, success %v, codes %v", m.Requests, m.Success, m.StatusCodes)
+	}
+}
+
+func TestSummaryAndString(t *testing.T) {
+	res := synthetic(synthCfg, run{}, synthResults())
+	s := res.Summary()
+	if s.Requests != 50 || s.Failed != 9 || s.Failures[ClassRefused] != 5 || s.DisruptionSeconds != 3 ||
+		len(s.Bursts) != 3 || !s.Valid || s.Latency != res.Latency || s.Rate != 10 || s.Target != synthCfg.Target {
+		t.Errorf("Summary() = %+v", s)
+	}
+	s.Failures[ClassRefused] = 99
+	if res.Totals.Failures[ClassRefused] != 5 {
+		t.Error("Summary shares its Failures map with the Result")
+	}
+	b, err := json.Marshal(res.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(`"buckets"`)) || bytes.Contains(b, []byte(`"seq"`)) {
+		t.Errorf("summary JSON carries the timeline or ledger: %s", b)
+	}
+	str := res.String()
+	for _, w := range []string{"GET http://127.0.0.1:30080/", "50 requests", "9 failed", "refused=5", "http_503=1",
+		"3 disruption s", "3 bursts", "no keep-alive", "valid"} {
+		if !strings.Contains(str, w) {
+			t.Errorf("String() = %q, missing %q", str, w)
+		}
+	}
+	if strings.Contains(str, "\n") {
+		t.Errorf("String() is not one line: %q", str)
+	}
+}
