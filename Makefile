@@ -1,0 +1,38 @@
+# rollcheck: every target calls a script in scripts/ (set -euo pipefail); `make help` lists them.
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+.PHONY: help test bench e2e smoke cluster down logs docker node-image tools
+
+help: ## list the targets
+	@awk 'BEGIN{FS=":.*## "} /^[a-z-]+:.*## /{printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+test: ## everything that needs no cluster: gofmt, vet, unit tests (loadgen, app, scenario, report), script tests
+	@bash scripts/test.sh
+
+bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s
+	@bash scripts/bench.sh
+
+e2e: ## the conformance suites on kind (creates the cluster and, if needed, the Docker engine and node image)
+	@bash scripts/e2e.sh
+
+smoke: ## only the smoke suite on kind
+	@ROLLCHECK_LABELS=smoke bash scripts/e2e.sh
+
+cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)
+	@bash scripts/cluster.sh up
+
+down: ## delete the kind cluster and stop the dockerd rollcheck started
+	@bash scripts/cluster.sh down
+
+logs: ## export the cluster's logs into $$ARTIFACTS/cluster-logs
+	@bash scripts/cluster.sh logs
+
+docker: ## make sure a Docker engine answers (installs and starts Debian's docker.io as root if none does)
+	@bash scripts/docker-engine.sh up
+
+node-image: ## build the offline kind node image (cached: seconds when nothing changed)
+	@bash scripts/node-image.sh
+
+tools: ## build kind, ginkgo and the rollcheck CLI (pinned in go.mod) into the cache
+	@bash scripts/tools.sh

@@ -1,0 +1,77 @@
+// Command rollcheck manages the kind cluster the conformance suites run on; the scripts behind
+// `make cluster`, `make down` and `make e2e` call it. The suites themselves run under ginkgo.
+//
+//	rollcheck cluster up        create or reuse the cluster, wait until it is ready
+//	rollcheck cluster down      delete the cluster
+//	rollcheck cluster logs DIR  export the cluster's logs into DIR
+//	rollcheck cluster versions  print Kubernetes, kind and node image versions as JSON
+//
+// Configuration comes from the ROLLCHECK_* environment variables (see internal/cluster).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/cluster"
+)
+
+const usage = "usage: rollcheck cluster up|down|logs DIR|versions"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "rollcheck:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) < 2 || args[0] != "cluster" {
+		return fmt.Errorf("%s", usage)
+	}
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return err
+	}
+	opts, err := cluster.FromEnv(root)
+	if err != nil {
+		return err
+	}
+	opts.Logf = func(format string, a ...any) {
+		fmt.Fprintf(os.Stderr, "%s [cluster] %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, a...))
+	}
+	switch args[1] {
+	case "up":
+		c, err := cluster.Up(ctx, opts)
+		if c != nil && c.Kubeconfig != "" {
+			defer os.Remove(c.Kubeconfig)
+		}
+		return err
+	case "down":
+		return cluster.Down(ctx, opts)
+	case "logs":
+		if len(args) != 3 {
+			return fmt.Errorf("%s", usage)
+		}
+		return cluster.ExportLogs(ctx, opts, args[2])
+	case "versions":
+		c, err := cluster.Up(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(c.Kubeconfig)
+		v, err := c.Versions(ctx)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(v)
+	}
+	return fmt.Errorf("%s", usage)
+}

@@ -1,0 +1,381 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
+	"sigs.k8s.io/e2e-framework/support/kind"
+)
+
+// Cluster is a kind cluster rollcheck created or reused.
+type Cluster struct {
+	Options
+	Config     *KindConfig
+	Client     klient.Client
+	Kubeconfig string
+	// Created is true when Up created the cluster (false when it reused one).
+	Created  bool
+	provider *kind.Cluster
+}
+
+// Up creates the cluster described by o, or reuses a running one of the same name, and waits
+// until its node is Ready and its system pods run. Bad options, a missing Docker engine or kind
+// binary give an error before anything is created.
+func Up(ctx context.Context, o Options) (*Cluster, error) {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster options: %w", err)
+	}
+	if err := dockerAnswers(ctx); err != nil {
+		return nil, err
+	}
+	kindPath, err := exec.LookPath(o.KindPath)
+	if err != nil {
+		return nil, fmt.Errorf("kind binary %q not found (make tools builds it): %w", o.KindPath, err)
+	}
+	kc, err := LoadKindConfig(o.KindConfig)
+	if err != nil {
+		return nil, err
+	}
+	rendered, err := kc.Render(o)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{Options: o, Config: kc}
+	c.provider = kind.NewCluster(o.Name)
+	c.provider.WithOpts(kind.WithPath(kindPath))
+	if o.NodeImage != "" {
+		c.provider.WithOpts(kind.WithImage(o.NodeImage))
+	}
+
+	exists, err := c.exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if exists {
+		if err := c.checkReusable(ctx); err != nil {
+			return nil, err
+		}
+		o.Logf("reusing kind cluster %q", o.Name)
+	} else {
+		o.Logf("creating kind cluster %q (node image: %s, %s)", o.Name, orDefault(o.NodeImage, "kind's default"), o.ImageSource)
+	}
+	cfgFile, err := os.CreateTemp("", "rollcheck-kind-config-*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("write kind config: %w", err)
+	}
+	defer os.Remove(cfgFile.Name())
+	if _, err := cfgFile.Write(rendered); err != nil {
+		cfgFile.Close()
+		return nil, fmt.Errorf("write kind config: %w", err)
+	}
+	cfgFile.Close()
+
+	start := time.Now()
+	kubeconfig, err := c.provider.Create(ctx, "--config", cfgFile.Name(), "--wait", "3m")
+	if err != nil {
+		if !exists {
+			// kind deletes a cluster whose creation failed; make sure nothing is left behind.
+			_ = c.provider.Destroy(context.WithoutCancel(ctx))
+		}
+		return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
+	}
+	c.Created = !exists
+	c.Kubeconfig = kubeconfig
+	if c.Created {
+		o.Logf("kind cluster %q created in %s", o.Name, time.Since(start).Round(time.Second))
+	}
+	if c.Client, err = klient.NewWithKubeConfigFile(kubeconfig); err != nil {
+		return c, fmt.Errorf("client for cluster %q: %w", o.Name, err)
+	}
+	if err := c.waitSystemReady(ctx); err != nil {
+		return c, err
+	}
+	if err := c.isolateDNS(ctx); err != nil {
+		return c, err
+	}
+	o.Logf("cluster %q ready after %s", o.Name, time.Since(start).Round(100*time.Millisecond))
+	return c, nil
+}
+
+// Release deletes the cluster if Up created it and it is not to be kept; a reused or kept
+// cluster is left running. It also removes the kubeconfig file Up wrote.
+func (c *Cluster) Release(ctx context.Context) error {
+	if !c.Created || c.Keep {
+		if c.Created {
+			c.Logf("keeping kind cluster %q (%s is set)", c.Name, EnvKeep)
+		}
+		if c.Kubeconfig != "" {
+			_ = os.Remove(c.Kubeconfig)
+		}
+		return nil
+	}
+	return c.Delete(ctx)
+}
+
+// Delete deletes the cluster, whoever created it.
+func (c *Cluster) Delete(ctx context.Context) error {
+	c.Logf("deleting kind cluster %q", c.Name)
+	if err := c.provider.Destroy(ctx); err != nil {
+		return fmt.Errorf("delete kind cluster %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+// ExportLogs writes the cluster's logs (kind export logs) into dir.
+func (c *Cluster) ExportLogs(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export logs: %w", err)
+	}
+	if err := c.provider.ExportLogs(ctx, dir); err != nil {
+		return fmt.Errorf("export logs of cluster %q to %s: %w", c.Name, dir, err)
+	}
+	return nil
+}
+
+// AppURL is the URL under which the app's NodePort answers on this machine.
+func (c *Cluster) AppURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.Config.HostPort, path)
+}
+
+// Versions records what a result was measured on.
+type Versions struct {
+	Kubernetes  string `json:"kubernetes"`
+	Kind        string `json:"kind"`
+	NodeImage   string `json:"nodeImage"`
+	ImageSource string `json:"nodeImageSource"`
+}
+
+// Versions reads the server's Kubernetes version, kind's version and the node image in use.
+func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
+	v := Versions{ImageSource: c.ImageSource}
+	dc, err := discovery.NewDiscoveryClientForConfig(c.Client.RESTConfig())
+	if err != nil {
+		return v, fmt.Errorf("versions: %w", err)
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		return v, fmt.Errorf("versions: server version: %w", err)
+	}
+	v.Kubernetes = sv.GitVersion
+	out, err := run(ctx, c.KindPath, "version")
+	if err != nil {
+		return v, fmt.Errorf("versions: kind version: %w", err)
+	}
+	v.Kind = strings.TrimSpace(out)
+	img, err := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", c.Name+"-control-plane")
+	if err != nil {
+		return v, fmt.Errorf("versions: node image: %w", err)
+	}
+	v.NodeImage = strings.TrimSpace(img)
+	return v, nil
+}
+
+func (c *Cluster) exists(ctx context.Context) (bool, error) {
+	out, err := run(ctx, c.KindPath, "get", "clusters")
+	if err != nil {
+		return false, fmt.Errorf("list kind clusters: %w", err)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) == c.Name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// checkReusable refuses to reuse a cluster that runs another node image or lacks the port mapping.
+func (c *Cluster) checkReusable(ctx context.Context) error {
+	node := c.Name + "-control-plane"
+	if c.NodeImage != "" {
+		img, err := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", node)
+		if err != nil {
+			return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
+		}
+		if got := strings.TrimSpace(img); got != c.NodeImage {
+			return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, EnvName)
+		}
+	}
+	state, err := run(ctx, "docker", "inspect", "-f", "{{.State.Status}}", node)
+	if err != nil {
+		return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
+	}
+	if s := strings.TrimSpace(state); s != "running" {
+		return fmt.Errorf("existing cluster %q: node %s is %s, not running: delete it (make down)", c.Name, node, s)
+	}
+	port, err := run(ctx, "docker", "port", node, fmt.Sprintf("%d/tcp", c.Config.NodePort))
+	if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.HostPort)) {
+		return fmt.Errorf("existing cluster %q does not map NodePort %d to 127.0.0.1:%d (kind config changed?): delete it (make down)", c.Name, c.Config.NodePort, c.Config.HostPort)
+	}
+	return nil
+}
+
+func (c *Cluster) waitSystemReady(ctx context.Context) error {
+	r := c.Client.Resources()
+	cond := conditions.New(r)
+	var nodes corev1.NodeList
+	err := wait.For(cond.ResourceListMatchN(&nodes, 1+c.Workers, func(o k8s.Object) bool {
+		for _, cd := range o.(*corev1.Node).Status.Conditions {
+			if cd.Type == corev1.NodeReady {
+				return cd.Status == corev1.ConditionTrue
+			}
+		}
+		return false
+	}), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second))
+	if err != nil {
+		return fmt.Errorf("wait for %d Ready node(s) of cluster %q: %w", 1+c.Workers, c.Name, err)
+	}
+	for _, d := range []string{"coredns"} {
+		dep := &appsv1.Deployment{}
+		dep.Name, dep.Namespace = d, "kube-system"
+		if err := wait.For(cond.DeploymentAvailable(d, "kube-system"), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second)); err != nil {
+			return fmt.Errorf("wait for kube-system/%s to be available: %w", d, err)
+		}
+	}
+	// Pods can only be created once the default ServiceAccount exists.
+	err = wait.For(func(ctx context.Context) (bool, error) {
+		var sa corev1.ServiceAccount
+		err := r.Get(ctx, "default", "default", &sa)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}, wait.WithContext(ctx), wait.WithTimeout(time.Minute), wait.WithInterval(time.Second))
+	if err != nil {
+		return fmt.Errorf("wait for the default ServiceAccount: %w", err)
+	}
+	return nil
+}
+
+// isolateDNS drops CoreDNS's forwarding of names outside the cluster, so that no DNS query
+// leaves the machine; cluster names (Services) still resolve. Idempotent.
+func (c *Cluster) isolateDNS(ctx context.Context) error {
+	r := c.Client.Resources("kube-system")
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, "coredns", "kube-system", &cm); err != nil {
+		return fmt.Errorf("get CoreDNS config: %w", err)
+	}
+	corefile := cm.Data["Corefile"]
+	var kept []string
+	skipping := false
+	for _, l := range strings.Split(corefile, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case skipping:
+			if t == "}" {
+				skipping = false
+			}
+			continue
+		case strings.HasPrefix(t, "forward "):
+			skipping = strings.HasSuffix(t, "{")
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if len(kept) == len(strings.Split(corefile, "\n")) {
+		return nil
+	}
+	cm.Data["Corefile"] = strings.Join(kept, "\n")
+	if err := r.Update(ctx, &cm); err != nil {
+		return fmt.Errorf("update CoreDNS config: %w", err)
+	}
+	c.Logf("CoreDNS: forwarding outside the cluster removed")
+	if err := RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
+		return fmt.Errorf("restart CoreDNS: %w", err)
+	}
+	if err := WaitRollout(ctx, c.Client, "kube-system", "coredns", 2*time.Minute); err != nil {
+		return fmt.Errorf("restart CoreDNS: %w", err)
+	}
+	return nil
+}
+
+func dockerAnswers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := exec.LookPath("docker"); err != nil {
+		return errors.New("docker CLI not found: install Docker (make docker does it on Debian as root)")
+	}
+	if out, err := run(ctx, "docker", "info", "-f", "{{.ServerVersion}}"); err != nil || strings.TrimSpace(out) == "" {
+		return fmt.Errorf("no Docker engine answers (docker info failed): start one, or run make docker: %v", err)
+	}
+	return nil
+}
+
+// run runs a command and returns its stdout; the error carries stderr.
+func run(ctx context.Context, name string, args ...string) (string, error) {
+	return runIn(ctx, "", nil, name, args...)
+}
+
+// runIn runs a command in dir (empty: the current one) with env added to the environment.
+func runIn(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Down deletes the named cluster if it exists; a missing cluster is not an error.
+func Down(ctx context.Context, o Options) error {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	kindPath, err := exec.LookPath(o.KindPath)
+	if err != nil {
+		return fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
+	}
+	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
+	c.provider.WithOpts(kind.WithPath(kindPath))
+	exists, err := c.exists(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		o.Logf("no kind cluster %q: nothing to delete", o.Name)
+		return nil
+	}
+	return c.Delete(ctx)
+}
+
+// ExportLogs exports the logs of the named cluster into dir, if the cluster exists.
+func ExportLogs(ctx context.Context, o Options, dir string) error {
+	kindPath, err := exec.LookPath(o.KindPath)
+	if err != nil {
+		return fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
+	}
+	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
+	c.provider.WithOpts(kind.WithPath(kindPath))
+	if exists, err := c.exists(ctx); err != nil || !exists {
+		return fmt.Errorf("export logs: no kind cluster %q (%v)", o.Name, err)
+	}
+	return c.ExportLogs(ctx, dir)
+}

@@ -1,0 +1,198 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+)
+
+// Environment variables read by FromEnv.
+const (
+	EnvName        = "ROLLCHECK_CLUSTER_NAME"      // kind cluster name (default "rollcheck")
+	EnvKindConfig  = "ROLLCHECK_KIND_CONFIG"       // kind config file (default <repo>/kind-config.yaml)
+	EnvKind        = "ROLLCHECK_KIND"              // kind binary (default "kind" on PATH)
+	EnvNodeImage   = "ROLLCHECK_NODE_IMAGE_REF"    // node image reference (empty: kind's default)
+	EnvImageSource = "ROLLCHECK_NODE_IMAGE_SOURCE" // "offline" or "upstream"
+	EnvWorkers     = "ROLLCHECK_WORKERS"           // number of worker nodes (default 0)
+	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"      // non-empty and not "0"/"false": keep the cluster
+)
+
+// Image sources.
+const (
+	SourceUpstream = "upstream"
+	SourceOffline  = "offline"
+)
+
+// Options says which cluster to create or reuse and how.
+type Options struct {
+	Name        string // kind cluster name
+	KindConfig  string // path of the kind config file
+	KindPath    string // kind binary
+	NodeImage   string // node image; empty means kind's default
+	ImageSource string // SourceUpstream or SourceOffline
+	Workers     int    // worker nodes besides the control plane
+	Keep        bool   // keep the cluster when done
+	RepoRoot    string // repository root (fixtures, manifests)
+	Logf        func(format string, args ...any)
+}
+
+// FromEnv reads Options from the environment; repoRoot locates kind-config.yaml and fixtures.
+func FromEnv(repoRoot string) (Options, error) {
+	o := Options{
+		Name:        envOr(EnvName, "rollcheck"),
+		KindConfig:  envOr(EnvKindConfig, filepath.Join(repoRoot, "kind-config.yaml")),
+		KindPath:    envOr(EnvKind, "kind"),
+		NodeImage:   os.Getenv(EnvNodeImage),
+		ImageSource: envOr(EnvImageSource, SourceUpstream),
+		Keep:        truthy(os.Getenv(EnvKeep)),
+		RepoRoot:    repoRoot,
+	}
+	if w := os.Getenv(EnvWorkers); w != "" {
+		n, err := strconv.Atoi(w)
+		if err != nil {
+			return o, fmt.Errorf("%s=%q: not a number", EnvWorkers, w)
+		}
+		o.Workers = n
+	}
+	return o, o.Validate()
+}
+
+// Validate checks the options before any expensive work.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Name == "" || strings.ContainsAny(o.Name, " /:") {
+		errs = append(errs, fmt.Errorf("cluster name %q: must be a non-empty DNS label", o.Name))
+	}
+	if o.Workers < 0 || o.Workers > 5 {
+		errs = append(errs, fmt.Errorf("%s=%d: want 0 to 5 workers", EnvWorkers, o.Workers))
+	}
+	if o.ImageSource != SourceUpstream && o.ImageSource != SourceOffline {
+		errs = append(errs, fmt.Errorf("%s=%q: want %q or %q", EnvImageSource, o.ImageSource, SourceUpstream, SourceOffline))
+	}
+	if o.ImageSource == SourceOffline && o.NodeImage == "" {
+		errs = append(errs, fmt.Errorf("offline node image source needs %s (run scripts/node-image.sh)", EnvNodeImage))
+	}
+	if o.ImageSource == SourceOffline && o.Workers > 0 {
+		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, o.Workers))
+	}
+	if _, err := os.Stat(o.KindConfig); err != nil {
+		errs = append(errs, fmt.Errorf("kind config: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// KindConfig is the parsed kind config plus what rollcheck needs from it.
+type KindConfig struct {
+	Cluster kindv1.Cluster
+	// NodePort is the app's NodePort, mapped to HostPort on 127.0.0.1.
+	NodePort int32
+	HostPort int32
+}
+
+// LoadKindConfig reads and checks a kind config file: exactly one port mapping on the
+// control-plane node, to a loopback listen address.
+func LoadKindConfig(path string) (*KindConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kind config: %w", err)
+	}
+	var c kindv1.Cluster
+	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+		return nil, fmt.Errorf("parse kind config %s: %w", path, err)
+	}
+	if c.Kind != "Cluster" || c.APIVersion != "kind.x-k8s.io/v1alpha4" {
+		return nil, fmt.Errorf("kind config %s: want kind Cluster, apiVersion kind.x-k8s.io/v1alpha4", path)
+	}
+	kc := &KindConfig{Cluster: c}
+	for _, n := range c.Nodes {
+		for _, pm := range n.ExtraPortMappings {
+			ip := net.ParseIP(pm.ListenAddress)
+			if ip == nil || !ip.IsLoopback() {
+				return nil, fmt.Errorf("kind config %s: port mapping %d->%d listens on %q; rollcheck only sends load to loopback, set listenAddress: 127.0.0.1",
+					path, pm.HostPort, pm.ContainerPort, pm.ListenAddress)
+			}
+			if pm.ContainerPort < 30000 || pm.ContainerPort > 32767 {
+				return nil, fmt.Errorf("kind config %s: containerPort %d is not in the NodePort range 30000-32767", path, pm.ContainerPort)
+			}
+			if kc.NodePort != 0 {
+				return nil, fmt.Errorf("kind config %s: more than one port mapping; rollcheck uses exactly one", path)
+			}
+			kc.NodePort, kc.HostPort = pm.ContainerPort, pm.HostPort
+		}
+	}
+	if kc.NodePort == 0 {
+		return nil, fmt.Errorf("kind config %s: no extraPortMappings entry for the app's NodePort", path)
+	}
+	if len(c.Nodes) == 0 || c.Nodes[0].Role != kindv1.ControlPlaneRole {
+		return nil, fmt.Errorf("kind config %s: the first node must be the control-plane", path)
+	}
+	return kc, nil
+}
+
+// Render returns the kind config to create the cluster with, adjusted for the options.
+func (kc *KindConfig) Render(o Options) ([]byte, error) {
+	c := *kc.Cluster.DeepCopy()
+	var nodes []kindv1.Node
+	for _, n := range c.Nodes {
+		if n.Role == kindv1.ControlPlaneRole {
+			nodes = append(nodes, n)
+		}
+	}
+	for range o.Workers {
+		nodes = append(nodes, kindv1.Node{Role: kindv1.WorkerRole})
+	}
+	if len(nodes) != 1+o.Workers {
+		return nil, fmt.Errorf("kind config: want one control-plane node, got %d", len(nodes)-o.Workers)
+	}
+	c.Nodes = nodes
+	if o.ImageSource == SourceOffline {
+		c.Networking.DisableDefaultCNI = true
+	}
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("render kind config: %w", err)
+	}
+	return b, nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func truthy(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "0", "false", "no", "off":
+		return false
+	}
+	return true
+}
+
+// RepoRoot finds the repository root by walking up from the working directory to the
+// directory holding rollcheck's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module github.com/rollcheck/rollcheck\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find repository root: no go.mod of github.com/rollcheck/rollcheck above the working directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,7 @@
+// Package cluster creates or reuses the kind cluster rollcheck tests run on, builds and loads
+// the sample app image into it, applies manifests, waits for them with timeouts, exports logs
+// and deletes the cluster when it is done with it.
+//
+// It is built on sigs.k8s.io/e2e-framework's kind provider and klient. Configuration comes
+// from the environment (see FromEnv), so that `make e2e`, a plain `go test` and CI behave alike.
+package cluster

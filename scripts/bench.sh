@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# `make bench`: loadgen's benchmarks (CPU time and allocations per request against bare vegeta;
+# achieved-rate error at 1,000 req/s). Traffic goes to a loopback server the benchmark starts.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO_ROOT"
+go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${BENCHTIME:-3x}" -count "${COUNT:-1}" ./loadgen/

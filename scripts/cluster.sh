@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Cluster lifecycle for humans and CI:
+#   cluster.sh up      Docker engine, node image choice, create or reuse the kind cluster
+#   cluster.sh down    delete the cluster, stop the dockerd rollcheck started (if any)
+#   cluster.sh logs    export the cluster's logs into $ARTIFACTS/cluster-logs
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$REPO_ROOT/scripts/node-image-choice.sh"
+LOG_PREFIX=cluster
+export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
+RC=$ROLLCHECK_CACHE/bin/rollcheck
+
+case "${1:-up}" in
+  up)
+    step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
+    step tools bash "$REPO_ROOT/scripts/tools.sh"
+    step node-image-choice choose_node_image
+    step cluster-up "$RC" cluster up
+    ;;
+  down)
+    if [ -x "$RC" ] && docker info >/dev/null 2>&1; then "$RC" cluster down; fi
+    bash "$REPO_ROOT/scripts/docker-engine.sh" down
+    ;;
+  logs) "$RC" cluster logs "$ARTIFACTS/cluster-logs" ;;
+  *) die "usage: $0 up|down|logs" ;;
+esac

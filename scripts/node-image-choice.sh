@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# choose_node_image: decide which kind node image `make e2e` uses, and say why.
+# ROLLCHECK_NODE_IMAGE selects:
+#   auto (default)  kind's upstream image if it is present locally or can be pulled, else the offline one
+#   upstream        kind's upstream image (pulled if missing; an error if it cannot be)
+#   offline         rollcheck's offline image, built by scripts/node-image.sh (cached)
+#   <image ref>     that image; "offline" source when it is a rollcheck/kind-node image
+# Exports ROLLCHECK_NODE_IMAGE_REF and ROLLCHECK_NODE_IMAGE_SOURCE (upstream|offline) for internal/cluster.
+# Needs lib.sh sourced first.
+
+# upstream_node_image: kind's default node image for the pinned kind version.
+upstream_node_image() {
+  local dir
+  dir=$(cd "$REPO_ROOT" && go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" | jq -r .Dir) || return 1
+  sed -n 's/^const Image = "\(.*\)"$/\1/p' "$dir/pkg/apis/config/defaults/image.go"
+}
+
+use_offline() { # reason
+  local ref
+  ref=$(bash "${ROLLCHECK_NODE_IMAGE_BUILDER:-$REPO_ROOT/scripts/node-image.sh}") || die "building the offline node image failed"
+  export ROLLCHECK_NODE_IMAGE_REF=$ref ROLLCHECK_NODE_IMAGE_SOURCE=offline
+  log "node image: $ref (offline: $1)"
+}
+
+use_upstream() { # ref reason
+  export ROLLCHECK_NODE_IMAGE_REF=$1 ROLLCHECK_NODE_IMAGE_SOURCE=upstream
+  log "node image: $1 (upstream: $2)"
+}
+
+choose_node_image() {
+  local want=${ROLLCHECK_NODE_IMAGE:-auto} up err
+  case "$want" in
+    offline) use_offline "ROLLCHECK_NODE_IMAGE=offline" ;;
+    upstream | auto)
+      up=$(upstream_node_image) && [ -n "$up" ] || die "cannot read kind $KIND_VERSION's default node image"
+      if docker image inspect "$up" >/dev/null 2>&1; then
+        use_upstream "$up" "present locally"
+      elif err=$(timeout "${ROLLCHECK_PULL_TIMEOUT:-120}" docker pull -q "$up" 2>&1); then
+        use_upstream "$up" "pulled"
+      elif [ "$want" = upstream ]; then
+        die "ROLLCHECK_NODE_IMAGE=upstream but $up cannot be pulled: $(echo "$err" | tail -1)"
+      else
+        use_offline "kind's upstream image $up cannot be pulled: $(echo "${err:-timed out}" | tail -1)"
+      fi
+      ;;
+    *:*)
+      docker image inspect "$want" >/dev/null 2>&1 || die "ROLLCHECK_NODE_IMAGE=$want: no such image in the Docker engine"
+      case "$want" in
+        rollcheck/kind-node:*) export ROLLCHECK_NODE_IMAGE_REF=$want ROLLCHECK_NODE_IMAGE_SOURCE=offline ;;
+        *) export ROLLCHECK_NODE_IMAGE_REF=$want ROLLCHECK_NODE_IMAGE_SOURCE=upstream ;;
+      esac
+      log "node image: $want (ROLLCHECK_NODE_IMAGE, $ROLLCHECK_NODE_IMAGE_SOURCE)"
+      ;;
+    *) die "ROLLCHECK_NODE_IMAGE=$want: want auto, upstream, offline or an image reference (repo:tag)" ;;
+  esac
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Tests of the shell entry points that need neither Docker nor a cluster: the node image
+# choice (with a fake docker CLI) and the capability probe. Part of `make test`.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+LOG_PREFIX=test-scripts
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# A fake docker: `image inspect` succeeds when FAKE_LOCAL=yes, `pull` when FAKE_PULL=ok.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/docker" <<'EOT'
+#!/usr/bin/env bash
+case "$1 $2" in
+  "image inspect") [ "${FAKE_LOCAL:-no}" = yes ] ;;
+  "pull -q"*) [ "${FAKE_PULL:-fail}" = ok ] || { echo "Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host" >&2; exit 1; } ;;
+  *) exit 1 ;;
+esac
+EOT
+printf '#!/usr/bin/env bash\necho rollcheck/kind-node:v0-test\n' >"$tmp/offline-builder"
+chmod +x "$tmp/bin/docker" "$tmp/offline-builder"
+
+failures=0
+# expect NAME WANT_RC WANT_SOURCE WANT_OUTPUT_SUBSTRING ENV...
+expect() {
+  local name=$1 want_rc=$2 want_src=$3 want_out=$4 out rc=0
+  shift 4
+  out=$(env PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" "$@" bash -c '
+    source "$REPO_ROOT/scripts/lib.sh"; source "$REPO_ROOT/scripts/node-image-choice.sh"
+    choose_node_image; echo "SOURCE=$ROLLCHECK_NODE_IMAGE_SOURCE REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
+  if [ "$rc" -ne "$want_rc" ] || ! grep -q -- "$want_out" <<<"$out" || { [ -n "$want_src" ] && ! grep -q "SOURCE=$want_src " <<<"$out"; }; then
+    echo "FAIL $name: rc=$rc (want $want_rc), want source '$want_src' and output containing '$want_out'; got:"
+    sed 's/^/    /' <<<"$out"
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+expect "auto, upstream image present locally" 0 upstream "upstream: present locally" ROLLCHECK_NODE_IMAGE=auto FAKE_LOCAL=yes
+expect "auto, upstream image pullable" 0 upstream "upstream: pulled" ROLLCHECK_NODE_IMAGE=auto FAKE_PULL=ok
+expect "auto, no registry -> offline, says why" 0 offline "cannot be pulled: .*no such host" ROLLCHECK_NODE_IMAGE=auto FAKE_PULL=fail
+expect "default is auto" 0 offline "offline: kind's upstream image" FAKE_PULL=fail
+expect "forced offline" 0 offline "offline: ROLLCHECK_NODE_IMAGE=offline" ROLLCHECK_NODE_IMAGE=offline FAKE_PULL=ok
+expect "forced upstream, no registry -> error" 1 "" "ROLLCHECK_NODE_IMAGE=upstream but .* cannot be pulled" ROLLCHECK_NODE_IMAGE=upstream
+expect "explicit missing ref -> error" 1 "" "no such image" ROLLCHECK_NODE_IMAGE=example/none:v1
+expect "explicit offline ref" 0 offline "rollcheck/kind-node:v9" ROLLCHECK_NODE_IMAGE=rollcheck/kind-node:v9 FAKE_LOCAL=yes
+expect "bad value -> one-line error" 1 "" "want auto, upstream, offline or an image reference" ROLLCHECK_NODE_IMAGE=bogus
+
+# The capability probe reads the bounding set: every capability a full set has is present.
+cap_out=$(bash -c 'source "$REPO_ROOT/scripts/lib.sh"; host_lacks_cap 0 && echo lacks || echo has')
+[ "$cap_out" = has ] && echo "ok   CAP_CHOWN (0) is in the bounding set" || { echo "FAIL capability probe: $cap_out"; failures=$((failures + 1)); }
+
+# The runtime wrapper strips the named capabilities and keeps the rest.
+if command -v jq >/dev/null; then
+  sed -e 's|@DROP_CAPS@|CAP_SYS_RESOURCE|' -e "s|@REAL_RUNC@|$tmp/realrunc|" "$REPO_ROOT/scripts/runtime/runc-nosysres" >"$tmp/wrapper"
+  printf '#!/bin/sh\necho real "$@"\n' >"$tmp/realrunc"; chmod +x "$tmp/wrapper" "$tmp/realrunc"
+  mkdir -p "$tmp/bundle"
+  echo '{"process":{"capabilities":{"bounding":["CAP_CHOWN","CAP_SYS_RESOURCE"],"effective":["CAP_SYS_RESOURCE"]}}}' >"$tmp/bundle/config.json"
+  out=$("$tmp/wrapper" create --bundle "$tmp/bundle" id1)
+  caps=$(jq -c .process.capabilities "$tmp/bundle/config.json")
+  if [ "$out" = "real create --bundle $tmp/bundle id1" ] && [ "$caps" = '{"bounding":["CAP_CHOWN"],"effective":[]}' ]; then
+    echo "ok   runtime wrapper strips CAP_SYS_RESOURCE and calls the real runc"
+  else
+    echo "FAIL runtime wrapper: out=$out caps=$caps"; failures=$((failures + 1))
+  fi
+fi
+
+[ "$failures" -eq 0 ] || die "$failures script test(s) failed"
