@@ -143,7 +143,7 @@ func Test503Window(t *testing.T) {
 	}
 	t.Log(res)
 	start, end := w.get()
-	checkWindow(t, res, start, end, 50*time.Millisecond, HTTP5xxClass(503))
+	checkWindow(t, res, start, end, 100*time.Millisecond, HTTP5xxClass(503))
 	if got := res.Totals.Failures["http_503"]; got < 80 || got != res.Totals.Failed {
 		t.Errorf("failures = %v, want about 100, all http_503", res.Totals.Failures)
 	}
@@ -192,19 +192,26 @@ func TestTimeout(t *testing.T) {
 //   - keep-alive on, GET: the client reuses connections and the server drops
 //     requests, yet nothing fails: http.Transport replays each dropped GET on
 //     another connection (the server sees more requests than were sent);
-//   - keep-alive on, POST: not replayable, so each dropped request is an EOF.
+//   - keep-alive on, POST: not replayable, so each dropped request is an EOF
+//     (or a reset, when the server hangs up with a RST).
 func TestKeepAliveClosedConnections(t *testing.T) {
 	var answered, dropped atomic.Int64
+	var withReset atomic.Bool
 	s := newRawServer(t, func(s *rawServer, c net.Conn, br *bufio.Reader) {
 		if !s.readRequest(c, br, 2*time.Second) {
 			return
 		}
+		// Count before answering: once answered, the client may end its
+		// run and the next subtest reset the counters.
+		answered.Add(1)
 		if _, err := c.Write([]byte(okResponse)); err != nil {
 			return
 		}
-		answered.Add(1)
 		if s.readRequest(c, br, 300*time.Millisecond) {
 			dropped.Add(1)
+			if withReset.Load() {
+				resetConn(c)
+			}
 		}
 	})
 
@@ -213,20 +220,26 @@ func TestKeepAliveClosedConnections(t *testing.T) {
 		keepAlive bool
 		method    string
 		retry     bool
-		// wantEOF: failures expected (all EOF); else no failures at all.
-		wantEOF bool
+		// reset: the server drops requests with a RST instead of a FIN.
+		reset bool
+		// want: the class of the expected failures; empty: no failures.
+		want Class
 		// wantDropped: the server dropped requests on reused connections.
 		wantDropped bool
 	}{
 		{name: "keepalive=off GET", method: "GET"},
 		{name: "keepalive=off POST", method: "POST"},
 		{name: "keepalive=on GET", keepAlive: true, method: "GET", retry: true, wantDropped: true},
-		{name: "keepalive=on POST", keepAlive: true, method: "POST", wantEOF: true, wantDropped: true},
+		{name: "keepalive=on POST", keepAlive: true, method: "POST", want: ClassEOF, wantDropped: true},
+		// A reset reused connection is replayed the same way.
+		{name: "keepalive=on GET reset", keepAlive: true, method: "GET", reset: true, retry: true, wantDropped: true},
+		{name: "keepalive=on POST reset", keepAlive: true, method: "POST", reset: true, want: ClassReset, wantDropped: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			answered.Store(0)
 			dropped.Store(0)
+			withReset.Store(tc.reset)
 			res := runAttack(t, Config{Target: s.url, Method: tc.method, Rate: 100, Duration: time.Second, KeepAlive: tc.keepAlive})
 			t.Logf("server: %d answered, %d dropped; client: %d sent, failures %v",
 				answered.Load(), dropped.Load(), res.Totals.Requests, res.Totals.Failures)
@@ -237,13 +250,13 @@ func TestKeepAliveClosedConnections(t *testing.T) {
 				t.Errorf("server dropped %d requests, want dropped: %v", dropped.Load(), tc.wantDropped)
 			}
 			switch {
-			case tc.wantEOF:
-				eof := res.Totals.Failures[ClassEOF]
-				if eof == 0 || eof != res.Totals.Failed {
-					t.Errorf("failures %v, want only and some eof", res.Totals.Failures)
+			case tc.want != "":
+				n := res.Totals.Failures[tc.want]
+				if n == 0 || n != res.Totals.Failed {
+					t.Errorf("failures %v, want only and some %s", res.Totals.Failures, tc.want)
 				}
-				if int64(eof) > dropped.Load() {
-					t.Errorf("%d eof failures but the server dropped only %d requests", eof, dropped.Load())
+				if int64(n) > dropped.Load() {
+					t.Errorf("%d %s failures but the server dropped only %d requests", n, tc.want, dropped.Load())
 				}
 				if int64(res.Totals.OK) != answered.Load() {
 					t.Errorf("client ok = %d, server answered %d", res.Totals.OK, answered.Load())

@@ -28,6 +28,10 @@ const (
 	// RateTolerance is the largest relative difference between the achieved
 	// and the asked rate of a valid run (0.01 = 1 %).
 	RateTolerance = 0.01
+	// RateSlack is the number of requests a valid run may miss (or exceed)
+	// whatever its length: a hit delayed past the end of a short run is lost
+	// and that alone must not make a 1 s run invalid.
+	RateSlack = 2
 	// StallGap is the longest time a valid run may go without sending a
 	// request, on top of its pacing interval (1/Rate).
 	StallGap = time.Second
@@ -412,9 +416,11 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 //
 // Vegeta's constant pacer sends hit k (from 1) at k/Rate after the start, so
 // n requests over the span from Started to the last request is the achieved
-// rate whether the run went its full Duration or was stopped early. Stalls
-// are judged separately, since a run that sends on time and then stops
-// sending still has a perfect rate over its span.
+// rate whether the run went its full Duration or was stopped early. The run
+// is valid when its count of requests is within RateTolerance (or RateSlack
+// requests) of Rate × that span. Stalls are judged separately, since a run
+// that sends on time and then stops sending still has a perfect rate over
+// its span.
 func (r *Result) judge() {
 	var reasons []string
 	n := len(r.Requests)
@@ -422,14 +428,14 @@ func (r *Result) judge() {
 		r.Valid, r.InvalidReason = false, "no requests were sent"
 		return
 	}
-	asked := float64(r.Config.Rate)
-	if span := r.Requests[n-1].Timestamp.Sub(r.Started); span > 0 {
-		r.AchievedRate = float64(n) / span.Seconds()
+	span := r.Requests[n-1].Timestamp.Sub(r.Started).Seconds()
+	if span > 0 {
+		r.AchievedRate = float64(n) / span
 	}
-	if asked > 0 {
-		if miss := math.Abs(r.AchievedRate-asked) / asked; miss > RateTolerance {
+	if expected := float64(r.Config.Rate) * span; expected > 0 {
+		if miss := math.Abs(float64(n) - expected); miss > max(RateTolerance*expected, RateSlack) {
 			reasons = append(reasons, fmt.Sprintf("achieved rate %.2f/s misses the asked %d/s by %.1f%% (tolerance %.0f%%)",
-				r.AchievedRate, r.Config.Rate, 100*miss, 100*RateTolerance))
+				r.AchievedRate, r.Config.Rate, 100*miss/expected, 100*RateTolerance))
 		}
 	}
 

@@ -216,10 +216,17 @@ func renumber(rs []vegeta.Result) []vegeta.Result {
 }
 
 func TestJudge(t *testing.T) {
-	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 10, Duration: 5 * time.Second}
-	iv := 100 * time.Millisecond
+	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 5 * time.Second}
+	iv := 10 * time.Millisecond
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// late returns the 500 hits of a full run with the last one sent at
+	// lastMs instead of 5000 ms.
+	late := func(lastMs int) []vegeta.Result {
+		return renumber(append(paced(100, iv, ms(4990)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(lastMs))}))
+	}
 	cases := []struct {
 		name    string
+		cfg     *Config
 		rn      run
 		rs      []vegeta.Result
 		valid   bool
@@ -227,29 +234,37 @@ func TestJudge(t *testing.T) {
 		rateMin float64
 		rateMax float64
 	}{
-		{name: "on time", rs: paced(10, iv, 5*time.Second), valid: true, rateMin: 10, rateMax: 10},
-		{name: "last hit 40 ms late: 0.8 % off", rs: renumber(append(paced(10, iv, 4900*time.Millisecond),
-			vegeta.Result{Code: 200, Timestamp: t0.Add(5040 * time.Millisecond)})),
-			valid: true, rateMin: 9.9, rateMax: 9.95},
-		{name: "slow: 1.2 % off", rs: renumber(append(paced(10, iv, 4800*time.Millisecond),
-			vegeta.Result{Code: 200, Timestamp: t0.Add(4960 * time.Millisecond)})),
-			reason: "misses the asked 10/s by 1.2%"},
-		{name: "half rate", rs: paced(5, 200*time.Millisecond, 5*time.Second), reason: "achieved rate 5.00/s misses the asked 10/s by 50.0%"},
-		{name: "stall in the middle", rs: renumber(append(paced(10, iv, 2*time.Second), paced(10, 3500*time.Millisecond, 5*time.Second)...)),
+		{name: "on time", rs: paced(100, iv, ms(5000)), valid: true, rateMin: 100, rateMax: 100},
+		{name: "last hit 40 ms late: 0.8 % off", rs: late(5040), valid: true, rateMin: 99.2, rateMax: 99.21},
+		{name: "last hit 60 ms late: 1.2 % off", rs: late(5060), reason: "achieved rate 98.81/s misses the asked 100/s by 1.2% (tolerance 1%)"},
+		{name: "half rate", rs: paced(50, ms(20), ms(5000)), reason: "achieved rate 50.00/s misses the asked 100/s by 50.0%"},
+		{name: "stall in the middle", rs: renumber(append(paced(100, iv, ms(2000)), paced(100, ms(3500), ms(5000))...)),
 			reason: "stalled: no request sent for 1.5s from +2s"},
-		{name: "ended early", rs: paced(10, iv, 2*time.Second), reason: "ended early: last request at +2s of a 5s run"},
-		{name: "stopped early is judged over the time it ran", rs: paced(10, iv, 2*time.Second),
-			rn: run{endReason: EndStopped, stopAt: t0.Add(2050 * time.Millisecond)}, valid: true, rateMin: 10, rateMax: 10},
-		{name: "canceled early", rs: paced(10, iv, 2*time.Second),
-			rn: run{endReason: EndCanceled, stopAt: t0.Add(2050 * time.Millisecond)}, valid: true, rateMin: 10, rateMax: 10},
-		{name: "stalled before stop", rs: paced(10, iv, 2*time.Second),
+		{name: "ended early", rs: paced(100, iv, ms(2000)), reason: "ended early: last request at +2s of a 5s run"},
+		{name: "stopped early is judged over the time it ran", rs: paced(100, iv, ms(2000)),
+			rn: run{endReason: EndStopped, stopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
+		{name: "canceled early", rs: paced(100, iv, ms(2000)),
+			rn: run{endReason: EndCanceled, stopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
+		{name: "stalled before stop", rs: paced(100, iv, ms(2000)),
 			rn: run{endReason: EndStopped, stopAt: t0.Add(4 * time.Second)}, reason: "stalled: no request sent in the last 2s before it was stopped"},
-		{name: "late start", rs: paced(10, 1500*time.Millisecond, 5*time.Second), reason: "stalled: no request sent for 1.5s from +0s"},
+		{name: "late start", rs: paced(100, ms(1500), ms(5000)), reason: "stalled: no request sent for 1.5s from +0s"},
 		{name: "nothing sent", rs: nil, reason: "no requests were sent"},
+		// A short run whose last hit was delayed past its end lost one of
+		// 20 hits (5 %): within RateSlack.
+		{name: "short run lost its last hit", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 20, Duration: time.Second},
+			rs:    renumber(append(paced(20, ms(50), ms(900)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(1002))})),
+			valid: true, rateMin: 18.9, rateMax: 19},
+		{name: "short run lost three hits", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 20, Duration: time.Second},
+			rs:     renumber(append(paced(20, ms(50), ms(800)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(1002))})),
+			reason: "misses the asked 20/s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := synthetic(cfg, tc.rn, tc.rs)
+			c := cfg
+			if tc.cfg != nil {
+				c = *tc.cfg
+			}
+			res := synthetic(c, tc.rn, tc.rs)
 			if res.Valid != tc.valid {
 				t.Errorf("Valid = %v (%q), want %v", res.Valid, res.InvalidReason, tc.valid)
 			}
