@@ -7,18 +7,18 @@ type Kind string
 
 // Lifecycle moments.
 const (
-	PodCreated      Kind = "pod-created"       // a Pod object appeared
-	PodScheduled    Kind = "pod-scheduled"     // the Pod got a node
-	PodReady        Kind = "pod-ready"         // Ready condition became True
-	PodUnready      Kind = "pod-unready"       // Ready condition became False (before deletion, or on SIGTERM)
-	PodDeleting     Kind = "pod-deleting"      // deletionTimestamp set: the kubelet starts preStop, then SIGTERM
-	PodGone         Kind = "pod-gone"          // the Pod object was removed
-	EndpointReady   Kind = "endpoint-ready"    // the Pod's address is ready in an EndpointSlice
-	EndpointUnready Kind = "endpoint-unready"  // the address is in a slice but not ready (terminating or unready)
-	EndpointRemoved Kind = "endpoint-removed"  // the address left every EndpointSlice of the Service
-	K8sEvent        Kind = "event"             // a Kubernetes Event about a Pod (Killing, FailedPreStopHook, ...)
-	Disruption      Kind = "disruption"        // the harness started a disruption (recorded with Mark)
-	DisruptionDone  Kind = "disruption-done"   // the harness saw the disruption settle (recorded with Mark)
+	PodCreated      Kind = "pod-created"      // a Pod object appeared
+	PodScheduled    Kind = "pod-scheduled"    // the Pod got a node
+	PodReady        Kind = "pod-ready"        // Ready condition became True
+	PodUnready      Kind = "pod-unready"      // Ready condition became False (before deletion, or on SIGTERM)
+	PodDeleting     Kind = "pod-deleting"     // deletionTimestamp set: the kubelet starts preStop, then SIGTERM
+	PodGone         Kind = "pod-gone"         // the Pod object was removed
+	EndpointReady   Kind = "endpoint-ready"   // the Pod's address is ready in an EndpointSlice
+	EndpointUnready Kind = "endpoint-unready" // the address is in a slice but not ready (terminating or unready)
+	EndpointRemoved Kind = "endpoint-removed" // the address left every EndpointSlice of the Service
+	K8sEvent        Kind = "event"            // a Kubernetes Event about a Pod (Killing, FailedPreStopHook, ...)
+	Disruption      Kind = "disruption"       // the harness started a disruption (recorded with Mark)
+	DisruptionDone  Kind = "disruption-done"  // the harness saw the disruption settle (recorded with Mark)
 )
 
 // Event is one lifecycle moment.
@@ -48,4 +48,17 @@ type Timeline struct {
 	Ended       time.Time     `json:"ended"`
 	Events      []Event       `json:"events"`
 	Propagation []Propagation `json:"propagation"`
+}
+
+// Routed is how long after the deletion began the Service could still send new connections
+// to the pod: the earlier of ToUnready and ToRemoved among those seen, or -1 when neither was.
+func (p Propagation) Routed() time.Duration {
+	switch {
+	case p.ToUnready < 0:
+		return p.ToRemoved
+	case p.ToRemoved < 0:
+		return p.ToUnready
+	default:
+		return min(p.ToUnready, p.ToRemoved)
+	}
 }

@@ -1,0 +1,15 @@
+// Package observe records a lifecycle timeline of one namespace while a disruption runs, from
+// watches of its Pods, the EndpointSlices of its Service and its core/v1 Events, and computes
+// for every deleted pod how long the Service kept routing to it (endpoint propagation delay).
+//
+// Start an Observer before the disruption, Mark the harness's own moments (Disruption,
+// DisruptionDone) into the same timeline, and Stop it afterwards to get a Timeline sorted by
+// time with its Propagation computed. Pod and endpoint moments are stamped with the local time
+// at which the watch delivered the change, so that they line up with the load generator's
+// timeline, which uses the same clock; Kubernetes Events keep their own timestamps.
+//
+// Each kind is listed and then watched; a watch that the API server ends (its timeout, an
+// expired resourceVersion, an error) is re-opened, with a relist when needed, instead of
+// silently ending observation. All goroutines end when Stop is called or the context given
+// to Start is cancelled.
+package observe
