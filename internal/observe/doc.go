@@ -8,6 +8,16 @@
 // at which the watch delivered the change, so that they line up with the load generator's
 // timeline, which uses the same clock; Kubernetes Events keep their own timestamps.
 //
+// Moments recorded: PodCreated, PodScheduled (Detail: node), PodReady and PodUnready on
+// transitions of the Ready condition (Detail: its reason), PodDeleting when the
+// deletionTimestamp first appears (Detail: grace=Ns; also recorded from the final object of a
+// forced deletion), PodGone; per pod, over the union of the Service's EndpointSlices,
+// EndpointReady, EndpointUnready when it is present but not ready, again whenever its
+// serving/terminating flags change (Detail: those flags), and EndpointRemoved when it has
+// left every slice (moving between slices is not a removal); K8sEvent for each new
+// occurrence of a core/v1 Event about a Pod (Detail: reason: message, with (xN) when
+// repeated), stamped with the Event's own time (second resolution for lastTimestamp).
+//
 // Each kind is listed and then watched; a watch that the API server ends (its timeout, an
 // expired resourceVersion, an error) is re-opened, with a relist when needed, instead of
 // silently ending observation. All goroutines end when Stop is called or the context given

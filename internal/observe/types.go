@@ -33,7 +33,10 @@ type Event struct {
 
 // Propagation is, for one deleted pod, how long the Service kept routing to it after the
 // deletion began: from PodDeleting to EndpointUnready (no longer ready: new connections stop
-// being sent there once kube-proxy syncs) and to EndpointRemoved.
+// being sent there once kube-proxy syncs) and to EndpointRemoved. Each is the first such moment
+// after the deletion was seen; it is 0 when the endpoint was already not ready (or already
+// removed) at that moment, which also covers the slice update arriving a hair before the pod
+// update on its independent watch.
 type Propagation struct {
 	Pod        string        `json:"pod"`
 	DeletingAt time.Time     `json:"deletingAt"`
