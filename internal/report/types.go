@@ -29,6 +29,9 @@ type Row struct {
 	Verdict  scenario.Verdict  `json:"verdict"`
 	// Buckets is the load timeline (100 ms buckets from Summary's start), for the HTML timeline.
 	Buckets []loadgen.Bucket `json:"buckets,omitempty"`
+	// LoadStarted is when the load started (loadgen.Result.Started): Buckets are offsets from
+	// it, and the Summary has no start of its own. Zero means Started.
+	LoadStarted time.Time `json:"loadStarted,omitzero"`
 	// Timeline is the lifecycle of the pods and endpoints during the run.
 	Timeline *observe.Timeline `json:"timeline,omitempty"`
 	// Artifacts are paths relative to the artifacts directory (raw vegeta results, full ledger).

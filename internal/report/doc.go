@@ -1,0 +1,16 @@
+// Package report turns the rows of a conformance run into the artifacts people and machines
+// read: a JSON document, a Markdown conformance table for humans and PR comments, and a
+// self-contained HTML page with one load timeline per row.
+//
+// Suites call [WriteRow] after each spec, which leaves one JSON file per row under
+// <artifacts>/rows/. Once every suite is done, [ReadRows], [NewRun] and [WriteAll] gather
+// those files into conformance.json, conformance.md and timeline.html.
+//
+// A row's verdict status is taken as it was judged (see scenario.Outcome.Judge); a row with
+// no status, or one this package does not know, is reported and counted as a harness fault,
+// since the harness failed to judge it.
+//
+// The HTML page has no scripts and no external assets: every chart is an inline SVG drawn
+// on the server side with html/template, so the file can be archived, attached to a CI run
+// or opened offline as it is.
+package report

@@ -1,0 +1,141 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+//go:embed timeline.html.tmpl
+var timelineHTML string
+
+var pageTemplate = template.Must(template.New("timeline.html").Funcs(template.FuncMap{
+	"n": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+}).Parse(timelineHTML))
+
+// page is what the HTML template renders.
+type page struct {
+	Versions  string
+	Generated string
+	Count     string
+	Rows      []htmlRow
+	AnyRetry  bool
+	RetryNote string
+	Legend    legend
+}
+
+type htmlRow struct {
+	ID          string
+	Suite       string
+	Cells       cells
+	StatusClass string
+	Reason      string
+	Why         string
+	Facts       []fact
+	Chart       chart
+	Propagation []propRow
+	Artifacts   []fact
+}
+
+type fact struct{ Name, Value string }
+
+type propRow struct{ Pod, DeletingAt, ToUnready, ToRemoved string }
+
+// legend holds the lifecycle colors for the template.
+type legend struct {
+	OK, Disruption, Deleting, EPReady, EPUnready, EPRemoved, PodGone, K8sEvent, Serving, Routed, Terminating, Burst string
+}
+
+// WriteHTML writes a self-contained HTML page: the conformance table, then for every row its
+// summary numbers, verdict and a timeline drawn as inline SVG (requests per bucket, ok and
+// failed by class; disruptions and pod deletions as vertical markers; one lane per pod with
+// its endpoint and lifecycle moments). It has no scripts and loads nothing.
+func (run Run) WriteHTML(w io.Writer) error {
+	pass, fail, hf := Summarize(run)
+	p := page{
+		Versions:  strings.Join(versionsLine(run.Versions), " · "),
+		Count:     fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault", len(run.Rows), pass, fail, hf),
+		RetryNote: retryNote,
+		Legend: legend{
+			OK: classColor("ok"), Disruption: colDisruption, Deleting: colDeleting, EPReady: colEPReady,
+			EPUnready: colEPUnready, EPRemoved: colEPRemoved, PodGone: colPodGone, K8sEvent: colK8sEvent,
+			Serving: colServing, Routed: colRouted, Terminating: colTerminate, Burst: colBurst,
+		},
+	}
+	if !run.Generated.IsZero() {
+		p.Generated = run.Generated.UTC().Format(time.RFC3339)
+	}
+	for i, r := range run.Rows {
+		hr := htmlRow{
+			ID:     fmt.Sprintf("row-%d", i+1),
+			Suite:  r.Suite,
+			Cells:  rowCells(r),
+			Reason: reason(r),
+			Why:    r.Scenario.Why,
+			Chart:  buildChart(r),
+		}
+		p.AnyRetry = p.AnyRetry || hr.Cells.Retry
+		hr.StatusClass = string(hr.Cells.Status)
+		hr.Facts = facts(r)
+		if r.Timeline != nil {
+			for _, pr := range r.Timeline.Propagation {
+				hr.Propagation = append(hr.Propagation, propRow{
+					Pod:        pr.Pod,
+					DeletingAt: "+" + secs(pr.DeletingAt.Sub(r.Started)),
+					ToUnready:  propDur(pr.ToUnready),
+					ToRemoved:  propDur(pr.ToRemoved),
+				})
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Artifacts)) {
+			hr.Artifacts = append(hr.Artifacts, fact{k, r.Artifacts[k]})
+		}
+		p.Rows = append(p.Rows, hr)
+	}
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("write HTML report: %w", err)
+	}
+	return nil
+}
+
+// facts are the summary numbers of a row, in display order.
+func facts(r Row) []fact {
+	s := r.Summary
+	valid := "valid"
+	if !s.Valid {
+		valid = "INVALID: " + s.InvalidReason
+	}
+	fs := []fact{
+		{"suite", r.Suite},
+		{"started", r.Started.UTC().Format(time.RFC3339)},
+		{"requests", fmt.Sprintf("%d sent, %d ok, %d failed", s.Requests, s.OK, s.Failed)},
+		{"failures by class", failuresCell(s.Failures)},
+		{"failure ratio", pct(s.FailureRatio)},
+		{"disruption seconds", fmt.Sprint(s.DisruptionSeconds)},
+		{"bursts", fmt.Sprint(len(s.Bursts))},
+		{"rate", fmt.Sprintf("%.1f of %d req/s asked", s.AchievedRate, s.Rate)},
+		{"latency", fmt.Sprintf("p50 %s, p99 %s, max %s", s.Latency.P50, s.Latency.P99, s.Latency.Max)},
+		{"client", clientMode(s)},
+		{"load run", valid},
+		{"expected", r.Scenario.Expect.String()},
+	}
+	if s.EndReason != "" {
+		fs = append(fs, fact{"ended", string(s.EndReason)})
+	}
+	if s.Target != "" {
+		fs = append(fs, fact{"target", strings.TrimSpace(s.Method + " " + s.Target)})
+	}
+	return fs
+}
+
+func propDur(d time.Duration) string {
+	if d < 0 {
+		return "not seen"
+	}
+	return d.Round(time.Millisecond).String()
+}

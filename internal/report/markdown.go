@@ -1,0 +1,76 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+)
+
+// WriteMarkdown writes the conformance table for humans and PR comments: the versions the
+// run was measured with, one table row per Row, the reason of every row that did not pass,
+// and a count line "N rows: P pass, F fail, H harness-fault".
+func (run Run) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+
+	p("# rollcheck conformance\n\n")
+	p("%s\n\n", mdEscape(strings.Join(versionsLine(run.Versions), " · ")))
+	if !run.Generated.IsZero() {
+		p("Generated %s.\n\n", run.Generated.UTC().Format(time.RFC3339))
+	}
+
+	p("| %s |\n", strings.Join(tableHeader, " | "))
+	p("|---|---|--:|---|--:|--:|--:|---|---|\n")
+	anyRetry := false
+	for _, r := range run.Rows {
+		c := rowCells(r)
+		sc := c.Scenario
+		if c.Retry {
+			sc += " †"
+			anyRetry = true
+		}
+		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.FailurePct, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
+		for i := range cols {
+			cols[i] = mdEscape(cols[i])
+		}
+		p("| %s |\n", strings.Join(cols, " | "))
+	}
+	if len(run.Rows) == 0 {
+		p("\nNo rows.\n")
+	}
+	if anyRetry {
+		p("\n† %s\n", retryNote)
+	}
+
+	first := true
+	for _, r := range run.Rows {
+		st := status(r)
+		if st == scenario.Pass {
+			continue
+		}
+		if first {
+			p("\n## Not passing\n\n")
+			first = false
+		}
+		c := rowCells(r)
+		p("- %s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(r.Scenario.Name),
+			mdEscape(c.Disruption), mdEscape(r.Suite), mdEscape(c.Client), mdEscape(reason(r)))
+	}
+
+	pass, fail, hf := Summarize(run)
+	p("\n%d rows: %d pass, %d fail, %d harness-fault\n", len(run.Rows), pass, fail, hf)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write markdown report: %w", err)
+	}
+	return nil
+}
+
+// mdEscape makes s safe in a Markdown table cell or list item: pipes are escaped and line
+// breaks become spaces.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+func markdown(t *testing.T, run Run) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := run.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// tableRows returns the Markdown table's body rows, split into cells on unescaped pipes.
+func tableRows(t *testing.T, md string) [][]string {
+	t.Helper()
+	var rows [][]string
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| scenario |") {
+			continue
+		}
+		line = strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |")
+		var cells []string
+		var cur strings.Builder
+		for i := 0; i < len(line); i++ {
+			switch {
+			case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+				cur.WriteByte('|')
+				i++
+			case strings.HasPrefix(line[i:], " | "):
+				cells = append(cells, cur.String())
+				cur.Reset()
+				i += 2
+			default:
+				cur.WriteByte(line[i])
+			}
+		}
+		rows = append(rows, append(cells, cur.String()))
+	}
+	return rows
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	run := NewRun(syntheticRows())
+	md := markdown(t, run)
+	t.Logf("\n%s", md)
+
+	for _, want := range []string{
+		"rollcheck v0.1.0-test · Kubernetes v1.34.0 · kind v0.30.0 · node image kindest/node:v1.34.0 (upstream) · Go go1.25.7 · vegeta v12.12.0",
+		"| scenario | disruption | requests | failures by class | failure % | disruption s | bursts | expected | verdict |",
+		"3 rows: 2 pass, 0 fail, 1 harness-fault\n",
+		"† transparent retry",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	rows := tableRows(t, md)
+	if len(rows) != 3 {
+		t.Fatalf("table has %d rows, want 3", len(rows))
+	}
+	want := [][]string{
+		{"prestop-sleep-drain: preStop=sleep:5s sigterm=drain grace=30s keepalive=off", "rollout-restart×2",
+			"2000", "—", "0%", "0", "0", "0 failures", "✅ pass"},
+		{"naive-exit: preStop=none sigterm=exit grace=30s keepalive=on †", "delete-pod×2",
+			"2000", "eof 2, http_503 4, refused 44, reset 6", "2.800%", "4", "2", "failures (refused|reset)", "✅ pass"},
+		{"exit-at-most: preStop=exec:2s sigterm=exit grace=10s req=100ms keepalive=off", "rollout-restart×1",
+			"1500", "timeout 3", "0.200%", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
+	}
+	for i := range want {
+		if len(rows[i]) != len(want[i]) {
+			t.Errorf("row %d has %d cells, want %d: %q", i, len(rows[i]), len(want[i]), rows[i])
+			continue
+		}
+		for j := range want[i] {
+			if rows[i][j] != want[i][j] {
+				t.Errorf("row %d %s = %q, want %q", i, tableHeader[j], rows[i][j], want[i][j])
+			}
+		}
+	}
+	// The pipe of "failures (refused|reset)" is escaped in the table.
+	if !strings.Contains(md, `failures (refused\|reset)`) {
+		t.Errorf("pipe not escaped")
+	}
+	// The harness fault's reason is listed; passing rows' reasons are not.
+	if !strings.Contains(md, "- ⚠️ harness-fault **exit-at-most** (rollout-restart×1, suite rollout, keep-alive off): invalid load run: achieved rate 91.30/s") {
+		t.Errorf("harness fault reason missing")
+	}
+	if strings.Contains(md, "0 of 2000 requests failed") {
+		t.Errorf("a passing row's reason is listed")
+	}
+}
+
+func TestWriteMarkdownFailAndEscapes(t *testing.T) {
+	rows := syntheticRows()[:2]
+	rows[0].Suite = "odd|suite"
+	rows[0].Verdict = scenario.Verdict{Status: scenario.Fail, Reason: "3 of 2000 failed | expected none\nsecond line"}
+	rows[1].Verdict = scenario.Verdict{}
+	// The load ran without keep-alive though the scenario asked for it: say what was measured.
+	rows[1].Summary.KeepAlive, rows[1].Summary.TransparentRetry = false, false
+	md := markdown(t, NewRun(rows))
+	t.Logf("\n%s", md)
+	for _, want := range []string{
+		"❌ fail",
+		`- ❌ fail **prestop-sleep-drain** (rollout-restart×2, suite odd\|suite, keep-alive off): 3 of 2000 failed \| expected none second line`,
+		"- ⚠️ harness-fault **naive-exit** (delete-pod×2, suite delete, keep-alive off): no verdict recorded for this row",
+		"keepalive=on (measured keep-alive off)",
+		"2 rows: 0 pass, 1 fail, 1 harness-fault",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "†") {
+		t.Errorf("transparent retry noted though no row had it")
+	}
+	for _, r := range tableRows(t, md) {
+		if len(r) != len(tableHeader) {
+			t.Errorf("row with %d cells, want %d: %q", len(r), len(tableHeader), r)
+		}
+	}
+}
+
+func TestWriteMarkdownEmptyAndUnknownVersions(t *testing.T) {
+	md := markdown(t, NewRun(nil))
+	for _, want := range []string{"rollcheck unknown · Kubernetes unknown", "No rows.", "0 rows: 0 pass, 0 fail, 0 harness-fault"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestFailuresCell(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[loadgen.Class]int
+		want string
+	}{
+		{nil, "—"},
+		{map[loadgen.Class]int{loadgen.ClassReset: 0}, "—"},
+		{map[loadgen.Class]int{loadgen.ClassReset: 3, loadgen.ClassEOF: 8}, "eof 8, reset 3"},
+	} {
+		if got := failuresCell(tc.in); got != tc.want {
+			t.Errorf("failuresCell(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

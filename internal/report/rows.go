@@ -1,0 +1,139 @@
+package report
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// RowsDir is the directory, under the artifacts directory, that WriteRow writes rows into.
+const RowsDir = "rows"
+
+// WriteRow writes row as indented JSON to dir/rows/<suite>--<scenario name>--<disruption>.json,
+// creating the directories it needs, and returns the file's path. A row written earlier
+// under the same name is replaced. The file is written to a temporary name and renamed, so
+// ReadRows never sees half a row.
+func WriteRow(dir string, row Row) (string, error) {
+	if row.Suite == "" || row.Scenario.Name == "" || row.Scenario.Disruption == "" {
+		return "", fmt.Errorf("write row: suite %q, scenario name %q and disruption %q are all required",
+			row.Suite, row.Scenario.Name, row.Scenario.Disruption)
+	}
+	name := RowFileName(row)
+	rows := filepath.Join(dir, RowsDir)
+	if err := os.MkdirAll(rows, 0o755); err != nil {
+		return "", fmt.Errorf("write row %s: %w", name, err)
+	}
+	b, err := json.MarshalIndent(row, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("write row %s: encode: %w", name, err)
+	}
+	path := filepath.Join(rows, name)
+	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+		return "", fmt.Errorf("write row: %w", err)
+	}
+	return path, nil
+}
+
+// RowFileName returns the base name WriteRow gives row's file:
+// <suite>--<scenario name>--<disruption>.json, with any character other than letters,
+// digits, '.', '_' and '-' replaced by '_'.
+func RowFileName(row Row) string {
+	return safeName(row.Suite) + "--" + safeName(row.Scenario.Name) + "--" +
+		safeName(string(row.Scenario.Disruption)) + ".json"
+}
+
+func safeName(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// ReadRows reads every dir/rows/*.json written by WriteRow and returns the rows sorted by
+// Started (then by file name). A file that does not decode, or holds a row without a suite
+// or scenario name, is an error naming the file. A missing rows directory is an error that
+// wraps fs.ErrNotExist; an empty one gives no rows and no error.
+func ReadRows(dir string) ([]Row, error) {
+	rowsDir := filepath.Join(dir, RowsDir)
+	entries, err := os.ReadDir(rowsDir)
+	if err != nil {
+		return nil, fmt.Errorf("read rows: %w", err)
+	}
+	type named struct {
+		file string
+		row  Row
+	}
+	var got []named
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(rowsDir, e.Name())
+		row, err := readRow(path)
+		if err != nil {
+			return nil, err
+		}
+		got = append(got, named{e.Name(), row})
+	}
+	slices.SortStableFunc(got, func(a, b named) int {
+		return cmp.Or(a.row.Started.Compare(b.row.Started), strings.Compare(a.file, b.file))
+	})
+	rows := make([]Row, len(got))
+	for i, n := range got {
+		rows[i] = n.row
+	}
+	return rows, nil
+}
+
+func readRow(path string) (Row, error) {
+	var row Row
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return row, fmt.Errorf("read row: %w", err)
+	}
+	if err := json.Unmarshal(b, &row); err != nil {
+		return row, fmt.Errorf("read row %s: %w", path, err)
+	}
+	if row.Suite == "" || row.Scenario.Name == "" {
+		return row, fmt.Errorf("read row %s: no suite or scenario name: not a row written by WriteRow", path)
+	}
+	return row, nil
+}
+
+// writeFileAtomic writes b to a temporary file next to path and renames it to path.
+func writeFileAtomic(path string, b []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

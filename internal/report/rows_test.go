@@ -1,0 +1,232 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+)
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestWriteRowReadRowsRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rows := syntheticRows()
+	// Write them out of order: ReadRows sorts by Started.
+	for _, i := range []int{2, 0, 1} {
+		path, err := WriteRow(dir, rows[i])
+		if err != nil {
+			t.Fatalf("WriteRow: %v", err)
+		}
+		want := filepath.Join(dir, "rows", rows[i].Suite+"--"+rows[i].Scenario.Name+"--"+string(rows[i].Scenario.Disruption)+".json")
+		if path != want {
+			t.Errorf("WriteRow path = %s, want %s", path, want)
+		}
+	}
+	// Files that are not rows are left alone.
+	if err := os.WriteFile(filepath.Join(dir, "rows", "notes.txt"), []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRows(dir)
+	if err != nil {
+		t.Fatalf("ReadRows: %v", err)
+	}
+	if len(got) != len(rows) {
+		t.Fatalf("ReadRows: %d rows, want %d", len(got), len(rows))
+	}
+	for i := range rows {
+		if g, w := mustJSON(t, got[i]), mustJSON(t, rows[i]); g != w {
+			t.Errorf("row %d changed in the round trip:\n got %s\nwant %s", i, g, w)
+		}
+	}
+	if got[1].Timeline == nil || len(got[1].Timeline.Events) == 0 || len(got[1].Buckets) == 0 {
+		t.Errorf("row 1 lost its timeline or buckets")
+	}
+
+	// Writing the same row again replaces it.
+	r := rows[0]
+	r.Verdict.Reason = "again"
+	if _, err := WriteRow(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err = ReadRows(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Verdict.Reason != "again" {
+		t.Errorf("rewriting a row: %d rows, first reason %q", len(got), got[0].Verdict.Reason)
+	}
+	// No temporary files are left behind.
+	ents, _ := os.ReadDir(filepath.Join(dir, "rows"))
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+func TestRowFileNameIsSafe(t *testing.T) {
+	r := Row{Suite: "a/b c", Scenario: scenario.Scenario{Name: "../x", Disruption: "delete-pod"}}
+	if got, want := RowFileName(r), "a_b_c--.._x--delete-pod.json"; got != want {
+		t.Errorf("RowFileName = %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	path, err := WriteRow(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(path) != filepath.Join(dir, "rows") {
+		t.Errorf("WriteRow wrote %s outside %s/rows", path, dir)
+	}
+}
+
+func TestWriteRowNeedsNames(t *testing.T) {
+	for _, r := range []Row{
+		{Scenario: scenario.Scenario{Name: "x", Disruption: scenario.DeletePod}},
+		{Suite: "s", Scenario: scenario.Scenario{Disruption: scenario.DeletePod}},
+		{Suite: "s", Scenario: scenario.Scenario{Name: "x"}},
+	} {
+		if _, err := WriteRow(t.TempDir(), r); err == nil {
+			t.Errorf("WriteRow(%q, %q, %q): no error", r.Suite, r.Scenario.Name, r.Scenario.Disruption)
+		}
+	}
+}
+
+func TestReadRowsBadFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"broken.json", `{"suite": "x", "scenario": {`, "broken.json"},
+		{"trailing.json", `{"suite": "x", "scenario": {"name": "y"}} {}`, "trailing.json"},
+		{"empty-object.json", `{}`, "no suite or scenario name"},
+		{"wrong-type.json", `{"suite": 3}`, "wrong-type.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := WriteRow(dir, syntheticRows()[0]); err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(dir, "rows", tc.name)
+			if err := os.WriteFile(bad, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadRows(dir)
+			if err == nil {
+				t.Fatal("ReadRows: no error")
+			}
+			if !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ReadRows error %q: want it to name %s and say %q", err, bad, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadRowsMissingAndEmpty(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadRows(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadRows without rows/: %v, want fs.ErrNotExist", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "rows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadRows(dir)
+	if err != nil || len(rows) != 0 {
+		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
+	}
+}
+
+func TestNewRun(t *testing.T) {
+	rows := syntheticRows()
+	rows[0].Versions = Versions{} // the earliest row has no versions: take the next one's
+	rows[1].Versions.Rollcheck = "v-second"
+	in := []Row{rows[2], rows[1], rows[0]}
+	before := time.Now()
+	run := NewRun(in)
+	if run.Generated.Before(before.Add(-time.Second)) {
+		t.Errorf("Generated = %v, want about now", run.Generated)
+	}
+	if run.Versions.Rollcheck != "v-second" {
+		t.Errorf("Versions = %+v, want those of the first row that has any", run.Versions)
+	}
+	for i, r := range run.Rows {
+		if r.Scenario.Name != rows[i].Scenario.Name {
+			t.Errorf("row %d is %s, want %s: rows sorted by Started", i, r.Scenario.Name, rows[i].Scenario.Name)
+		}
+	}
+	if in[0].Scenario.Name != rows[2].Scenario.Name {
+		t.Errorf("NewRun reordered its argument")
+	}
+	if empty := NewRun(nil); empty.Rows == nil || empty.Versions != (Versions{}) {
+		t.Errorf("NewRun(nil) = %+v", empty)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	run := NewRun(syntheticRows())
+	if p, f, h := Summarize(run); p != 2 || f != 0 || h != 1 {
+		t.Errorf("Summarize = %d, %d, %d; want 2, 0, 1", p, f, h)
+	}
+	run.Rows[0].Verdict.Status = scenario.Fail
+	run.Rows = append(run.Rows, Row{}, Row{Verdict: scenario.Verdict{Status: "weird"}})
+	// Rows never judged, or judged with an unknown status, are harness faults.
+	if p, f, h := Summarize(run); p != 1 || f != 1 || h != 3 {
+		t.Errorf("Summarize = %d, %d, %d; want 1, 1, 3", p, f, h)
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	run := NewRun(syntheticRows())
+	var buf bytes.Buffer
+	if err := run.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\n  \"versions\": {") {
+		t.Errorf("WriteJSON is not indented:\n%.300s", buf.String())
+	}
+	got, err := ReadRun(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := mustJSON(t, got), mustJSON(t, run); g != w {
+		t.Errorf("run changed in the JSON round trip:\n got %.500s\nwant %.500s", g, w)
+	}
+	if _, err := ReadRun(strings.NewReader(`{"rows": 3}`)); err == nil {
+		t.Error("ReadRun of bad JSON: no error")
+	}
+}
+
+func TestWriteAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "artifacts")
+	paths, err := WriteAll(dir, NewRun(syntheticRows()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"conformance.json", "conformance.md", "timeline.html"}
+	if len(paths) != len(want) {
+		t.Fatalf("WriteAll paths = %v", paths)
+	}
+	for i, p := range paths {
+		if p != filepath.Join(dir, want[i]) {
+			t.Errorf("path %d = %s, want %s", i, p, filepath.Join(dir, want[i]))
+		}
+		if st, err := os.Stat(p); err != nil {
+			t.Error(err)
+		} else if st.Size() == 0 {
+			t.Errorf("%s is empty", p)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+)
+
+// Names of the files WriteAll writes.
+const (
+	JSONFile     = "conformance.json"
+	MarkdownFile = "conformance.md"
+	HTMLFile     = "timeline.html"
+)
+
+// NewRun gathers rows into a Run: the rows sorted by Started (stable, so rows that started
+// at the same time keep their order), the Versions of the first row that has any, and
+// Generated set to now.
+func NewRun(rows []Row) Run {
+	rows = slices.Clone(rows)
+	slices.SortStableFunc(rows, func(a, b Row) int { return a.Started.Compare(b.Started) })
+	run := Run{Generated: time.Now().UTC(), Rows: rows}
+	for _, r := range rows {
+		if r.Versions != (Versions{}) {
+			run.Versions = r.Versions
+			break
+		}
+	}
+	if run.Rows == nil {
+		run.Rows = []Row{}
+	}
+	return run
+}
+
+// Summarize counts the rows of run by verdict. A row whose status is empty or unknown counts
+// as a harness fault.
+func Summarize(run Run) (pass, fail, harnessFault int) {
+	for _, r := range run.Rows {
+		switch status(r) {
+		case scenario.Pass:
+			pass++
+		case scenario.Fail:
+			fail++
+		default:
+			harnessFault++
+		}
+	}
+	return pass, fail, harnessFault
+}
+
+// status returns the row's verdict status, HarnessFault when it is empty or unknown.
+func status(r Row) scenario.Status {
+	switch s := r.Verdict.Status; s {
+	case scenario.Pass, scenario.Fail, scenario.HarnessFault:
+		return s
+	}
+	return scenario.HarnessFault
+}
+
+// reason returns the row's verdict reason, saying so when the row was never judged.
+func reason(r Row) string {
+	switch r.Verdict.Status {
+	case scenario.Pass, scenario.Fail, scenario.HarnessFault:
+		return r.Verdict.Reason
+	case "":
+		return "no verdict recorded for this row"
+	}
+	return fmt.Sprintf("unknown verdict status %q: %s", r.Verdict.Status, r.Verdict.Reason)
+}
+
+// WriteJSON writes the whole run as indented JSON.
+func (run Run) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(run); err != nil {
+		return fmt.Errorf("write run JSON: %w", err)
+	}
+	return nil
+}
+
+// ReadRun decodes a Run written by WriteJSON.
+func ReadRun(r io.Reader) (Run, error) {
+	var run Run
+	if err := json.NewDecoder(r).Decode(&run); err != nil {
+		return Run{}, fmt.Errorf("read run JSON: %w", err)
+	}
+	return run, nil
+}
+
+// WriteAll writes the run's JSON, Markdown and HTML reports to dir/conformance.json,
+// dir/conformance.md and dir/timeline.html, creating dir if needed, and returns the paths
+// written. It stops at the first error; files written before it are returned with it.
+func WriteAll(dir string, run Run) (paths []string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("write reports: %w", err)
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{JSONFile, run.WriteJSON},
+		{MarkdownFile, run.WriteMarkdown},
+		{HTMLFile, run.WriteHTML},
+	} {
+		path := filepath.Join(dir, f.name)
+		var buf bytes.Buffer
+		if err := f.write(&buf); err != nil {
+			return paths, fmt.Errorf("write reports: %s: %w", f.name, err)
+		}
+		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+			return paths, fmt.Errorf("write reports: %w", err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}

@@ -1,0 +1,171 @@
+package report
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/observe"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// t0 is the start of the first synthetic row.
+var t0 = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+
+var testVersions = Versions{
+	Rollcheck: "v0.1.0-test", Go: "go1.25.7", Vegeta: "v12.12.0", Kubernetes: "v1.34.0",
+	Kind: "v0.30.0", NodeImage: "kindest/node:v1.34.0", ImageSource: "upstream",
+}
+
+// failSpan makes every request sent in [from, to) of the load fail with class c, at most
+// perBucket per 100 ms bucket.
+type failSpan struct {
+	from, to  time.Duration
+	c         loadgen.Class
+	perBucket int
+}
+
+// syntheticRow builds a row of the given scenario: a load of rate req/s for d from
+// start+loadDelay, failing as spans say, with pods rolled at the disruption times.
+func syntheticRow(suite string, s scenario.Scenario, start time.Time, loadDelay, d time.Duration,
+	spans []failSpan, disruptions []time.Duration) Row {
+	s = s.WithDefaults()
+	loadStart := start.Add(loadDelay)
+	perBucket := s.Rate / 10
+	nb := int(d / loadgen.BucketWidth)
+	sum := loadgen.Summary{
+		Target: "http://127.0.0.1:30080/", Method: "GET", KeepAlive: s.KeepAlive, Rate: s.Rate,
+		Duration: d, EndReason: loadgen.EndDuration, Failures: map[loadgen.Class]int{},
+		Bursts: []loadgen.Burst{}, Valid: true, TransparentRetry: s.KeepAlive,
+		Latency: loadgen.Latency{Mean: 3 * time.Millisecond, P50: 2 * time.Millisecond,
+			P90: 4 * time.Millisecond, P95: 5 * time.Millisecond, P99: 9 * time.Millisecond, Max: 2 * time.Second},
+	}
+	buckets := make([]loadgen.Bucket, nb)
+	var burst *loadgen.Burst
+	lastWindow := -1
+	for i := range buckets {
+		b := &buckets[i]
+		b.Start = time.Duration(i) * loadgen.BucketWidth
+		b.Sent = perBucket
+		for _, sp := range spans {
+			if b.Start >= sp.from && b.Start < sp.to {
+				n := min(sp.perBucket, b.Sent-b.Failed)
+				if n <= 0 {
+					continue
+				}
+				if b.Failures == nil {
+					b.Failures = map[loadgen.Class]int{}
+				}
+				b.Failures[sp.c] += n
+				b.Failed += n
+			}
+		}
+		b.OK = b.Sent - b.Failed
+		sum.Requests += b.Sent
+		sum.OK += b.OK
+		sum.Failed += b.Failed
+		for c, n := range b.Failures {
+			sum.Failures[c] += n
+		}
+		if b.Failed > 0 {
+			at := loadStart.Add(b.Start)
+			if w := int(b.Start / time.Second); w != lastWindow {
+				sum.DisruptionSeconds++
+				lastWindow = w
+			}
+			if burst == nil || at.Sub(burst.Last) > loadgen.BurstGap {
+				sum.Bursts = append(sum.Bursts, loadgen.Burst{First: at, Classes: map[loadgen.Class]int{}})
+				burst = &sum.Bursts[len(sum.Bursts)-1]
+			}
+			burst.Last = at.Add(loadgen.BucketWidth - time.Millisecond)
+			burst.Count += b.Failed
+			for c, n := range b.Failures {
+				burst.Classes[c] += n
+			}
+		}
+	}
+	sum.SuccessRatio = float64(sum.OK) / float64(sum.Requests)
+	sum.FailureRatio = float64(sum.Failed) / float64(sum.Requests)
+	sum.AchievedRate = float64(s.Rate)
+
+	tl := &observe.Timeline{Namespace: "rc-" + s.Name, Started: start, Ended: loadStart.Add(d)}
+	ev := func(at time.Duration, k observe.Kind, pod, detail string) {
+		tl.Events = append(tl.Events, observe.Event{Time: loadStart.Add(at), Kind: k, Pod: pod, Detail: detail})
+	}
+	rs := "app-7d9f8c6b5"
+	var pods []string
+	for i := range s.Replicas {
+		p := fmt.Sprintf("%s-old%02d", rs, i)
+		pods = append(pods, p)
+		ev(-loadDelay+time.Second, observe.PodCreated, p, "")
+		ev(-loadDelay+3*time.Second, observe.EndpointReady, p, "")
+	}
+	gen := 0
+	for di, at := range disruptions {
+		ev(at, observe.Disruption, "", fmt.Sprintf("%s %d/%d", s.Disruption, di+1, len(disruptions)))
+		// Roll one pod per disruption: a new one comes up, the oldest goes.
+		victim := pods[0]
+		pods = pods[1:]
+		gen++
+		np := fmt.Sprintf("%s-new%02d", rs, gen)
+		pods = append(pods, np)
+		ev(at+100*time.Millisecond, observe.PodCreated, np, "")
+		ev(at+1500*time.Millisecond, observe.EndpointReady, np, "")
+		del := at + 1600*time.Millisecond
+		ev(del, observe.PodDeleting, victim, "grace 30s")
+		ev(del+50*time.Millisecond, observe.K8sEvent, victim, "Killing: Stopping container app")
+		ev(del+700*time.Millisecond, observe.EndpointUnready, victim, "ready=false serving=true terminating=true")
+		ev(del+time.Duration(s.PreStopSeconds)*time.Second+1200*time.Millisecond, observe.EndpointRemoved, victim, "")
+		ev(del+time.Duration(s.PreStopSeconds)*time.Second+1500*time.Millisecond, observe.PodGone, victim, "")
+		ev(at+4*time.Second, observe.DisruptionDone, "", fmt.Sprintf("%s %d/%d settled", s.Disruption, di+1, len(disruptions)))
+		tl.Propagation = append(tl.Propagation, observe.Propagation{
+			Pod: victim, DeletingAt: loadStart.Add(del), ToUnready: 700 * time.Millisecond,
+			ToRemoved: time.Duration(s.PreStopSeconds)*time.Second + 1200*time.Millisecond,
+		})
+	}
+
+	row := Row{
+		Suite: suite, Scenario: s, Started: start, Duration: loadDelay + d + 2*time.Second,
+		Summary: sum, Verdict: s.Expect.Judge(sum), Buckets: buckets, LoadStarted: loadStart,
+		Timeline: tl, Versions: testVersions,
+		Artifacts: map[string]string{"vegeta": "results/" + s.Name + ".gob", "ledger": "results/" + s.Name + ".json"},
+	}
+	return row
+}
+
+// syntheticRows are three rows: a passing row, a failing row with several failure classes and a
+// harness fault, plus text that needs escaping.
+func syntheticRows() []Row {
+	good := scenario.Scenario{
+		Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation; drain finishes in-flight requests",
+		PreStop: scenario.PreStopSleep, PreStopSeconds: 5, OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30,
+		Disruption: scenario.RolloutRestart, Count: 2, Expect: scenario.Zero(),
+	}
+	naive := scenario.Scenario{
+		Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing & the app exits at once",
+		PreStop: scenario.PreStopNone, OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30, KeepAlive: true,
+		Disruption: scenario.DeletePod, Count: 2, Expect: scenario.Failures(loadgen.ClassRefused, loadgen.ClassReset),
+	}
+	atMost := scenario.Scenario{
+		Name: "exit-at-most", PreStop: scenario.PreStopExec, PreStopSeconds: 2, OnSIGTERM: scenario.ShutdownExit,
+		GraceSeconds: 10, RequestDuration: 100 * time.Millisecond,
+		Disruption: scenario.RolloutRestart, Count: 1, Expect: scenario.AtMost(0.001),
+	}
+	r1 := syntheticRow("rollout", good, t0, 2*time.Second, 20*time.Second, nil, []time.Duration{4 * time.Second, 11 * time.Second})
+	r2 := syntheticRow("delete", naive, t0.Add(time.Minute), 3*time.Second, 20*time.Second, []failSpan{
+		{5600 * time.Millisecond, 6400 * time.Millisecond, loadgen.ClassRefused, 4},
+		{5600 * time.Millisecond, 5900 * time.Millisecond, loadgen.ClassReset, 2},
+		{6300 * time.Millisecond, 6500 * time.Millisecond, loadgen.ClassEOF, 1},
+		{13600 * time.Millisecond, 14000 * time.Millisecond, loadgen.ClassRefused, 3},
+		{13900 * time.Millisecond, 14100 * time.Millisecond, loadgen.HTTP5xxClass(503), 2},
+	}, []time.Duration{4 * time.Second, 12 * time.Second})
+	r3 := syntheticRow("rollout", atMost, t0.Add(2*time.Minute), 2*time.Second, 15*time.Second, []failSpan{
+		{7 * time.Second, 7300 * time.Millisecond, loadgen.ClassTimeout, 1},
+	}, []time.Duration{5 * time.Second})
+	// r3's load missed its rate: a harness fault whatever its failures.
+	r3.Summary.Valid = false
+	r3.Summary.AchievedRate = 91.3
+	r3.Summary.InvalidReason = "achieved rate 91.30/s misses the asked 100/s by 8.7% (tolerance 1%)"
+	r3.Verdict = r3.Scenario.Expect.Judge(r3.Summary)
+	return []Row{r1, r2, r3}
+}
