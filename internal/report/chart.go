@@ -385,7 +385,6 @@ func xTicks(end time.Duration, xOf func(time.Duration) float64) []axisTick {
 // podState is what the lanes need to know of one pod.
 type podState struct {
 	name  string
-	first time.Duration // first event, for ordering
 	ready time.Duration // endpoint-ready, or unset
 	del   time.Duration // pod-deleting
 	unrdy time.Duration // endpoint-unready
@@ -409,7 +408,7 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 		at := e.Time.Sub(r.Started)
 		p := pods[e.Pod]
 		if p == nil {
-			p = &podState{name: e.Pod, first: at, has: map[observe.Kind]bool{}}
+			p = &podState{name: e.Pod, has: map[observe.Kind]bool{}}
 			pods[e.Pod] = p
 			order = append(order, p)
 		}
