@@ -31,7 +31,7 @@
 // A run is only evidence when it delivered the load it was asked for. A
 // [Result] is marked invalid ([Result.Valid] false, with
 // [Result.InvalidReason]) when its achieved rate misses the asked rate by more
-// than [RateTolerance] (or [RateSlack] requests, for short runs), when sending stalled for longer than [StallGap], or
+// than [RateTolerance] (or [RateSlack]'s worth of requests, for short runs), when sending stalled for longer than [StallGap], or
 // when it ended well before its Duration although nobody stopped it.
 //
 // # Keep-alive and transparent retries

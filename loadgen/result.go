@@ -28,10 +28,13 @@ const (
 	// RateTolerance is the largest relative difference between the achieved
 	// and the asked rate of a valid run (0.01 = 1 %).
 	RateTolerance = 0.01
-	// RateSlack is the number of requests a valid run may miss (or exceed)
-	// whatever its length: a hit delayed past the end of a short run is lost
-	// and that alone must not make a 1 s run invalid.
-	RateSlack = 2
+	// RateSlack is how many requests' worth of time a valid run may miss (or
+	// exceed) whatever its length: Rate × RateSlack requests, and at least 2.
+	// Vegeta's pacer catches up after a hiccup in mid-run, but the hits that
+	// fall due while the process is descheduled at the very end are lost;
+	// that alone must not make a short run invalid. For runs longer than
+	// 10 s, RateTolerance is the larger allowance.
+	RateSlack = 100 * time.Millisecond
 	// StallGap is the longest time a valid run may go without sending a
 	// request, on top of its pacing interval (1/Rate).
 	StallGap = time.Second
@@ -417,8 +420,8 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 // Vegeta's constant pacer sends hit k (from 1) at k/Rate after the start, so
 // n requests over the span from Started to the last request is the achieved
 // rate whether the run went its full Duration or was stopped early. The run
-// is valid when its count of requests is within RateTolerance (or RateSlack
-// requests) of Rate × that span. Stalls are judged separately, since a run
+// is valid when its count of requests is within RateTolerance (or
+// RateSlack's worth of requests) of Rate × that span. Stalls are judged separately, since a run
 // that sends on time and then stops sending still has a perfect rate over
 // its span.
 func (r *Result) judge() {
@@ -433,7 +436,8 @@ func (r *Result) judge() {
 		r.AchievedRate = float64(n) / span
 	}
 	if expected := float64(r.Config.Rate) * span; expected > 0 {
-		if miss := math.Abs(float64(n) - expected); miss > max(RateTolerance*expected, RateSlack) {
+		slack := max(RateTolerance*expected, float64(r.Config.Rate)*RateSlack.Seconds(), 2)
+		if miss := math.Abs(float64(n) - expected); miss > slack {
 			reasons = append(reasons, fmt.Sprintf("achieved rate %.2f/s misses the asked %d/s by %.1f%% (tolerance %.0f%%)",
 				r.AchievedRate, r.Config.Rate, 100*miss/expected, 100*RateTolerance))
 		}

@@ -219,10 +219,12 @@ func TestJudge(t *testing.T) {
 	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 5 * time.Second}
 	iv := 10 * time.Millisecond
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	// late returns the 500 hits of a full run with the last one sent at
-	// lastMs instead of 5000 ms.
+	// late returns the 2000 hits of a 20 s run with the last one sent at
+	// lastMs instead of 20000 ms. At 20 s, RateTolerance (20 hits) is the
+	// larger allowance.
+	long := Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 20 * time.Second}
 	late := func(lastMs int) []vegeta.Result {
-		return renumber(append(paced(100, iv, ms(4990)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(lastMs))}))
+		return renumber(append(paced(100, iv, ms(19990)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(lastMs))}))
 	}
 	cases := []struct {
 		name    string
@@ -235,8 +237,16 @@ func TestJudge(t *testing.T) {
 		rateMax float64
 	}{
 		{name: "on time", rs: paced(100, iv, ms(5000)), valid: true, rateMin: 100, rateMax: 100},
-		{name: "last hit 40 ms late: 0.8 % off", rs: late(5040), valid: true, rateMin: 99.2, rateMax: 99.21},
-		{name: "last hit 60 ms late: 1.2 % off", rs: late(5060), reason: "achieved rate 98.81/s misses the asked 100/s by 1.2% (tolerance 1%)"},
+		{name: "last hit 160 ms late: 0.8 % off", cfg: &long, rs: late(20160), valid: true, rateMin: 99.2, rateMax: 99.21},
+		{name: "last hit 250 ms late: 1.2 % off", cfg: &long, rs: late(20250), reason: "achieved rate 98.77/s misses the asked 100/s by 1.2% (tolerance 1%)"},
+		// 3 s at 100/s with the last 80 ms of hits lost: 8 of 300 (2.7 %),
+		// within RateSlack (10 hits at 100/s); 12 lost is not.
+		{name: "short run lost 80 ms at its end", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 3 * time.Second},
+			rs:    renumber(append(paced(100, iv, ms(2910)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(3001))})),
+			valid: true, rateMin: 97.3, rateMax: 97.4},
+		{name: "short run lost 120 ms at its end", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 3 * time.Second},
+			rs:     renumber(append(paced(100, iv, ms(2870)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(3001))})),
+			reason: "misses the asked 100/s by 4.0%"},
 		{name: "half rate", rs: paced(50, ms(20), ms(5000)), reason: "achieved rate 50.00/s misses the asked 100/s by 50.0%"},
 		{name: "stall in the middle", rs: renumber(append(paced(100, iv, ms(2000)), paced(100, ms(3500), ms(5000))...)),
 			reason: "stalled: no request sent for 1.5s from +2s"},
@@ -250,7 +260,7 @@ func TestJudge(t *testing.T) {
 		{name: "late start", rs: paced(100, ms(1500), ms(5000)), reason: "stalled: no request sent for 1.5s from +0s"},
 		{name: "nothing sent", rs: nil, reason: "no requests were sent"},
 		// A short run whose last hit was delayed past its end lost one of
-		// 20 hits (5 %): within RateSlack.
+		// 20 hits (5 %): within RateSlack (2 hits at 20/s).
 		{name: "short run lost its last hit", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 20, Duration: time.Second},
 			rs:    renumber(append(paced(20, ms(50), ms(900)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(1002))})),
 			valid: true, rateMin: 18.9, rateMax: 19},
