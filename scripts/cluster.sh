@@ -13,7 +13,7 @@ case "${1:-up}" in
   up)
     step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
     step tools bash "$REPO_ROOT/scripts/tools.sh"
-    step node-image-choice choose_node_image
+    choose_node_image
     step cluster-up "$RC" cluster up
     ;;
   down)

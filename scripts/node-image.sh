@@ -304,7 +304,13 @@ step kubernetes-binaries build_k8s
 step etcd build_tool etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
 step coredns build_tool coredns github.com/coredns/coredns "$COREDNS_VERSION" github.com/coredns/coredns
 step pause build_pause
-if [ -n "$rootfs_pid" ]; then step rootfs wait "$rootfs_pid" || die "building the rootfs failed"; else build_rootfs; fi
+if [ -n "$rootfs_pid" ]; then
+  s=$(date +%s)
+  wait "$rootfs_pid" || die "building the rootfs failed"
+  log "step rootfs (debootstrap, alongside the Go builds): waited $(($(date +%s) - s))s more"
+else
+  step rootfs build_rootfs
+fi
 step component-images build_images
 step node-image build_node
 log "built $TAG ($(docker image inspect -f '{{.Size}}' "$TAG" | awk '{printf "%d MB", $1/1e6}'))"

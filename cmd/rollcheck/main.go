@@ -5,6 +5,8 @@
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
 //	rollcheck cluster versions  print Kubernetes, kind and node image versions as JSON
+//	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
+//	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
 //
 // Configuration comes from the ROLLCHECK_* environment variables (see internal/cluster).
 package main
@@ -19,9 +21,10 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck cluster up|down|logs DIR|versions"
+const usage = "usage: rollcheck cluster up|down|logs DIR|versions, or rollcheck report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -33,6 +36,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
+	if len(args) == 2 && args[0] == "report" {
+		return writeReport(args[1])
+	}
 	if len(args) < 2 || args[0] != "cluster" {
 		return fmt.Errorf("%s", usage)
 	}
@@ -74,4 +80,31 @@ func run(ctx context.Context, args []string) error {
 		return json.NewEncoder(os.Stdout).Encode(v)
 	}
 	return fmt.Errorf("%s", usage)
+}
+
+// writeReport merges the rows the suites wrote into the run's reports and prints the table.
+func writeReport(dir string) error {
+	rows, err := report.ReadRows(dir)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("report: no rows in %s/rows", dir)
+	}
+	run := report.NewRun(rows)
+	paths, err := report.WriteAll(dir, run)
+	if err != nil {
+		return err
+	}
+	if err := run.WriteMarkdown(os.Stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "reports: %v\n", paths)
+	pass, fail, fault := report.Summarize(run)
+	// The plain closing line CI reads.
+	fmt.Printf("\nconformance: %d passed, %d failed\n", pass, fail+fault)
+	if fail+fault > 0 {
+		return fmt.Errorf("%d row(s) failed, %d harness fault(s)", fail, fault)
+	}
+	return nil
 }

@@ -49,6 +49,10 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kind binary %q not found (make tools builds it): %w", o.KindPath, err)
 	}
+	// kind would pull a missing image; rollcheck never lets it (no registry traffic by surprise).
+	if _, err := run(ctx, "docker", "image", "inspect", o.NodeImage); err != nil {
+		return nil, fmt.Errorf("node image %s is not in the Docker engine: make cluster picks, pulls or builds one (see README)", o.NodeImage)
+	}
 	kc, err := LoadKindConfig(o.KindConfig)
 	if err != nil {
 		return nil, err
@@ -59,10 +63,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	c := &Cluster{Options: o, Config: kc}
 	c.provider = kind.NewCluster(o.Name)
-	c.provider.WithOpts(kind.WithPath(kindPath))
-	if o.NodeImage != "" {
-		c.provider.WithOpts(kind.WithImage(o.NodeImage))
-	}
+	c.provider.WithOpts(kind.WithPath(kindPath), kind.WithImage(o.NodeImage))
 
 	exists, err := c.exists(ctx)
 	if err != nil {
@@ -74,7 +75,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		o.Logf("reusing kind cluster %q", o.Name)
 	} else {
-		o.Logf("creating kind cluster %q (node image: %s, %s)", o.Name, orDefault(o.NodeImage, "kind's default"), o.ImageSource)
+		o.Logf("creating kind cluster %q (node image %s, %s)", o.Name, o.NodeImage, o.ImageSource)
 	}
 	cfgFile, err := os.CreateTemp("", "rollcheck-kind-config-*.yaml")
 	if err != nil {
@@ -203,14 +204,12 @@ func (c *Cluster) exists(ctx context.Context) (bool, error) {
 // checkReusable refuses to reuse a cluster that runs another node image or lacks the port mapping.
 func (c *Cluster) checkReusable(ctx context.Context) error {
 	node := c.Name + "-control-plane"
-	if c.NodeImage != "" {
-		img, err := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", node)
-		if err != nil {
-			return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
-		}
-		if got := strings.TrimSpace(img); got != c.NodeImage {
-			return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, EnvName)
-		}
+	img, err := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", node)
+	if err != nil {
+		return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
+	}
+	if got := strings.TrimSpace(img); got != c.NodeImage {
+		return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, EnvName)
 	}
 	state, err := run(ctx, "docker", "inspect", "-f", "{{.State.Status}}", node)
 	if err != nil {
@@ -337,30 +336,18 @@ func runIn(ctx context.Context, dir string, env []string, name string, args ...s
 	return stdout.String(), nil
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 // Down deletes the named cluster if it exists; a missing cluster is not an error.
 func Down(ctx context.Context, o Options) error {
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	kindPath, err := exec.LookPath(o.KindPath)
+	c, err := existing(o)
 	if err != nil {
-		return fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
+		return err
 	}
-	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
-	c.provider.WithOpts(kind.WithPath(kindPath))
 	exists, err := c.exists(ctx)
 	if err != nil {
 		return err
 	}
 	if !exists {
-		o.Logf("no kind cluster %q: nothing to delete", o.Name)
+		c.Logf("no kind cluster %q: nothing to delete", o.Name)
 		return nil
 	}
 	return c.Delete(ctx)
@@ -368,14 +355,26 @@ func Down(ctx context.Context, o Options) error {
 
 // ExportLogs exports the logs of the named cluster into dir, if the cluster exists.
 func ExportLogs(ctx context.Context, o Options, dir string) error {
-	kindPath, err := exec.LookPath(o.KindPath)
+	c, err := existing(o)
 	if err != nil {
-		return fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
+		return err
 	}
-	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
-	c.provider.WithOpts(kind.WithPath(kindPath))
 	if exists, err := c.exists(ctx); err != nil || !exists {
 		return fmt.Errorf("export logs: no kind cluster %q (%v)", o.Name, err)
 	}
 	return c.ExportLogs(ctx, dir)
+}
+
+// existing is a handle on the named cluster for Down and ExportLogs, without creating it.
+func existing(o Options) (*Cluster, error) {
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	kindPath, err := exec.LookPath(o.KindPath)
+	if err != nil {
+		return nil, fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
+	}
+	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
+	c.provider.WithOpts(kind.WithPath(kindPath))
+	return c, nil
 }

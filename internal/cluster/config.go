@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 )
@@ -18,7 +19,7 @@ const (
 	EnvName        = "ROLLCHECK_CLUSTER_NAME"      // kind cluster name (default "rollcheck")
 	EnvKindConfig  = "ROLLCHECK_KIND_CONFIG"       // kind config file (default <repo>/kind-config.yaml)
 	EnvKind        = "ROLLCHECK_KIND"              // kind binary (default "kind" on PATH)
-	EnvNodeImage   = "ROLLCHECK_NODE_IMAGE_REF"    // node image reference (empty: kind's default)
+	EnvNodeImage   = "ROLLCHECK_NODE_IMAGE_REF"    // node image reference (default: kind's own default)
 	EnvImageSource = "ROLLCHECK_NODE_IMAGE_SOURCE" // "offline" or "upstream"
 	EnvWorkers     = "ROLLCHECK_WORKERS"           // number of worker nodes (default 0)
 	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"      // non-empty and not "0"/"false": keep the cluster
@@ -35,7 +36,7 @@ type Options struct {
 	Name        string // kind cluster name
 	KindConfig  string // path of the kind config file
 	KindPath    string // kind binary
-	NodeImage   string // node image; empty means kind's default
+	NodeImage   string // node image; it must be present in the Docker engine (Up never pulls)
 	ImageSource string // SourceUpstream or SourceOffline
 	Workers     int    // worker nodes besides the control plane
 	Keep        bool   // keep the cluster when done
@@ -49,7 +50,7 @@ func FromEnv(repoRoot string) (Options, error) {
 		Name:        envOr(EnvName, "rollcheck"),
 		KindConfig:  envOr(EnvKindConfig, filepath.Join(repoRoot, "kind-config.yaml")),
 		KindPath:    envOr(EnvKind, "kind"),
-		NodeImage:   os.Getenv(EnvNodeImage),
+		NodeImage:   envOr(EnvNodeImage, kinddefaults.Image),
 		ImageSource: envOr(EnvImageSource, SourceUpstream),
 		Keep:        truthy(os.Getenv(EnvKeep)),
 		RepoRoot:    repoRoot,
@@ -76,8 +77,8 @@ func (o Options) Validate() error {
 	if o.ImageSource != SourceUpstream && o.ImageSource != SourceOffline {
 		errs = append(errs, fmt.Errorf("%s=%q: want %q or %q", EnvImageSource, o.ImageSource, SourceUpstream, SourceOffline))
 	}
-	if o.ImageSource == SourceOffline && o.NodeImage == "" {
-		errs = append(errs, fmt.Errorf("offline node image source needs %s (run scripts/node-image.sh)", EnvNodeImage))
+	if o.NodeImage == "" {
+		errs = append(errs, fmt.Errorf("no node image: set %s (make cluster does)", EnvNodeImage))
 	}
 	if o.ImageSource == SourceOffline && o.Workers > 0 {
 		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, o.Workers))

@@ -53,8 +53,8 @@ func (o Outcome) Validate() error {
 		}
 	case ExpectFailures:
 		for _, c := range o.Classes {
-			if !c.IsFailure() {
-				return fmt.Errorf("expect failures of class %q: not a failure class", c)
+			if !knownFailure(c) {
+				return fmt.Errorf("expect failures of class %q: not a failure class (want refused, reset, eof, timeout, http_4xx, http_5NN or other)", c)
 			}
 		}
 	default:
@@ -74,11 +74,7 @@ func (o Outcome) String() string {
 		if len(o.Classes) == 0 {
 			return "failures"
 		}
-		cs := make([]string, len(o.Classes))
-		for i, c := range o.Classes {
-			cs[i] = string(c)
-		}
-		return "failures (" + strings.Join(cs, "|") + ")"
+		return "failures (" + classList(o.Classes) + ")"
 	}
 	return string(o.Kind)
 }
@@ -135,11 +131,32 @@ func (o Outcome) Judge(s loadgen.Summary) Verdict {
 				in += n
 			}
 		}
-		share := fmt.Sprintf("%d of %d failures are %s", in, s.Failed, o)
+		share := fmt.Sprintf("%d of %d failures are %s", in, s.Failed, classList(o.Classes))
 		if 2*in >= s.Failed {
 			return Verdict{Pass, ratio + "; " + share}
 		}
 		return Verdict{Fail, ratio + "; only " + share + ": not the expected mechanism"}
 	}
 	return Verdict{Fail, "unknown expectation " + string(o.Kind)}
+}
+
+func classList(cs []loadgen.Class) string {
+	ss := make([]string, len(cs))
+	for i, c := range cs {
+		ss[i] = string(c)
+	}
+	return strings.Join(ss, "|")
+}
+
+// knownFailure reports whether c is a failure class loadgen can produce.
+func knownFailure(c loadgen.Class) bool {
+	switch c {
+	case loadgen.ClassRefused, loadgen.ClassReset, loadgen.ClassEOF, loadgen.ClassTimeout, loadgen.ClassHTTP4xx, loadgen.ClassOther:
+		return true
+	}
+	var code int
+	if _, err := fmt.Sscanf(string(c), "http_%d", &code); err == nil {
+		return loadgen.HTTP5xxClass(code) == c
+	}
+	return false
 }

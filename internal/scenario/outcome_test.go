@@ -59,10 +59,10 @@ func TestJudge(t *testing.T) {
 		{"failures: none failed", Failures(), summary(1000, nil), Fail, "the negative control did not see the disruption"},
 		{"failures: none failed with classes", Failures(reset), summary(1000, nil), Fail, "negative control"},
 		{"failures: any class", Failures(), summary(1000, map[loadgen.Class]int{http503: 3}), Pass, "3 of 1000"},
-		{"failures: all expected", Failures(reset, eof), summary(1000, map[loadgen.Class]int{reset: 4, eof: 6}), Pass, "10 of 10 failures are failures (reset|eof)"},
+		{"failures: all expected", Failures(reset, eof), summary(1000, map[loadgen.Class]int{reset: 4, eof: 6}), Pass, "10 of 10 failures are reset|eof"},
 		{"failures: exactly half", Failures(reset), summary(1000, map[loadgen.Class]int{reset: 5, refused: 5}), Pass, "5 of 10"},
 		{"failures: majority", Failures(reset, eof), summary(1000, map[loadgen.Class]int{reset: 5, eof: 1, refused: 4}), Pass, "6 of 10"},
-		{"failures: minority", Failures(reset), summary(1000, map[loadgen.Class]int{reset: 4, refused: 5}), Fail, "only 4 of 9 failures are failures (reset): not the expected mechanism"},
+		{"failures: minority", Failures(reset), summary(1000, map[loadgen.Class]int{reset: 4, refused: 5}), Fail, "only 4 of 9 failures are reset: not the expected mechanism"},
 		{"failures: none of the classes", Failures(eof), summary(1000, map[loadgen.Class]int{http503: 7}), Fail, "only 0 of 7"},
 
 		{"unknown expectation", Outcome{Kind: "maybe"}, summary(1000, nil), Fail, `unknown expectation maybe`},
@@ -100,6 +100,19 @@ func TestJudgeHarnessFault(t *testing.T) {
 				t.Errorf("%s.Judge(%d requests, valid %v) = %s %q, want harness-fault %q",
 					o, tc.s.Requests, tc.s.Valid, v.Status, v.Reason, tc.reason)
 			}
+		}
+	}
+}
+
+func TestOutcomeRejectsUnknownClass(t *testing.T) {
+	for _, c := range []loadgen.Class{"resets", "ok", "http_200", "http_600", ""} {
+		if err := Failures(c).Validate(); err == nil {
+			t.Errorf("Failures(%q).Validate() accepted an unknown class", c)
+		}
+	}
+	for _, c := range []loadgen.Class{loadgen.ClassReset, loadgen.HTTP5xxClass(503), loadgen.ClassOther} {
+		if err := Failures(c).Validate(); err != nil {
+			t.Errorf("Failures(%q).Validate(): %v", c, err)
 		}
 	}
 }

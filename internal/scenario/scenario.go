@@ -64,6 +64,10 @@ type Scenario struct {
 	GraceSeconds    int64         `json:"terminationGracePeriodSeconds"`
 	RequestDuration time.Duration `json:"requestDuration"`
 	KeepAlive       bool          `json:"keepAlive"`
+	// Method is the load's HTTP method (default GET). With keep-alive on, Go's client silently
+	// retries a GET whose reused connection the server closed; a POST is not replayable, so it
+	// shows what happens to requests on connections pinned to a dying pod.
+	Method string `json:"method"`
 
 	Disruption DisruptionKind `json:"disruption"`
 	// Count is how many times the disruption is repeated, each after the rollout settled.
@@ -81,6 +85,9 @@ type Scenario struct {
 func (s Scenario) WithDefaults() Scenario {
 	if s.PreStop == "" {
 		s.PreStop = PreStopNone
+	}
+	if s.Method == "" {
+		s.Method = "GET"
 	}
 	if s.Count == 0 {
 		s.Count = DefaultCount
@@ -136,6 +143,9 @@ func (s Scenario) Validate() error {
 	if s.RequestDuration < 0 || s.RequestDuration > time.Minute {
 		bad("requestDuration %s: want 0 to 1m", s.RequestDuration)
 	}
+	if s.Method != "GET" && s.Method != "POST" {
+		bad("method %q: want GET or POST", s.Method)
+	}
 	switch s.Disruption {
 	case RolloutRestart, DeletePod, ForceDelete, ScaleDown:
 	default:
@@ -178,6 +188,9 @@ func (s Scenario) String() string {
 	ka := "off"
 	if s.KeepAlive {
 		ka = "on"
+	}
+	if s.Method != "GET" && s.Method != "" {
+		ka += " " + s.Method
 	}
 	req := ""
 	if s.RequestDuration > 0 {

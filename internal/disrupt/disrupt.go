@@ -1,0 +1,198 @@
+package disrupt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+
+	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+)
+
+// Target is the Deployment to disrupt.
+type Target struct {
+	Client     klient.Client
+	Namespace  string
+	Deployment string
+	// Selector is the label selector of the Deployment's pods, e.g. "app=app".
+	Selector string
+	// Timeout bounds each wait (default 3m); it should exceed the pods' grace period.
+	Timeout time.Duration
+	Logf    func(format string, args ...any)
+}
+
+// Record is one disruption as it happened.
+type Record struct {
+	Kind scenario.DisruptionKind `json:"kind"`
+	N    int                     `json:"n"` // 1-based
+	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
+	Pod     string    `json:"pod,omitempty"`
+	Started time.Time `json:"started"`
+	Settled time.Time `json:"settled"`
+}
+
+// Repeat runs the disruption count times, each after the previous one settled, calling
+// before and after (either may be nil) around each, and returns what happened.
+func Repeat(ctx context.Context, t Target, kind scenario.DisruptionKind, count int, before, after func(Record)) ([]Record, error) {
+	var recs []Record
+	for i := 1; i <= count; i++ {
+		rec := Record{Kind: kind, N: i, Started: time.Now()}
+		if before != nil {
+			before(rec)
+		}
+		pod, err := Once(ctx, t, kind)
+		rec.Pod, rec.Settled = pod, time.Now()
+		if err != nil {
+			return recs, fmt.Errorf("%s %d of %d: %w", kind, i, count, err)
+		}
+		recs = append(recs, rec)
+		if after != nil {
+			after(rec)
+		}
+	}
+	return recs, nil
+}
+
+// Once runs one disruption and waits until the Deployment has settled. It returns the name
+// of the pod it deleted, if it deleted one.
+func Once(ctx context.Context, t Target, kind scenario.DisruptionKind) (string, error) {
+	if t.Timeout == 0 {
+		t.Timeout = 3 * time.Minute
+	}
+	if t.Logf == nil {
+		t.Logf = func(string, ...any) {}
+	}
+	switch kind {
+	case scenario.RolloutRestart:
+		if err := cluster.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
+			return "", err
+		}
+		return "", Settle(ctx, t)
+	case scenario.DeletePod, scenario.ForceDelete:
+		pod, err := pickPod(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		var opts []resources.DeleteOption
+		if kind == scenario.ForceDelete {
+			opts = append(opts, resources.WithGracePeriod(0))
+		}
+		if err := t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...); err != nil {
+			return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
+		}
+		t.Logf("%s: deleted pod %s", kind, pod.Name)
+		return pod.Name, Settle(ctx, t)
+	case scenario.ScaleDown:
+		var d appsv1.Deployment
+		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+			return "", fmt.Errorf("scale down %s/%s: %w", t.Namespace, t.Deployment, err)
+		}
+		n := int32(1)
+		if d.Spec.Replicas != nil {
+			n = *d.Spec.Replicas
+		}
+		if n < 2 {
+			return "", fmt.Errorf("scale down %s/%s: %d replica(s), need at least 2", t.Namespace, t.Deployment, n)
+		}
+		if err := scale(ctx, t, n-1); err != nil {
+			return "", err
+		}
+		if err := Settle(ctx, t); err != nil {
+			return "", err
+		}
+		if err := scale(ctx, t, n); err != nil {
+			return "", err
+		}
+		return "", Settle(ctx, t)
+	}
+	return "", fmt.Errorf("unknown disruption %q", kind)
+}
+
+// Settle waits until the Deployment's rollout is complete and none of its pods is
+// terminating or left over: the pod count equals the wanted replicas.
+func Settle(ctx context.Context, t Target) error {
+	if t.Timeout == 0 {
+		t.Timeout = 3 * time.Minute
+	}
+	if err := cluster.WaitRollout(ctx, t.Client, t.Namespace, t.Deployment, t.Timeout); err != nil {
+		return err
+	}
+	var d appsv1.Deployment
+	var pods corev1.PodList
+	err := wait.For(func(ctx context.Context) (bool, error) {
+		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+			return false, err
+		}
+		if err := t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector)); err != nil {
+			return false, err
+		}
+		want := 1
+		if d.Spec.Replicas != nil {
+			want = int(*d.Spec.Replicas)
+		}
+		return len(pods.Items) == want && cluster.RolloutComplete(&d), nil
+	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(250*time.Millisecond))
+	if err != nil {
+		var names []string
+		for _, p := range pods.Items {
+			s := p.Name
+			if p.DeletionTimestamp != nil {
+				s += " (terminating)"
+			}
+			names = append(names, s)
+		}
+		return fmt.Errorf("wait %s for %s/%s to settle with no terminating pod (pods: %s): %w",
+			t.Timeout, t.Namespace, t.Deployment, strings.Join(names, ", "), err)
+	}
+	return nil
+}
+
+// pickPod picks the ready, not terminating pod with the lowest name, so runs are repeatable.
+func pickPod(ctx context.Context, t Target) (*corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector)); err != nil {
+		return nil, fmt.Errorf("list pods %s in %s: %w", t.Selector, t.Namespace, err)
+	}
+	var ready []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp == nil && podReady(p) {
+			ready = append(ready, p)
+		}
+	}
+	if len(ready) == 0 {
+		return nil, fmt.Errorf("no ready pod %s in %s to delete", t.Selector, t.Namespace)
+	}
+	slices.SortFunc(ready, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return ready[0], nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func scale(ctx context.Context, t Target, n int32) error {
+	d := &appsv1.Deployment{}
+	d.Name, d.Namespace = t.Deployment, t.Namespace
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
+	if err := t.Client.Resources(t.Namespace).Patch(ctx, d, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)}); err != nil {
+		return fmt.Errorf("scale %s/%s to %d: %w", t.Namespace, t.Deployment, n, err)
+	}
+	t.Logf("scaled %s/%s to %d", t.Namespace, t.Deployment, n)
+	return nil
+}

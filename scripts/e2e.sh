@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `make e2e`: the conformance suites on a kind cluster, from nothing.
+#   Docker engine (started if none answers) -> tools -> node image choice (upstream or offline,
+#   built and cached) -> cluster (created or reused) -> ginkgo suites -> conformance table.
+# The cluster is deleted at the end unless ROLLCHECK_KEEP_CLUSTER=1; on failure its logs are
+# exported into $ARTIFACTS/cluster-logs first. Ctrl-C cleans up the same way.
+# ROLLCHECK_LABELS selects suites/specs by Ginkgo label (e.g. smoke, rollout-restart, negative).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$REPO_ROOT/scripts/node-image-choice.sh"
+LOG_PREFIX=e2e
+cd "$REPO_ROOT"
+export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
+RC=$ROLLCHECK_CACHE/bin/rollcheck
+GINKGO=$ROLLCHECK_CACHE/bin/ginkgo
+mkdir -p "$ARTIFACTS"
+ROLLCHECK_VERSION=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo dev)
+export ROLLCHECK_VERSION
+T0=$(date +%s)
+cluster_touched=""
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if [ -n "$cluster_touched" ]; then
+    if [ "$rc" -ne 0 ]; then
+      log "exporting cluster logs into $ARTIFACTS/cluster-logs"
+      "$RC" cluster logs "$ARTIFACTS/cluster-logs" >/dev/null 2>&1 || log "could not export cluster logs"
+    fi
+    if [ -n "${ROLLCHECK_KEEP_CLUSTER:-}" ] && [ "${ROLLCHECK_KEEP_CLUSTER}" != 0 ]; then
+      log "keeping the cluster (ROLLCHECK_KEEP_CLUSTER); make down deletes it"
+    else
+      step cluster-delete "$RC" cluster down || true
+    fi
+  fi
+  log "total $(($(date +%s) - T0))s, exit $rc; artifacts in $ARTIFACTS"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step docker bash scripts/docker-engine.sh up
+step tools bash scripts/tools.sh
+# Not through `step`: choose_node_image exports the choice into this shell.
+choose_node_image
+cluster_touched=1
+step cluster-up "$RC" cluster up
+# The suites reuse the cluster made above and leave it to this script.
+rm -rf "$ARTIFACTS/rows"
+suites_rc=0
+step suites "$GINKGO" -r --keep-going --timeout=60m --poll-progress-after=120s \
+  ${ROLLCHECK_LABELS:+--label-filter="$ROLLCHECK_LABELS"} \
+  --output-dir="$ARTIFACTS" --junit-report=junit.xml --json-report=ginkgo-report.json \
+  ${ROLLCHECK_GINKGO_FLAGS:-} suites || suites_rc=$?
+if [ -d "$ARTIFACTS/rows" ]; then
+  step report "$RC" report "$ARTIFACTS" || suites_rc=1
+fi
+exit "$suites_rc"

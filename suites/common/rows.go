@@ -1,0 +1,115 @@
+package common
+
+import (
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// ConnectionFailures are the failure classes of a request that reached a pod that was going
+// away or gone: refused (nothing listens), reset or EOF (the connection was torn down under
+// the request; docker-proxy, which serves kind's loopback port, turns a refused backend
+// connection into a closed client connection) and timeout (SYNs to a pod IP whose network
+// namespace is gone are black-holed). Not among them: HTTP 5xx/4xx and "other".
+var ConnectionFailures = []loadgen.Class{loadgen.ClassRefused, loadgen.ClassReset, loadgen.ClassEOF, loadgen.ClassTimeout}
+
+// CutInFlight are the classes of requests a dying process cuts: the server side of the
+// connection is closed or reset under a request that was sent.
+var CutInFlight = []loadgen.Class{loadgen.ClassReset, loadgen.ClassEOF}
+
+// Row builds a Scenario from a base with a disruption and an expected Outcome.
+func Row(base scenario.Scenario, d scenario.DisruptionKind, expect scenario.Outcome, why string) scenario.Scenario {
+	base.Disruption, base.Expect, base.Why = d, expect, why
+	return base
+}
+
+// The shutdown configurations of the conformance matrix; the suites pair them with a
+// disruption and the outcome the mechanics predict.
+var (
+	// Naive: no preStop, the app exits at SIGTERM.
+	Naive = scenario.Scenario{Name: "naive", OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30}
+	// DrainOnly: no preStop, the app drains on SIGTERM (closes its listener at once).
+	DrainOnly = scenario.Scenario{Name: "drain-only", OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	// PreStopExit: preStop exec sleep 5 s, then the app exits at SIGTERM.
+	PreStopExit = scenario.Scenario{Name: "prestop-exit", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
+		OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30}
+	// PreStopDrain: preStop exec sleep 5 s, then drain: the textbook configuration.
+	PreStopDrain = scenario.Scenario{Name: "prestop-drain", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
+		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	// NativeSleepDrain: the native sleep action (Kubernetes 1.34 GA) for 5 s, then drain.
+	NativeSleepDrain = scenario.Scenario{Name: "native-sleep-drain", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
+		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	// HTTPPreStopDrain: an httpGet preStop to the app that sleeps 5 s, then drain.
+	HTTPPreStopDrain = scenario.Scenario{Name: "http-prestop-drain", PreStop: scenario.PreStopHTTP, PreStopSeconds: 5,
+		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+)
+
+// RolloutRows is the rollout-restart matrix.
+func RolloutRows() []scenario.Scenario {
+	d := scenario.RolloutRestart
+	slow := scenario.Scenario{Name: "slow-requests", PreStop: scenario.PreStopSleep, PreStopSeconds: 2,
+		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 3 * time.Second}
+	ignore := scenario.Scenario{Name: "ignore-sigterm", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
+		OnSIGTERM: scenario.ShutdownIgnore, GraceSeconds: 8}
+	ignoreKA := ignore
+	ignoreKA.Name, ignoreKA.KeepAlive, ignoreKA.Method, ignoreKA.RequestDuration = "ignore-sigterm-keepalive", true, "POST", 200*time.Millisecond
+	exitKA := PreStopExit
+	exitKA.Name, exitKA.KeepAlive, exitKA.Method, exitKA.RequestDuration = "prestop-exit-keepalive", true, "POST", 200*time.Millisecond
+	exitKAGet := exitKA
+	exitKAGet.Name, exitKAGet.Method = "prestop-exit-keepalive-get", "GET"
+	return []scenario.Scenario{
+		Row(Naive, d, scenario.Failures(ConnectionFailures...),
+			"negative control: the app is gone at SIGTERM while kube-proxy still sends new connections to it for the endpoint propagation delay"),
+		Row(DrainOnly, d, scenario.Failures(ConnectionFailures...),
+			"draining does not help new connections: the listener closes at SIGTERM, before kube-proxy stops sending connections to the pod"),
+		Row(PreStopExit, d, scenario.Zero(),
+			"the preStop sleep outlasts endpoint propagation; with keep-alive off and instant requests nothing is in flight when the app exits"),
+		Row(exitKA, d, scenario.Failures(CutInFlight...),
+			"keep-alive pins connections to the old pod through the preStop sleep; exiting cuts the requests in flight on them, and a POST is not retried"),
+		Row(exitKAGet, d, scenario.Zero(),
+			"as prestop-exit-keepalive, but GET: Go's client silently retries a GET whose reused connection died, hiding the cut requests (transparent retry)"),
+		Row(PreStopDrain, d, scenario.Zero(),
+			"the textbook configuration: preStop sleep outlasts endpoint propagation, then in-flight requests finish"),
+		Row(NativeSleepDrain, d, scenario.Zero(),
+			"as prestop-drain, with the native sleep action instead of an exec hook"),
+		Row(HTTPPreStopDrain, d, scenario.Zero(),
+			"as prestop-drain, with an httpGet hook the app answers after 5 s"),
+		Row(slow, d, scenario.Failures(CutInFlight...),
+			"requests take 3 s but grace (3 s) minus preStop (2 s) leaves 1 s to drain: SIGKILL cuts requests in flight"),
+		Row(ignore, d, scenario.Zero(),
+			"the app ignores SIGTERM and SIGKILL ends it at 8 s, but with keep-alive off and endpoints long gone nothing is in flight"),
+		Row(ignoreKA, d, scenario.Failures(CutInFlight...),
+			"the app ignores SIGTERM; keep-alive connections stay pinned to it until SIGKILL at 8 s cuts the requests in flight on them"),
+	}
+}
+
+// DeletePodRows is the graceful pod delete matrix.
+func DeletePodRows() []scenario.Scenario {
+	d := scenario.DeletePod
+	return []scenario.Scenario{
+		Row(Naive, d, scenario.Failures(ConnectionFailures...),
+			"negative control: the deleted pod's app exits at SIGTERM while kube-proxy still routes to it"),
+		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
+		Row(NativeSleepDrain, d, scenario.Zero(), "native sleep action outlasts endpoint propagation, then drain"),
+	}
+}
+
+// ForceDeleteRows is the forced delete (grace 0) matrix.
+func ForceDeleteRows() []scenario.Scenario {
+	d := scenario.ForceDelete
+	return []scenario.Scenario{
+		Row(PreStopDrain, d, scenario.Failures(ConnectionFailures...),
+			"grace 0 removes the pod from the API at once and the kubelet kills it with a minimal grace period: the preStop sleep cannot cover endpoint propagation"),
+	}
+}
+
+// ScaleDownRows is the scale down (and back up) matrix.
+func ScaleDownRows() []scenario.Scenario {
+	d := scenario.ScaleDown
+	return []scenario.Scenario{
+		Row(Naive, d, scenario.Failures(ConnectionFailures...),
+			"negative control: the removed replica exits at SIGTERM while kube-proxy still routes to it"),
+		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
+	}
+}

@@ -1,0 +1,133 @@
+package smoke_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+
+	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/disrupt"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/suites/common"
+)
+
+// smokeApp is a well-behaved configuration: native sleep preStop, drain on SIGTERM.
+var smokeApp = scenario.Scenario{
+	Name: "smoke", PreStop: scenario.PreStopSleep, PreStopSeconds: 2, OnSIGTERM: scenario.ShutdownDrain,
+	GraceSeconds: 30, Disruption: scenario.RolloutRestart, Replicas: 3, Expect: scenario.Zero(),
+}.WithDefaults()
+
+var _ = Describe("a kind cluster with the sample app", Ordered, func() {
+	var ns string
+
+	BeforeAll(func(ctx SpecContext) {
+		ns = env.Namespace(ctx, "smoke")
+		env.Deploy(ctx, smokeApp, ns)
+		common.Logf("sample app deployed in %s", ns)
+	}, NodeTimeout(5*time.Minute))
+
+	It("runs 3 ready replicas", func(ctx SpecContext) {
+		var pods corev1.PodList
+		Expect(env.Cluster.Client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(3))
+		for _, p := range pods.Items {
+			Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
+		}
+	}, SpecTimeout(time.Minute))
+
+	It("answers 200 on 127.0.0.1 through the NodePort kind maps, from every replica", func(ctx SpecContext) {
+		url := env.Cluster.AppURL("/")
+		common.Logf("first smoke request to %s", url)
+		common.WaitServing(ctx, url, 3)
+		common.Logf("the NodePort answers from all 3 replicas")
+		res := attack(ctx, loadgen.Config{Target: url, Rate: 50, Duration: 3 * time.Second, KeepAlive: false})
+		Expect(res.Totals.Failed).To(BeZero(), res.String())
+		Expect(res.Totals.OK).To(BeNumerically(">=", 140), res.String())
+		pods := sets.New[string]()
+		for _, r := range res.Requests {
+			pods.Insert(r.Pod)
+		}
+		Expect(pods.UnsortedList()).To(HaveLen(3), "responding pods: %v", sets.List(pods))
+	}, SpecTimeout(time.Minute))
+
+	It("keeps the native sleep preStop action (GA in Kubernetes 1.34)", func(ctx SpecContext) {
+		var d appsv1.Deployment
+		Expect(env.Cluster.Client.Resources(ns).Get(ctx, scenario.AppName, ns, &d)).To(Succeed())
+		lc := d.Spec.Template.Spec.Containers[0].Lifecycle
+		Expect(lc).NotTo(BeNil(), "the API server dropped the lifecycle block")
+		Expect(lc.PreStop).NotTo(BeNil())
+		Expect(lc.PreStop.Sleep).NotTo(BeNil(), "the API server dropped the sleep action")
+		Expect(lc.PreStop.Sleep.Seconds).To(BeEquivalentTo(2))
+	}, SpecTimeout(30*time.Second))
+
+	It("completes a rollout restart: every pod replaced, all ready", func(ctx SpecContext) {
+		before := podNames(ctx, ns)
+		t := disrupt.Target{Client: env.Cluster.Client, Namespace: ns, Deployment: scenario.AppName, Selector: "app=app", Logf: common.Logf}
+		_, err := disrupt.Once(ctx, t, scenario.RolloutRestart)
+		Expect(err).NotTo(HaveOccurred())
+		after := podNames(ctx, ns)
+		Expect(after).To(HaveLen(3))
+		Expect(after.Intersection(before).UnsortedList()).To(BeEmpty(), "pods that survived the restart")
+		res := attack(ctx, loadgen.Config{Target: env.Cluster.AppURL("/"), Rate: 20, Duration: time.Second})
+		Expect(res.Totals.Failed).To(BeZero(), res.String())
+	}, SpecTimeout(3*time.Minute))
+
+	It("never pulls an image from outside the machine (offline node image)", Label("offline"), func(ctx SpecContext) {
+		if env.Cluster.ImageSource != cluster.SourceOffline {
+			Skip("kind's upstream node image pulls from its registries by design; this check is for the offline image")
+		}
+		pod := &corev1.Pod{}
+		pod.Name, pod.Namespace = "nopull", ns
+		pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "registry.k8s.io/rollcheck-does-not-exist:v1"}}
+		Expect(env.Cluster.Client.Resources(ns).Create(ctx, pod)).To(Succeed())
+		var msg string
+		err := wait.For(func(ctx context.Context) (bool, error) {
+			var evs corev1.EventList
+			if err := env.Cluster.Client.Resources(ns).List(ctx, &evs, resources.WithFieldSelector("involvedObject.name=nopull")); err != nil {
+				return false, err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "Failed" && strings.Contains(e.Message, "rollcheck-does-not-exist") {
+					msg = e.Message
+					return true, nil
+				}
+			}
+			return false, nil
+		}, wait.WithContext(ctx), wait.WithTimeout(time.Minute), wait.WithInterval(time.Second))
+		Expect(err).NotTo(HaveOccurred(), "no pull failure event for the missing image")
+		common.Logf("pull of a missing image failed with: %s", msg)
+		Expect(msg).To(ContainSubstring("127.0.0.1:9"), "the pull went somewhere other than the dead loopback endpoint")
+	}, SpecTimeout(90*time.Second))
+})
+
+func attack(ctx context.Context, cfg loadgen.Config) *loadgen.Result {
+	GinkgoHelper()
+	a, err := loadgen.Start(ctx, cfg)
+	Expect(err).NotTo(HaveOccurred())
+	res, err := a.Wait()
+	Expect(err).NotTo(HaveOccurred())
+	common.Logf("load: %s", res)
+	return res
+}
+
+func podNames(ctx context.Context, ns string) sets.Set[string] {
+	GinkgoHelper()
+	var pods corev1.PodList
+	Expect(env.Cluster.Client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
+	names := sets.New[string]()
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			names.Insert(p.Name)
+		}
+	}
+	return names
+}
