@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -412,5 +413,16 @@ func TestSummaryAndString(t *testing.T) {
 	}
 	if strings.Contains(str, "\n") {
 		t.Errorf("String() is not one line: %q", str)
+	}
+}
+
+func TestPinnedVegetaVersion(t *testing.T) {
+	b, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := vegetaModule + " " + pinnedVegetaVersion
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("go.mod does not require %q: update pinnedVegetaVersion", want)
 	}
 }

@@ -47,7 +47,8 @@ step cluster-up "$RC" cluster up
 # The suites reuse the cluster made above and leave it to this script.
 rm -rf "$ARTIFACTS/rows"
 suites_rc=0
-step suites "$GINKGO" -r --keep-going --timeout=60m --poll-progress-after=120s \
+color=""; [ -t 1 ] || color=--no-color
+step suites "$GINKGO" -r --keep-going $color --timeout=60m --poll-progress-after=120s \
   ${ROLLCHECK_LABELS:+--label-filter="$ROLLCHECK_LABELS"} \
   --output-dir="$ARTIFACTS" --junit-report=junit.xml --json-report=ginkgo-report.json \
   ${ROLLCHECK_GINKGO_FLAGS:-} suites || suites_rc=$?

@@ -44,6 +44,13 @@ log "building offline node image $TAG (cold: about 13 minutes on 2 cores; caches
 
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=local
 
+# quiet CMD...: run a command, showing its output only when it fails (the legacy builder's
+# deprecation banner otherwise drowns the log).
+quiet() {
+  local out
+  if ! out=$(DOCKER_BUILDKIT=0 "$@" 2>&1); then printf '%s\n' "$out" >&2; return 1; fi
+}
+
 # --- Go builds: each in its own wrapper module under $W, reused across runs --------------------
 k8s_ldflags() {
   local p ld="-s -w" minor
@@ -140,7 +147,7 @@ image_build() { # ctxdir ref [entrypoint]
     echo 'ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin'
     if [ -n "$ep" ]; then echo "ENTRYPOINT [\"$ep\"]"; fi
   } >"$d/Dockerfile"
-  DOCKER_BUILDKIT=0 docker build -q -t "$ref" "$d" >/dev/null || die "docker build $ref failed"
+  quiet docker build -q -t "$ref" "$d" || die "docker build $ref failed"
   docker save "$ref" -o "$IMAGES/$1.tar" || die "docker save $ref failed"
 }
 build_images() {
@@ -204,6 +211,17 @@ done
 exec /usr/local/bin/entrypoint "$@"
 EOT
   chmod 0755 "$R/usr/local/bin/rollcheck-entrypoint"
+  # crictl (cri-tools) cannot be had from the Go module proxy. kind calls it twice: `crictl images`
+  # when exporting logs and `crictl inspecti` to skip loading an image a node has; this shim
+  # answers the first and says "unknown" to the second (kind then loads the image anyway).
+  cat >"$R/usr/local/bin/crictl" <<'EOT'
+#!/bin/sh
+case "$1" in
+  images) exec ctr --namespace k8s.io images ls ;;
+  *) echo "crictl shim (rollcheck offline node): only 'crictl images' is supported; use ctr --namespace k8s.io" >&2; exit 1 ;;
+esac
+EOT
+  chmod 0755 "$R/usr/local/bin/crictl"
   # Without CAP_SYS_RESOURCE runc cannot lower oom_score_adj below its parent's: clamp it (as kind rootless does).
   sed -i 's/restrict_oom_score_adj = false/restrict_oom_score_adj = true/' "$R/etc/containerd/config.toml"
   sed -i "s#sandbox_image = .*#sandbox_image = \"registry.k8s.io/pause:$PAUSE_VERSION\"#" "$R/etc/containerd/config.toml"
@@ -283,13 +301,13 @@ EOT
     for t in /kind/images/*.tar; do
       ctr --namespace=k8s.io images import --label=io.cri-containerd.pinned=pinned --all-platforms --no-unpack --digests "$t" >/dev/null
     done
-    ctr --namespace=k8s.io images list -q | grep -v "^sha256:"
+    ctr --namespace=k8s.io images list -q | grep -v -e "^sha256:" -e "^import-"
     pkill containerd; sleep 1; rm -rf /kind/images /tmp/containerd.log' >&2 || die "preloading images into the node failed"
   # docker commit cannot set STOPSIGNAL: add it with a metadata-only build.
   docker commit --change 'ENTRYPOINT [ "/usr/local/bin/rollcheck-entrypoint", "/sbin/init" ]' "$id" "$TAG.tmp" >/dev/null \
     || die "docker commit of the node failed"
   printf 'FROM %s\nSTOPSIGNAL SIGRTMIN+3\nLABEL io.rollcheck.k8s-version=%s io.rollcheck.kind-version=%s\n' "$TAG.tmp" "$K8S_VERSION" "$KIND_VERSION" \
-    | DOCKER_BUILDKIT=0 docker build -q -t "$TAG" - >/dev/null || die "finishing the node image failed"
+    | quiet docker build -q -t "$TAG" - || die "finishing the node image failed"
   docker rmi "$TAG.tmp" "$base" >/dev/null 2>&1 || true
   docker rm -f -v "$id" >/dev/null 2>&1 || true
   trap - EXIT
