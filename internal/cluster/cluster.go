@@ -378,3 +378,35 @@ func existing(o Options) (*Cluster, error) {
 	c.provider.WithOpts(kind.WithPath(kindPath))
 	return c, nil
 }
+
+// FlushConntrack deletes the nodes' conntrack entries for connections to the app's NodePort and
+// returns how many it deleted.
+//
+// Why: all load reaches the node from one address (docker-proxy's end of the kind network), and
+// the host reuses source ports within a minute. An entry left by a connection to a pod that is
+// gone — above all an unanswered SYN, which conntrack keeps for 120 s in SYN_SENT — catches a
+// new connection with the same ports and sends it to that dead pod, where it hangs until the
+// client times out. A scenario that kills pods abruptly would leave such entries behind and
+// fail the next, well-behaved scenario; the suites flush between specs.
+func (c *Cluster) FlushConntrack(ctx context.Context) (int, error) {
+	out, err := run(ctx, c.KindPath, "get", "nodes", "--name", c.Name)
+	if err != nil {
+		return 0, fmt.Errorf("flush conntrack: list nodes: %w", err)
+	}
+	total := 0
+	for _, node := range strings.Fields(out) {
+		cmd := exec.CommandContext(ctx, "docker", "exec", node, "conntrack", "-D", "-p", "tcp",
+			"--orig-port-dst", fmt.Sprint(c.Config.NodePort))
+		msg, err := cmd.CombinedOutput()
+		// conntrack exits 1 when no entry matched; its summary line says how many it deleted.
+		var n int
+		if i := strings.Index(string(msg), "): "); i >= 0 {
+			fmt.Sscanf(string(msg)[i+3:], "%d flow entries", &n)
+		}
+		if err != nil && !strings.Contains(string(msg), "0 flow entries") {
+			return total, fmt.Errorf("flush conntrack on %s: %w: %s", node, err, strings.TrimSpace(string(msg)))
+		}
+		total += n
+	}
+	return total, nil
+}

@@ -110,8 +110,19 @@ func (e *Env) Namespace(ctx context.Context, prefix string) string {
 			return false, err
 		}, wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(500*time.Millisecond))
 		Expect(err).NotTo(HaveOccurred(), "wait for namespace %s to be deleted", name)
+		e.FlushConntrack(ctx)
 	}, NodeTimeout(4*time.Minute))
 	return name
+}
+
+// FlushConntrack drops the nodes' conntrack entries for the NodePort, so that connections a
+// previous spec left to pods that are gone cannot catch this spec's connections (see
+// cluster.FlushConntrack).
+func (e *Env) FlushConntrack(ctx context.Context) {
+	GinkgoHelper()
+	n, err := e.Cluster.FlushConntrack(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Logf("conntrack: %d entries for NodePort %d flushed", n, e.Cluster.Config.NodePort)
 }
 
 // Deploy renders the Scenario into ns, applies it and waits until the rollout is complete.

@@ -56,6 +56,7 @@ func RowTimeout(s scenario.Scenario) time.Duration {
 func (e *Env) RunScenario(ctx SpecContext, suite string, s scenario.Scenario) {
 	s = s.WithDefaults()
 	Expect(s.Validate()).To(Succeed())
+	e.FlushConntrack(ctx)
 	ns := e.Namespace(ctx, "rc-"+s.Name)
 	e.Deploy(ctx, s, ns)
 

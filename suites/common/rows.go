@@ -49,7 +49,7 @@ var (
 func RolloutRows() []scenario.Scenario {
 	d := scenario.RolloutRestart
 	slow := scenario.Scenario{Name: "slow-requests", PreStop: scenario.PreStopSleep, PreStopSeconds: 2,
-		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 3 * time.Second}
+		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 5 * time.Second}
 	ignore := scenario.Scenario{Name: "ignore-sigterm", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
 		OnSIGTERM: scenario.ShutdownIgnore, GraceSeconds: 8}
 	ignoreKA := ignore
@@ -76,7 +76,7 @@ func RolloutRows() []scenario.Scenario {
 		Row(HTTPPreStopDrain, d, scenario.Zero(),
 			"as prestop-drain, with an httpGet hook the app answers after 5 s"),
 		Row(slow, d, scenario.Failures(CutInFlight...),
-			"requests take 3 s but grace (3 s) minus preStop (2 s) leaves 1 s to drain: SIGKILL cuts requests in flight"),
+			"requests take 5 s; grace 3 s minus preStop 2 s leaves 1 s, which the kubelet rounds up to its 2 s minimum: SIGKILL comes 4 s after deletion and cuts the requests in flight"),
 		Row(ignore, d, scenario.Zero(),
 			"the app ignores SIGTERM and SIGKILL ends it at 8 s, but with keep-alive off and endpoints long gone nothing is in flight"),
 		Row(ignoreKA, d, scenario.Failures(CutInFlight...),
@@ -92,15 +92,31 @@ func DeletePodRows() []scenario.Scenario {
 			"negative control: the deleted pod's app exits at SIGTERM while kube-proxy still routes to it"),
 		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
 		Row(NativeSleepDrain, d, scenario.Zero(), "native sleep action outlasts endpoint propagation, then drain"),
+		Row(PreStopDrainSlow, d, scenario.Zero(),
+			"5 s requests finish well within the 30 s grace period (compare the force-delete suite)"),
 	}
 }
 
+// PreStopDrainSlow is PreStopDrain with requests that take 5 s: the 30 s grace period lets
+// them finish, unless something shortens it.
+var PreStopDrainSlow = scenario.Scenario{Name: "prestop-drain-slow", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
+	OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30, RequestDuration: 5 * time.Second}
+
 // ForceDeleteRows is the forced delete (grace 0) matrix.
+//
+// A forced delete removes the Pod from the API at once, so its endpoint goes with it, and the
+// kubelet then stops the container with a grace period of 1 s: the preStop hook gets 1 s, and
+// the container its 2 s minimum between SIGTERM and SIGKILL (pkg/kubelet pod_workers.go,
+// kuberuntime minimumGracePeriodInSeconds).
 func ForceDeleteRows() []scenario.Scenario {
 	d := scenario.ForceDelete
 	return []scenario.Scenario{
-		Row(PreStopDrain, d, scenario.Failures(ConnectionFailures...),
-			"grace 0 removes the pod from the API at once and the kubelet kills it with a minimal grace period: the preStop sleep cannot cover endpoint propagation"),
+		Row(Naive, d, scenario.Failures(ConnectionFailures...),
+			"negative control: endpoint removal and SIGTERM start together; the app is gone while kube-proxy still routes to it"),
+		Row(PreStopDrain, d, scenario.Zero(),
+			"measured, not the folklore: with instant requests the forced delete costs nothing here, because the endpoint leaves with the Pod object and the container still gets 1 s of preStop plus 2 s to drain, longer than kube-proxy's sync"),
+		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...),
+			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 	}
 }
 
