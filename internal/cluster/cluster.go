@@ -70,6 +70,17 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if exists {
+		// A Docker engine restart leaves kind's node containers stopped, and kind cannot
+		// restart a cluster: a stopped one is rebuilt.
+		if state, err := run(ctx, "docker", "inspect", "-f", "{{.State.Status}}", o.Name+"-control-plane"); err == nil && strings.TrimSpace(state) != "running" {
+			o.Logf("kind cluster %q exists but its node is %s: deleting it to create it anew", o.Name, strings.TrimSpace(state))
+			if err := c.Delete(ctx); err != nil {
+				return nil, err
+			}
+			exists = false
+		}
+	}
+	if exists {
 		if err := c.checkReusable(ctx); err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ const (
 	// DefaultRate is far below what the 2-core reference machine holds, so a missed rate
 	// points at the harness, not at the app.
 	DefaultRate   = 100
-	DefaultSettle = 5 * time.Second
+	DefaultSettle = 3 * time.Second
 )
 
 // Scenario is one row of the conformance table.

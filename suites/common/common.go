@@ -14,6 +14,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
@@ -96,6 +98,14 @@ func (e *Env) Namespace(ctx context.Context, prefix string) string {
 	name := ns.Name
 	DeferCleanup(func(ctx SpecContext) {
 		r := e.Cluster.Client.Resources()
+		// The spec is over: its pods need no graceful shutdown, and waiting for one (preStop
+		// sleeps, 30 s grace periods) would only slow the matrix down.
+		var pods corev1.PodList
+		Expect(e.Cluster.Client.Resources(name).List(ctx, &pods)).To(Succeed())
+		for i := range pods.Items {
+			err := r.Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0))
+			Expect(client.IgnoreNotFound(err)).To(Succeed(), "delete pod %s", pods.Items[i].Name)
+		}
 		err := r.Delete(ctx, &corev1.Namespace{ObjectMeta: ns.ObjectMeta})
 		if apierrors.IsNotFound(err) {
 			return

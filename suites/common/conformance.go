@@ -67,11 +67,12 @@ func (e *Env) RunScenario(ctx SpecContext, suite string, s scenario.Scenario) {
 	DeferCleanup(func() { obs.Stop() })
 
 	url := e.Cluster.AppURL("/")
-	WaitServing(ctx, url, s.Replicas)
+	timeout := loadgen.DefaultTimeout + s.RequestDuration
+	WaitServing(ctx, url, s.Replicas, timeout)
 
 	cfg := loadgen.Config{
 		Target: url, Method: s.Method, Rate: s.Rate, Duration: maxLoad,
-		Timeout: loadgen.DefaultTimeout + s.RequestDuration, KeepAlive: s.KeepAlive,
+		Timeout: timeout, KeepAlive: s.KeepAlive,
 	}
 	atk, err := loadgen.Start(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred(), "start the load")
@@ -122,11 +123,12 @@ func (e *Env) RunScenario(ctx SpecContext, suite string, s scenario.Scenario) {
 // WaitServing waits until the Service answers through the mapped port from every replica,
 // with no failure over a second, so that load starts on a settled path: a new Service's
 // NodePort answers only once kube-proxy has programmed it, a little after the pods are ready.
-func WaitServing(ctx context.Context, url string, replicas int) {
+// timeout is the per-request timeout (requests of slow scenarios take longer).
+func WaitServing(ctx context.Context, url string, replicas int, timeout time.Duration) {
 	GinkgoHelper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		a, err := loadgen.Start(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
+		a, err := loadgen.Start(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second, Timeout: timeout})
 		Expect(err).NotTo(HaveOccurred())
 		res, err := a.Wait()
 		Expect(err).NotTo(HaveOccurred())

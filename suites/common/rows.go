@@ -45,11 +45,13 @@ var (
 		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
 )
 
+// SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
+var SlowRequests = scenario.Scenario{Name: "slow-requests", PreStop: scenario.PreStopSleep, PreStopSeconds: 2,
+	OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 5 * time.Second}
+
 // RolloutRows is the rollout-restart matrix.
 func RolloutRows() []scenario.Scenario {
 	d := scenario.RolloutRestart
-	slow := scenario.Scenario{Name: "slow-requests", PreStop: scenario.PreStopSleep, PreStopSeconds: 2,
-		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 5 * time.Second}
 	ignore := scenario.Scenario{Name: "ignore-sigterm", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
 		OnSIGTERM: scenario.ShutdownIgnore, GraceSeconds: 8}
 	ignoreKA := ignore
@@ -73,9 +75,7 @@ func RolloutRows() []scenario.Scenario {
 			"the textbook configuration: preStop sleep outlasts endpoint propagation, then in-flight requests finish"),
 		Row(NativeSleepDrain, d, scenario.Zero(),
 			"as prestop-drain, with the native sleep action instead of an exec hook"),
-		Row(HTTPPreStopDrain, d, scenario.Zero(),
-			"as prestop-drain, with an httpGet hook the app answers after 5 s"),
-		Row(slow, d, scenario.Failures(CutInFlight...),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
 			"requests take 5 s; grace 3 s minus preStop 2 s leaves 1 s, which the kubelet rounds up to its 2 s minimum: SIGKILL comes 4 s after deletion and cuts the requests in flight"),
 		Row(ignore, d, scenario.Zero(),
 			"the app ignores SIGTERM and SIGKILL ends it at 8 s, but with keep-alive off and endpoints long gone nothing is in flight"),
@@ -90,8 +90,8 @@ func DeletePodRows() []scenario.Scenario {
 	return []scenario.Scenario{
 		Row(Naive, d, scenario.Failures(ConnectionFailures...),
 			"negative control: the deleted pod's app exits at SIGTERM while kube-proxy still routes to it"),
-		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
-		Row(NativeSleepDrain, d, scenario.Zero(), "native sleep action outlasts endpoint propagation, then drain"),
+		Row(HTTPPreStopDrain, d, scenario.Zero(),
+			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain"),
 		Row(PreStopDrainSlow, d, scenario.Zero(),
 			"5 s requests finish well within the 30 s grace period (compare the force-delete suite)"),
 	}
@@ -124,8 +124,10 @@ func ForceDeleteRows() []scenario.Scenario {
 func ScaleDownRows() []scenario.Scenario {
 	d := scenario.ScaleDown
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.Failures(ConnectionFailures...),
-			"negative control: the removed replica exits at SIGTERM while kube-proxy still routes to it"),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
+			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests"),
+		Row(Naive, d, scenario.AtMost(0.01),
+			"measured, not the folklore: 0 failures in every run here. A scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not rate-limited by a sync it just did, as it is during a rollout or a delete with a replacement pod; on this single node it drops the endpoint within milliseconds, before the naive app is gone. At most 1 % keeps the row honest without calling it safe"),
 		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
 	}
 }

@@ -47,7 +47,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, func() {
 	It("answers 200 on 127.0.0.1 through the NodePort kind maps, from every replica", func(ctx SpecContext) {
 		url := env.Cluster.AppURL("/")
 		common.Logf("first smoke request to %s", url)
-		common.WaitServing(ctx, url, 3)
+		common.WaitServing(ctx, url, 3, loadgen.DefaultTimeout)
 		common.Logf("the NodePort answers from all 3 replicas")
 		res := attack(ctx, loadgen.Config{Target: url, Rate: 50, Duration: 3 * time.Second, KeepAlive: false})
 		Expect(res.Totals.Failed).To(BeZero(), res.String())

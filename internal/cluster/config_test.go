@@ -1,0 +1,147 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/yaml"
+)
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kind.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const header = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n"
+
+func TestLoadKindConfigOfTheRepository(t *testing.T) {
+	kc, err := LoadKindConfig("../../kind-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kc.NodePort != 30080 || kc.HostPort != 30080 {
+		t.Fatalf("NodePort %d HostPort %d, want 30080 mapped to 30080", kc.NodePort, kc.HostPort)
+	}
+}
+
+func TestLoadKindConfigRejects(t *testing.T) {
+	cases := map[string]struct{ body, want string }{
+		"any address":    {header + "nodes:\n- role: control-plane\n  extraPortMappings:\n  - {containerPort: 30080, hostPort: 30080, listenAddress: 0.0.0.0}\n", "only sends load to loopback"},
+		"no address":     {header + "nodes:\n- role: control-plane\n  extraPortMappings:\n  - {containerPort: 30080, hostPort: 30080}\n", "only sends load to loopback"},
+		"not a NodePort": {header + "nodes:\n- role: control-plane\n  extraPortMappings:\n  - {containerPort: 8080, hostPort: 8080, listenAddress: 127.0.0.1}\n", "NodePort range"},
+		"two mappings":   {header + "nodes:\n- role: control-plane\n  extraPortMappings:\n  - {containerPort: 30080, hostPort: 30080, listenAddress: 127.0.0.1}\n  - {containerPort: 30081, hostPort: 30081, listenAddress: 127.0.0.1}\n", "more than one port mapping"},
+		"no mapping":     {header + "nodes:\n- role: control-plane\n", "no extraPortMappings"},
+		"wrong kind":     {"kind: Pod\napiVersion: v1\n", "want kind Cluster"},
+		"unknown field":  {header + "nodez: []\n", "parse kind config"},
+		"worker first":   {header + "nodes:\n- role: worker\n  extraPortMappings:\n  - {containerPort: 30080, hostPort: 30080, listenAddress: 127.0.0.1}\n", "first node must be the control-plane"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadKindConfig(writeConfig(t, c.body))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("want a one-line error, got %q", err)
+			}
+		})
+	}
+	if _, err := LoadKindConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Fatal("a missing file was accepted")
+	}
+}
+
+func TestRender(t *testing.T) {
+	kc, err := LoadKindConfig("../../kind-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		o       Options
+		nodes   int
+		noCNI   bool
+		workers int
+	}{
+		{Options{ImageSource: SourceUpstream}, 1, false, 0},
+		{Options{ImageSource: SourceUpstream, Workers: 2}, 3, false, 2},
+		{Options{ImageSource: SourceOffline}, 1, true, 0},
+	} {
+		b, err := kc.Render(c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got kindv1.Cluster
+		if err := yaml.UnmarshalStrict(b, &got); err != nil {
+			t.Fatalf("rendered config does not parse: %v\n%s", err, b)
+		}
+		if len(got.Nodes) != c.nodes || got.Networking.DisableDefaultCNI != c.noCNI {
+			t.Fatalf("%+v: %d nodes, disableDefaultCNI %v; want %d, %v", c.o, len(got.Nodes), got.Networking.DisableDefaultCNI, c.nodes, c.noCNI)
+		}
+		if pm := got.Nodes[0].ExtraPortMappings; len(pm) != 1 || pm[0].ListenAddress != "127.0.0.1" {
+			t.Fatalf("port mapping lost: %+v", pm)
+		}
+		if got.Networking.PodSubnet != "10.244.0.0/16" {
+			t.Fatalf("pod subnet %q", got.Networking.PodSubnet)
+		}
+	}
+	// Rendering must not change the loaded config.
+	if kc.Cluster.Networking.DisableDefaultCNI || len(kc.Cluster.Nodes) != 1 {
+		t.Fatal("Render modified the loaded config")
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cfg := writeConfig(t, header)
+	good := Options{Name: "rollcheck", KindConfig: cfg, NodeImage: "kindest/node:v1.34.0", ImageSource: SourceUpstream}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		mut  func(*Options)
+		want string
+	}{
+		{func(o *Options) { o.Name = "has space" }, "DNS label"},
+		{func(o *Options) { o.Workers = -1 }, "0 to 5 workers"},
+		{func(o *Options) { o.ImageSource = "cloud" }, `"upstream" or "offline"`},
+		{func(o *Options) { o.NodeImage = "" }, "no node image"},
+		{func(o *Options) { o.ImageSource, o.Workers = SourceOffline, 1 }, "single-node bridge CNI"},
+		{func(o *Options) { o.KindConfig = cfg + ".missing" }, "kind config"},
+	}
+	for _, b := range bad {
+		o := good
+		b.mut(&o)
+		if err := o.Validate(); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%+v: error %v, want one containing %q", o, err, b.want)
+		}
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	t.Setenv(EnvWorkers, "two")
+	if _, err := FromEnv("../.."); err == nil || !strings.Contains(err.Error(), "not a number") {
+		t.Fatalf("bad %s accepted: %v", EnvWorkers, err)
+	}
+	t.Setenv(EnvWorkers, "")
+	t.Setenv(EnvKeep, "1")
+	t.Setenv(EnvImageSource, SourceOffline)
+	t.Setenv(EnvNodeImage, "rollcheck/kind-node:v1")
+	o, err := FromEnv("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Keep || o.Name != "rollcheck" || o.ImageSource != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" {
+		t.Fatalf("options %+v", o)
+	}
+	for s, want := range map[string]bool{"": false, "0": false, "false": false, "no": false, "1": true, "yes": true, "true": true} {
+		if truthy(s) != want {
+			t.Errorf("truthy(%q) = %v", s, !want)
+		}
+	}
+}
