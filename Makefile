@@ -17,7 +17,7 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 	@bash scripts/e2e.sh
 
 smoke: ## only the smoke suite on kind
-	@ROLLCHECK_LABELS=smoke bash scripts/e2e.sh
+	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites/smoke bash scripts/e2e.sh
 
 cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)
 	@bash scripts/cluster.sh up

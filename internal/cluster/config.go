@@ -86,7 +86,14 @@ func (o Options) Validate() error {
 	if _, err := os.Stat(o.KindConfig); err != nil {
 		errs = append(errs, fmt.Errorf("kind config: %w", err))
 	}
-	return errors.Join(errs...)
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // KindConfig is the parsed kind config plus what rollcheck needs from it.

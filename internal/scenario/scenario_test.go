@@ -162,3 +162,19 @@ func TestString(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateErrorIsOneLine(t *testing.T) {
+	s := Scenario{Name: "Bad Name", PreStop: "later", OnSIGTERM: "panic", GraceSeconds: -1, Disruption: "meteor"}.WithDefaults()
+	err := s.Validate()
+	if err == nil {
+		t.Fatal("an impossible scenario was accepted")
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("want one line, got %q", err)
+	}
+	for _, want := range []string{"name", "preStop", "onSIGTERM", "terminationGracePeriodSeconds", "disruption"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}

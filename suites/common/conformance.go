@@ -80,7 +80,8 @@ func (e *Env) RunScenario(ctx SpecContext, suite string, s scenario.Scenario) {
 	stopMonitor := monitor(atk, s.Rate)
 	defer stopMonitor()
 
-	sleep(ctx, s.Settle)
+	// Let every replica reach a steady state under load, slow requests included.
+	sleep(ctx, s.Settle+s.RequestDuration)
 	t := disrupt.Target{Client: e.Cluster.Client, Namespace: ns, Deployment: scenario.AppName,
 		Selector: "app=" + scenario.AppName, Timeout: time.Duration(2*s.GraceSeconds)*time.Second + 2*time.Minute, Logf: Logf}
 	recs, derr := disrupt.Repeat(ctx, t, s.Disruption, s.Count,
@@ -92,6 +93,9 @@ func (e *Env) RunScenario(ctx SpecContext, suite string, s scenario.Scenario) {
 	if derr == nil {
 		sleep(ctx, s.Settle)
 	}
+	// Stopping the load leaves the requests in flight to finish (up to the timeout) with
+	// nothing new sent: the stall monitor must not read that as a stalled generator.
+	stopMonitor()
 	atk.Stop()
 	res, err := atk.Wait()
 	Expect(err).NotTo(HaveOccurred(), "load result")
@@ -179,7 +183,8 @@ func monitor(atk *loadgen.Attack, rate int) (stop func()) {
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
 
 // writeRaw keeps every request: vegeta's own encoding (for vegeta report / plot) and the JSON ledger.

@@ -111,8 +111,8 @@ var PreStopDrainSlow = scenario.Scenario{Name: "prestop-drain-slow", PreStop: sc
 func ForceDeleteRows() []scenario.Scenario {
 	d := scenario.ForceDelete
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.Failures(ConnectionFailures...),
-			"negative control: endpoint removal and SIGTERM start together; the app is gone while kube-proxy still routes to it"),
+		Row(Naive, d, scenario.AtMost(0.05),
+			"measured, not the folklore: endpoint removal and SIGTERM start together and race; runs here saw from 1 to 43 failures in about 1,000 requests, so this row bounds the damage (a regression guard) rather than counting on it. The negative control of this suite is prestop-drain-slow"),
 		Row(PreStopDrain, d, scenario.Zero(),
 			"measured, not the folklore: with instant requests the forced delete costs nothing here, because the endpoint leaves with the Pod object and the container still gets 1 s of preStop plus 2 s to drain, longer than kube-proxy's sync"),
 		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...),
