@@ -59,3 +59,8 @@ host_lacks_cap() {
   bnd=$(awk '/^CapBnd:/{print $2}' /proc/self/status)
   (( (16#$bnd >> $1) & 1 )) && return 1 || return 0
 }
+
+# kind_module_dir: where the pinned kind module's source is (downloaded if needed).
+kind_module_dir() {
+  (cd "$REPO_ROOT" && go mod download "sigs.k8s.io/kind@$KIND_VERSION" && go list -m -f '{{.Dir}}' sigs.k8s.io/kind) 2>/dev/null | tail -1
+}

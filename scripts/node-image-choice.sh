@@ -11,7 +11,7 @@
 # upstream_node_image: kind's default node image for the pinned kind version.
 upstream_node_image() {
   local dir
-  dir=$(cd "$REPO_ROOT" && go mod download -json "sigs.k8s.io/kind@$KIND_VERSION" | jq -r .Dir) || return 1
+  dir=$(kind_module_dir) || return 1
   sed -n 's/^const Image = "\(.*\)"$/\1/p' "$dir/pkg/apis/config/defaults/image.go"
 }
 

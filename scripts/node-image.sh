@@ -20,15 +20,14 @@ IMAGE_REPO=rollcheck/kind-node
 need go "install Go (>= 1.24)"
 docker info >/dev/null 2>&1 || die "no Docker engine answers: run scripts/docker-engine.sh (make docker) first"
 
-KIND_DIR=$(cd "$REPO_ROOT" && go mod download -json sigs.k8s.io/kind@"$KIND_VERSION" | jq -r .Dir) \
-  || die "cannot download sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy"
+KIND_DIR=$(kind_module_dir) || die "cannot download sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy"
 KIND_FILES=$KIND_DIR/images/base/files
 [ -d "$KIND_FILES" ] || die "kind base files not found in $KIND_FILES"
 
 # The tag: a hash of every input.
 inputs_hash() {
   {
-    cat "$REPO_ROOT/scripts/node-image.sh" "$REPO_ROOT/scripts/lib.sh"
+    cat "$REPO_ROOT/scripts/node-image.sh"
     echo "$K8S_VERSION $ETCD_VERSION $COREDNS_VERSION $PAUSE_VERSION $KIND_VERSION $DEBIAN_SUITE"
     (cd "$KIND_FILES" && find . -type f | LC_ALL=C sort | xargs sha256sum)
   } | sha256sum | cut -c1-12

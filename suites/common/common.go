@@ -29,6 +29,8 @@ type Env struct {
 	// Artifacts is the directory for reports and raw results ($ARTIFACTS or <repo>/_artifacts).
 	Artifacts string
 	failed    bool
+	// namespaces made by the suite's specs, all waited for at the end of the suite
+	namespaces []string
 }
 
 // anySpecFailed is set by the ReportAfterEach below, which every suite importing this package
@@ -73,7 +75,9 @@ func SetUp(ctx context.Context, suite string) *Env {
 					Logf("cluster logs exported to %s", dir)
 				}
 			}
+			nsErr := env.waitNamespacesGone(ctx)
 			Expect(c.Release(ctx)).To(Succeed())
+			Expect(nsErr).NotTo(HaveOccurred(), "namespaces of this suite left behind")
 		}, NodeTimeout(5*time.Minute))
 	}
 	Expect(err).NotTo(HaveOccurred(), "a kind cluster is required: make e2e creates one (see README)")
@@ -88,41 +92,60 @@ func SetUp(ctx context.Context, suite string) *Env {
 // MarkFailed makes the suite export cluster logs at the end.
 func (e *Env) MarkFailed() { e.failed = true }
 
-// Namespace creates a fresh namespace for one spec and registers its deletion, waiting until
-// it is gone so that the next spec finds the NodePort free and no pod of this one.
+// Namespace creates a fresh namespace for one spec and registers its teardown: the namespace is
+// deleted (so no new pod can start in it), its pods are then deleted with grace 0 (the spec is
+// over: waiting for preStop sleeps and grace periods would only slow the matrix), and the spec
+// ends once no pod and no Service of it is left — the next spec finds the NodePort free and no
+// pod of this one — and the NodePort's conntrack entries are flushed. The rest of the
+// namespace goes away in the background; the suite waits for every namespace it made before
+// it ends (see SetUp).
 func (e *Env) Namespace(ctx context.Context, prefix string) string {
 	ns := &corev1.Namespace{}
 	ns.GenerateName = prefix + "-"
 	ns.Labels = map[string]string{"app.kubernetes.io/part-of": "rollcheck"}
 	Expect(e.Cluster.Client.Resources().Create(ctx, ns)).To(Succeed(), "create namespace")
 	name := ns.Name
+	e.namespaces = append(e.namespaces, name)
 	DeferCleanup(func(ctx SpecContext) {
-		r := e.Cluster.Client.Resources()
-		// The spec is over: its pods need no graceful shutdown, and waiting for one (preStop
-		// sleeps, 30 s grace periods) would only slow the matrix down.
+		err := e.Cluster.Client.Resources().Delete(ctx, &corev1.Namespace{ObjectMeta: ns.ObjectMeta})
+		Expect(client.IgnoreNotFound(err)).To(Succeed(), "delete namespace %s", name)
 		var pods corev1.PodList
-		Expect(e.Cluster.Client.Resources(name).List(ctx, &pods)).To(Succeed())
-		for i := range pods.Items {
-			err := r.Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0))
-			Expect(client.IgnoreNotFound(err)).To(Succeed(), "delete pod %s", pods.Items[i].Name)
-		}
-		err := r.Delete(ctx, &corev1.Namespace{ObjectMeta: ns.ObjectMeta})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		Expect(err).NotTo(HaveOccurred(), "delete namespace %s", name)
+		var svcs corev1.ServiceList
 		err = wait.For(func(ctx context.Context) (bool, error) {
-			var got corev1.Namespace
-			err := r.Get(ctx, name, "", &got)
-			if apierrors.IsNotFound(err) {
-				return true, nil
+			if err := e.Cluster.Client.Resources(name).List(ctx, &pods); err != nil {
+				return false, err
 			}
-			return false, err
-		}, wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(500*time.Millisecond))
-		Expect(err).NotTo(HaveOccurred(), "wait for namespace %s to be deleted", name)
+			for i := range pods.Items {
+				if err := e.Cluster.Client.Resources(name).Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0)); client.IgnoreNotFound(err) != nil {
+					return false, err
+				}
+			}
+			if err := e.Cluster.Client.Resources(name).List(ctx, &svcs); err != nil {
+				return false, err
+			}
+			return len(pods.Items) == 0 && len(svcs.Items) == 0, nil
+		}, wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(250*time.Millisecond))
+		Expect(err).NotTo(HaveOccurred(), "wait until namespace %s has no pod (%d left) and no Service (%d left)", name, len(pods.Items), len(svcs.Items))
 		e.FlushConntrack(ctx)
-	}, NodeTimeout(4*time.Minute))
+	}, NodeTimeout(3*time.Minute))
 	return name
+}
+
+// waitNamespacesGone waits until every namespace the suite made is gone.
+func (e *Env) waitNamespacesGone(ctx context.Context) error {
+	return wait.For(func(ctx context.Context) (bool, error) {
+		for _, name := range e.namespaces {
+			var got corev1.Namespace
+			err := e.Cluster.Client.Resources().Get(ctx, name, "", &got)
+			if err == nil {
+				return false, nil
+			}
+			if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		return true, nil
+	}, wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second))
 }
 
 // FlushConntrack drops the nodes' conntrack entries for the NodePort, so that connections a
