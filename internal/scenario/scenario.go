@@ -216,4 +216,3 @@ type joined struct {
 
 func (j *joined) Error() string   { return j.msg }
 func (j *joined) Unwrap() []error { return j.errs }
-
