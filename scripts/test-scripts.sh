@@ -24,7 +24,8 @@ failures=0
 expect() {
   local name=$1 want_rc=$2 want_src=$3 want_out=$4 out rc=0
   shift 4
-  out=$(env PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" "$@" bash -c '
+  # The caller's choice (CI sets one) must not leak into the cases.
+  out=$(env -u ROLLCHECK_NODE_IMAGE PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" "$@" bash -c '
     source "$REPO_ROOT/scripts/lib.sh"; source "$REPO_ROOT/scripts/node-image-choice.sh"
     choose_node_image; echo "SOURCE=$ROLLCHECK_NODE_IMAGE_SOURCE REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
   if [ "$rc" -ne "$want_rc" ] || ! grep -q -- "$want_out" <<<"$out" || { [ -n "$want_src" ] && ! grep -q "SOURCE=$want_src " <<<"$out"; }; then
