@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sort"
 	"sync"
 	"time"
@@ -138,11 +139,7 @@ func (o *Observer) podSource(client kubernetes.Interface, ns string, sel labels.
 			if err != nil {
 				return nil, "", err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ResourceVersion, nil
+			return listItems(l, l.ResourceVersion)
 		},
 		watch: pods.Watch,
 		match: func(obj runtime.Object) bool {
@@ -164,11 +161,7 @@ func (o *Observer) sliceSource(client kubernetes.Interface, ns, service string) 
 			if err != nil {
 				return nil, "", err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ResourceVersion, nil
+			return listItems(l, l.ResourceVersion)
 		},
 		watch: slices.Watch,
 		match: func(obj runtime.Object) bool {
@@ -194,11 +187,7 @@ func (o *Observer) eventSource(client kubernetes.Interface, ns string) *source {
 			if err != nil {
 				return nil, "", err
 			}
-			out := make([]runtime.Object, len(l.Items))
-			for i := range l.Items {
-				out[i] = &l.Items[i]
-			}
-			return out, l.ResourceVersion, nil
+			return listItems(l, l.ResourceVersion)
 		},
 		watch: events.Watch,
 		match: func(obj runtime.Object) bool {
@@ -274,4 +263,13 @@ func (o *Observer) recordLocked(e Event) {
 	} else {
 		o.logf("observe %s: %s %s", o.ns, e.Kind, e.Detail)
 	}
+}
+
+// listItems returns the items of a typed list as objects, with the list's resourceVersion.
+func listItems(l runtime.Object, rv string) ([]runtime.Object, string, error) {
+	items, err := meta.ExtractList(l)
+	if err != nil {
+		return nil, "", err
+	}
+	return items, rv, nil
 }

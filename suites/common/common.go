@@ -28,7 +28,6 @@ type Env struct {
 	AppImage string
 	// Artifacts is the directory for reports and raw results ($ARTIFACTS or <repo>/_artifacts).
 	Artifacts string
-	failed    bool
 	// namespaces made by the suite's specs, all waited for at the end of the suite
 	namespaces []string
 }
@@ -67,7 +66,7 @@ func SetUp(ctx context.Context, suite string) *Env {
 	c, err := cluster.Up(ctx, opts)
 	if c != nil {
 		DeferCleanup(func(ctx SpecContext) {
-			if env.failed || anySpecFailed {
+			if anySpecFailed {
 				dir := filepath.Join(env.Artifacts, "cluster-logs", suite)
 				if err := c.ExportLogs(ctx, dir); err != nil {
 					Logf("export logs: %v", err)
@@ -88,9 +87,6 @@ func SetUp(ctx context.Context, suite string) *Env {
 	Expect(err).NotTo(HaveOccurred(), "build and load the sample app image")
 	return env
 }
-
-// MarkFailed makes the suite export cluster logs at the end.
-func (e *Env) MarkFailed() { e.failed = true }
 
 // Namespace creates a fresh namespace for one spec and registers its teardown: the namespace is
 // deleted (so no new pod can start in it), its pods are then deleted with grace 0 (the spec is
