@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string) error {
 
 // writeReport merges the rows the suites wrote into the run's reports and prints the table.
 func writeReport(dir string) error {
-	rows, err := report.ReadRows(dir)
+	rows, err := engine.ReadRows(dir)
 	if err != nil {
 		return err
 	}
@@ -100,11 +101,11 @@ func writeReport(dir string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "reports: %v\n", paths)
-	pass, fail, fault := report.Summarize(run)
+	c := report.Summarize(run)
 	// The plain closing line CI reads.
-	fmt.Printf("\nconformance: %d passed, %d failed\n", pass, fail+fault)
-	if fail+fault > 0 {
-		return fmt.Errorf("%d row(s) failed, %d harness fault(s)", fail, fault)
+	fmt.Printf("\nconformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
+	if c.NotPassed() > 0 {
+		return fmt.Errorf("%d row(s) failed, %d harness fault(s), %d error(s)", c.Fail, c.HarnessFault, c.Error)
 	}
 	return nil
 }

@@ -19,6 +19,8 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/support/kind"
+
+	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
 // Cluster is a kind cluster rollcheck created or reused.
@@ -306,10 +308,10 @@ func (c *Cluster) isolateDNS(ctx context.Context) error {
 		return fmt.Errorf("update CoreDNS config: %w", err)
 	}
 	c.Logf("CoreDNS: forwarding outside the cluster removed")
-	if err := RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
+	if err := kube.RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
 		return fmt.Errorf("restart CoreDNS: %w", err)
 	}
-	if err := WaitRollout(ctx, c.Client, "kube-system", "coredns", 2*time.Minute); err != nil {
+	if err := kube.WaitRollout(ctx, c.Client, "kube-system", "coredns", 2*time.Minute); err != nil {
 		return fmt.Errorf("restart CoreDNS: %w", err)
 	}
 	return nil

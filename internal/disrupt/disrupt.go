@@ -15,8 +15,18 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
-	"github.com/rollcheck/rollcheck/internal/cluster"
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/internal/kube"
+)
+
+// Kind is how pods are taken away (the engine's DisruptionKind values).
+type Kind string
+
+// Disruption kinds.
+const (
+	RolloutRestart Kind = "rollout-restart"
+	DeletePod      Kind = "delete-pod"
+	ForceDelete    Kind = "force-delete"
+	ScaleDown      Kind = "scale-down"
 )
 
 // Target is the Deployment to disrupt.
@@ -33,8 +43,8 @@ type Target struct {
 
 // Record is one disruption as it happened.
 type Record struct {
-	Kind scenario.DisruptionKind `json:"kind"`
-	N    int                     `json:"n"` // 1-based
+	Kind Kind `json:"kind"`
+	N    int  `json:"n"` // 1-based
 	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
 	Pod     string    `json:"pod,omitempty"`
 	Started time.Time `json:"started"`
@@ -43,7 +53,7 @@ type Record struct {
 
 // Repeat runs the disruption count times, each after the previous one settled, calling
 // before and after (either may be nil) around each, and returns what happened.
-func Repeat(ctx context.Context, t Target, kind scenario.DisruptionKind, count int, before, after func(Record)) ([]Record, error) {
+func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after func(Record)) ([]Record, error) {
 	var recs []Record
 	for i := 1; i <= count; i++ {
 		rec := Record{Kind: kind, N: i, Started: time.Now()}
@@ -65,7 +75,7 @@ func Repeat(ctx context.Context, t Target, kind scenario.DisruptionKind, count i
 
 // Once runs one disruption and waits until the Deployment has settled. It returns the name
 // of the pod it deleted, if it deleted one.
-func Once(ctx context.Context, t Target, kind scenario.DisruptionKind) (string, error) {
+func Once(ctx context.Context, t Target, kind Kind) (string, error) {
 	if t.Timeout == 0 {
 		t.Timeout = 3 * time.Minute
 	}
@@ -73,18 +83,18 @@ func Once(ctx context.Context, t Target, kind scenario.DisruptionKind) (string, 
 		t.Logf = func(string, ...any) {}
 	}
 	switch kind {
-	case scenario.RolloutRestart:
-		if err := cluster.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
+	case RolloutRestart:
+		if err := kube.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
 			return "", err
 		}
 		return "", Settle(ctx, t)
-	case scenario.DeletePod, scenario.ForceDelete:
+	case DeletePod, ForceDelete:
 		pod, err := pickPod(ctx, t)
 		if err != nil {
 			return "", err
 		}
 		var opts []resources.DeleteOption
-		if kind == scenario.ForceDelete {
+		if kind == ForceDelete {
 			opts = append(opts, resources.WithGracePeriod(0))
 		}
 		if err := t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...); err != nil {
@@ -92,7 +102,7 @@ func Once(ctx context.Context, t Target, kind scenario.DisruptionKind) (string, 
 		}
 		t.Logf("%s: deleted pod %s", kind, pod.Name)
 		return pod.Name, Settle(ctx, t)
-	case scenario.ScaleDown:
+	case ScaleDown:
 		var d appsv1.Deployment
 		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
 			return "", fmt.Errorf("scale down %s/%s: %w", t.Namespace, t.Deployment, err)
@@ -124,7 +134,7 @@ func Settle(ctx context.Context, t Target) error {
 	if t.Timeout == 0 {
 		t.Timeout = 3 * time.Minute
 	}
-	if err := cluster.WaitRollout(ctx, t.Client, t.Namespace, t.Deployment, t.Timeout); err != nil {
+	if err := kube.WaitRollout(ctx, t.Client, t.Namespace, t.Deployment, t.Timeout); err != nil {
 		return err
 	}
 	var d appsv1.Deployment
@@ -140,7 +150,7 @@ func Settle(ctx context.Context, t Target) error {
 		if d.Spec.Replicas != nil {
 			want = int(*d.Spec.Replicas)
 		}
-		return len(pods.Items) == want && cluster.RolloutComplete(&d), nil
+		return len(pods.Items) == want && kube.RolloutComplete(&d), nil
 	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(250*time.Millisecond))
 	if err != nil {
 		var names []string

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -19,9 +19,10 @@ type cells struct {
 	FailurePct string
 	DisruptS   string
 	Bursts     string
+	Worst      string
 	Expected   string
 	Verdict    string
-	Status     scenario.Status
+	Status     engine.Status
 	// Client is the client mode measured: keep-alive and transparent retry.
 	Client string
 	// Retry is true when Go's transport retried transparently: failures may be hidden.
@@ -30,10 +31,10 @@ type cells struct {
 
 // tableHeader is the header of the conformance table.
 var tableHeader = []string{"scenario", "disruption", "requests", "failures by class", "failure %",
-	"disruption s", "bursts", "expected", "verdict"}
+	"worst disruption", "disruption s", "bursts", "expected", "verdict"}
 
 func rowCells(r Row) cells {
-	s, sum := r.Scenario, r.Summary
+	s, sum := r.Config, r.Summary
 	c := cells{
 		Scenario:   scenarioCell(s),
 		Disruption: disruptionCell(s),
@@ -42,6 +43,7 @@ func rowCells(r Row) cells {
 		FailurePct: "—",
 		DisruptS:   fmt.Sprint(sum.DisruptionSeconds),
 		Bursts:     fmt.Sprint(len(sum.Bursts)),
+		Worst:      worstCell(r.Disruptions),
 		Expected:   s.Expect.String(),
 		Status:     status(r),
 		Client:     clientMode(sum),
@@ -63,16 +65,24 @@ func rowCells(r Row) cells {
 
 // scenarioCell is the Scenario's String() without its disruption part, which has a column
 // of its own.
-func scenarioCell(s scenario.Scenario) string {
-	str := s.String()
-	if cut, ok := strings.CutSuffix(str, " "+disruptionCell(s)); ok {
-		return cut
-	}
-	return str
-}
+func scenarioCell(c engine.Config) string { return c.Name + ": " + c.Shape() }
 
-func disruptionCell(s scenario.Scenario) string {
-	return fmt.Sprintf("%s×%d", s.Disruption, s.Count)
+func disruptionCell(c engine.Config) string { return c.DisruptionString() }
+
+// worstCell is the success ratio of the worst disruption and its number: "97.50% (#2)";
+// "—" when no disruption was recorded.
+func worstCell(ds []engine.DisruptionResult) string {
+	if len(ds) == 0 {
+		return "—"
+	}
+	w := engine.WorstDisruption(ds)
+	if w.Requests == 0 {
+		return fmt.Sprintf("no requests (#%d)", w.N)
+	}
+	if w.Failed == 0 {
+		return fmt.Sprintf("100%% (all %d)", len(ds))
+	}
+	return fmt.Sprintf("%.2f%% (#%d)", 100*w.SuccessRatio, w.N)
 }
 
 // failuresCell lists failures by class, sorted by class: "eof 8, reset 3"; "—" for none.
@@ -97,12 +107,14 @@ func pct(r float64) string {
 	return fmt.Sprintf("%.3f%%", 100*r)
 }
 
-func verdictLabel(s scenario.Status) string {
+func verdictLabel(s engine.Status) string {
 	switch s {
-	case scenario.Pass:
+	case engine.Pass:
 		return "✅ pass"
-	case scenario.Fail:
+	case engine.Fail:
 		return "❌ fail"
+	case engine.Error:
+		return "💥 error"
 	}
 	return "⚠️ harness-fault"
 }

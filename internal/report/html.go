@@ -56,10 +56,9 @@ type legend struct {
 // failed by class; disruptions and pod deletions as vertical markers; one lane per pod with
 // its endpoint and lifecycle moments). It has no scripts and loads nothing.
 func (run Run) WriteHTML(w io.Writer) error {
-	pass, fail, hf := Summarize(run)
 	p := page{
 		Versions:  strings.Join(versionsLine(run.Versions), " · "),
-		Count:     fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault", len(run.Rows), pass, fail, hf),
+		Count:     Summarize(run).String(),
 		RetryNote: retryNote,
 		Legend: legend{
 			OK: classColor("ok"), Disruption: colDisruption, Deleting: colDeleting, EPReady: colEPReady,
@@ -76,7 +75,7 @@ func (run Run) WriteHTML(w io.Writer) error {
 			Suite:  r.Suite,
 			Cells:  rowCells(r),
 			Reason: reason(r),
-			Why:    r.Scenario.Why,
+			Why:    r.Config.Why,
 			Chart:  buildChart(r),
 		}
 		p.AnyRetry = p.AnyRetry || hr.Cells.Retry
@@ -122,7 +121,7 @@ func facts(r Row) []fact {
 		{"latency", fmt.Sprintf("p50 %s, p99 %s, max %s", s.Latency.P50, s.Latency.P99, s.Latency.Max)},
 		{"client", clientMode(s)},
 		{"load run", valid},
-		{"expected", r.Scenario.Expect.String()},
+		{"expected", r.Config.Expect.String()},
 	}
 	if s.EndReason != "" {
 		fs = append(fs, fact{"ended", string(s.EndReason)})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/engine"
 )
 
 // WriteMarkdown writes the conformance table for humans and PR comments: the versions the
@@ -24,7 +24,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	}
 
 	p("| %s |\n", strings.Join(tableHeader, " | "))
-	p("|---|---|--:|---|--:|--:|--:|---|---|\n")
+	p("|---|---|--:|---|--:|--:|--:|--:|---|---|\n")
 	anyRetry := false
 	for _, r := range run.Rows {
 		c := rowCells(r)
@@ -33,7 +33,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 			sc += " †"
 			anyRetry = true
 		}
-		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.FailurePct, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
+		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.FailurePct, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
 		for i := range cols {
 			cols[i] = mdEscape(cols[i])
 		}
@@ -49,7 +49,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	first := true
 	for _, r := range run.Rows {
 		st := status(r)
-		if st == scenario.Pass {
+		if st == engine.Pass {
 			continue
 		}
 		if first {
@@ -57,12 +57,11 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 			first = false
 		}
 		c := rowCells(r)
-		p("- %s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(r.Scenario.Name),
+		p("- %s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(r.Config.Name),
 			mdEscape(c.Disruption), mdEscape(r.Suite), mdEscape(c.Client), mdEscape(reason(r)))
 	}
 
-	pass, fail, hf := Summarize(run)
-	p("\n%d rows: %d pass, %d fail, %d harness-fault\n", len(run.Rows), pass, fail, hf)
+	p("\n%s\n", Summarize(run))
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write markdown report: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/engine"
 )
 
 // Names of the files WriteAll writes.
@@ -39,35 +39,52 @@ func NewRun(rows []Row) Run {
 	return run
 }
 
+// Counts are the rows of a run by verdict status.
+type Counts struct {
+	Pass, Fail, HarnessFault, Error int
+}
+
+// NotPassed is every row that did not pass.
+func (c Counts) NotPassed() int { return c.Fail + c.HarnessFault + c.Error }
+
+// String is "N rows: P pass, F fail, H harness-fault, E error".
+func (c Counts) String() string {
+	return fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault, %d error",
+		c.Pass+c.NotPassed(), c.Pass, c.Fail, c.HarnessFault, c.Error)
+}
+
 // Summarize counts the rows of run by verdict. A row whose status is empty or unknown counts
 // as a harness fault.
-func Summarize(run Run) (pass, fail, harnessFault int) {
+func Summarize(run Run) Counts {
+	var c Counts
 	for _, r := range run.Rows {
 		switch status(r) {
-		case scenario.Pass:
-			pass++
-		case scenario.Fail:
-			fail++
+		case engine.Pass:
+			c.Pass++
+		case engine.Fail:
+			c.Fail++
+		case engine.Error:
+			c.Error++
 		default:
-			harnessFault++
+			c.HarnessFault++
 		}
 	}
-	return pass, fail, harnessFault
+	return c
 }
 
 // status returns the row's verdict status, HarnessFault when it is empty or unknown.
-func status(r Row) scenario.Status {
+func status(r Row) engine.Status {
 	switch s := r.Verdict.Status; s {
-	case scenario.Pass, scenario.Fail, scenario.HarnessFault:
+	case engine.Pass, engine.Fail, engine.HarnessFault, engine.Error:
 		return s
 	}
-	return scenario.HarnessFault
+	return engine.HarnessFault
 }
 
 // reason returns the row's verdict reason, saying so when the row was never judged.
 func reason(r Row) string {
 	switch r.Verdict.Status {
-	case scenario.Pass, scenario.Fail, scenario.HarnessFault:
+	case engine.Pass, engine.Fail, engine.HarnessFault, engine.Error:
 		return r.Verdict.Reason
 	case "":
 		return "no verdict recorded for this row"
@@ -114,7 +131,7 @@ func WriteAll(dir string, run Run) (paths []string, err error) {
 		if err := f.write(&buf); err != nil {
 			return paths, fmt.Errorf("write reports: %s: %w", f.name, err)
 		}
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		if err := engine.WriteFileAtomic(path, buf.Bytes()); err != nil {
 			return paths, fmt.Errorf("write reports: %w", err)
 		}
 		paths = append(paths, path)

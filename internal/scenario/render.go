@@ -9,32 +9,31 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/fixtures/manifests"
 )
 
 // AppName is the name of the sample app's Deployment and Service in every namespace.
 const AppName = "app"
 
-// Target says where a Scenario's manifests go.
-type Target struct {
-	Namespace string
-	Image     string // the sample app image, loaded into the cluster
-	NodePort  int32  // the Service's nodePort, mapped to 127.0.0.1 by kind
-}
+// SampleAppPort is the port the sample app serves on.
+const SampleAppPort = 8080
 
 var appTemplate = template.Must(template.ParseFS(manifests.FS, "app.yaml.tmpl"))
 
-// Render returns the Deployment and Service of a Scenario, ready to apply.
-func Render(s Scenario, t Target) ([]k8s.Object, error) {
+// Render returns the sample app's Deployment for a Scenario, running image.
+func Render(s Scenario, image string) ([]k8s.Object, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if t.Namespace == "" || t.Image == "" || t.NodePort == 0 {
-		return nil, fmt.Errorf("render %s: namespace, image and nodePort are required", s.Name)
+	if image == "" {
+		return nil, fmt.Errorf("render %s: no image", s.Name)
 	}
 	var buf bytes.Buffer
 	err := appTemplate.Execute(&buf, map[string]any{
-		"Name": AppName, "Namespace": t.Namespace, "Scenario": s.Name, "Image": t.Image, "NodePort": t.NodePort,
+		"Name": AppName, "Scenario": s.Name, "Image": image,
 		"Replicas": s.Replicas, "GraceSeconds": s.GraceSeconds, "Shutdown": string(s.OnSIGTERM),
 		"DrainDelay": s.DrainDelay.String(), "RequestDuration": s.RequestDuration.String(),
 		"PreStop": string(s.PreStop), "PreStopSeconds": s.PreStopSeconds,
@@ -47,4 +46,34 @@ func Render(s Scenario, t Target) ([]k8s.Object, error) {
 		return nil, fmt.Errorf("render %s: decode manifests: %w", s.Name, err)
 	}
 	return objs, nil
+}
+
+// Plan is the engine's Plan for a Scenario: the sample app rendered with its shutdown
+// configuration (the Scenario is its own variant: the manifest already holds the preStop,
+// grace period and replicas), the load and the disruption.
+func (s Scenario) Plan(suite, image string) (engine.Plan, error) {
+	s = s.WithDefaults()
+	objs, err := Render(s, image)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	app := engine.App{Deployment: AppName, Port: SampleAppPort, Path: "/", Images: []string{image},
+		OnSIGTERM: string(s.OnSIGTERM), RequestDuration: s.RequestDuration}
+	if s.DrainDelay > 0 {
+		app.OnSIGTERM += "+" + s.DrainDelay.String()
+	}
+	for _, o := range objs {
+		app.Objects = append(app.Objects, o.(client.Object))
+	}
+	p := engine.Plan{
+		Suite: suite, App: app,
+		Variant:    engine.Variant{Name: s.Name, Why: s.Why, Expect: s.Expect},
+		Disruption: engine.Disruption{Kind: s.Disruption, Count: s.Count},
+		Load:       engine.Load{Rate: s.Rate, Method: s.Method, KeepAlive: s.KeepAlive},
+		Settle:     s.Settle,
+	}
+	if _, err := p.Check(); err != nil {
+		return engine.Plan{}, err
+	}
+	return p, nil
 }

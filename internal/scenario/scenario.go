@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rollcheck/rollcheck/engine"
 )
 
 // PreStopAction is what the container's preStop hook does.
@@ -28,15 +30,37 @@ const (
 	ShutdownIgnore Shutdown = "ignore" // keep serving until SIGKILL
 )
 
-// DisruptionKind is how pods are taken away while the load runs.
-type DisruptionKind string
+// DisruptionKind and Outcome are the engine's; the aliases keep the matrix rows short.
+type (
+	DisruptionKind = engine.DisruptionKind
+	Outcome        = engine.Outcome
+	Verdict        = engine.Verdict
+	Status         = engine.Status
+)
 
 // Disruption kinds.
 const (
-	RolloutRestart DisruptionKind = "rollout-restart" // kubectl rollout restart: roll every pod
-	DeletePod      DisruptionKind = "delete-pod"      // delete one pod gracefully
-	ForceDelete    DisruptionKind = "force-delete"    // delete one pod with grace period 0
-	ScaleDown      DisruptionKind = "scale-down"      // scale down by one, then back up
+	RolloutRestart = engine.RolloutRestart
+	DeletePod      = engine.DeletePod
+	ForceDelete    = engine.ForceDelete
+	ScaleDown      = engine.ScaleDown
+)
+
+// Expectations and statuses.
+const (
+	ExpectZero     = engine.ExpectZero
+	ExpectAtMost   = engine.ExpectAtMost
+	ExpectFailures = engine.ExpectFailures
+	Pass           = engine.Pass
+	Fail           = engine.Fail
+	HarnessFault   = engine.HarnessFault
+)
+
+// Outcome constructors.
+var (
+	Zero     = engine.Zero
+	AtMost   = engine.AtMost
+	Failures = engine.Failures
 )
 
 // Defaults for the fields a Scenario may leave zero.

@@ -1,6 +1,7 @@
-package common
+package suites
 
 import (
+	"slices"
 	"time"
 
 	"github.com/rollcheck/rollcheck/internal/scenario"
@@ -138,4 +139,30 @@ func ScaleDownRows() []scenario.Scenario {
 			"measured 0 failures in every run here: a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and drops the endpoint before the naive app is gone. The race is real all the same, so the row is bounded like the forced delete's, not called safe"),
 		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
 	}
+}
+
+// AllRows is every row of the matrix.
+func AllRows() []scenario.Scenario {
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows())
+}
+
+// RowName names a table row: the Scenario's own String.
+func RowName(s scenario.Scenario) string { return s.WithDefaults().String() }
+
+// RowLabels are the Ginkgo labels of a row: its disruption and its expectation.
+func RowLabels(s scenario.Scenario) []string {
+	s = s.WithDefaults()
+	l := []string{string(s.Disruption), string(s.Expect.Kind)}
+	if s.Expect.Kind == scenario.ExpectFailures {
+		l = append(l, "negative-control")
+	}
+	return l
+}
+
+// RowTimeout is a generous SpecTimeout for a row: every disruption may take its grace period
+// twice over, plus deploy, settle and cleanup time.
+func RowTimeout(s scenario.Scenario) time.Duration {
+	s = s.WithDefaults()
+	perDisruption := time.Duration(2*s.GraceSeconds+int64(s.Replicas*20+s.PreStopSeconds)) * time.Second
+	return 3*time.Minute + 2*s.Settle + time.Duration(s.Count)*perDisruption
 }

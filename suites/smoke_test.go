@@ -1,4 +1,4 @@
-package smoke_test
+package suites_test
 
 import (
 	"context"
@@ -9,15 +9,19 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
+	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
-	"github.com/rollcheck/rollcheck/suites/common"
+	"github.com/rollcheck/rollcheck/rctest"
 )
 
 // smokeApp is a well-behaved configuration: native sleep preStop, drain on SIGTERM.
@@ -26,18 +30,37 @@ var smokeApp = scenario.Scenario{
 	GraceSeconds: 30, Disruption: scenario.RolloutRestart, Replicas: 3, Expect: scenario.Zero(),
 }.WithDefaults()
 
-var _ = Describe("a kind cluster with the sample app", Ordered, func() {
-	var ns string
+var _ = Describe("a kind cluster with the sample app", Ordered, Label("smoke"), func() {
+	var ns, url string
 
 	BeforeAll(func(ctx SpecContext) {
-		ns = env.Namespace(ctx, "smoke")
-		env.Deploy(ctx, smokeApp, ns)
-		common.Logf("sample app deployed in %s", ns)
+		c := kc.Client()
+		var err error
+		ns, err = kube.CreateNamespace(ctx, c, "smoke", map[string]string{engine.PartOfLabel: engine.PartOfValue})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(kube.TeardownNamespace(ctx, c, ns)).To(Succeed())
+			Expect(kc.Target.Reset(ctx)).To(Succeed())
+		}, NodeTimeout(3*time.Minute))
+		objs, err := scenario.Render(smokeApp, app)
+		Expect(err).NotTo(HaveOccurred())
+		svc := &corev1.Service{}
+		svc.Name = "smoke"
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		svc.Spec.Selector = map[string]string{"app": scenario.AppName}
+		svc.Spec.Ports = []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(scenario.SampleAppPort), NodePort: kc.Target.NodePort}}
+		for _, o := range append(objs, k8s.Object(svc)) {
+			o.SetNamespace(ns)
+		}
+		Expect(kube.Apply(ctx, c, append(objs, svc)...)).To(Succeed())
+		Expect(kube.WaitRollout(ctx, c, ns, scenario.AppName, 3*time.Minute)).To(Succeed())
+		url = kc.Target.LoadURL + "/"
+		rctest.Logf("sample app deployed in %s", ns)
 	}, NodeTimeout(5*time.Minute))
 
 	It("runs 3 ready replicas", func(ctx SpecContext) {
 		var pods corev1.PodList
-		Expect(env.Cluster.Client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
+		Expect(kc.Client().Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
 		Expect(pods.Items).To(HaveLen(3))
 		for _, p := range pods.Items {
 			Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
@@ -45,10 +68,9 @@ var _ = Describe("a kind cluster with the sample app", Ordered, func() {
 	}, SpecTimeout(time.Minute))
 
 	It("answers 200 on 127.0.0.1 through the NodePort kind maps, from every replica", func(ctx SpecContext) {
-		url := env.Cluster.AppURL("/")
-		common.Logf("first smoke request to %s", url)
-		common.WaitServing(ctx, url, 3, loadgen.DefaultTimeout)
-		common.Logf("the NodePort answers from all 3 replicas")
+		rctest.Logf("first smoke request to %s", url)
+		waitAllReplicas(ctx, url, 3)
+		rctest.Logf("the NodePort answers from all 3 replicas")
 		res := attack(ctx, loadgen.Config{Target: url, Rate: 50, Duration: 3 * time.Second, KeepAlive: false})
 		Expect(res.Totals.Failed).To(BeZero(), res.String())
 		Expect(res.Totals.OK).To(BeNumerically(">=", 140), res.String())
@@ -61,7 +83,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, func() {
 
 	It("keeps the native sleep preStop action (GA in Kubernetes 1.34)", func(ctx SpecContext) {
 		var d appsv1.Deployment
-		Expect(env.Cluster.Client.Resources(ns).Get(ctx, scenario.AppName, ns, &d)).To(Succeed())
+		Expect(kc.Client().Resources(ns).Get(ctx, scenario.AppName, ns, &d)).To(Succeed())
 		lc := d.Spec.Template.Spec.Containers[0].Lifecycle
 		Expect(lc).NotTo(BeNil(), "the API server dropped the lifecycle block")
 		Expect(lc.PreStop).NotTo(BeNil())
@@ -71,28 +93,28 @@ var _ = Describe("a kind cluster with the sample app", Ordered, func() {
 
 	It("completes a rollout restart: every pod replaced, all ready", func(ctx SpecContext) {
 		before := podNames(ctx, ns)
-		t := disrupt.Target{Client: env.Cluster.Client, Namespace: ns, Deployment: scenario.AppName, Selector: "app=app", Logf: common.Logf}
-		_, err := disrupt.Once(ctx, t, scenario.RolloutRestart)
+		t := disrupt.Target{Client: kc.Client(), Namespace: ns, Deployment: scenario.AppName, Selector: "app=app", Logf: rctest.Logf}
+		_, err := disrupt.Once(ctx, t, disrupt.RolloutRestart)
 		Expect(err).NotTo(HaveOccurred())
 		after := podNames(ctx, ns)
 		Expect(after).To(HaveLen(3))
 		Expect(after.Intersection(before).UnsortedList()).To(BeEmpty(), "pods that survived the restart")
-		res := attack(ctx, loadgen.Config{Target: env.Cluster.AppURL("/"), Rate: 20, Duration: time.Second})
+		res := attack(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
 		Expect(res.Totals.Failed).To(BeZero(), res.String())
 	}, SpecTimeout(3*time.Minute))
 
 	It("never pulls an image from outside the machine (offline node image)", Label("offline"), func(ctx SpecContext) {
-		if env.Cluster.ImageSource != cluster.SourceOffline {
+		if kc.Target.Versions.ImageSource != cluster.SourceOffline {
 			Skip("kind's upstream node image pulls from its registries by design; this check is for the offline image")
 		}
 		pod := &corev1.Pod{}
 		pod.Name, pod.Namespace = "nopull", ns
 		pod.Spec.Containers = []corev1.Container{{Name: "c", Image: "registry.k8s.io/rollcheck-does-not-exist:v1"}}
-		Expect(env.Cluster.Client.Resources(ns).Create(ctx, pod)).To(Succeed())
+		Expect(kc.Client().Resources(ns).Create(ctx, pod)).To(Succeed())
 		var msg string
 		err := wait.For(func(ctx context.Context) (bool, error) {
 			var evs corev1.EventList
-			if err := env.Cluster.Client.Resources(ns).List(ctx, &evs, resources.WithFieldSelector("involvedObject.name=nopull")); err != nil {
+			if err := kc.Client().Resources(ns).List(ctx, &evs, resources.WithFieldSelector("involvedObject.name=nopull")); err != nil {
 				return false, err
 			}
 			for _, e := range evs.Items {
@@ -104,7 +126,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, func() {
 			return false, nil
 		}, wait.WithContext(ctx), wait.WithTimeout(time.Minute), wait.WithInterval(time.Second))
 		Expect(err).NotTo(HaveOccurred(), "no pull failure event for the missing image")
-		common.Logf("pull of a missing image failed with: %s", msg)
+		rctest.Logf("pull of a missing image failed with: %s", msg)
 		Expect(msg).To(ContainSubstring("127.0.0.1:9"), "the pull went somewhere other than the dead loopback endpoint")
 	}, SpecTimeout(90*time.Second))
 })
@@ -115,14 +137,14 @@ func attack(ctx context.Context, cfg loadgen.Config) *loadgen.Result {
 	Expect(err).NotTo(HaveOccurred())
 	res, err := a.Wait()
 	Expect(err).NotTo(HaveOccurred())
-	common.Logf("load: %s", res)
+	rctest.Logf("load: %s", res)
 	return res
 }
 
 func podNames(ctx context.Context, ns string) sets.Set[string] {
 	GinkgoHelper()
 	var pods corev1.PodList
-	Expect(env.Cluster.Client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
+	Expect(kc.Client().Resources(ns).List(ctx, &pods, resources.WithLabelSelector("app=app"))).To(Succeed())
 	names := sets.New[string]()
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil {
@@ -130,4 +152,18 @@ func podNames(ctx context.Context, ns string) sets.Set[string] {
 		}
 	}
 	return names
+}
+
+// waitAllReplicas waits until the NodePort answers from every replica with no failure.
+func waitAllReplicas(ctx context.Context, url string, replicas int) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		res := attack(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
+		pods := sets.New[string]()
+		for _, r := range res.Requests {
+			pods.Insert(r.Pod)
+		}
+		g.Expect(res.Totals.Failed).To(BeZero(), res.String())
+		g.Expect(pods.Len()).To(Equal(replicas), "responding pods: %v", sets.List(pods))
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 }

@@ -1,4 +1,4 @@
-package report
+package engine
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
 func mustJSON(t *testing.T, v any) string {
@@ -32,7 +30,7 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("WriteRow: %v", err)
 		}
-		want := filepath.Join(dir, "rows", rows[i].Suite+"--"+rows[i].Scenario.Name+"--"+string(rows[i].Scenario.Disruption)+".json")
+		want := filepath.Join(dir, "rows", rows[i].Suite+"--"+rows[i].Config.Name+"--"+string(rows[i].Config.Disruption)+".json")
 		if path != want {
 			t.Errorf("WriteRow path = %s, want %s", path, want)
 		}
@@ -80,7 +78,7 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 }
 
 func TestRowFileNameIsSafe(t *testing.T) {
-	r := Row{Suite: "a/b c", Scenario: scenario.Scenario{Name: "../x", Disruption: "delete-pod"}}
+	r := Row{Suite: "a/b c", Config: Config{Name: "../x", Disruption: "delete-pod"}}
 	if got, want := RowFileName(r), "a_b_c--.._x--delete-pod.json"; got != want {
 		t.Errorf("RowFileName = %q, want %q", got, want)
 	}
@@ -96,12 +94,12 @@ func TestRowFileNameIsSafe(t *testing.T) {
 
 func TestWriteRowNeedsNames(t *testing.T) {
 	for _, r := range []Row{
-		{Scenario: scenario.Scenario{Name: "x", Disruption: scenario.DeletePod}},
-		{Suite: "s", Scenario: scenario.Scenario{Disruption: scenario.DeletePod}},
-		{Suite: "s", Scenario: scenario.Scenario{Name: "x"}},
+		{Config: Config{Name: "x", Disruption: DeletePod}},
+		{Suite: "s", Config: Config{Disruption: DeletePod}},
+		{Suite: "s", Config: Config{Name: "x"}},
 	} {
 		if _, err := WriteRow(t.TempDir(), r); err == nil {
-			t.Errorf("WriteRow(%q, %q, %q): no error", r.Suite, r.Scenario.Name, r.Scenario.Disruption)
+			t.Errorf("WriteRow(%q, %q, %q): no error", r.Suite, r.Config.Name, r.Config.Disruption)
 		}
 	}
 }
@@ -110,9 +108,9 @@ func TestReadRowsBadFiles(t *testing.T) {
 	for _, tc := range []struct {
 		name, content, want string
 	}{
-		{"broken.json", `{"suite": "x", "scenario": {`, "broken.json"},
-		{"trailing.json", `{"suite": "x", "scenario": {"name": "y"}} {}`, "trailing.json"},
-		{"empty-object.json", `{}`, "no suite or scenario name"},
+		{"broken.json", `{"suite": "x", "config": {`, "broken.json"},
+		{"trailing.json", `{"suite": "x", "config": {"name": "y"}} {}`, "trailing.json"},
+		{"empty-object.json", `{}`, "no suite or name"},
 		{"wrong-type.json", `{"suite": 3}`, "wrong-type.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,87 +144,5 @@ func TestReadRowsMissingAndEmpty(t *testing.T) {
 	rows, err := ReadRows(dir)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
-	}
-}
-
-func TestNewRun(t *testing.T) {
-	rows := syntheticRows()
-	rows[0].Versions = Versions{} // the earliest row has no versions: take the next one's
-	rows[1].Versions.Rollcheck = "v-second"
-	in := []Row{rows[2], rows[1], rows[0]}
-	before := time.Now()
-	run := NewRun(in)
-	if run.Generated.Before(before.Add(-time.Second)) {
-		t.Errorf("Generated = %v, want about now", run.Generated)
-	}
-	if run.Versions.Rollcheck != "v-second" {
-		t.Errorf("Versions = %+v, want those of the first row that has any", run.Versions)
-	}
-	for i, r := range run.Rows {
-		if r.Scenario.Name != rows[i].Scenario.Name {
-			t.Errorf("row %d is %s, want %s: rows sorted by Started", i, r.Scenario.Name, rows[i].Scenario.Name)
-		}
-	}
-	if in[0].Scenario.Name != rows[2].Scenario.Name {
-		t.Errorf("NewRun reordered its argument")
-	}
-	if empty := NewRun(nil); empty.Rows == nil || empty.Versions != (Versions{}) {
-		t.Errorf("NewRun(nil) = %+v", empty)
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	run := NewRun(syntheticRows())
-	if p, f, h := Summarize(run); p != 2 || f != 0 || h != 1 {
-		t.Errorf("Summarize = %d, %d, %d; want 2, 0, 1", p, f, h)
-	}
-	run.Rows[0].Verdict.Status = scenario.Fail
-	run.Rows = append(run.Rows, Row{}, Row{Verdict: scenario.Verdict{Status: "weird"}})
-	// Rows never judged, or judged with an unknown status, are harness faults.
-	if p, f, h := Summarize(run); p != 1 || f != 1 || h != 3 {
-		t.Errorf("Summarize = %d, %d, %d; want 1, 1, 3", p, f, h)
-	}
-}
-
-func TestJSONRoundTrip(t *testing.T) {
-	run := NewRun(syntheticRows())
-	var buf bytes.Buffer
-	if err := run.WriteJSON(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(buf.String(), "\n  \"versions\": {") {
-		t.Errorf("WriteJSON is not indented:\n%.300s", buf.String())
-	}
-	got, err := ReadRun(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g, w := mustJSON(t, got), mustJSON(t, run); g != w {
-		t.Errorf("run changed in the JSON round trip:\n got %.500s\nwant %.500s", g, w)
-	}
-	if _, err := ReadRun(strings.NewReader(`{"rows": 3}`)); err == nil {
-		t.Error("ReadRun of bad JSON: no error")
-	}
-}
-
-func TestWriteAll(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "artifacts")
-	paths, err := WriteAll(dir, NewRun(syntheticRows()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"conformance.json", "conformance.md", "timeline.html"}
-	if len(paths) != len(want) {
-		t.Fatalf("WriteAll paths = %v", paths)
-	}
-	for i, p := range paths {
-		if p != filepath.Join(dir, want[i]) {
-			t.Errorf("path %d = %s, want %s", i, p, filepath.Join(dir, want[i]))
-		}
-		if st, err := os.Stat(p); err != nil {
-			t.Error(err)
-		} else if st.Size() == 0 {
-			t.Errorf("%s is empty", p)
-		}
 	}
 }

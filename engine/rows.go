@@ -1,4 +1,4 @@
-package report
+package engine
 
 import (
 	"cmp"
@@ -13,14 +13,14 @@ import (
 // RowsDir is the directory, under the artifacts directory, that WriteRow writes rows into.
 const RowsDir = "rows"
 
-// WriteRow writes row as indented JSON to dir/rows/<suite>--<scenario name>--<disruption>.json,
+// WriteRow writes row as indented JSON to dir/rows/<suite>--<name>--<disruption>.json,
 // creating the directories it needs, and returns the file's path. A row written earlier
 // under the same name is replaced. The file is written to a temporary name and renamed, so
 // ReadRows never sees half a row.
 func WriteRow(dir string, row Row) (string, error) {
-	if row.Suite == "" || row.Scenario.Name == "" || row.Scenario.Disruption == "" {
-		return "", fmt.Errorf("write row: suite %q, scenario name %q and disruption %q are all required",
-			row.Suite, row.Scenario.Name, row.Scenario.Disruption)
+	if row.Suite == "" || row.Config.Name == "" || row.Config.Disruption == "" {
+		return "", fmt.Errorf("write row: suite %q, name %q and disruption %q are all required",
+			row.Suite, row.Config.Name, row.Config.Disruption)
 	}
 	name := RowFileName(row)
 	rows := filepath.Join(dir, RowsDir)
@@ -32,18 +32,18 @@ func WriteRow(dir string, row Row) (string, error) {
 		return "", fmt.Errorf("write row %s: encode: %w", name, err)
 	}
 	path := filepath.Join(rows, name)
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
 		return "", fmt.Errorf("write row: %w", err)
 	}
 	return path, nil
 }
 
 // RowFileName returns the base name WriteRow gives row's file:
-// <suite>--<scenario name>--<disruption>.json, with any character other than letters,
+// <suite>--<name>--<disruption>.json, with any character other than letters,
 // digits, '.', '_' and '-' replaced by '_'.
 func RowFileName(row Row) string {
-	return safeName(row.Suite) + "--" + safeName(row.Scenario.Name) + "--" +
-		safeName(string(row.Scenario.Disruption)) + ".json"
+	return safeName(row.Suite) + "--" + safeName(row.Config.Name) + "--" +
+		safeName(string(row.Config.Disruption)) + ".json"
 }
 
 func safeName(s string) string {
@@ -61,7 +61,7 @@ func safeName(s string) string {
 
 // ReadRows reads every dir/rows/*.json written by WriteRow and returns the rows sorted by
 // Started (then by file name). A file that does not decode, or holds a row without a suite
-// or scenario name, is an error naming the file. A missing rows directory is an error that
+// or name, is an error naming the file. A missing rows directory is an error that
 // wraps fs.ErrNotExist; an empty one gives no rows and no error.
 func ReadRows(dir string) ([]Row, error) {
 	rowsDir := filepath.Join(dir, RowsDir)
@@ -104,14 +104,14 @@ func readRow(path string) (Row, error) {
 	if err := json.Unmarshal(b, &row); err != nil {
 		return row, fmt.Errorf("read row %s: %w", path, err)
 	}
-	if row.Suite == "" || row.Scenario.Name == "" {
-		return row, fmt.Errorf("read row %s: no suite or scenario name: not a row written by WriteRow", path)
+	if row.Suite == "" || row.Config.Name == "" {
+		return row, fmt.Errorf("read row %s: no suite or name: not a row written by WriteRow", path)
 	}
 	return row, nil
 }
 
-// writeFileAtomic writes b to a temporary file next to path and renames it to path.
-func writeFileAtomic(path string, b []byte) (err error) {
+// WriteFileAtomic writes b to a temporary file next to path and renames it to path.
+func WriteFileAtomic(path string, b []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)

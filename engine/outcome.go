@@ -1,8 +1,11 @@
-package scenario
+package engine
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rollcheck/rollcheck/loadgen"
@@ -30,6 +33,14 @@ type Outcome struct {
 	// Classes are the failure classes the mechanism produces (ExpectFailures); at least half
 	// of the failures must be of these classes. Empty: any failure class will do.
 	Classes []loadgen.Class `json:"classes,omitempty"`
+
+	// MinSuccessRatioPerDisruption, when set (0 < r <= 1), is also required of every single
+	// disruption: the requests sent between its start and its settling must succeed at least
+	// this often, as Kubernetes' own rolling-update disruption test asks (0.95 per rollout).
+	MinSuccessRatioPerDisruption float64 `json:"minSuccessRatioPerDisruption,omitempty"`
+	// MaxDisruptionSeconds, when set, is also required of the whole run: at most this many
+	// one-second windows may hold a failure.
+	MaxDisruptionSeconds *int `json:"maxDisruptionSeconds,omitempty"`
 }
 
 // Zero expects no failure at all.
@@ -43,8 +54,29 @@ func Failures(classes ...loadgen.Class) Outcome {
 	return Outcome{Kind: ExpectFailures, Classes: classes}
 }
 
+// WithMinSuccessRatioPerDisruption returns o requiring ratio of every disruption too.
+func (o Outcome) WithMinSuccessRatioPerDisruption(ratio float64) Outcome {
+	o.MinSuccessRatioPerDisruption = ratio
+	return o
+}
+
+// WithMaxDisruptionSeconds returns o allowing at most n one-second windows with a failure.
+func (o Outcome) WithMaxDisruptionSeconds(n int) Outcome {
+	o.MaxDisruptionSeconds = &n
+	return o
+}
+
 // Validate checks the Outcome.
 func (o Outcome) Validate() error {
+	if r := o.MinSuccessRatioPerDisruption; r < 0 || r > 1 || math.IsNaN(r) {
+		return fmt.Errorf("expect minSuccessRatioPerDisruption %v: want a ratio between 0 and 1", r)
+	}
+	if n := o.MaxDisruptionSeconds; n != nil && *n < 0 {
+		return fmt.Errorf("expect maxDisruptionSeconds %d: want 0 or more", *n)
+	}
+	if o.Kind == ExpectFailures && (o.MinSuccessRatioPerDisruption > 0 || o.MaxDisruptionSeconds != nil) {
+		return errors.New("expect failures-expected (a negative control) cannot also bound the failures per disruption or the disruption seconds")
+	}
 	switch o.Kind {
 	case ExpectZero:
 	case ExpectAtMost:
@@ -63,8 +95,20 @@ func (o Outcome) Validate() error {
 	return nil
 }
 
-// String says the expectation in a few words: "0 failures", "≤ 0.50%", "failures (reset|eof)".
+// String says the expectation in a few words: "0 failures", "≤ 0.50%", "failures (reset|eof)",
+// with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% each, ≤ 2 s").
 func (o Outcome) String() string {
+	s := o.kindString()
+	if o.MinSuccessRatioPerDisruption > 0 {
+		s += fmt.Sprintf(", ≥ %s%% each", strconv.FormatFloat(100*o.MinSuccessRatioPerDisruption, 'f', -1, 64))
+	}
+	if o.MaxDisruptionSeconds != nil {
+		s += fmt.Sprintf(", ≤ %d disruption s", *o.MaxDisruptionSeconds)
+	}
+	return s
+}
+
+func (o Outcome) kindString() string {
 	switch o.Kind {
 	case ExpectZero:
 		return "0 failures"
@@ -86,9 +130,12 @@ type Status string
 const (
 	Pass Status = "pass"
 	Fail Status = "fail"
-	// HarnessFault: the load run itself was invalid (missed rate, stalled generator), so it
-	// says nothing about the app.
+	// HarnessFault: the load run itself was invalid (missed rate, stalled generator, load
+	// that ended before the disruptions did), so it says nothing about the app.
 	HarnessFault Status = "harness-fault"
+	// Error: the row could not be run to the end (deploy, serving wait, disruption, cluster):
+	// no verdict on the app; the reason says what failed.
+	Error Status = "error"
 )
 
 // Verdict is a Status and the reason for it.
@@ -97,9 +144,37 @@ type Verdict struct {
 	Reason string `json:"reason"`
 }
 
-// Judge compares a load result with the expected Outcome. An invalid load run is a harness
-// fault whatever its failures.
-func (o Outcome) Judge(s loadgen.Summary) Verdict {
+// Judge compares a load result, and the results of each disruption, with the expected
+// Outcome. An invalid load run is a harness fault whatever its failures. The per-disruption
+// and disruption-seconds bounds apply on top of the Kind's own rule.
+func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
+	v := o.judgeKind(s)
+	if v.Status != Pass {
+		return v
+	}
+	if r := o.MinSuccessRatioPerDisruption; r > 0 {
+		if len(ds) == 0 {
+			return Verdict{HarnessFault, v.Reason + "; no disruption was recorded to judge its success ratio"}
+		}
+		w := WorstDisruption(ds)
+		if w.Requests == 0 {
+			return Verdict{HarnessFault, fmt.Sprintf("%s; %s %d/%d sent no request", v.Reason, w.Kind, w.N, len(ds))}
+		}
+		if w.SuccessRatio < r {
+			return Verdict{Fail, fmt.Sprintf("%s; %s %d/%d: %d of %d requests succeeded (%s%%), expected at least %s%% per disruption",
+				v.Reason, w.Kind, w.N, len(ds), w.Requests-w.Failed, w.Requests, pctString(w.SuccessRatio), pctString(r))}
+		}
+		v.Reason += fmt.Sprintf("; worst disruption %s%%", pctString(w.SuccessRatio))
+	}
+	if n := o.MaxDisruptionSeconds; n != nil && s.DisruptionSeconds > *n {
+		return Verdict{Fail, fmt.Sprintf("%s; %d disruption seconds, expected at most %d", v.Reason, s.DisruptionSeconds, *n)}
+	}
+	return v
+}
+
+func pctString(r float64) string { return strconv.FormatFloat(100*r, 'f', 2, 64) }
+
+func (o Outcome) judgeKind(s loadgen.Summary) Verdict {
 	if !s.Valid {
 		return Verdict{HarnessFault, "invalid load run: " + s.InvalidReason}
 	}

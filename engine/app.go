@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// clusterScoped are kinds that live outside any namespace: rollcheck applies an app into a
+// namespace it owns, so manifests may not hold them.
+var clusterScoped = []string{"Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding",
+	"CustomResourceDefinition", "StorageClass", "PriorityClass", "IngressClass", "RuntimeClass",
+	"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "CSIDriver"}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
+// Check validates the Plan (with its defaults filled) before any cluster work and reports
+// every problem at once, on one line. Warnings are things that are allowed but weaken the
+// verdict, such as a Deployment without a readiness probe.
+func (p Plan) Check() (warnings []string, err error) {
+	p = p.WithDefaults()
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if p.Suite == "" {
+		bad("suite: empty")
+	}
+	dep, derr := p.App.deployment()
+	if derr != nil {
+		errs = append(errs, derr)
+	}
+	errs = append(errs, p.App.check()...)
+	if v := p.Variant; !nameRE.MatchString(v.Name) {
+		bad("variant name %q: want 1-40 lower-case letters, digits and dashes", v.Name)
+	}
+	errs = append(errs, p.Variant.PreStop.check()...)
+	if g := p.Variant.TerminationGracePeriodSeconds; g != nil && (*g < 0 || *g > 600) {
+		bad("terminationGracePeriodSeconds %d: want 0 to 600", *g)
+	}
+	if r := p.Variant.Replicas; r != nil && (*r < 1 || *r > 10) {
+		bad("replicas %d: want 1 to 10", *r)
+	}
+	if err := p.Variant.Expect.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
+		bad("disruption %q: want rollout-restart, delete-pod, force-delete or scale-down", p.Disruption.Kind)
+	}
+	if c := p.Disruption.Count; c < 1 || c > 20 {
+		bad("disruption count %d: want 1 to 20", c)
+	}
+	if r := p.Load.Rate; r < 1 || r > 2000 {
+		bad("load rate %d req/s: want 1 to 2000", r)
+	}
+	if m := p.Load.Method; m != "GET" && m != "POST" {
+		bad("load method %q: want GET or POST", m)
+	}
+	if d := p.Load.Timeout; d <= 0 || d > 2*time.Minute {
+		bad("load timeout %s: want more than 0 and at most 2m", d)
+	}
+	if p.Settle < 0 || p.Settle > 5*time.Minute {
+		bad("settle %s: want 0 to 5m", p.Settle)
+	}
+	if dep != nil && len(errs) == 0 {
+		d, perr := p.Variant.apply(dep, p.App)
+		if perr != nil {
+			errs = append(errs, perr)
+		} else {
+			if d.Spec.Replicas != nil && *d.Spec.Replicas < 2 && p.Disruption.Kind == ScaleDown {
+				bad("scale-down needs at least 2 replicas, the Deployment has %d", *d.Spec.Replicas)
+			}
+			if c := appContainer(d, p.App.Port); c != nil && c.ReadinessProbe == nil {
+				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s has no readiness probe, so a rollout does not wait for new pods to serve and its verdict says little", d.Name, c.Name))
+			}
+			if lb := p.loadBound(d); lb > loadgen.MaxDuration {
+				bad("%d × %s disruptions may take up to %s with a grace period of %ds, longer than the load may run (%s): fewer disruptions or a shorter grace period",
+					p.Disruption.Count, p.Disruption.Kind, lb.Round(time.Second), grace(d), loadgen.MaxDuration)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return warnings, fmt.Errorf("%s: %w", p.Variant.Name, oneLine(errs))
+	}
+	return warnings, nil
+}
+
+// WithDefaults fills the zero fields that have defaults.
+func (p Plan) WithDefaults() Plan {
+	if p.App.Path == "" {
+		p.App.Path = DefaultPath
+	}
+	if p.App.PodHeader == "" {
+		p.App.PodHeader = loadgen.DefaultPodHeader
+	}
+	if p.Disruption.Count == 0 {
+		p.Disruption.Count = DefaultCount
+	}
+	if p.Load.Rate == 0 {
+		p.Load.Rate = DefaultRate
+	}
+	if p.Load.Method == "" {
+		p.Load.Method = "GET"
+	}
+	if p.Load.Timeout == 0 {
+		p.Load.Timeout = loadgen.DefaultTimeout + p.App.RequestDuration
+	}
+	if p.Settle == 0 {
+		p.Settle = DefaultSettle
+	}
+	return p
+}
+
+// DisruptionTimeout is how long one disruption may take to settle: twice the grace period
+// (preStop, drain, SIGKILL for each pod a rollout replaces in turn) plus two minutes for
+// scheduling and readiness.
+func DisruptionTimeout(graceSeconds int64) time.Duration {
+	return time.Duration(2*graceSeconds)*time.Second + 2*time.Minute
+}
+
+// loadBound is how long the load may have to run for this plan: the settle before and after
+// and every disruption taking as long as it may. The load is stopped as soon as the last
+// disruption settled; this only bounds it.
+func (p Plan) loadBound(d *appsv1.Deployment) time.Duration {
+	return 2*(p.Settle+p.App.RequestDuration) + p.Load.Timeout + time.Minute +
+		time.Duration(p.Disruption.Count)*DisruptionTimeout(grace(d))
+}
+
+func grace(d *appsv1.Deployment) int64 {
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+// deployment returns the Deployment under test from Objects.
+func (a App) deployment() (*appsv1.Deployment, error) {
+	var deps []*appsv1.Deployment
+	var names []string
+	for _, o := range a.Objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			deps = append(deps, d)
+			names = append(names, d.Name)
+		}
+	}
+	switch {
+	case len(deps) == 0:
+		return nil, errors.New("the manifests hold no Deployment (apps/v1)")
+	case a.Deployment != "":
+		for _, d := range deps {
+			if d.Name == a.Deployment {
+				return d, nil
+			}
+		}
+		return nil, fmt.Errorf("deployment %q: not in the manifests (they hold %s)", a.Deployment, strings.Join(names, ", "))
+	case len(deps) > 1:
+		return nil, fmt.Errorf("the manifests hold %d Deployments (%s): name the one under test (deployment:)", len(deps), strings.Join(names, ", "))
+	}
+	return deps[0], nil
+}
+
+// check validates the app's own fields and manifests.
+func (a App) check() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !strings.HasPrefix(a.Path, "/") {
+		bad("path %q: must start with /", a.Path)
+	}
+	if a.Port < 1 || a.Port > 65535 {
+		bad("port %d: want 1 to 65535", a.Port)
+	}
+	seen := map[string]bool{}
+	for _, o := range a.Objects {
+		kind := kindOf(o)
+		if slices.Contains(clusterScoped, kind) {
+			bad("%s %s: cluster-scoped objects are not supported (rollcheck applies the app into a namespace it owns)", kind, o.GetName())
+		}
+		key := kind + "/" + o.GetName()
+		if seen[key] {
+			bad("%s %s: appears twice in the manifests", kind, o.GetName())
+		}
+		seen[key] = true
+		if s, ok := o.(*corev1.Service); ok && s.Name == LoadServiceName {
+			bad("Service %s: the name is rollcheck's own load Service", s.Name)
+		}
+	}
+	d, err := a.deployment()
+	if err != nil {
+		return errs
+	}
+	if d.Spec.Selector == nil || len(d.Spec.Selector.MatchLabels) == 0 {
+		bad("Deployment %s: spec.selector.matchLabels is empty (rollcheck's load Service selects the pods by it)", d.Name)
+	} else if len(d.Spec.Selector.MatchExpressions) > 0 {
+		bad("Deployment %s: spec.selector.matchExpressions cannot be expressed as a Service selector: use matchLabels only", d.Name)
+	}
+	if appContainer(d, a.Port) == nil && a.Port > 0 {
+		var declared []string
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, p := range c.Ports {
+				declared = append(declared, fmt.Sprintf("%s:%d", c.Name, p.ContainerPort))
+			}
+		}
+		if len(declared) == 0 {
+			declared = []string{"none"}
+		}
+		bad("port %d: no container of Deployment %s declares it (declared: %s)", a.Port, d.Name, strings.Join(declared, ", "))
+	}
+	for _, c := range allContainers(d) {
+		if slices.Contains(a.Images, c.Image) && c.ImagePullPolicy == corev1.PullAlways {
+			bad("container %s: imagePullPolicy Always on image %s, which rollcheck loads from the local Docker engine and cannot be pulled: use IfNotPresent or Never", c.Name, c.Image)
+		}
+	}
+	for _, img := range a.Images {
+		used := false
+		for _, c := range allContainers(d) {
+			used = used || c.Image == img
+		}
+		if !used {
+			bad("image %s: no container of Deployment %s runs it", img, d.Name)
+		}
+	}
+	return errs
+}
+
+// kindOf is an object's kind: from its type meta, or its Go type when that is empty.
+func kindOf(o client.Object) string {
+	if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	t := reflect.TypeOf(o)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+func allContainers(d *appsv1.Deployment) []*corev1.Container {
+	var cs []*corev1.Container
+	for i := range d.Spec.Template.Spec.InitContainers {
+		cs = append(cs, &d.Spec.Template.Spec.InitContainers[i])
+	}
+	for i := range d.Spec.Template.Spec.Containers {
+		cs = append(cs, &d.Spec.Template.Spec.Containers[i])
+	}
+	return cs
+}
+
+// appContainer is the container that declares port: the one the load reaches and the preStop
+// of a Variant goes to.
+func appContainer(d *appsv1.Deployment, port int32) *corev1.Container {
+	for i := range d.Spec.Template.Spec.Containers {
+		c := &d.Spec.Template.Spec.Containers[i]
+		for _, p := range c.Ports {
+			if p.ContainerPort == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (ps *PreStop) check() []error {
+	if ps == nil {
+		return nil
+	}
+	n := 0
+	var errs []error
+	if ps.None {
+		n++
+	}
+	if ps.Sleep != 0 {
+		n++
+		if ps.Sleep < time.Second || ps.Sleep > 5*time.Minute || ps.Sleep%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("preStop sleep %s: want whole seconds from 1s to 5m", ps.Sleep))
+		}
+	}
+	if ps.Exec != nil {
+		n++
+		if len(ps.Exec) == 0 || ps.Exec[0] == "" {
+			errs = append(errs, errors.New("preStop exec: empty command"))
+		}
+	}
+	if ps.HTTPGet != "" {
+		n++
+		if !strings.HasPrefix(ps.HTTPGet, "/") {
+			errs = append(errs, fmt.Errorf("preStop httpGet %q: the path must start with /", ps.HTTPGet))
+		}
+	}
+	if n != 1 {
+		errs = append(errs, fmt.Errorf("preStop: set exactly one of none, sleep, exec and httpGet (%d set)", n))
+	}
+	return errs
+}
+
+// handler is the hook a PreStop asks for, nil for None.
+func (ps *PreStop) handler(port int32) *corev1.LifecycleHandler {
+	switch {
+	case ps.Sleep != 0:
+		return &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(ps.Sleep / time.Second)}}
+	case ps.Exec != nil:
+		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: slices.Clone(ps.Exec)}}
+	case ps.HTTPGet != "":
+		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: ps.HTTPGet, Port: intstr.FromInt32(port)}}
+	}
+	return nil
+}
+
+// apply returns a copy of the Deployment with the variant's changes and the pull policy of
+// the loaded images; it changes nothing else.
+func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, error) {
+	d := orig.DeepCopy()
+	c := appContainer(d, a.Port)
+	if c == nil {
+		return nil, fmt.Errorf("port %d: no container of Deployment %s declares it", a.Port, d.Name)
+	}
+	if v.PreStop != nil {
+		h := v.PreStop.handler(a.Port)
+		if h == nil {
+			if c.Lifecycle != nil {
+				c.Lifecycle.PreStop = nil
+			}
+		} else {
+			if c.Lifecycle == nil {
+				c.Lifecycle = &corev1.Lifecycle{}
+			}
+			c.Lifecycle.PreStop = h
+		}
+	}
+	if g := v.TerminationGracePeriodSeconds; g != nil {
+		d.Spec.Template.Spec.TerminationGracePeriodSeconds = g
+	}
+	if r := v.Replicas; r != nil {
+		d.Spec.Replicas = r
+	}
+	if len(v.Patch) > 0 {
+		patched, err := strategicPatch(d, v.Patch)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: patch Deployment %s: %w", v.Name, d.Name, err)
+		}
+		d = patched
+	}
+	for _, c := range allContainers(d) {
+		if slices.Contains(a.Images, c.Image) {
+			c.ImagePullPolicy = corev1.PullNever
+		}
+	}
+	return d, nil
+}
+
+// strategicPatch applies a strategic-merge patch to d, as kubectl patch does, and decodes the
+// result strictly: a patch that names a field Deployments do not have is an error.
+func strategicPatch(d *appsv1.Deployment, patch []byte) (*appsv1.Deployment, error) {
+	orig, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	pj, err := yaml.YAMLToJSON(patch)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON or YAML: %w", err)
+	}
+	var asMap map[string]any
+	if err := json.Unmarshal(pj, &asMap); err != nil || asMap == nil {
+		return nil, errors.New("the patch must be an object")
+	}
+	out, err := strategicpatch.StrategicMergePatch(orig, pj, appsv1.Deployment{})
+	if err != nil {
+		return nil, err
+	}
+	var nd appsv1.Deployment
+	if err := yaml.UnmarshalStrict(out, &nd); err != nil {
+		return nil, err
+	}
+	if nd.Name != d.Name {
+		return nil, fmt.Errorf("the patch renames the Deployment to %q", nd.Name)
+	}
+	return &nd, nil
+}
+
+// describe fills the parts of a row's Config read from the Deployment as applied.
+func describe(d *appsv1.Deployment, port int32, cfg *Config) {
+	cfg.App = d.Name
+	cfg.GraceSeconds = grace(d)
+	cfg.Replicas = 1
+	if d.Spec.Replicas != nil {
+		cfg.Replicas = int(*d.Spec.Replicas)
+	}
+	cfg.PreStop = "none"
+	c := appContainer(d, port)
+	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return
+	}
+	switch h := c.Lifecycle.PreStop; {
+	case h.Sleep != nil:
+		cfg.PreStop = fmt.Sprintf("sleep:%ds", h.Sleep.Seconds)
+	case h.Exec != nil:
+		cfg.PreStop = "exec:" + strings.Join(h.Exec.Command, " ")
+	case h.HTTPGet != nil:
+		cfg.PreStop = "httpGet:" + h.HTTPGet.Path
+	case h.TCPSocket != nil:
+		cfg.PreStop = "tcpSocket"
+	}
+}
+
+// oneLine joins errors into one error on one line ("a; b"); errors.Is and As still see each.
+func oneLine(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return &joined{msg: strings.Join(msgs, "; "), errs: errs}
+}
+
+type joined struct {
+	msg  string
+	errs []error
+}
+
+func (j *joined) Error() string   { return j.msg }
+func (j *joined) Unwrap() []error { return j.errs }

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+)
+
+// String names the row, e.g.
+// "prestop-5s: preStop=sleep:5s sigterm=drain grace=30s keepalive=off rollout-restart×3".
+func (c Config) String() string {
+	return c.Name + ": " + c.Shape() + " " + c.DisruptionString()
+}
+
+// Shape is the shutdown configuration and client mode, without name and disruption:
+// "preStop=sleep:5s sigterm=drain grace=30s req=5s keepalive=on POST".
+func (c Config) Shape() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "preStop=%s", c.PreStop)
+	if c.OnSIGTERM != "" {
+		fmt.Fprintf(&b, " sigterm=%s", c.OnSIGTERM)
+	}
+	fmt.Fprintf(&b, " grace=%ds", c.GraceSeconds)
+	if c.RequestDuration > 0 {
+		fmt.Fprintf(&b, " req=%s", c.RequestDuration)
+	}
+	if c.Patched {
+		b.WriteString(" +patch")
+	}
+	ka := "off"
+	if c.KeepAlive {
+		ka = "on"
+	}
+	if c.Method != "GET" && c.Method != "" {
+		ka += " " + c.Method
+	}
+	fmt.Fprintf(&b, " keepalive=%s", ka)
+	return b.String()
+}
+
+// DisruptionString is the disruption and its count: "rollout-restart×3".
+func (c Config) DisruptionString() string {
+	return fmt.Sprintf("%s×%d", c.Disruption, c.Count)
+}

@@ -1,0 +1,516 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+
+	"github.com/rollcheck/rollcheck/internal/disrupt"
+	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/internal/observe"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// Phase names a step of a row, for Progress.
+type Phase string
+
+// Phases, in the order a row goes through them.
+const (
+	PhaseDeploy     Phase = "deploy"      // applying the manifests and waiting for the rollout
+	PhaseServing    Phase = "serving"     // waiting until the load Service answers
+	PhaseLoad       Phase = "load"        // load started, settling before the first disruption
+	PhaseDisruption Phase = "disruption"  // a disruption started
+	PhaseSettled    Phase = "settled"     // a disruption settled
+	PhaseDone       Phase = "done"        // the row is judged
+	PhaseTeardown   Phase = "teardown"    // the namespace is being deleted
+	PhaseLoadTicker Phase = "load-status" // periodic load counts while disruptions run
+)
+
+// Progress is one step of a running row, for a front end to show.
+type Progress struct {
+	Row   string
+	Phase Phase
+	// N and Count number the disruption (PhaseDisruption, PhaseSettled).
+	N, Count int
+	// Load is the load so far.
+	Load loadgen.Progress
+	// Detail says more (the deleted pod, the namespace, the verdict).
+	Detail string
+}
+
+// Option configures Run.
+type Option func(*runOptions)
+
+type runOptions struct {
+	artifacts string
+	progress  func(Progress)
+}
+
+// WithArtifacts makes Run keep every request in dir/raw: vegeta's own encoding (for vegeta
+// report and plot) and the JSON ledger. The row's Artifacts name the files.
+func WithArtifacts(dir string) Option { return func(o *runOptions) { o.artifacts = dir } }
+
+// WithProgress makes Run call f at each step of the row (from Run's goroutines; f must be
+// quick and safe for concurrent use).
+func WithProgress(f func(Progress)) Option { return func(o *runOptions) { o.progress = f } }
+
+// stallLimit is how long the load generator may send nothing before the row is a harness
+// fault.
+const stallLimit = 3 * time.Second
+
+// Run runs one Plan on the Target and returns its Row: it applies the app (as the Variant
+// changes it) into a fresh namespace with a load Service of its own, waits until the Service
+// answers, starts the constant load and the lifecycle observer, disrupts Disruption.Count
+// times (each settling: the rollout complete and no pod left terminating), lets the load
+// settle, stops it and judges the result against Variant.Expect. The namespace is deleted
+// before Run returns.
+//
+// Run never asserts. A row that could not run to the end (bad plan, deploy, serving wait,
+// disruption, cluster) is returned with status Error and the reason, together with the error;
+// a load run that was invalid, stalled or ended before the disruptions did is a row with status
+// HarnessFault and no error. Only front ends decide what a row means for them.
+func Run(ctx context.Context, t Target, p Plan, opts ...Option) (*Row, error) {
+	var o runOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	p = p.WithDefaults()
+	r := &runner{t: t, p: p, o: o, logf: t.Logf}
+	if r.logf == nil {
+		r.logf = func(string, ...any) {}
+	}
+	r.row = &Row{Suite: p.Suite, Started: time.Now(), Config: Config{
+		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
+		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
+		KeepAlive: p.Load.KeepAlive, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
+		Expect: p.Variant.Expect,
+	}}
+	err := r.run(ctx)
+	r.row.Duration = time.Since(r.row.Started)
+	if err != nil {
+		r.row.Verdict = Verdict{Status: Error, Reason: err.Error()}
+		return r.row, fmt.Errorf("row %s: %w", p.Variant.Name, err)
+	}
+	return r.row, nil
+}
+
+type runner struct {
+	t    Target
+	p    Plan
+	o    runOptions
+	logf func(string, ...any)
+	row  *Row
+
+	client klient.Client
+	ns     string
+	dep    *appsv1.Deployment
+}
+
+func (r *runner) progress(ph Phase, n int, load loadgen.Progress, detail string) {
+	if r.o.progress != nil {
+		r.o.progress(Progress{Row: r.p.Variant.Name, Phase: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
+	}
+}
+
+func (r *runner) run(ctx context.Context) (err error) {
+	if _, err := r.p.Check(); err != nil {
+		return err
+	}
+	if r.t.RESTConfig == nil || r.t.LoadURL == "" {
+		return errors.New("target: RESTConfig and LoadURL are required")
+	}
+	orig, _ := r.p.App.deployment()
+	if r.dep, err = r.p.Variant.apply(orig, r.p.App); err != nil {
+		return err
+	}
+	describe(r.dep, r.p.App.Port, &r.row.Config)
+	if r.client, err = klient.New(r.t.RESTConfig); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	r.row.Versions = r.versions(ctx)
+	if r.t.LoadImages != nil && len(r.p.App.Images) > 0 {
+		if err := r.t.LoadImages(ctx, r.p.App.Images); err != nil {
+			return fmt.Errorf("load images %s: %w", strings.Join(r.p.App.Images, ", "), err)
+		}
+	}
+	if r.t.Reset != nil {
+		if err := r.t.Reset(ctx); err != nil {
+			return fmt.Errorf("reset before the row: %w", err)
+		}
+	}
+	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, map[string]string{PartOfLabel: PartOfValue}); err != nil {
+		return err
+	}
+	defer func() {
+		r.progress(PhaseTeardown, 0, loadgen.Progress{}, r.ns)
+		// Teardown runs also when ctx was cancelled (Ctrl-C): nothing rollcheck made is left.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+		defer cancel()
+		terr := kube.TeardownNamespace(tctx, r.client, r.ns)
+		if terr == nil && r.t.Reset != nil {
+			terr = r.t.Reset(tctx)
+		}
+		if terr != nil {
+			err = errors.Join(err, fmt.Errorf("teardown: %w", terr))
+		}
+	}()
+	return r.measure(ctx)
+}
+
+func (r *runner) measure(ctx context.Context) error {
+	p := r.p
+	r.progress(PhaseDeploy, 0, loadgen.Progress{}, r.ns)
+	objs := []k8s.Object{}
+	for _, o := range p.App.Objects {
+		if o == client.Object(r.depOrig()) {
+			continue
+		}
+		c := o.DeepCopyObject().(k8s.Object)
+		c.SetNamespace(r.ns)
+		c.SetResourceVersion("")
+		objs = append(objs, c)
+	}
+	dep := r.dep.DeepCopy()
+	dep.Namespace = r.ns
+	dep.ResourceVersion = ""
+	objs = append(objs, dep, r.loadService())
+	if err := kube.Apply(ctx, r.client, objs...); err != nil {
+		return fmt.Errorf("deploy: %w", err)
+	}
+	timeout := DisruptionTimeout(grace(dep))
+	if err := kube.WaitRollout(ctx, r.client, r.ns, dep.Name, 3*time.Minute); err != nil {
+		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
+	}
+
+	cs, err := kubernetes.NewForConfig(r.t.RESTConfig)
+	if err != nil {
+		return fmt.Errorf("observer client: %w", err)
+	}
+	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), LoadServiceName, r.logf)
+	if err != nil {
+		return fmt.Errorf("start the lifecycle observer: %w", err)
+	}
+	defer obs.Stop()
+
+	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
+	r.progress(PhaseServing, 0, loadgen.Progress{}, url)
+	if err := waitServing(ctx, url, r.row.Config.Replicas, p.Load.Timeout, p.App.PodHeader, r.logf); err != nil {
+		return err
+	}
+
+	cfg := loadgen.Config{
+		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
+		Duration: p.loadBound(dep), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
+	}
+	atk, err := loadgen.Start(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("start the load: %w", err)
+	}
+	defer atk.Stop()
+	r.progress(PhaseLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s to %s", p.Load.Rate, url))
+
+	// The disruptions stop early when the load does: a stalled generator or a load that ended
+	// makes the row a harness fault, never zero failures.
+	dctx, cancelDisrupt := context.WithCancelCause(ctx)
+	defer cancelDisrupt(nil)
+	mon := startMonitor(atk, p.Load.Rate, func(cause error) { cancelDisrupt(cause) }, func(pr loadgen.Progress) {
+		r.progress(PhaseLoadTicker, 0, pr, "")
+	})
+	defer mon.stop()
+
+	// Let every replica reach a steady state under load, slow requests included.
+	sleep(dctx, p.Settle+p.App.RequestDuration)
+	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: dep.Name, Selector: selectorOf(dep),
+		Timeout: timeout, Logf: r.logf}
+	kind := disrupt.Kind(p.Disruption.Kind)
+	var recs []disrupt.Record
+	var derr error
+	if dctx.Err() == nil {
+		recs, derr = disrupt.Repeat(dctx, dt, kind, p.Disruption.Count,
+			func(rec disrupt.Record) {
+				obs.Mark(observe.Disruption, fmt.Sprintf("%s %d/%d", rec.Kind, rec.N, p.Disruption.Count))
+				r.progress(PhaseDisruption, rec.N, atk.Progress(), "")
+			},
+			func(rec disrupt.Record) {
+				obs.Mark(observe.DisruptionDone, fmt.Sprintf("%s %d/%d %s", rec.Kind, rec.N, p.Disruption.Count, rec.Pod))
+				r.progress(PhaseSettled, rec.N, atk.Progress(), rec.Pod)
+			})
+	}
+	if derr == nil {
+		sleep(dctx, p.Settle)
+	}
+	// Stopping the load leaves the requests in flight to finish (up to the timeout) with
+	// nothing new sent: the stall monitor must not read that as a stalled generator.
+	mon.stop()
+	loadFault := context.Cause(dctx)
+	if errors.Is(loadFault, context.Canceled) && ctx.Err() != nil {
+		loadFault = nil // the caller cancelled: reported as the error below
+	}
+	atk.Stop()
+	res, werr := atk.Wait()
+	tl := obs.Stop()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+	if werr != nil && loadFault == nil {
+		return fmt.Errorf("load: %w", werr)
+	}
+
+	row := r.row
+	row.Summary = res.Summary()
+	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
+	row.Disruptions = windows(recs, res.Requests)
+	row.Versions.Vegeta = res.VegetaVersion
+	for i := range res.Requests {
+		if res.Requests[i].Pod != "" {
+			row.PodIdentity = true
+			break
+		}
+	}
+	if r.o.artifacts != "" {
+		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res); err != nil {
+			return err
+		}
+	}
+	switch {
+	case loadFault != nil:
+		row.Verdict = Verdict{HarnessFault, loadFault.Error()}
+	case derr != nil && res.EndReason != loadgen.EndStopped:
+		row.Verdict = Verdict{HarnessFault, fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
+	case derr != nil:
+		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
+	case len(recs) != p.Disruption.Count:
+		row.Verdict = Verdict{HarnessFault, fmt.Sprintf("%d of %d disruptions ran", len(recs), p.Disruption.Count)}
+	default:
+		row.Verdict = p.Variant.Expect.Judge(row.Summary, row.Disruptions...)
+	}
+	r.progress(PhaseDone, 0, atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
+	return nil
+}
+
+// depOrig is the Deployment under test as the manifests hold it.
+func (r *runner) depOrig() *appsv1.Deployment {
+	d, _ := r.p.App.deployment()
+	return d
+}
+
+// loadService is rollcheck's own Service for the load: it selects the Deployment's pods on
+// the app's port, as a NodePort when the Target has one.
+func (r *runner) loadService() *corev1.Service {
+	svc := &corev1.Service{}
+	svc.Name, svc.Namespace = LoadServiceName, r.ns
+	svc.Labels = map[string]string{PartOfLabel: PartOfValue}
+	svc.Spec.Selector = r.dep.Spec.Selector.MatchLabels
+	port := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(r.p.App.Port), Protocol: corev1.ProtocolTCP}
+	if r.t.NodePort != 0 {
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		port.NodePort = r.t.NodePort
+	}
+	svc.Spec.Ports = []corev1.ServicePort{port}
+	return svc
+}
+
+func selectorOf(d *appsv1.Deployment) string {
+	return labels.SelectorFromSet(d.Spec.Selector.MatchLabels).String()
+}
+
+// windows computes, for each disruption, the requests sent between its start and its settling.
+func windows(recs []disrupt.Record, reqs []loadgen.Request) []DisruptionResult {
+	out := make([]DisruptionResult, 0, len(recs))
+	for _, rec := range recs {
+		d := DisruptionResult{Kind: DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
+		lo := sort.Search(len(reqs), func(i int) bool { return !reqs[i].Timestamp.Before(rec.Started) })
+		for i := lo; i < len(reqs) && !reqs[i].Timestamp.After(rec.Settled); i++ {
+			d.Requests++
+			if !reqs[i].OK() {
+				d.Failed++
+				if d.Failures == nil {
+					d.Failures = map[loadgen.Class]int{}
+				}
+				d.Failures[reqs[i].Class]++
+			}
+		}
+		if d.Requests > 0 {
+			d.SuccessRatio = float64(d.Requests-d.Failed) / float64(d.Requests)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// waitServing waits until the Service answers with no failure for a second from every
+// replica (when the app names its pod; otherwise for two seconds in a row), so that the load
+// starts on a settled path: a new Service answers only once kube-proxy has programmed it, a
+// little after the pods are ready. It gives up after a minute, saying what it saw.
+func waitServing(ctx context.Context, url string, replicas int, timeout time.Duration, podHeader string, logf func(string, ...any)) error {
+	deadline := time.Now().Add(time.Minute)
+	clean := 0
+	for {
+		a, err := loadgen.Start(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second, Timeout: timeout, PodHeader: podHeader})
+		if err != nil {
+			return fmt.Errorf("wait serving: %w", err)
+		}
+		res, err := a.Wait()
+		if err != nil {
+			return fmt.Errorf("wait serving: %w", err)
+		}
+		pods := map[string]bool{}
+		for _, q := range res.Requests {
+			if q.Pod != "" {
+				pods[q.Pod] = true
+			}
+		}
+		ok := res.Totals.Failed == 0 && res.Totals.Requests >= 20
+		switch {
+		case ok && len(pods) == replicas:
+			return nil
+		case ok && len(pods) == 0:
+			if clean++; clean >= 2 {
+				logf("%s answers with no %s header: pod identity is unknown", url, podHeader)
+				return nil
+			}
+		default:
+			clean = 0
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the app did not answer from all %d replicas on %s within a minute (%d answered): %s", replicas, url, len(pods), res)
+		}
+		if !sleep(ctx, time.Second) {
+			return fmt.Errorf("wait serving: %w", ctx.Err())
+		}
+	}
+}
+
+// monitor watches the load while the disruptions run: it reports progress every 5 s and
+// calls fault when the generator stalls (nothing sent for stallLimit) or the load ended.
+type monitor struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+func startMonitor(atk *loadgen.Attack, rate int, fault func(error), tick func(loadgen.Progress)) *monitor {
+	m := &monitor{done: make(chan struct{})}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var lastSent int64
+		lastChange, lastLog := time.Now(), time.Now()
+		for {
+			select {
+			case <-m.done:
+				return
+			case <-atk.Done():
+				fault(errors.New("the load ended before the disruptions did (it ran for its whole bound): no verdict"))
+				return
+			case now := <-t.C:
+				p := atk.Progress()
+				if p.Sent != lastSent {
+					lastSent, lastChange = p.Sent, now
+				} else if now.Sub(lastChange) > stallLimit {
+					fault(fmt.Errorf("the load generator sent nothing for %s (asked %d req/s): %+v", now.Sub(lastChange).Round(time.Second), rate, p))
+					return
+				}
+				if now.Sub(lastLog) >= 5*time.Second {
+					tick(p)
+					lastLog = now
+				}
+			}
+		}
+	}()
+	return m
+}
+
+func (m *monitor) stop() { m.once.Do(func() { close(m.done); m.wg.Wait() }) }
+
+// writeRaw keeps every request: vegeta's own encoding and the JSON ledger.
+func writeRaw(dir string, row *Row, res *loadgen.Result) (map[string]string, error) {
+	raw := filepath.Join(dir, "raw")
+	if err := os.MkdirAll(raw, 0o755); err != nil {
+		return nil, fmt.Errorf("write raw results: %w", err)
+	}
+	base := strings.TrimSuffix(RowFileName(*row), ".json")
+	out := map[string]string{}
+	for _, f := range []struct {
+		kind, ext string
+		write     func(*os.File) error
+	}{
+		{"vegeta", ".vegeta.bin", func(f *os.File) error { return res.WriteVegeta(f) }},
+		{"ledger", ".ledger.json", func(f *os.File) error { return res.WriteJSON(f) }},
+	} {
+		name := base + f.ext
+		file, err := os.Create(filepath.Join(raw, name))
+		if err != nil {
+			return nil, fmt.Errorf("write raw results: %w", err)
+		}
+		werr := f.write(file)
+		if cerr := file.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("write raw results %s: %w", name, werr)
+		}
+		out[f.kind] = filepath.Join("raw", name)
+	}
+	return out, nil
+}
+
+// versions reads the Kubernetes version; the Target describes the rest of the cluster.
+func (r *runner) versions(ctx context.Context) Versions {
+	v := r.t.Versions
+	v.Go = runtime.Version()
+	v.Rollcheck = Version()
+	if dc, err := discovery.NewDiscoveryClientForConfig(r.t.RESTConfig); err == nil {
+		if sv, err := dc.ServerVersion(); err == nil {
+			v.Kubernetes = sv.GitVersion
+		}
+	}
+	_ = ctx
+	return v
+}
+
+// Version is rollcheck's version: $ROLLCHECK_VERSION (make e2e sets it from git), else the
+// module version the binary was built from, else "dev".
+func Version() string {
+	if v := os.Getenv("ROLLCHECK_VERSION"); v != "" {
+		return v
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range append([]*debug.Module{&bi.Main}, bi.Deps...) {
+			if m.Path == "github.com/rollcheck/rollcheck" && m.Version != "" && m.Version != "(devel)" {
+				return m.Version
+			}
+		}
+	}
+	return "dev"
+}
+
+// sleep waits d or until ctx ends; it reports whether the whole d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}

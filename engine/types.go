@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// DisruptionKind is how pods are taken away while the load runs.
+type DisruptionKind string
+
+// Disruption kinds.
+const (
+	RolloutRestart DisruptionKind = "rollout-restart" // kubectl rollout restart: roll every pod
+	DeletePod      DisruptionKind = "delete-pod"      // delete one pod gracefully
+	ForceDelete    DisruptionKind = "force-delete"    // delete one pod with grace period 0
+	ScaleDown      DisruptionKind = "scale-down"      // scale down by one, then back up
+)
+
+// DisruptionKinds lists every DisruptionKind, in the order the reports use.
+var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown}
+
+// Defaults for the fields a Plan may leave zero.
+const (
+	DefaultCount  = 3
+	DefaultRate   = 100
+	DefaultSettle = 3 * time.Second
+	DefaultPath   = "/"
+	// LoadServiceName is the Service rollcheck creates, next to the user's own, to send the
+	// load to the Deployment's pods.
+	LoadServiceName = "rollcheck-load"
+	// PartOfLabel marks every namespace rollcheck creates (value PartOfValue), so that a later
+	// run can sweep what a killed one left behind.
+	PartOfLabel = "app.kubernetes.io/part-of"
+	PartOfValue = "rollcheck"
+)
+
+// Target is the cluster a Plan runs on and the way the load reaches it. Nothing in it is
+// specific to kind: the kind front ends (the suites, the CLI, rctest) fill it from the cluster
+// they created or reused.
+type Target struct {
+	// RESTConfig reaches the cluster's API server.
+	RESTConfig *rest.Config
+	// NodePort is the nodePort of the Service rollcheck creates for the load, and LoadURL the
+	// base URL under which that port answers where the load generator runs (kind maps the
+	// NodePort to 127.0.0.1, e.g. http://127.0.0.1:30080).
+	NodePort int32
+	LoadURL  string
+	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
+	// cluster must already have the images a Plan lists, or pull them.
+	LoadImages func(ctx context.Context, refs []string) error
+	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
+	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
+	// row's connections).
+	Reset func(ctx context.Context) error
+	// Versions describes the cluster (kind version, node image); the engine adds the
+	// Kubernetes version, Go, vegeta and rollcheck.
+	Versions Versions
+	// Logf receives progress lines; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// App is the application under test: the user's manifests (or the sample app's), as objects
+// to apply into a fresh namespace, and how to reach it.
+type App struct {
+	// Objects are the manifests: exactly one Deployment (or several, with Deployment naming
+	// the one under test) and whatever it needs (ConfigMaps, Secrets, Services,
+	// ServiceAccounts). Namespaced objects only; their namespace is replaced by the row's own.
+	Objects []client.Object
+	// Deployment names the Deployment under test; empty when Objects hold only one.
+	Deployment string
+	// Port is the container port the app serves HTTP on; a container of the Deployment must
+	// declare it.
+	Port int32
+	// Path is the request path, starting with "/" (default "/").
+	Path string
+	// Images are loaded into the cluster from the local Docker engine (Target.LoadImages);
+	// the containers that run them get imagePullPolicy Never.
+	Images []string
+	// PodHeader is the response header naming the pod that answered (the sample app sends
+	// X-Pod-Name). Empty: loadgen's default, X-Pod-Name; an app that sends none works too,
+	// and the reports say that identity is missing.
+	PodHeader string
+	// OnSIGTERM says what the app does on SIGTERM, when known (the sample app): for reports.
+	OnSIGTERM string
+	// RequestDuration is how long the app takes to answer, when known: the load's timeout and
+	// the settle time add it.
+	RequestDuration time.Duration
+}
+
+// PreStop is the preStop hook a Variant gives the app's container. Set exactly one field.
+type PreStop struct {
+	// None removes any preStop hook.
+	None bool `json:"none,omitempty"`
+	// Sleep is Kubernetes' native sleep action (GA in 1.34): no shell or sleep binary needed
+	// in the image. Whole seconds.
+	Sleep time.Duration `json:"sleep,omitempty"`
+	// Exec runs this command in the container.
+	Exec []string `json:"exec,omitempty"`
+	// HTTPGet is a path the kubelet GETs on the app's port.
+	HTTPGet string `json:"httpGet,omitempty"`
+}
+
+// Variant is the app's Deployment with a change: the configuration being benchmarked. Nil
+// fields leave the manifest as it is.
+type Variant struct {
+	// Name is a short identifier: lower-case letters, digits and dashes.
+	Name string
+	// Why explains the expectation (shown in reports).
+	Why     string
+	PreStop *PreStop
+	// TerminationGracePeriodSeconds replaces the pod template's.
+	TerminationGracePeriodSeconds *int64
+	Replicas                      *int32
+	// Patch is a strategic-merge patch (JSON) applied to the Deployment after the fields
+	// above: env, args, probes, anything else.
+	Patch []byte
+	// Expect is the outcome the variant must produce.
+	Expect Outcome
+}
+
+// Load is the constant-rate load sent while the disruptions run.
+type Load struct {
+	// Rate in requests per second (default 100).
+	Rate int
+	// Method is GET (default) or POST. With keep-alive on, Go's client silently retries a GET
+	// whose reused connection died; a POST shows what happens to requests on pinned
+	// connections.
+	Method    string
+	KeepAlive bool
+	// Timeout per request (default loadgen's 2 s, plus App.RequestDuration).
+	Timeout time.Duration
+}
+
+// Disruption is what is done to the pods, and how often; each one settles before the next.
+type Disruption struct {
+	Kind  DisruptionKind
+	Count int // default 3
+}
+
+// Plan is one row of the conformance table: the app as a variant changes it, under one
+// disruption and one load.
+type Plan struct {
+	// Suite groups rows in the reports (the built-in matrix uses the disruption's suite; a
+	// spec file its own name).
+	Suite      string
+	App        App
+	Variant    Variant
+	Disruption Disruption
+	Load       Load
+	// Settle is the load time before the first disruption and after the last (default 3 s).
+	Settle time.Duration
+}
+
+// Versions records what a result was measured with.
+type Versions struct {
+	Rollcheck   string `json:"rollcheck"`
+	Go          string `json:"go"`
+	Vegeta      string `json:"vegeta"`
+	Kubernetes  string `json:"kubernetes"`
+	Kind        string `json:"kind"`
+	NodeImage   string `json:"nodeImage"`
+	ImageSource string `json:"nodeImageSource"` // upstream | offline
+}
+
+// Config says what a row ran, as the reports show it: the Deployment's shutdown
+// configuration as it was applied (read back from the rendered Deployment, so it is the same
+// for the sample app and a user's), the load and the disruption.
+type Config struct {
+	Name string `json:"name"`
+	Why  string `json:"why,omitempty"`
+	// App is the Deployment under test.
+	App string `json:"app"`
+	// PreStop is "none", "sleep:5s", "exec:<command>" or "httpGet:<path>".
+	PreStop string `json:"preStop"`
+	// OnSIGTERM is what the app does on SIGTERM, when known.
+	OnSIGTERM       string        `json:"onSIGTERM,omitempty"`
+	GraceSeconds    int64         `json:"terminationGracePeriodSeconds"`
+	RequestDuration time.Duration `json:"requestDuration,omitempty"`
+	Replicas        int           `json:"replicas"`
+	// Patched is true when the variant applied a strategic-merge patch.
+	Patched    bool           `json:"patched,omitempty"`
+	Path       string         `json:"path"`
+	Rate       int            `json:"rate"`
+	Method     string         `json:"method"`
+	KeepAlive  bool           `json:"keepAlive"`
+	Disruption DisruptionKind `json:"disruption"`
+	Count      int            `json:"count"`
+	Settle     time.Duration  `json:"settle"`
+	Expect     Outcome        `json:"expect"`
+}
+
+// DisruptionResult is one disruption as it happened, and the requests sent between its
+// start and its settling.
+type DisruptionResult struct {
+	Kind DisruptionKind `json:"kind"`
+	N    int            `json:"n"` // 1-based
+	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
+	Pod          string                `json:"pod,omitempty"`
+	Started      time.Time             `json:"started"`
+	Settled      time.Time             `json:"settled"`
+	Requests     int                   `json:"requests"`
+	Failed       int                   `json:"failed"`
+	SuccessRatio float64               `json:"successRatio"`
+	Failures     map[loadgen.Class]int `json:"failures,omitempty"`
+}
+
+// Row is the result of one Plan: one variant under one disruption.
+type Row struct {
+	Suite    string          `json:"suite"`
+	Config   Config          `json:"config"`
+	Started  time.Time       `json:"started"`
+	Duration time.Duration   `json:"duration"`
+	Summary  loadgen.Summary `json:"summary"`
+	// Disruptions are the disruptions as they happened, each with its own requests.
+	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
+	Verdict     Verdict            `json:"verdict"`
+	// PodIdentity is true when the app named the answering pod (App.PodHeader) in at least
+	// one response; false: per-pod views of the reports are missing.
+	PodIdentity bool `json:"podIdentity"`
+	// Buckets is the load timeline (100 ms buckets from LoadStarted).
+	Buckets []loadgen.Bucket `json:"buckets,omitempty"`
+	// LoadStarted is when the load started: Buckets are offsets from it. Zero means Started.
+	LoadStarted time.Time `json:"loadStarted,omitzero"`
+	// Timeline is the lifecycle of the pods and endpoints during the run.
+	Timeline *timeline.Timeline `json:"timeline,omitempty"`
+	// Artifacts are paths relative to the artifacts directory (raw vegeta results, ledger).
+	Artifacts map[string]string `json:"artifacts,omitempty"`
+	Versions  Versions          `json:"versions"`
+}
+
+// WorstDisruption returns the disruption with the lowest success ratio (the first among
+// equals); the zero DisruptionResult when ds is empty.
+func WorstDisruption(ds []DisruptionResult) DisruptionResult {
+	var w DisruptionResult
+	for i, d := range ds {
+		if i == 0 || d.SuccessRatio < w.SuccessRatio {
+			w = d
+		}
+	}
+	return w
+}

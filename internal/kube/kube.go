@@ -1,0 +1,195 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/e2e-framework/klient"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+	"sigs.k8s.io/e2e-framework/klient/wait"
+)
+
+// Apply creates each object, or updates it when it exists already.
+func Apply(ctx context.Context, client klient.Client, objs ...k8s.Object) error {
+	r := client.Resources()
+	for _, o := range objs {
+		err := r.Create(ctx, o)
+		if apierrors.IsAlreadyExists(err) {
+			existing := o.DeepCopyObject().(k8s.Object)
+			if err = r.Get(ctx, o.GetName(), o.GetNamespace(), existing); err == nil {
+				o.SetResourceVersion(existing.GetResourceVersion())
+				err = r.Update(ctx, o)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("apply %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// RestartDeployment does what `kubectl rollout restart` does: it stamps the pod template with
+// a restartedAt annotation, which makes the Deployment roll all its pods.
+func RestartDeployment(ctx context.Context, client klient.Client, ns, name string) error {
+	patch := fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":%q}}}}}`,
+		time.Now().UTC().Format(time.RFC3339Nano))
+	dep := &appsv1.Deployment{}
+	dep.Name, dep.Namespace = name, ns
+	if err := client.Resources(ns).Patch(ctx, dep, k8s.Patch{PatchType: types.StrategicMergePatchType, Data: []byte(patch)}); err != nil {
+		return fmt.Errorf("rollout restart %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// RolloutComplete reports whether a Deployment has finished rolling out, as `kubectl rollout
+// status` judges it: the controller saw the latest spec, every replica is updated and available,
+// and no old replica is left.
+func RolloutComplete(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation &&
+		s.UpdatedReplicas == want && s.Replicas == want &&
+		s.AvailableReplicas == want && s.ReadyReplicas == want
+}
+
+// WaitRollout waits until the Deployment's rollout is complete, or gives up after timeout
+// saying how far it got.
+func WaitRollout(ctx context.Context, client klient.Client, ns, name string, timeout time.Duration) error {
+	var last appsv1.Deployment
+	err := wait.For(func(ctx context.Context) (bool, error) {
+		if err := client.Resources(ns).Get(ctx, name, ns, &last); err != nil {
+			return false, err
+		}
+		return RolloutComplete(&last), nil
+	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(250*time.Millisecond))
+	if err != nil {
+		s := last.Status
+		return fmt.Errorf("wait %s for rollout of %s/%s (generation %d observed %d, replicas %d updated %d ready %d available %d): %w",
+			timeout, ns, name, last.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas, err)
+	}
+	return nil
+}
+
+// CreateNamespace creates a namespace named prefix-<random> with the given labels and
+// returns its name.
+func CreateNamespace(ctx context.Context, client klient.Client, prefix string, labels map[string]string) (string, error) {
+	ns := &corev1.Namespace{}
+	ns.GenerateName = prefix + "-"
+	ns.Labels = labels
+	if err := client.Resources().Create(ctx, ns); err != nil {
+		return "", fmt.Errorf("create namespace %s-*: %w", prefix, err)
+	}
+	return ns.Name, nil
+}
+
+// TeardownNamespace deletes the namespace (so no new pod can start in it), then its pods
+// with grace 0 (the measurement is over: waiting for preStop sleeps and grace periods would
+// only slow the next row), and returns once no pod and no Service of it is left, so that the
+// next row finds the NodePort free. The rest of the namespace goes away in the background
+// (SweepNamespaces waits for it).
+func TeardownNamespace(ctx context.Context, client klient.Client, name string) error {
+	r := client.Resources(name)
+	err := client.Resources().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete namespace %s: %w", name, err)
+	}
+	var pods corev1.PodList
+	var svcs corev1.ServiceList
+	err = wait.For(func(ctx context.Context) (bool, error) {
+		if err := r.List(ctx, &pods); err != nil {
+			return false, err
+		}
+		for i := range pods.Items {
+			if err := r.Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0)); err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		if err := r.List(ctx, &svcs); err != nil {
+			return false, err
+		}
+		return len(pods.Items) == 0 && len(svcs.Items) == 0, nil
+	}, wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(250*time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("wait until namespace %s has no pod (%d left) and no Service (%d left): %w", name, len(pods.Items), len(svcs.Items), err)
+	}
+	return nil
+}
+
+// SweepNamespaces deletes every namespace matching the label selector and waits (up to
+// timeout) until none is left; it returns how many it found. rollcheck labels the namespaces
+// it creates, so that what a killed run left behind is swept by the next one, and a run
+// ends only when its own namespaces are gone.
+func SweepNamespaces(ctx context.Context, client klient.Client, selector string, timeout time.Duration) (int, error) {
+	var list corev1.NamespaceList
+	if err := client.Resources().List(ctx, &list, resources.WithLabelSelector(selector)); err != nil {
+		return 0, fmt.Errorf("list namespaces %s: %w", selector, err)
+	}
+	found := len(list.Items)
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp != nil {
+			continue
+		}
+		if err := client.Resources().Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+			return found, fmt.Errorf("delete namespace %s: %w", list.Items[i].Name, err)
+		}
+	}
+	err := wait.For(func(ctx context.Context) (bool, error) {
+		if err := client.Resources().List(ctx, &list, resources.WithLabelSelector(selector)); err != nil {
+			return false, err
+		}
+		return len(list.Items) == 0, nil
+	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(time.Second))
+	if err != nil {
+		var left []string
+		for _, n := range list.Items {
+			left = append(left, n.Name)
+		}
+		return found, fmt.Errorf("wait %s for namespaces %s to go (left: %s): %w", timeout, selector, strings.Join(left, ", "), err)
+	}
+	return found, nil
+}
+
+// PodProblems describes why pods matching selector in ns are not running or not ready (the
+// waiting reason, e.g. ErrImageNeverPull, CrashLoopBackOff), as "; pods: ..." to append to an
+// error, or "" when it finds nothing to say.
+func PodProblems(ctx context.Context, client klient.Client, ns, selector string) string {
+	var pods corev1.PodList
+	if err := client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector(selector)); err != nil {
+		return ""
+	}
+	var out []string
+	for _, p := range pods.Items {
+		for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			switch {
+			case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+				out = append(out, fmt.Sprintf("%s/%s %s: %s", p.Name, cs.Name, cs.State.Waiting.Reason, cs.State.Waiting.Message))
+			case cs.State.Terminated != nil:
+				out = append(out, fmt.Sprintf("%s/%s terminated (%s, exit %d)", p.Name, cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode))
+			case !cs.Ready && cs.RestartCount > 0:
+				out = append(out, fmt.Sprintf("%s/%s not ready after %d restarts", p.Name, cs.Name, cs.RestartCount))
+			}
+		}
+		if p.Status.Phase == corev1.PodPending && len(p.Status.ContainerStatuses) == 0 {
+			for _, c := range p.Status.Conditions {
+				if c.Status != corev1.ConditionTrue && c.Message != "" {
+					out = append(out, fmt.Sprintf("%s %s: %s", p.Name, c.Reason, c.Message))
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; pods: " + strings.Join(out, "; ")
+}

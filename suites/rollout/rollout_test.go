@@ -1,6 +1,0 @@
-package rollout_test
-
-import "github.com/rollcheck/rollcheck/suites/common"
-
-// The rows and the reasoning behind each expected outcome are in suites/common/rows.go.
-var _ = common.Table("rollout restart under constant load", "rollout", &env, common.RolloutRows()...)

@@ -1,0 +1,62 @@
+package suites_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/rctest"
+	"github.com/rollcheck/rollcheck/suites"
+)
+
+// suiteNeeds is the least time the whole matrix needs; `go test`'s default 10-minute timeout
+// would panic in the middle of it and skip the cleanups, leaking the cluster.
+const suiteNeeds = 45 * time.Minute
+
+func TestConformance(t *testing.T) {
+	if d, ok := t.Deadline(); ok && time.Until(d) < suiteNeeds && !onlySmoke() {
+		t.Fatalf("go test's -timeout (%s left) is shorter than the matrix needs (%s): the timeout would panic mid-run and leak the cluster; run make e2e, or go test -timeout 90m ./suites", time.Until(d).Round(time.Second), suiteNeeds)
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "rollcheck conformance")
+}
+
+// onlySmoke reports whether the label filter selects the smoke specs only (a short run).
+func onlySmoke() bool {
+	f, _ := GinkgoConfiguration()
+	return f.LabelFilter == "smoke"
+}
+
+var (
+	kc  *rctest.Cluster
+	app string // the sample app image, built once per run
+)
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	// Every row is validated before any cluster work: a bad row fails in seconds.
+	for _, s := range suites.AllRows() {
+		_, err := s.Plan("check", "rollcheck/app:validate")
+		Expect(err).NotTo(HaveOccurred(), "matrix row %s", s.Name)
+	}
+	kc = rctest.SetUp(ctx, "conformance")
+	app = kc.SampleAppImage(ctx)
+}, NodeTimeout(15*time.Minute))
+
+// table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
+// named by the Scenario, labelled by disruption and expectation, each with its own timeout.
+func table(title, suite string, rows []scenario.Scenario) bool {
+	entries := make([]TableEntry, 0, len(rows))
+	for _, s := range rows {
+		entries = append(entries, Entry(nil, Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s)), s))
+	}
+	return DescribeTable(title, Serial, Label("conformance"), func(ctx SpecContext, s scenario.Scenario) {
+		p, err := s.Plan(suite, app)
+		Expect(err).NotTo(HaveOccurred())
+		row := kc.Check(ctx, p)
+		Expect(row).To(rctest.Pass())
+	}, func(s scenario.Scenario) string { return suites.RowName(s) }, entries)
+}

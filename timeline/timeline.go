@@ -1,0 +1,67 @@
+package timeline
+
+import "time"
+
+// Kind names a lifecycle moment seen by the Observer.
+type Kind string
+
+// Lifecycle moments.
+const (
+	PodCreated      Kind = "pod-created"      // a Pod object appeared
+	PodScheduled    Kind = "pod-scheduled"    // the Pod got a node
+	PodReady        Kind = "pod-ready"        // Ready condition became True
+	PodUnready      Kind = "pod-unready"      // Ready condition became False (before deletion, or on SIGTERM)
+	PodDeleting     Kind = "pod-deleting"     // deletionTimestamp set: the kubelet starts preStop, then SIGTERM
+	PodGone         Kind = "pod-gone"         // the Pod object was removed
+	EndpointReady   Kind = "endpoint-ready"   // the Pod's address is ready in an EndpointSlice
+	EndpointUnready Kind = "endpoint-unready" // the address is in a slice but not ready (terminating or unready)
+	EndpointRemoved Kind = "endpoint-removed" // the address left every EndpointSlice of the Service
+	K8sEvent        Kind = "event"            // a Kubernetes Event about a Pod (Killing, FailedPreStopHook, ...)
+	Disruption      Kind = "disruption"       // the harness started a disruption (recorded with Mark)
+	DisruptionDone  Kind = "disruption-done"  // the harness saw the disruption settle (recorded with Mark)
+)
+
+// Event is one lifecycle moment.
+type Event struct {
+	Time time.Time `json:"time"`
+	Kind Kind      `json:"kind"`
+	// Pod is the pod concerned, if any.
+	Pod string `json:"pod,omitempty"`
+	// Detail: the Event reason and message, the disruption, the endpoint conditions...
+	Detail string `json:"detail,omitempty"`
+}
+
+// Propagation is, for one deleted pod, how long the Service kept routing to it after the
+// deletion began: from PodDeleting to EndpointUnready (no longer ready: new connections stop
+// being sent there once kube-proxy syncs) and to EndpointRemoved. Each is the first such moment
+// after the deletion was seen; it is 0 when the endpoint was already not ready (or already
+// removed) at that moment, which also covers the slice update arriving a hair before the pod
+// update on its independent watch.
+type Propagation struct {
+	Pod        string        `json:"pod"`
+	DeletingAt time.Time     `json:"deletingAt"`
+	ToUnready  time.Duration `json:"toUnready"` // -1 when not seen
+	ToRemoved  time.Duration `json:"toRemoved"` // -1 when not seen
+}
+
+// Timeline is what an Observer saw, in time order.
+type Timeline struct {
+	Namespace   string        `json:"namespace"`
+	Started     time.Time     `json:"started"`
+	Ended       time.Time     `json:"ended"`
+	Events      []Event       `json:"events"`
+	Propagation []Propagation `json:"propagation"`
+}
+
+// Routed is how long after the deletion began the Service could still send new connections
+// to the pod: the earlier of ToUnready and ToRemoved among those seen, or -1 when neither was.
+func (p Propagation) Routed() time.Duration {
+	switch {
+	case p.ToUnready < 0:
+		return p.ToRemoved
+	case p.ToRemoved < 0:
+		return p.ToUnready
+	default:
+		return min(p.ToUnready, p.ToRemoved)
+	}
+}
