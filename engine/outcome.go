@@ -23,6 +23,9 @@ const (
 	// ExpectFailures: a negative control; failures must show, and mostly of Outcome.Classes,
 	// or the harness has lost its ability to see the mechanism.
 	ExpectFailures Expectation = "failures-expected"
+	// ExpectBounds: no rule on the whole run's failures; only MinSuccessRatioPerDisruption and
+	// MaxDisruptionSeconds, at least one of which is set, judge it.
+	ExpectBounds Expectation = "bounds"
 )
 
 // Outcome is what a Scenario is expected to produce.
@@ -48,6 +51,9 @@ func Zero() Outcome { return Outcome{Kind: ExpectZero} }
 
 // AtMost expects a failure ratio of at most r.
 func AtMost(r float64) Outcome { return Outcome{Kind: ExpectAtMost, MaxRatio: r} }
+
+// Bounds expects only what WithMinSuccessRatioPerDisruption and WithMaxDisruptionSeconds add.
+func Bounds() Outcome { return Outcome{Kind: ExpectBounds} }
 
 // Failures expects failures, mostly of the given classes.
 func Failures(classes ...loadgen.Class) Outcome {
@@ -79,6 +85,10 @@ func (o Outcome) Validate() error {
 	}
 	switch o.Kind {
 	case ExpectZero:
+	case ExpectBounds:
+		if o.MinSuccessRatioPerDisruption == 0 && o.MaxDisruptionSeconds == nil {
+			return errors.New("expect bounds: set minSuccessRatioPerDisruption or maxDisruptionSeconds")
+		}
 	case ExpectAtMost:
 		if o.MaxRatio <= 0 || o.MaxRatio >= 1 {
 			return fmt.Errorf("expect at-most %v: want a ratio between 0 and 1", o.MaxRatio)
@@ -99,13 +109,16 @@ func (o Outcome) Validate() error {
 // with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% each, ≤ 2 s").
 func (o Outcome) String() string {
 	s := o.kindString()
+	if o.Kind == ExpectBounds {
+		s = "" // the bounds below say it all
+	}
 	if o.MinSuccessRatioPerDisruption > 0 {
-		s += fmt.Sprintf(", ≥ %s%% each", strconv.FormatFloat(100*o.MinSuccessRatioPerDisruption, 'f', -1, 64))
+		s += fmt.Sprintf(", ≥ %s%% per disruption", strconv.FormatFloat(100*o.MinSuccessRatioPerDisruption, 'f', -1, 64))
 	}
 	if o.MaxDisruptionSeconds != nil {
 		s += fmt.Sprintf(", ≤ %d disruption s", *o.MaxDisruptionSeconds)
 	}
-	return s
+	return strings.TrimPrefix(s, ", ")
 }
 
 func (o Outcome) kindString() string {
@@ -183,6 +196,8 @@ func (o Outcome) judgeKind(s loadgen.Summary) Verdict {
 	}
 	ratio := fmt.Sprintf("%d of %d requests failed (%.3f%%)", s.Failed, s.Requests, 100*s.FailureRatio)
 	switch o.Kind {
+	case ExpectBounds:
+		return Verdict{Pass, ratio}
 	case ExpectZero:
 		if s.Failed == 0 {
 			return Verdict{Pass, ratio}

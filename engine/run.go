@@ -178,21 +178,16 @@ func (r *runner) run(ctx context.Context) (err error) {
 func (r *runner) measure(ctx context.Context) error {
 	p := r.p
 	r.progress(PhaseDeploy, 0, loadgen.Progress{}, r.ns)
-	objs := []k8s.Object{}
-	for _, o := range p.App.Objects {
-		if o == client.Object(r.depOrig()) {
-			continue
-		}
-		c := o.DeepCopyObject().(k8s.Object)
-		c.SetNamespace(r.ns)
-		c.SetResourceVersion("")
-		objs = append(objs, c)
+	objs, err := p.Objects(r.ns, r.t.NodePort)
+	if err != nil {
+		return err
 	}
-	dep := r.dep.DeepCopy()
-	dep.Namespace = r.ns
-	dep.ResourceVersion = ""
-	objs = append(objs, dep, r.loadService())
-	if err := kube.Apply(ctx, r.client, objs...); err != nil {
+	dep := r.dep
+	kobjs := make([]k8s.Object, len(objs))
+	for i, o := range objs {
+		kobjs[i] = o
+	}
+	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
 		return fmt.Errorf("deploy: %w", err)
 	}
 	timeout := DisruptionTimeout(grace(dep))
@@ -306,25 +301,47 @@ func (r *runner) measure(ctx context.Context) error {
 	return nil
 }
 
-// depOrig is the Deployment under test as the manifests hold it.
-func (r *runner) depOrig() *appsv1.Deployment {
-	d, _ := r.p.App.deployment()
-	return d
+// Objects returns what Run applies for the Plan into namespace ns: the app's manifests
+// unchanged but for their namespace, the Deployment as the Variant changes it, and rollcheck's
+// load Service (a NodePort on nodePort when it is not 0). rollcheck check --dry-run prints them.
+func (p Plan) Objects(ns string, nodePort int32) ([]client.Object, error) {
+	p = p.WithDefaults()
+	if _, err := p.Check(); err != nil {
+		return nil, err
+	}
+	orig, _ := p.App.deployment()
+	dep, err := p.Variant.apply(orig, p.App)
+	if err != nil {
+		return nil, err
+	}
+	var objs []client.Object
+	for _, o := range p.App.Objects {
+		if o == client.Object(orig) {
+			continue
+		}
+		c := o.DeepCopyObject().(client.Object)
+		c.SetNamespace(ns)
+		c.SetResourceVersion("")
+		objs = append(objs, c)
+	}
+	dep.Namespace, dep.ResourceVersion = ns, ""
+	return append(objs, dep, loadService(ns, dep, p.App.Port, nodePort)), nil
 }
 
 // loadService is rollcheck's own Service for the load: it selects the Deployment's pods on
-// the app's port, as a NodePort when the Target has one.
-func (r *runner) loadService() *corev1.Service {
+// the app's port, as a NodePort when nodePort is not 0.
+func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev1.Service {
 	svc := &corev1.Service{}
-	svc.Name, svc.Namespace = LoadServiceName, r.ns
+	svc.APIVersion, svc.Kind = "v1", "Service"
+	svc.Name, svc.Namespace = LoadServiceName, ns
 	svc.Labels = map[string]string{PartOfLabel: PartOfValue}
-	svc.Spec.Selector = r.dep.Spec.Selector.MatchLabels
-	port := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(r.p.App.Port), Protocol: corev1.ProtocolTCP}
-	if r.t.NodePort != 0 {
+	svc.Spec.Selector = dep.Spec.Selector.MatchLabels
+	sp := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
+	if nodePort != 0 {
 		svc.Spec.Type = corev1.ServiceTypeNodePort
-		port.NodePort = r.t.NodePort
+		sp.NodePort = nodePort
 	}
-	svc.Spec.Ports = []corev1.ServicePort{port}
+	svc.Spec.Ports = []corev1.ServicePort{sp}
 	return svc
 }
 

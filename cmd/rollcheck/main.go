@@ -1,6 +1,9 @@
-// Command rollcheck manages the kind cluster the conformance suites run on; the scripts behind
-// `make cluster`, `make down` and `make e2e` call it. The suites themselves run under ginkgo.
+// Command rollcheck checks an app's shutdown configuration under load (rollcheck check) and
+// manages the kind cluster the checks and the conformance suites run on; the scripts behind
+// `make check`, `make cluster`, `make down` and `make e2e` call it.
 //
+//	rollcheck check -f CHECK.yaml  run a check file's variants × disruptions (exit 0 pass, 1 fail, 2 bad input or no verdict)
+//	rollcheck check --manifest F --image REF --port N   the same for one app from flags
 //	rollcheck cluster up        create or reuse the cluster, wait until it is ready
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
@@ -25,11 +28,16 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck cluster up|down|logs DIR|versions, or rollcheck report DIR"
+const usage = "usage: rollcheck check -h | cluster up|down|logs DIR|versions | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "check" {
+		code := check(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "rollcheck:", err)
 		os.Exit(1)

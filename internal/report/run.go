@@ -125,6 +125,7 @@ func WriteAll(dir string, run Run) (paths []string, err error) {
 		{JSONFile, run.WriteJSON},
 		{MarkdownFile, run.WriteMarkdown},
 		{HTMLFile, run.WriteHTML},
+		{JUnitFile, run.WriteJUnit},
 	} {
 		path := filepath.Join(dir, f.name)
 		var buf bytes.Buffer

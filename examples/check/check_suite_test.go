@@ -1,0 +1,59 @@
+// Package check_test is a user's own Ginkgo suite for their app, written with rollcheck's
+// public API only (spec, engine, rctest): it reads the same check file the CLI runs and
+// asserts what the team knows of its app — the manifests as they are drop requests during a
+// rollout, and a 5 s preStop sleep fixes it.
+package check_test
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/rctest"
+	"github.com/rollcheck/rollcheck/spec"
+)
+
+func TestHello(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "hello: a user's app under rollout", Label("examples"))
+}
+
+var (
+	kc    *rctest.Cluster
+	plans = map[string]engine.Plan{}
+)
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	c, err := spec.Load("check.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	ps, _, err := c.Plans()
+	Expect(err).NotTo(HaveOccurred())
+	for _, p := range ps {
+		plans[p.Variant.Name] = p
+	}
+	for _, img := range c.Images() {
+		Expect(exec.CommandContext(ctx, "docker", "image", "inspect", img).Run()).To(Succeed(),
+			"image %s is not in the local Docker engine: make example-image builds it", img)
+	}
+	kc = rctest.SetUp(ctx, "hello")
+}, NodeTimeout(15*time.Minute))
+
+var _ = Describe("the hello app under rollout restarts", Serial, func() {
+	It("drops requests as it is: it exits at SIGTERM", func(ctx SpecContext) {
+		row := kc.Check(ctx, plans["as-is"])
+		Expect(row).To(rctest.HaveStatus(engine.Fail))
+		Expect(row.Summary.Failed).To(BeNumerically(">", 0))
+		Expect(row.PodIdentity).To(BeFalse(), "hello names no pod")
+	}, SpecTimeout(10*time.Minute))
+
+	It("drops none with a 5 s native preStop sleep", func(ctx SpecContext) {
+		row := kc.Check(ctx, plans["prestop-5s"])
+		Expect(row).To(rctest.Pass())
+		Expect(row).To(rctest.HaveWorstDisruptionAtLeast(1))
+	}, SpecTimeout(10*time.Minute))
+})

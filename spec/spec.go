@@ -1,0 +1,427 @@
+// Package spec reads rollcheck's check files: YAML in Kubernetes style (apiVersion
+// rollcheck.io/v1alpha1, kind Check) that names a user's app (manifests, images, port, path),
+// the load, the disruptions and the variants of the app's configuration to compare, and turns
+// them into engine Plans: one per variant and disruption, the rows of the conformance table.
+//
+// Decoding is strict: an unknown or duplicated field is an error. Validation reports every
+// problem at once, on one line, before any Docker or cluster work.
+package spec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// APIVersion and Kind of a check file.
+const (
+	APIVersion = "rollcheck.io/v1alpha1"
+	Kind       = "Check"
+)
+
+// Check is a check file.
+type Check struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		// Name names the check in reports (default: the file's name without extension).
+		Name string `json:"name,omitempty"`
+	} `json:"metadata,omitempty"`
+	App         App          `json:"app"`
+	Load        LoadSettings `json:"load,omitempty"`
+	Disruptions []Disruption `json:"disruptions"`
+	// Settle is the load time before the first and after the last disruption (default 3s).
+	Settle   *metav1.Duration `json:"settle,omitempty"`
+	Variants []Variant        `json:"variants"`
+
+	// dir is the directory relative paths are resolved against.
+	dir string
+}
+
+// App is the app under test.
+type App struct {
+	// Manifests are YAML files (paths relative to the check file): the Deployment and
+	// whatever it needs.
+	Manifests []string `json:"manifests"`
+	// Deployment names the Deployment under test when the manifests hold several.
+	Deployment string `json:"deployment,omitempty"`
+	// Images are loaded into the cluster from the local Docker engine.
+	Images []string `json:"images,omitempty"`
+	// Build are images built with docker build before the check (and then loaded).
+	Build []Build `json:"build,omitempty"`
+	Port  int32   `json:"port"`
+	Path  string  `json:"path,omitempty"`
+	// PodHeader is the response header naming the pod, if the app sends one.
+	PodHeader string `json:"podHeader,omitempty"`
+}
+
+// Build is one image to build from a directory with a Dockerfile.
+type Build struct {
+	Context    string `json:"context"`
+	Dockerfile string `json:"dockerfile,omitempty"`
+	Image      string `json:"image"`
+}
+
+// LoadSettings is the constant load.
+type LoadSettings struct {
+	Rate      int              `json:"rate,omitempty"`
+	Method    string           `json:"method,omitempty"`
+	KeepAlive bool             `json:"keepAlive,omitempty"`
+	Timeout   *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// Disruption is one kind of disruption and how many times to repeat it.
+type Disruption struct {
+	Kind  engine.DisruptionKind `json:"kind"`
+	Count int                   `json:"count,omitempty"`
+}
+
+// Variant is the app's Deployment with a change, and what it must achieve.
+type Variant struct {
+	Name string `json:"name"`
+	Why  string `json:"why,omitempty"`
+	// PreStop replaces the app container's preStop hook: {none: true}, {sleep: 5s} (the
+	// native sleep action), {exec: [cmd, args...]} or {httpGet: /path}.
+	PreStop                       *PreStop `json:"preStop,omitempty"`
+	TerminationGracePeriodSeconds *int64   `json:"terminationGracePeriodSeconds,omitempty"`
+	Replicas                      *int32   `json:"replicas,omitempty"`
+	// Patch is a strategic-merge patch of the Deployment, for anything else.
+	Patch  json.RawMessage `json:"patch,omitempty"`
+	Expect Expect          `json:"expect"`
+}
+
+// PreStop is a preStop hook; set one field.
+type PreStop struct {
+	None    bool             `json:"none,omitempty"`
+	Sleep   *metav1.Duration `json:"sleep,omitempty"`
+	Exec    []string         `json:"exec,omitempty"`
+	HTTPGet string           `json:"httpGet,omitempty"`
+}
+
+// Expect is a variant's threshold: one of failures (only 0), maxFailureRatio and
+// failuresExpected, and optionally minSuccessRatioPerDisruption and maxDisruptionSeconds.
+type Expect struct {
+	// Failures: 0 means no request may fail.
+	Failures *int `json:"failures,omitempty"`
+	// MaxFailureRatio bounds the failed share of all requests (0.01 is 1 %).
+	MaxFailureRatio *float64 `json:"maxFailureRatio,omitempty"`
+	// FailuresExpected makes the variant a negative control: failures must show, mostly of
+	// these classes (none listed: any class).
+	FailuresExpected *FailuresExpected `json:"failuresExpected,omitempty"`
+	// MinSuccessRatioPerDisruption is required of every single disruption's requests.
+	MinSuccessRatioPerDisruption *float64 `json:"minSuccessRatioPerDisruption,omitempty"`
+	// MaxDisruptionSeconds bounds the one-second windows that hold a failure.
+	MaxDisruptionSeconds *int `json:"maxDisruptionSeconds,omitempty"`
+}
+
+// FailuresExpected is a negative control's expectation.
+type FailuresExpected struct {
+	Classes []loadgen.Class `json:"classes,omitempty"`
+}
+
+// Load reads and strictly decodes a check file. It does not validate it: Plans does.
+func Load(path string) (*Check, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("check file: %w", err)
+	}
+	c, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.Metadata.Name == "" {
+		c.Metadata.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return c, nil
+}
+
+// Parse strictly decodes a check file's contents; dir is the directory relative paths in it
+// are resolved against.
+func Parse(data []byte, dir string) (*Check, error) {
+	var c Check
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, errors.New(cleanYAMLError(err))
+	}
+	c.dir = dir
+	return &c, nil
+}
+
+// cleanYAMLError shortens sigs.k8s.io/yaml's nested messages to one line.
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: while decoding JSON: ", "error converting YAML to JSON: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	msg = strings.ReplaceAll(msg, "json: ", "")
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
+// Name is the check's name, used as the suite of its rows.
+func (c *Check) Name() string {
+	if c.Metadata.Name != "" {
+		return c.Metadata.Name
+	}
+	return "check"
+}
+
+// Images are the images the check loads into the cluster: those listed and those built.
+func (c *Check) Images() []string {
+	imgs := slices.Clone(c.App.Images)
+	for _, b := range c.App.Build {
+		if !slices.Contains(imgs, b.Image) {
+			imgs = append(imgs, b.Image)
+		}
+	}
+	return imgs
+}
+
+// BuildDir is a Build's context directory, resolved against the check file's directory.
+func (c *Check) BuildDir(b Build) string { return c.path(b.Context) }
+
+func (c *Check) path(p string) string {
+	if filepath.IsAbs(p) || c.dir == "" {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// Plans validates the check and returns its rows, variant by variant and, within a variant,
+// disruption by disruption. Every problem is reported at once, on one line. Warnings are
+// allowed but weaken the verdicts (a Deployment without a readiness probe).
+func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
+	var errs []string
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if c.APIVersion != APIVersion {
+		bad("apiVersion %q: want %s", c.APIVersion, APIVersion)
+	}
+	if c.Kind != Kind {
+		bad("kind %q: want %s", c.Kind, Kind)
+	}
+	if n := c.Name(); !dnsLabel.MatchString(n) {
+		bad("metadata.name %q: want 1-40 lower-case letters, digits and dashes", n)
+	}
+	objs, err := c.objects()
+	if err != nil {
+		bad("%v", err)
+	}
+	for i, b := range c.App.Build {
+		if b.Context == "" || b.Image == "" {
+			bad("app.build[%d]: context and image are required", i)
+			continue
+		}
+		df := b.Dockerfile
+		if df == "" {
+			df = "Dockerfile"
+		}
+		if _, err := os.Stat(filepath.Join(c.path(b.Context), df)); err != nil {
+			bad("app.build[%d]: no %s in %s", i, df, c.path(b.Context))
+		}
+	}
+	if len(c.Disruptions) == 0 {
+		bad("disruptions: none listed")
+	}
+	if len(c.Variants) == 0 {
+		bad("variants: none listed (an as-is variant with only a name and expect checks the manifests unchanged)")
+	}
+	seen := map[string]bool{}
+	for i, v := range c.Variants {
+		if seen[v.Name] {
+			bad("variants[%d]: name %q used twice", i, v.Name)
+		}
+		seen[v.Name] = true
+	}
+	seenD := map[engine.DisruptionKind]bool{}
+	for i, d := range c.Disruptions {
+		if seenD[d.Kind] {
+			bad("disruptions[%d]: %s listed twice", i, d.Kind)
+		}
+		seenD[d.Kind] = true
+	}
+	load, lerr := c.Load.engine()
+	if lerr != nil {
+		bad("%v", lerr)
+	}
+	var settle time.Duration
+	if c.Settle != nil {
+		settle = c.Settle.Duration
+		if settle <= 0 {
+			bad("settle %s: want more than 0", settle)
+		}
+	}
+	app := engine.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path,
+		Images: c.Images(), PodHeader: c.App.PodHeader}
+	if c.App.Path == "" {
+		app.Path = engine.DefaultPath
+	}
+	if app.PodHeader == "" {
+		app.PodHeader = loadgen.DefaultPodHeader
+	}
+	// Each distinct problem once: the app's own problems repeat in every row.
+	problems := map[string]bool{}
+	for vi, v := range c.Variants {
+		ev, verr := v.engine()
+		if verr != nil {
+			bad("variants[%d] (%s): %v", vi, v.Name, verr)
+			continue
+		}
+		for _, d := range c.Disruptions {
+			p := engine.Plan{Suite: c.Name(), App: app, Variant: ev, Disruption: engine.Disruption{Kind: d.Kind, Count: d.Count},
+				Load: load, Settle: settle}
+			if objs == nil {
+				continue // the manifests' own error is reported above
+			}
+			ws, perr := p.Check()
+			for _, w := range ws {
+				if !slices.Contains(warnings, w) {
+					warnings = append(warnings, w)
+				}
+			}
+			if perr != nil {
+				for _, e := range splitJoined(perr) {
+					if !problems[e] {
+						problems[e] = true
+						bad("%s", e)
+					}
+				}
+				continue
+			}
+			plans = append(plans, p)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, warnings, errors.New(strings.Join(errs, "; "))
+	}
+	return plans, warnings, nil
+}
+
+// splitJoined lists the problems of a Plan.Check error ("variant: a; b" gives
+// "variant: a", "variant: b").
+func splitJoined(err error) []string {
+	var u interface{ Unwrap() []error }
+	msg := err.Error()
+	prefix, _, _ := strings.Cut(msg, ": ")
+	if errors.As(err, &u) {
+		var out []string
+		for _, e := range u.Unwrap() {
+			out = append(out, prefix+": "+e.Error())
+		}
+		return out
+	}
+	return []string{msg}
+}
+
+// objects reads the manifests.
+func (c *Check) objects() ([]client.Object, error) {
+	if len(c.App.Manifests) == 0 {
+		return nil, errors.New("app.manifests: none listed")
+	}
+	var objs []client.Object
+	var errs []string
+	for _, m := range c.App.Manifests {
+		b, err := os.ReadFile(c.path(m))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("app.manifests: %v", err))
+			continue
+		}
+		got, err := decoder.DecodeAll(context.Background(), bytes.NewReader(b))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("app.manifests: %s: %v", m, err))
+			continue
+		}
+		for _, o := range got {
+			objs = append(objs, o.(client.Object))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	return objs, nil
+}
+
+func (l LoadSettings) engine() (engine.Load, error) {
+	out := engine.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive}
+	if l.Timeout != nil {
+		if l.Timeout.Duration <= 0 {
+			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)
+		}
+		out.Timeout = l.Timeout.Duration
+	}
+	return out, nil
+}
+
+func (v Variant) engine() (engine.Variant, error) {
+	out := engine.Variant{Name: v.Name, Why: v.Why, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
+		Replicas: v.Replicas}
+	if len(v.Patch) > 0 && string(v.Patch) != "null" {
+		out.Patch = v.Patch
+	}
+	if ps := v.PreStop; ps != nil {
+		out.PreStop = &engine.PreStop{None: ps.None, Exec: ps.Exec, HTTPGet: ps.HTTPGet}
+		if ps.Sleep != nil {
+			out.PreStop.Sleep = ps.Sleep.Duration
+			if ps.Sleep.Duration == 0 {
+				return out, errors.New("preStop sleep 0s: use preStop {none: true} for no hook")
+			}
+		}
+	}
+	o, err := v.Expect.outcome()
+	out.Expect = o
+	return out, err
+}
+
+func (e Expect) outcome() (engine.Outcome, error) {
+	var o engine.Outcome
+	n := 0
+	if e.Failures != nil {
+		n++
+		if *e.Failures != 0 {
+			return o, fmt.Errorf("expect.failures %d: only 0 is supported (bound a share with maxFailureRatio)", *e.Failures)
+		}
+		o = engine.Zero()
+	}
+	if e.MaxFailureRatio != nil {
+		n++
+		o = engine.AtMost(*e.MaxFailureRatio)
+	}
+	if e.FailuresExpected != nil {
+		n++
+		o = engine.Failures(e.FailuresExpected.Classes...)
+	}
+	if n > 1 {
+		return o, errors.New("expect: set at most one of failures, maxFailureRatio and failuresExpected")
+	}
+	if n == 0 {
+		if e.MinSuccessRatioPerDisruption == nil && e.MaxDisruptionSeconds == nil {
+			return o, errors.New("expect: empty (want failures: 0, maxFailureRatio, failuresExpected, minSuccessRatioPerDisruption or maxDisruptionSeconds)")
+		}
+		o = engine.Bounds()
+	}
+	if r := e.MinSuccessRatioPerDisruption; r != nil {
+		if *r <= 0 {
+			return o, fmt.Errorf("expect.minSuccessRatioPerDisruption %v: want more than 0 and at most 1", *r)
+		}
+		o = o.WithMinSuccessRatioPerDisruption(*r)
+	}
+	if s := e.MaxDisruptionSeconds; s != nil {
+		o = o.WithMaxDisruptionSeconds(*s)
+	}
+	return o, o.Validate()
+}
