@@ -2,10 +2,10 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e smoke cluster down logs docker node-image tools
+.PHONY: help test bench e2e smoke check example-image cluster down logs docker node-image tools
 
 help: ## list the targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-z-]+:.*## /{printf "  make %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 test: ## everything that needs no cluster: gofmt, vet, unit tests (loadgen, app, scenario, report), script tests
 	@bash scripts/test.sh
@@ -18,6 +18,12 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites/smoke bash scripts/e2e.sh
+
+check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Check your own app")
+	@SPEC="$(SPEC)" bash scripts/check.sh
+
+example-image: ## build the hello example app's image (examples/hello) into the local Docker engine
+	@bash scripts/example-image.sh
 
 cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)
 	@bash scripts/cluster.sh up

@@ -74,18 +74,24 @@ func (p Plan) Check() (warnings []string, err error) {
 	if p.Settle < 0 || p.Settle > 5*time.Minute {
 		bad("settle %s: want 0 to 5m", p.Settle)
 	}
-	if dep != nil && len(errs) == 0 {
+	// The Deployment as the variant changes it is checked whenever it can be built (a
+	// container declares the port), so that a bad patch is reported with the other problems.
+	// The load bound is checked only on an otherwise valid plan: a count or settle already
+	// reported would only make it say the same again.
+	if dep != nil && appContainer(dep, p.App.Port) != nil {
+		valid := len(errs) == 0
 		d, perr := p.Variant.apply(dep, p.App)
 		if perr != nil {
 			errs = append(errs, perr)
 		} else {
-			if d.Spec.Replicas != nil && *d.Spec.Replicas < 2 && p.Disruption.Kind == ScaleDown {
-				bad("scale-down needs at least 2 replicas, the Deployment has %d", *d.Spec.Replicas)
+			// A Deployment without replicas runs one (the API server's default).
+			if r := replicas(d); r < 2 && p.Disruption.Kind == ScaleDown {
+				bad("scale-down needs at least 2 replicas, the Deployment has %d", r)
 			}
 			if c := appContainer(d, p.App.Port); c != nil && c.ReadinessProbe == nil {
 				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s has no readiness probe, so a rollout does not wait for new pods to serve and its verdict says little", d.Name, c.Name))
 			}
-			if lb := p.loadBound(d); lb > loadgen.MaxDuration {
+			if lb := p.loadBound(d); valid && lb > loadgen.MaxDuration {
 				bad("%d × %s disruptions may take up to %s with a grace period of %ds, longer than the load may run (%s): fewer disruptions or a shorter grace period",
 					p.Disruption.Count, p.Disruption.Kind, lb.Round(time.Second), grace(d), loadgen.MaxDuration)
 			}
@@ -136,6 +142,14 @@ func DisruptionTimeout(graceSeconds int64) time.Duration {
 func (p Plan) loadBound(d *appsv1.Deployment) time.Duration {
 	return 2*(p.Settle+p.App.RequestDuration) + p.Load.Timeout + time.Minute +
 		time.Duration(p.Disruption.Count)*DisruptionTimeout(grace(d))
+}
+
+// replicas is the Deployment's replica count, 1 when it sets none (the API server's default).
+func replicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas != nil {
+		return *d.Spec.Replicas
+	}
+	return 1
 }
 
 func grace(d *appsv1.Deployment) int64 {
@@ -347,7 +361,7 @@ func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, erro
 	if len(v.Patch) > 0 {
 		patched, err := strategicPatch(d, v.Patch)
 		if err != nil {
-			return nil, fmt.Errorf("variant %s: patch Deployment %s: %w", v.Name, d.Name, err)
+			return nil, fmt.Errorf("patch of Deployment %s: %w", d.Name, err)
 		}
 		d = patched
 	}
@@ -380,7 +394,11 @@ func strategicPatch(d *appsv1.Deployment, patch []byte) (*appsv1.Deployment, err
 	}
 	var nd appsv1.Deployment
 	if err := yaml.UnmarshalStrict(out, &nd); err != nil {
-		return nil, err
+		msg := err.Error()
+		if i := strings.LastIndex(msg, "json: "); i >= 0 {
+			msg = msg[i+len("json: "):]
+		}
+		return nil, errors.New(msg)
 	}
 	if nd.Name != d.Name {
 		return nil, fmt.Errorf("the patch renames the Deployment to %q", nd.Name)
@@ -392,10 +410,7 @@ func strategicPatch(d *appsv1.Deployment, patch []byte) (*appsv1.Deployment, err
 func describe(d *appsv1.Deployment, port int32, cfg *Config) {
 	cfg.App = d.Name
 	cfg.GraceSeconds = grace(d)
-	cfg.Replicas = 1
-	if d.Spec.Replicas != nil {
-		cfg.Replicas = int(*d.Spec.Replicas)
-	}
+	cfg.Replicas = int(replicas(d))
 	cfg.PreStop = "none"
 	c := appContainer(d, port)
 	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {

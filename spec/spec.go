@@ -274,14 +274,19 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
 	}
-	// Each distinct problem once: the app's own problems repeat in every row.
-	problems := map[string]bool{}
+	// A problem every variant has is the app's own: said once, without a variant's name.
+	type problem struct{ variant, msg string }
+	var found []problem
+	count := map[string]map[string]bool{}
+	valid := 0
 	for vi, v := range c.Variants {
 		ev, verr := v.engine()
 		if verr != nil {
 			bad("variants[%d] (%s): %v", vi, v.Name, verr)
-			continue
+			// The rest of the variant is still checked: every problem at once.
+			ev.Expect = engine.Zero()
 		}
+		valid++
 		for _, d := range c.Disruptions {
 			p := engine.Plan{Suite: c.Name(), App: app, Variant: ev, Disruption: engine.Disruption{Kind: d.Kind, Count: d.Count},
 				Load: load, Settle: settle}
@@ -295,15 +300,30 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 				}
 			}
 			if perr != nil {
-				for _, e := range splitJoined(perr) {
-					if !problems[e] {
-						problems[e] = true
-						bad("%s", e)
+				for _, m := range problemsOf(perr) {
+					if count[m] == nil {
+						count[m] = map[string]bool{}
+					}
+					if !count[m][v.Name] {
+						count[m][v.Name] = true
+						found = append(found, problem{v.Name, m})
 					}
 				}
 				continue
 			}
 			plans = append(plans, p)
+		}
+	}
+	said := map[string]bool{}
+	for _, f := range found {
+		switch {
+		case len(count[f.msg]) == valid && valid > 1:
+			if !said[f.msg] {
+				said[f.msg] = true
+				bad("%s", f.msg)
+			}
+		default:
+			bad("variant %s: %s", f.variant, f.msg)
 		}
 	}
 	if len(errs) > 0 {
@@ -312,19 +332,18 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 	return plans, warnings, nil
 }
 
-// splitJoined lists the problems of a Plan.Check error ("variant: a; b" gives
-// "variant: a", "variant: b").
-func splitJoined(err error) []string {
+// problemsOf lists the problems of a Plan.Check error, without the variant's name that
+// prefixes it.
+func problemsOf(err error) []string {
 	var u interface{ Unwrap() []error }
-	msg := err.Error()
-	prefix, _, _ := strings.Cut(msg, ": ")
 	if errors.As(err, &u) {
 		var out []string
 		for _, e := range u.Unwrap() {
-			out = append(out, prefix+": "+e.Error())
+			out = append(out, e.Error())
 		}
 		return out
 	}
+	_, msg, _ := strings.Cut(err.Error(), ": ")
 	return []string{msg}
 }
 

@@ -51,10 +51,10 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var (
 		file, artifacts, deployment, path, method, timeout, prestop string
-		manifests, images, disruptions                               multi
-		port, rate, grace                                            int
-		keepalive, dryRun                                            bool
-		maxRatio, minPer                                             float64
+		manifests, images, disruptions                              multi
+		port, rate, grace                                           int
+		keepalive, dryRun                                           bool
+		maxRatio, minPer                                            float64
 	)
 	fs.StringVar(&file, "f", "", "check file")
 	fs.StringVar(&artifacts, "artifacts", envOr("ARTIFACTS", "_artifacts"), "reports directory")

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `make example-image`: build the hello example app (examples/hello), a plain net/http server
+# that knows nothing of rollcheck, into rollcheck-example/hello:dev in the local Docker
+# engine: the binary is built on the host (static), the image holds nothing else.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+LOG_PREFIX=example-image
+IMAGE=${EXAMPLE_IMAGE:-rollcheck-example/hello:dev}
+need go "install Go (>= 1.25)"
+need docker "install Docker (make docker does it on Debian as root)"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$REPO_ROOT"
+log "building the hello binary (up to 5m)"
+CGO_ENABLED=0 timeout --kill-after=10s 300 go build -trimpath -ldflags '-s -w' -o "$dir/hello" ./examples/hello \
+  || die "go build ./examples/hello failed or took longer than 5m"
+cp examples/hello/Dockerfile "$dir/"
+log "docker build $IMAGE (up to 5m)"
+DOCKER_BUILDKIT=0 timeout --kill-after=10s 300 docker build -q -t "$IMAGE" "$dir" >/dev/null \
+  || die "docker build $IMAGE failed or took longer than 5m"
+log "built $IMAGE"

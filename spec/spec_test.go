@@ -1,0 +1,143 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rollcheck/rollcheck/engine"
+)
+
+// Each bad check file gives one error, on one line, saying what is wrong.
+func TestBadChecks(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"no-deployment.yaml", "the manifests hold no Deployment"},
+		{"several-unnamed.yaml", "the manifests hold 2 Deployments (web, api): name the one under test"},
+		{"deployment-not-found.yaml", `deployment "nope": not in the manifests (they hold web, api)`},
+		{"pull-always.yaml", "imagePullPolicy Always on image example/web:dev"},
+		{"port-undeclared.yaml", "port 9999: no container of Deployment web declares it (declared: web:8080)"},
+		{"path-no-slash.yaml", `path "healthz": must start with /`},
+		{"bad-patch.yaml", `variant prestop-5s: patch of Deployment web: unknown field "notAField"`},
+		{"patch-not-object.yaml", "variant prestop-5s: patch of Deployment web: the patch must be an object"},
+		{"unknown-field.yaml", `unknown field "colour"`},
+		{"duplicate-field.yaml", `key "kind" already set`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			c, err := Load("testdata/" + tc.file)
+			if err == nil {
+				_, _, err = c.Plans()
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q\nwant it to contain %q", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			if strings.Count(msg, tc.want) != 1 {
+				t.Errorf("the problem is said %d times, want once: %q", strings.Count(msg, tc.want), msg)
+			}
+		})
+	}
+}
+
+// Every problem of a check is reported at once.
+func TestAllProblemsAtOnce(t *testing.T) {
+	c, err := Parse([]byte(`
+apiVersion: rollcheck.io/v1
+kind: Chek
+app: {manifests: [web.yaml], port: 70000, path: x}
+disruptions: [{kind: explode, count: 99}]
+load: {rate: -1, method: PUT}
+variants:
+- name: Bad_Name
+  expect: {failures: 3}
+- name: ok
+  preStop: {sleep: 1500ms, httpGet: /x}
+  expect: {maxFailureRatio: 2}
+`), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Plans()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{`apiVersion "rollcheck.io/v1"`, `kind "Chek"`, "expect.failures 3: only 0", "port 70000",
+		`path "x"`, `disruption "explode"`, "disruption count 99", "load rate -1", `load method "PUT"`,
+		"preStop: set exactly one", "preStop sleep 1.5s", "expect at-most 2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%s", want, err)
+		}
+	}
+}
+
+func TestGoodCheck(t *testing.T) {
+	c, err := Load("testdata/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name() != "good" {
+		t.Errorf("name %q, want the file's name", c.Name())
+	}
+	plans, warnings, err := c.Plans()
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Plans: %v, warnings %v", err, warnings)
+	}
+	if len(plans) != 2 {
+		t.Fatalf("%d plans, want 2 (2 variants × 1 disruption)", len(plans))
+	}
+	asIs, fixed := plans[0], plans[1]
+	if asIs.Variant.Expect.Kind != engine.ExpectBounds || asIs.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
+		t.Errorf("as-is expect = %+v", asIs.Variant.Expect)
+	}
+	if fixed.Variant.Expect.Kind != engine.ExpectZero || fixed.Variant.PreStop.Sleep.Seconds() != 5 || *fixed.Variant.TerminationGracePeriodSeconds != 30 {
+		t.Errorf("prestop-5s variant = %+v", fixed.Variant)
+	}
+	objs, err := fixed.Objects("ns", 30080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep *appsv1.Deployment
+	var svc *corev1.Service
+	for _, o := range objs {
+		if o.GetNamespace() != "ns" {
+			t.Errorf("%s in namespace %q", o.GetName(), o.GetNamespace())
+		}
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			dep = o
+		case *corev1.Service:
+			svc = o
+		}
+	}
+	c0 := dep.Spec.Template.Spec.Containers[0]
+	if c0.Lifecycle == nil || c0.Lifecycle.PreStop == nil || c0.Lifecycle.PreStop.Sleep == nil || c0.Lifecycle.PreStop.Sleep.Seconds != 5 {
+		t.Errorf("preStop = %+v, want the native sleep action for 5 s", c0.Lifecycle)
+	}
+	if c0.ImagePullPolicy != corev1.PullNever {
+		t.Errorf("imagePullPolicy %q for a loaded image, want Never", c0.ImagePullPolicy)
+	}
+	if svc == nil || svc.Name != engine.LoadServiceName || svc.Spec.Ports[0].NodePort != 30080 || svc.Spec.Selector["app"] != "web" {
+		t.Errorf("load Service = %+v", svc)
+	}
+}
+
+func TestNoReadinessProbeWarns(t *testing.T) {
+	c, err := Load("testdata/no-readiness.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, warnings, err := c.Plans()
+	if err != nil || len(plans) != 2 {
+		t.Fatalf("Plans: %d plans, %v", len(plans), err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "no readiness probe") {
+		t.Errorf("warnings = %q, want one about the readiness probe", warnings)
+	}
+}
