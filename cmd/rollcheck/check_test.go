@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeTools puts a docker that answers `info` and knows no image, and a kind that records
+// being called, first on PATH; it returns the file kind records into.
+func fakeTools(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "kind-calls")
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("docker", `case "$1" in info) echo 28.2.2;; image) exit 1;; *) echo "docker $*" >> `+calls+`; exit 1;; esac`)
+	write("kind", `echo "kind $*" >> `+calls)
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	t.Setenv("ROLLCHECK_KIND", filepath.Join(dir, "kind"))
+	return calls
+}
+
+func runCheck(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := check(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestCheckImageNotLocal(t *testing.T) {
+	calls := fakeTools(t)
+	code, _, stderr := runCheck(t, "-f", "../../spec/testdata/good.yaml", "--artifacts", t.TempDir())
+	if code != exitBadInput {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, exitBadInput, stderr)
+	}
+	want := "rollcheck check: image example/web:dev is not in the local Docker engine"
+	if !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("stderr %q, want one line starting %q", stderr, want)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called before the input was found bad: %s", b)
+	}
+}
+
+func TestCheckBadInputExits2(t *testing.T) {
+	fakeTools(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "nothing to check"},
+		{[]string{"-f", "nope.yaml"}, "no such file"},
+		{[]string{"-f", "../../spec/testdata/pull-always.yaml"}, "imagePullPolicy Always"},
+		{[]string{"--manifest", "../../spec/testdata/web.yaml", "--image", "example/web:dev", "--port", "8080", "--path", "x"}, `path "x"`},
+		{[]string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--disruption", "melt=2"}, `disruption "melt"`},
+		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"-f", "a.yaml", "--manifest", "b.yaml"}, "not both"},
+	} {
+		code, _, stderr := runCheck(t, tc.args...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
+			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestCheckFlagsDryRun(t *testing.T) {
+	code, stdout, stderr := runCheck(t, "--manifest", "../../spec/testdata/web.yaml", "--image", "example/web:dev",
+		"--port", "8080", "--prestop-sleep", "5s", "--grace", "30", "--disruption", "delete-pod=2", "--dry-run")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"# variant prestop-5s", "sleep:\n", "seconds: 5", "terminationGracePeriodSeconds: 30", "imagePullPolicy: Never", "nodePort: 30080"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "row: prestop-5s under delete-pod×2") {
+		t.Errorf("stderr %q", stderr)
+	}
+}
