@@ -42,8 +42,12 @@ func WriteRow(dir string, row Row) (string, error) {
 // <suite>--<name>--<disruption>.json, with any character other than letters,
 // digits, '.', '_' and '-' replaced by '_'.
 func RowFileName(row Row) string {
+	rep := ""
+	if row.Repeat > 0 {
+		rep = fmt.Sprintf("--r%d", row.Repeat)
+	}
 	return safeName(row.Suite) + "--" + safeName(row.Config.Name) + "--" +
-		safeName(string(row.Config.Disruption)) + ".json"
+		safeName(string(row.Config.Disruption)) + rep + ".json"
 }
 
 func safeName(s string) string {

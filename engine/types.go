@@ -212,8 +212,10 @@ type DisruptionResult struct {
 
 // Row is the result of one Plan: one variant under one disruption.
 type Row struct {
-	Suite    string          `json:"suite"`
-	Config   Config          `json:"config"`
+	Suite  string `json:"suite"`
+	Config Config `json:"config"`
+	// Repeat numbers the run of a row that is repeated (1-based); 0 for a row run once.
+	Repeat   int             `json:"repeat,omitempty"`
 	Started  time.Time       `json:"started"`
 	Duration time.Duration   `json:"duration"`
 	Summary  loadgen.Summary `json:"summary"`
