@@ -116,6 +116,7 @@ func facts(r Row) []fact {
 		{"failures by class", failuresCell(s.Failures)},
 		{"failure ratio", pct(s.FailureRatio)},
 		{"disruption seconds", fmt.Sprint(s.DisruptionSeconds)},
+		{"worst disruption", worstCell(r.Disruptions)},
 		{"bursts", fmt.Sprint(len(s.Bursts))},
 		{"rate", fmt.Sprintf("%.1f of %d req/s asked", s.AchievedRate, s.Rate)},
 		{"latency", fmt.Sprintf("p50 %s, p99 %s, max %s", s.Latency.P50, s.Latency.P99, s.Latency.Max)},

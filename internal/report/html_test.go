@@ -108,7 +108,7 @@ func TestWriteHTML(t *testing.T) {
 	for _, want := range []string{
 		// The table at the top, as in the Markdown.
 		"<th>failures by class</th>", "eof 2, http_503 4, refused 44, reset 6", "failures (refused|reset)",
-		"✅ pass", "⚠️ harness-fault", "3 rows: 2 pass, 0 fail, 1 harness-fault",
+		"✅ pass", "⚠️ harness-fault", "3 rows: 2 pass, 0 fail, 1 harness-fault, 0 error",
 		"rollcheck v0.1.0-test · Kubernetes v1.34.0",
 		// Legend entries for the classes of the failing row.
 		`></span>refused</span>`, `></span>reset</span>`, `></span>eof</span>`, `></span>http_503</span>`, `></span>timeout</span>`,
@@ -118,6 +118,8 @@ func TestWriteHTML(t *testing.T) {
 		// Summary numbers and the propagation table.
 		"2000 sent, 1944 ok, 56 failed", "INVALID: achieved rate 91.30/s", "keep-alive on, transparent retry",
 		"<td class=\"num\">700ms</td>",
+		// Each row's worst disruption, as in the Markdown table.
+		"<dt>worst disruption</dt><dd>90.24% (#1)</dd>", "<dt>worst disruption</dt><dd>100% (all 2)</dd>",
 		// Artifacts, linked relatively.
 		`<a href="results/naive-exit.gob">vegeta</a>`,
 	} {
@@ -137,7 +139,7 @@ func TestWriteHTML(t *testing.T) {
 func TestWriteHTMLEdgeRows(t *testing.T) {
 	rows := syntheticRows()
 	bare := rows[0]
-	bare.Scenario.Name = "bare"
+	bare.Config.Name = "bare"
 	bare.Buckets, bare.Timeline, bare.Artifacts, bare.LoadStarted = nil, nil, nil, time.Time{}
 	page := renderHTML(t, NewRun([]Row{bare, {Suite: "x"}}))
 	wellFormed(t, page)

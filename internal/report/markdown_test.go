@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -54,8 +54,9 @@ func TestWriteMarkdown(t *testing.T) {
 
 	for _, want := range []string{
 		"rollcheck v0.1.0-test · Kubernetes v1.34.0 · kind v0.30.0 · node image kindest/node:v1.34.0 (upstream) · Go go1.25.7 · vegeta v12.12.0",
-		"| scenario | disruption | requests | failures by class | failure % | disruption s | bursts | expected | verdict |",
-		"3 rows: 2 pass, 0 fail, 1 harness-fault\n",
+		"| scenario | disruption | requests | failures by class | failure % | worst disruption | disruption s | bursts | expected | verdict |",
+		"|---|---|--:|---|--:|--:|--:|--:|---|---|\n",
+		"3 rows: 2 pass, 0 fail, 1 harness-fault, 0 error\n",
 		"† transparent retry",
 	} {
 		if !strings.Contains(md, want) {
@@ -68,11 +69,12 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	want := [][]string{
 		{"prestop-sleep-drain: preStop=sleep:5s sigterm=drain grace=30s keepalive=off", "rollout-restart×2",
-			"2000", "—", "0%", "0", "0", "0 failures", "✅ pass"},
+			"2000", "—", "0%", "100% (all 2)", "0", "0", "0 failures, ≥ 95% per disruption", "✅ pass"},
+		// Disruption 1 holds 40 of the 56 failures in its 410 requests (buckets 4.0 s to 8.0 s).
 		{"naive-exit: preStop=none sigterm=exit grace=30s keepalive=on †", "delete-pod×2",
-			"2000", "eof 2, http_503 4, refused 44, reset 6", "2.800%", "4", "2", "failures (refused|reset)", "✅ pass"},
-		{"exit-at-most: preStop=exec:2s sigterm=exit grace=10s req=100ms keepalive=off", "rollout-restart×1",
-			"1500", "timeout 3", "0.200%", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
+			"2000", "eof 2, http_503 4, refused 44, reset 6", "2.800%", "90.24% (#1)", "4", "2", "failures (refused|reset)", "✅ pass"},
+		{"exit-at-most: preStop=exec:/app sleep 2s sigterm=exit grace=10s req=100ms keepalive=off", "rollout-restart×1",
+			"1500", "timeout 3", "0.200%", "99.27% (#1)", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
 	}
 	for i := range want {
 		if len(rows[i]) != len(want[i]) {
@@ -101,8 +103,8 @@ func TestWriteMarkdown(t *testing.T) {
 func TestWriteMarkdownFailAndEscapes(t *testing.T) {
 	rows := syntheticRows()[:2]
 	rows[0].Suite = "odd|suite"
-	rows[0].Verdict = scenario.Verdict{Status: scenario.Fail, Reason: "3 of 2000 failed | expected none\nsecond line"}
-	rows[1].Verdict = scenario.Verdict{}
+	rows[0].Verdict = engine.Verdict{Status: engine.Fail, Reason: "3 of 2000 failed | expected none\nsecond line"}
+	rows[1].Verdict = engine.Verdict{}
 	// The load ran without keep-alive though the scenario asked for it: say what was measured.
 	rows[1].Summary.KeepAlive, rows[1].Summary.TransparentRetry = false, false
 	md := markdown(t, NewRun(rows))
@@ -112,7 +114,7 @@ func TestWriteMarkdownFailAndEscapes(t *testing.T) {
 		`- ❌ fail **prestop-sleep-drain** (rollout-restart×2, suite odd\|suite, keep-alive off): 3 of 2000 failed \| expected none second line`,
 		"- ⚠️ harness-fault **naive-exit** (delete-pod×2, suite delete, keep-alive off): no verdict recorded for this row",
 		"keepalive=on (measured keep-alive off)",
-		"2 rows: 0 pass, 1 fail, 1 harness-fault",
+		"2 rows: 0 pass, 1 fail, 1 harness-fault, 0 error",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
@@ -130,7 +132,7 @@ func TestWriteMarkdownFailAndEscapes(t *testing.T) {
 
 func TestWriteMarkdownEmptyAndUnknownVersions(t *testing.T) {
 	md := markdown(t, NewRun(nil))
-	for _, want := range []string{"rollcheck unknown · Kubernetes unknown", "No rows.", "0 rows: 0 pass, 0 fail, 0 harness-fault"} {
+	for _, want := range []string{"rollcheck unknown · Kubernetes unknown", "No rows.", "0 rows: 0 pass, 0 fail, 0 harness-fault, 0 error"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -149,5 +151,33 @@ func TestFailuresCell(t *testing.T) {
 		if got := failuresCell(tc.in); got != tc.want {
 			t.Errorf("failuresCell(%v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestWorstCell(t *testing.T) {
+	d := func(n, requests, failed int) engine.DisruptionResult {
+		r := engine.DisruptionResult{Kind: engine.DeletePod, N: n, Requests: requests, Failed: failed}
+		if requests > 0 {
+			r.SuccessRatio = float64(requests-failed) / float64(requests)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		in   []engine.DisruptionResult
+		want string
+	}{
+		{"none recorded", nil, "—"},
+		{"all clean", []engine.DisruptionResult{d(1, 400, 0), d(2, 410, 0), d(3, 390, 0)}, "100% (all 3)"},
+		{"the worst is named", []engine.DisruptionResult{d(1, 400, 2), d(2, 400, 10), d(3, 400, 1)}, "97.50% (#2)"},
+		{"first among equals", []engine.DisruptionResult{d(1, 400, 0), d(2, 400, 4), d(3, 400, 4)}, "99.00% (#2)"},
+		// A disruption that saw no request has ratio 0: it is the worst, and says why.
+		{"no requests", []engine.DisruptionResult{d(1, 400, 40), d(2, 0, 0)}, "no requests (#2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := worstCell(tc.in); got != tc.want {
+				t.Errorf("worstCell = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

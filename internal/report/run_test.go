@@ -3,14 +3,23 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/engine"
 )
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func TestNewRun(t *testing.T) {
 	rows := syntheticRows()
@@ -40,14 +49,26 @@ func TestNewRun(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	run := NewRun(syntheticRows())
-	if p, f, h := Summarize(run); p != 2 || f != 0 || h != 1 {
-		t.Errorf("Summarize = %d, %d, %d; want 2, 0, 1", p, f, h)
+	if got, want := Summarize(run), (Counts{Pass: 2, HarnessFault: 1}); got != want {
+		t.Errorf("Summarize = %+v; want %+v", got, want)
 	}
-	run.Rows[0].Verdict.Status = Fail
-	run.Rows = append(run.Rows, Row{}, Row{Verdict: Verdict{Status: "weird"}})
-	// Rows never judged, or judged with an unknown status, are harness faults.
-	if p, f, h := Summarize(run); p != 1 || f != 1 || h != 3 {
-		t.Errorf("Summarize = %d, %d, %d; want 1, 1, 3", p, f, h)
+	run.Rows[0].Verdict.Status = engine.Fail
+	run.Rows = append(run.Rows, Row{}, Row{Verdict: engine.Verdict{Status: "weird"}},
+		Row{Verdict: engine.Verdict{Status: engine.Error, Reason: "deploy: timed out"}})
+	// Rows never judged, or judged with an unknown status, are harness faults; rows that
+	// could not run to the end are errors.
+	c := Summarize(run)
+	if want := (Counts{Pass: 1, Fail: 1, HarnessFault: 3, Error: 1}); c != want {
+		t.Errorf("Summarize = %+v; want %+v", c, want)
+	}
+	if c.NotPassed() != 5 {
+		t.Errorf("NotPassed = %d, want 5", c.NotPassed())
+	}
+	if got, want := c.String(), "6 rows: 1 pass, 1 fail, 3 harness-fault, 1 error"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+	if got, want := (Counts{}).String(), "0 rows: 0 pass, 0 fail, 0 harness-fault, 0 error"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
 	}
 }
 
@@ -78,7 +99,7 @@ func TestWriteAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"conformance.json", "conformance.md", "timeline.html"}
+	want := []string{JSONFile, MarkdownFile, HTMLFile, JUnitFile}
 	if len(paths) != len(want) {
 		t.Fatalf("WriteAll paths = %v", paths)
 	}

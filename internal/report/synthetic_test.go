@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/observe"
-	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -25,11 +25,15 @@ type failSpan struct {
 	perBucket int
 }
 
-// syntheticRow builds a row of the given scenario: a load of rate req/s for d from
-// start+loadDelay, failing as spans say, with pods rolled at the disruption times.
-func syntheticRow(suite string, s scenario.Scenario, start time.Time, loadDelay, d time.Duration,
+// settleAfter is how long after it started each synthetic disruption settles.
+const settleAfter = 4 * time.Second
+
+// syntheticRow builds a row of the given configuration: a load of rate req/s for d from
+// start+loadDelay, failing as spans say, with pods rolled at the disruption times (each
+// settling settleAfter later, its preStop taking preStopSeconds). Each disruption's own
+// requests are those of the buckets that start within [at, at+settleAfter].
+func syntheticRow(suite string, s engine.Config, preStopSeconds int, start time.Time, loadDelay, d time.Duration,
 	spans []failSpan, disruptions []time.Duration) Row {
-	s = s.WithDefaults()
 	loadStart := start.Add(loadDelay)
 	perBucket := s.Rate / 10
 	nb := int(d / loadgen.BucketWidth)
@@ -92,6 +96,26 @@ func syntheticRow(suite string, s scenario.Scenario, start time.Time, loadDelay,
 	ev := func(at time.Duration, k observe.Kind, pod, detail string) {
 		tl.Events = append(tl.Events, observe.Event{Time: loadStart.Add(at), Kind: k, Pod: pod, Detail: detail})
 	}
+	var drs []engine.DisruptionResult
+	for di, at := range disruptions {
+		dr := engine.DisruptionResult{Kind: s.Disruption, N: di + 1, Started: loadStart.Add(at), Settled: loadStart.Add(at + settleAfter)}
+		for _, b := range buckets {
+			if b.Start < at || b.Start > at+settleAfter {
+				continue
+			}
+			dr.Requests += b.Sent
+			dr.Failed += b.Failed
+			for c, n := range b.Failures {
+				if dr.Failures == nil {
+					dr.Failures = map[loadgen.Class]int{}
+				}
+				dr.Failures[c] += n
+			}
+		}
+		dr.SuccessRatio = float64(dr.Requests-dr.Failed) / float64(dr.Requests)
+		drs = append(drs, dr)
+	}
+
 	rs := "app-7d9f8c6b5"
 	var pods []string
 	for i := range s.Replicas {
@@ -115,18 +139,18 @@ func syntheticRow(suite string, s scenario.Scenario, start time.Time, loadDelay,
 		ev(del, observe.PodDeleting, victim, "grace 30s")
 		ev(del+50*time.Millisecond, observe.K8sEvent, victim, "Killing: Stopping container app")
 		ev(del+700*time.Millisecond, observe.EndpointUnready, victim, "ready=false serving=true terminating=true")
-		ev(del+time.Duration(s.PreStopSeconds)*time.Second+1200*time.Millisecond, observe.EndpointRemoved, victim, "")
-		ev(del+time.Duration(s.PreStopSeconds)*time.Second+1500*time.Millisecond, observe.PodGone, victim, "")
-		ev(at+4*time.Second, observe.DisruptionDone, "", fmt.Sprintf("%s %d/%d settled", s.Disruption, di+1, len(disruptions)))
+		ev(del+time.Duration(preStopSeconds)*time.Second+1200*time.Millisecond, observe.EndpointRemoved, victim, "")
+		ev(del+time.Duration(preStopSeconds)*time.Second+1500*time.Millisecond, observe.PodGone, victim, "")
+		ev(at+settleAfter, observe.DisruptionDone, "", fmt.Sprintf("%s %d/%d settled", s.Disruption, di+1, len(disruptions)))
 		tl.Propagation = append(tl.Propagation, observe.Propagation{
 			Pod: victim, DeletingAt: loadStart.Add(del), ToUnready: 700 * time.Millisecond,
-			ToRemoved: time.Duration(s.PreStopSeconds)*time.Second + 1200*time.Millisecond,
+			ToRemoved: time.Duration(preStopSeconds)*time.Second + 1200*time.Millisecond,
 		})
 	}
 
 	row := Row{
-		Suite: suite, Scenario: s, Started: start, Duration: loadDelay + d + 2*time.Second,
-		Summary: sum, Verdict: s.Expect.Judge(sum), Buckets: buckets, LoadStarted: loadStart,
+		Suite: suite, Config: s, Started: start, Duration: loadDelay + d + 2*time.Second,
+		Summary: sum, Disruptions: drs, Verdict: s.Expect.Judge(sum, drs...), Buckets: buckets, LoadStarted: loadStart,
 		Timeline: tl, Versions: testVersions,
 		Artifacts: map[string]string{"vegeta": "results/" + s.Name + ".gob", "ledger": "results/" + s.Name + ".json"},
 	}
@@ -136,36 +160,38 @@ func syntheticRow(suite string, s scenario.Scenario, start time.Time, loadDelay,
 // syntheticRows are three rows: a passing row, a failing row with several failure classes and a
 // harness fault, plus text that needs escaping.
 func syntheticRows() []Row {
-	good := scenario.Scenario{
+	good := engine.Config{
 		Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation; drain finishes in-flight requests",
-		PreStop: scenario.PreStopSleep, PreStopSeconds: 5, OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30,
-		Disruption: scenario.RolloutRestart, Count: 2, Expect: scenario.Zero(),
+		App: "app", PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
+		Disruption: engine.RolloutRestart, Count: 2, Settle: 3 * time.Second,
+		Expect: engine.Zero().WithMinSuccessRatioPerDisruption(0.95),
 	}
-	naive := scenario.Scenario{
+	naive := engine.Config{
 		Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing & the app exits at once",
-		PreStop: scenario.PreStopNone, OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30, KeepAlive: true,
-		Disruption: scenario.DeletePod, Count: 2, Expect: scenario.Failures(loadgen.ClassRefused, loadgen.ClassReset),
+		App: "app", PreStop: "none", OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET", KeepAlive: true,
+		Disruption: engine.DeletePod, Count: 2, Settle: 3 * time.Second,
+		Expect: engine.Failures(loadgen.ClassRefused, loadgen.ClassReset),
 	}
-	atMost := scenario.Scenario{
-		Name: "exit-at-most", PreStop: scenario.PreStopExec, PreStopSeconds: 2, OnSIGTERM: scenario.ShutdownExit,
-		GraceSeconds: 10, RequestDuration: 100 * time.Millisecond,
-		Disruption: scenario.RolloutRestart, Count: 1, Expect: scenario.AtMost(0.001),
+	atMost := engine.Config{
+		Name: "exit-at-most", App: "app", PreStop: "exec:/app sleep 2s", OnSIGTERM: "exit",
+		GraceSeconds: 10, RequestDuration: 100 * time.Millisecond, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
+		Disruption: engine.RolloutRestart, Count: 1, Settle: 3 * time.Second, Expect: engine.AtMost(0.001),
 	}
-	r1 := syntheticRow("rollout", good, t0, 2*time.Second, 20*time.Second, nil, []time.Duration{4 * time.Second, 11 * time.Second})
-	r2 := syntheticRow("delete", naive, t0.Add(time.Minute), 3*time.Second, 20*time.Second, []failSpan{
+	r1 := syntheticRow("rollout", good, 5, t0, 2*time.Second, 20*time.Second, nil, []time.Duration{4 * time.Second, 11 * time.Second})
+	r2 := syntheticRow("delete", naive, 0, t0.Add(time.Minute), 3*time.Second, 20*time.Second, []failSpan{
 		{5600 * time.Millisecond, 6400 * time.Millisecond, loadgen.ClassRefused, 4},
 		{5600 * time.Millisecond, 5900 * time.Millisecond, loadgen.ClassReset, 2},
 		{6300 * time.Millisecond, 6500 * time.Millisecond, loadgen.ClassEOF, 1},
 		{13600 * time.Millisecond, 14000 * time.Millisecond, loadgen.ClassRefused, 3},
 		{13900 * time.Millisecond, 14100 * time.Millisecond, loadgen.HTTP5xxClass(503), 2},
 	}, []time.Duration{4 * time.Second, 12 * time.Second})
-	r3 := syntheticRow("rollout", atMost, t0.Add(2*time.Minute), 2*time.Second, 15*time.Second, []failSpan{
+	r3 := syntheticRow("rollout", atMost, 2, t0.Add(2*time.Minute), 2*time.Second, 15*time.Second, []failSpan{
 		{7 * time.Second, 7300 * time.Millisecond, loadgen.ClassTimeout, 1},
 	}, []time.Duration{5 * time.Second})
 	// r3's load missed its rate: a harness fault whatever its failures.
 	r3.Summary.Valid = false
 	r3.Summary.AchievedRate = 91.3
 	r3.Summary.InvalidReason = "achieved rate 91.30/s misses the asked 100/s by 8.7% (tolerance 1%)"
-	r3.Verdict = r3.Scenario.Expect.Judge(r3.Summary)
+	r3.Verdict = r3.Config.Expect.Judge(r3.Summary, r3.Disruptions...)
 	return []Row{r1, r2, r3}
 }
