@@ -97,7 +97,7 @@ func Run(ctx context.Context, t Target, p Plan, opts ...Option) (*Row, error) {
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
 	}
-	r.row = &Row{Suite: p.Suite, Started: time.Now(), Config: Config{
+	r.row = &Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: Config{
 		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
 		KeepAlive: p.Load.KeepAlive, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,

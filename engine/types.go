@@ -155,6 +155,9 @@ type Plan struct {
 	Load       Load
 	// Settle is the load time before the first disruption and after the last (default 3 s).
 	Settle time.Duration
+	// Repeat numbers this run when the same row is run several times (1-based; 0: once). It
+	// is copied into the Row, whose file name it keeps apart from the other runs'.
+	Repeat int
 }
 
 // Versions records what a result was measured with.

@@ -47,8 +47,11 @@ type Check struct {
 	Load        LoadSettings `json:"load,omitempty"`
 	Disruptions []Disruption `json:"disruptions"`
 	// Settle is the load time before the first and after the last disruption (default 3s).
-	Settle   *metav1.Duration `json:"settle,omitempty"`
-	Variants []Variant        `json:"variants"`
+	Settle *metav1.Duration `json:"settle,omitempty"`
+	// Repeat runs every row this many times (1 to 20, default 1): the report gives each row's
+	// runs, pooled failure ratio with its interval and verdict stability.
+	Repeat   int       `json:"repeat,omitempty"`
+	Variants []Variant `json:"variants"`
 
 	// dir is the directory relative paths are resolved against.
 	dir string
@@ -238,6 +241,9 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 	if len(c.Disruptions) == 0 {
 		bad("disruptions: none listed")
 	}
+	if c.Repeat < 0 || c.Repeat > 20 {
+		bad("repeat %d: want 1 to 20", c.Repeat)
+	}
 	if len(c.Variants) == 0 {
 		bad("variants: none listed (an as-is variant with only a name and expect checks the manifests unchanged)")
 	}
@@ -311,7 +317,14 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 				}
 				continue
 			}
-			plans = append(plans, p)
+			if c.Repeat <= 1 {
+				plans = append(plans, p)
+				continue
+			}
+			for k := 1; k <= c.Repeat; k++ {
+				p.Repeat = k
+				plans = append(plans, p)
+			}
 		}
 	}
 	said := map[string]bool{}

@@ -1,7 +1,10 @@
 package suites
 
 import (
+	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/rollcheck/rollcheck/internal/scenario"
@@ -165,4 +168,20 @@ func RowTimeout(s scenario.Scenario) time.Duration {
 	s = s.WithDefaults()
 	perDisruption := time.Duration(2*s.GraceSeconds+int64(s.Replicas*20+s.PreStopSeconds)) * time.Second
 	return 3*time.Minute + 2*s.Settle + time.Duration(s.Count)*perDisruption
+}
+
+// EnvRepeat is how many times every row runs (1 to 20, default 1).
+const EnvRepeat = "ROLLCHECK_REPEAT"
+
+// RepeatFromEnv reads ROLLCHECK_REPEAT.
+func RepeatFromEnv() (int, error) {
+	v := os.Getenv(EnvRepeat)
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 20 {
+		return 0, fmt.Errorf("%s=%q: want a whole number from 1 to 20", EnvRepeat, v)
+	}
+	return n, nil
 }

@@ -2,6 +2,7 @@ package suites_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -48,15 +49,33 @@ var _ = BeforeSuite(func(ctx context.Context) {
 
 // table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
 // named by the Scenario, labelled by disruption and expectation, each with its own timeout.
+// With ROLLCHECK_REPEAT=N (1 to 20) every row runs N times, as N specs "row #k/N"; the report
+// gives each row's runs, pooled failure ratio with its interval and verdict stability.
 func table(title, suite string, rows []scenario.Scenario) bool {
-	entries := make([]TableEntry, 0, len(rows))
-	for _, s := range rows {
-		entries = append(entries, Entry(nil, Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s)), s))
+	repeat, err := suites.RepeatFromEnv()
+	if err != nil {
+		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work
 	}
-	return DescribeTable(title, Serial, Label("conformance"), func(ctx SpecContext, s scenario.Scenario) {
+	entries := make([]TableEntry, 0, len(rows)*repeat)
+	for _, s := range rows {
+		for k := 1; k <= repeat; k++ {
+			n := 0
+			if repeat > 1 {
+				n = k
+			}
+			entries = append(entries, Entry(nil, Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s)), s, n, repeat))
+		}
+	}
+	return DescribeTable(title, Serial, Label("conformance"), func(ctx SpecContext, s scenario.Scenario, k, _ int) {
 		p, err := s.Plan(suite, app)
 		Expect(err).NotTo(HaveOccurred())
+		p.Repeat = k
 		row := kc.Check(ctx, p)
 		Expect(row).To(rctest.Pass())
-	}, func(s scenario.Scenario) string { return suites.RowName(s) }, entries)
+	}, func(s scenario.Scenario, k, n int) string {
+		if k == 0 {
+			return suites.RowName(s)
+		}
+		return fmt.Sprintf("%s #%d/%d", suites.RowName(s), k, n)
+	}, entries)
 }
