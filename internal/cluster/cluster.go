@@ -32,6 +32,7 @@ type Cluster struct {
 	// Created is true when Up created the cluster (false when it reused one).
 	Created  bool
 	provider *kind.Cluster
+	loadedImages
 }
 
 // Up creates the cluster described by o, or reuses a running one of the same name, and waits

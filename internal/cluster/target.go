@@ -4,9 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/rollcheck/rollcheck/engine"
 )
+
+// loadedImages remembers the images a Cluster loaded, by reference, with their image ID.
+type loadedImages struct {
+	loadedMu sync.Mutex
+	loaded   map[string]string
+}
 
 // Target is the engine's view of this kind cluster: its API server, the NodePort kind maps to
 // 127.0.0.1 for the load, images loaded from the local Docker engine into the nodes, and
@@ -30,12 +37,30 @@ func (c *Cluster) Target() engine.Target {
 }
 
 // LoadImages loads images from the local Docker engine into the cluster's nodes (kind load
-// docker-image, which skips an image a node already has).
+// docker-image). An image this Cluster loaded already, with the same image ID, is not loaded
+// again: every row of a check names the same images.
 func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	for _, ref := range refs {
+		id, err := run(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref)
+		if err != nil {
+			return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
+		}
+		id = strings.TrimSpace(id)
+		c.loadedMu.Lock()
+		done := c.loaded[ref] == id
+		c.loadedMu.Unlock()
+		if done {
+			continue
+		}
 		if err := c.provider.LoadImage(ctx, ref); err != nil {
 			return fmt.Errorf("load image %s into cluster %q: %w", ref, c.Name, err)
 		}
+		c.loadedMu.Lock()
+		if c.loaded == nil {
+			c.loaded = map[string]string{}
+		}
+		c.loaded[ref] = id
+		c.loadedMu.Unlock()
 	}
 	return nil
 }
