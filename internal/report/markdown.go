@@ -12,7 +12,9 @@ import (
 
 // WriteMarkdown writes the conformance table for humans and PR comments: the versions the
 // run was measured with, one table row per Row, the reason of every row that did not pass,
-// and a count line "N rows: P pass, F fail, H harness-fault".
+// and a count line "N rows: P pass, F fail, H harness-fault". When a row repeats, a Repeats
+// section gives each row's statistics over its runs, and the count line counts rows by their
+// combined status (a flaky row does not pass).
 func (run Run) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
@@ -45,6 +47,9 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	if anyRetry {
 		p("\n† %s\n", retryNote)
 	}
+	if Repeated(run.Rows) {
+		writeRepeats(p, Group(run.Rows))
+	}
 
 	first := true
 	for _, r := range run.Rows {
@@ -57,6 +62,9 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 			first = false
 		}
 		c := rowCells(r)
+		if r.Repeat > 0 {
+			c.Client += fmt.Sprintf(", run %d", r.Repeat)
+		}
 		p("- %s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(r.Config.Name),
 			mdEscape(c.Disruption), mdEscape(r.Suite), mdEscape(c.Client), mdEscape(reason(r)))
 	}

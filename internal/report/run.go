@@ -22,7 +22,7 @@ const (
 
 // NewRun gathers rows into a Run: the rows sorted by Started (stable, so rows that started
 // at the same time keep their order), the Versions of the first row that has any, and
-// Generated set to now.
+// Generated set to now. When a row repeats, Stats groups the rows over their runs.
 func NewRun(rows []Row) Run {
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b Row) int { return a.Started.Compare(b.Started) })
@@ -36,27 +36,57 @@ func NewRun(rows []Row) Run {
 	if run.Rows == nil {
 		run.Rows = []Row{}
 	}
+	if Repeated(rows) {
+		run.Stats = Group(rows)
+	}
 	return run
 }
 
-// Counts are the rows of a run by verdict status.
+// Counts are the rows of a run by verdict status. When rows repeat, they count rows grouped
+// over their runs (Group), and Runs is the number of runs.
 type Counts struct {
 	Pass, Fail, HarnessFault, Error int
+	// Flaky counts repeated rows whose runs disagree; Runs is 0 when no row repeats.
+	Flaky, Runs int
 }
 
 // NotPassed is every row that did not pass.
-func (c Counts) NotPassed() int { return c.Fail + c.HarnessFault + c.Error }
+func (c Counts) NotPassed() int { return c.Fail + c.HarnessFault + c.Error + c.Flaky }
 
-// String is "N rows: P pass, F fail, H harness-fault, E error".
+// String is "N rows: P pass, F fail, H harness-fault, E error"; when rows repeat,
+// "N rows (R runs): P pass, F fail, K flaky, H harness-fault, E error".
 func (c Counts) String() string {
+	if c.Runs > 0 || c.Flaky > 0 {
+		return fmt.Sprintf("%d rows (%d runs): %d pass, %d fail, %d flaky, %d harness-fault, %d error",
+			c.Pass+c.NotPassed(), c.Runs, c.Pass, c.Fail, c.Flaky, c.HarnessFault, c.Error)
+	}
 	return fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault, %d error",
 		c.Pass+c.NotPassed(), c.Pass, c.Fail, c.HarnessFault, c.Error)
 }
 
 // Summarize counts the rows of run by verdict. A row whose status is empty or unknown counts
-// as a harness fault.
+// as a harness fault. When a row repeats, it counts each row once over its runs, by its
+// combined status (RowStats.Status): a flaky row does not pass.
 func Summarize(run Run) Counts {
 	var c Counts
+	if Repeated(run.Rows) {
+		c.Runs = len(run.Rows)
+		for _, s := range Group(run.Rows) {
+			switch s.Status {
+			case engine.Pass:
+				c.Pass++
+			case engine.Fail:
+				c.Fail++
+			case Flaky:
+				c.Flaky++
+			case engine.Error:
+				c.Error++
+			default:
+				c.HarnessFault++
+			}
+		}
+		return c
+	}
 	for _, r := range run.Rows {
 		switch status(r) {
 		case engine.Pass:

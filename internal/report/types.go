@@ -17,4 +17,6 @@ type Run struct {
 	Generated time.Time `json:"generated"`
 	Versions  Versions  `json:"versions"`
 	Rows      []Row     `json:"rows"`
+	// Stats are the rows grouped over their repeated runs (Group); set only when a row repeats.
+	Stats []RowStats `json:"stats,omitempty"`
 }

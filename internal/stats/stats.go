@@ -9,7 +9,8 @@ const Z95 = 1.959964
 
 // Interval is a confidence interval for a ratio, Lo <= Hi, both within [0, 1].
 type Interval struct {
-	Lo, Hi float64
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
 }
 
 // Wilson returns the 95 % interval for the failure ratio k/n: the Wilson score interval

@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/stats"
+)
+
+// Flaky is the combined status of a repeated row whose runs disagree: some passed, some
+// failed. It never counts as passing.
+const Flaky engine.Status = "flaky"
+
+// RowKey identifies a row across its repeated runs, and across the runs that compare sets
+// side by side.
+type RowKey struct {
+	Suite      string                `json:"suite"`
+	Name       string                `json:"name"`
+	Disruption engine.DisruptionKind `json:"disruption"`
+}
+
+// KeyOf returns the key of a row: its suite, variant name and disruption kind.
+func KeyOf(r Row) RowKey {
+	return RowKey{Suite: r.Suite, Name: r.Config.Name, Disruption: r.Config.Disruption}
+}
+
+// String is "name (disruption, suite S)".
+func (k RowKey) String() string {
+	return fmt.Sprintf("%s (%s, suite %s)", k.Name, k.Disruption, k.Suite)
+}
+
+// RowStats are the statistics of one row over its repeated runs (Row.Repeat); a row run once
+// has Runs 1. Failures and requests are pooled over every run, whatever its verdict.
+type RowStats struct {
+	Key RowKey `json:"key"`
+	// Config is the first run's configuration.
+	Config engine.Config `json:"config"`
+	Runs   int           `json:"runs"`
+	// Repeats, FailuresPerRun, RequestsPerRun and Statuses have one entry per run, in the order
+	// the runs were given: its Row.Repeat, failed requests, requests and verdict status.
+	Repeats        []int           `json:"repeats"`
+	FailuresPerRun []int           `json:"failuresPerRun"`
+	RequestsPerRun []int           `json:"requestsPerRun"`
+	Statuses       []engine.Status `json:"statuses"`
+	// Failures and Requests are pooled over the runs; FailureRatio is their ratio (0 without
+	// requests) and Interval its 95 % interval (stats.Wilson).
+	Failures     int            `json:"failures"`
+	Requests     int            `json:"requests"`
+	FailureRatio float64        `json:"failureRatio"`
+	Interval     stats.Interval `json:"interval"`
+	// Worst is the disruption with the lowest success ratio over all runs, and WorstRun the
+	// 1-based index, among Runs, of the run it happened in; nil when no disruption was recorded.
+	Worst    *engine.DisruptionResult `json:"worst,omitempty"`
+	WorstRun int                      `json:"worstRun,omitempty"`
+	// Passed is how many runs passed: the verdict is stable when Passed is 0 or Runs.
+	Passed int `json:"passed"`
+	// Status combines the runs' verdicts: Error or HarnessFault if any run was one (in that
+	// order), Pass if every run passed, Fail if every run failed, Flaky otherwise.
+	Status engine.Status `json:"status"`
+}
+
+// Repeated reports whether any row is one of several runs of the same row (Row.Repeat > 0).
+func Repeated(rows []Row) bool {
+	for _, r := range rows {
+		if r.Repeat > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Group gathers the runs of each row (same Suite, Config.Name and Config.Disruption) into one
+// RowStats per row, in the order each row is first seen.
+func Group(rows []Row) []RowStats {
+	var out []RowStats
+	index := map[RowKey]int{}
+	for _, r := range rows {
+		k := KeyOf(r)
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, RowStats{Key: k, Config: r.Config})
+		}
+		s := &out[i]
+		s.Runs++
+		s.Repeats = append(s.Repeats, r.Repeat)
+		s.FailuresPerRun = append(s.FailuresPerRun, r.Summary.Failed)
+		s.RequestsPerRun = append(s.RequestsPerRun, r.Summary.Requests)
+		st := status(r)
+		s.Statuses = append(s.Statuses, st)
+		if st == engine.Pass {
+			s.Passed++
+		}
+		s.Failures += r.Summary.Failed
+		s.Requests += r.Summary.Requests
+		if len(r.Disruptions) > 0 {
+			w := engine.WorstDisruption(r.Disruptions)
+			if s.Worst == nil || w.SuccessRatio < s.Worst.SuccessRatio {
+				s.Worst, s.WorstRun = &w, s.Runs
+			}
+		}
+	}
+	for i := range out {
+		s := &out[i]
+		if s.Requests > 0 {
+			s.FailureRatio = float64(s.Failures) / float64(s.Requests)
+		}
+		s.Interval = stats.Wilson(s.Failures, s.Requests)
+		s.Status = combine(s.Statuses)
+	}
+	return out
+}
+
+// combine is the status of a row from the statuses of its runs (see RowStats.Status).
+func combine(ss []engine.Status) engine.Status {
+	var pass, fail, fault, errs int
+	for _, s := range ss {
+		switch s {
+		case engine.Pass:
+			pass++
+		case engine.Fail:
+			fail++
+		case engine.Error:
+			errs++
+		default:
+			fault++
+		}
+	}
+	switch {
+	case errs > 0:
+		return engine.Error
+	case fault > 0:
+		return engine.HarnessFault
+	case fail == 0 && pass > 0:
+		return engine.Pass
+	case pass == 0 && fail > 0:
+		return engine.Fail
+	case pass == 0 && fail == 0:
+		return engine.HarnessFault // no run at all: nothing was judged
+	}
+	return Flaky
+}
+
+// statsLabel is verdictLabel, knowing Flaky.
+func statsLabel(s engine.Status) string {
+	if s == Flaky {
+		return "〰️ flaky"
+	}
+	return verdictLabel(s)
+}
+
+// joinInts is "0, 0, 3".
+func joinInts(xs []int) string {
+	ss := make([]string, len(xs))
+	for i, x := range xs {
+		ss[i] = fmt.Sprint(x)
+	}
+	return strings.Join(ss, ", ")
+}
+
+// statsCells are the cells of one line of the Repeats table, not yet escaped: row, runs,
+// failures per run, pooled failure % with its interval, worst disruption, stability, status.
+func statsCells(s RowStats) []string {
+	pooled := "—"
+	if s.Requests > 0 {
+		pooled = fmt.Sprintf("%s [%s, %s] of %d", pct(s.FailureRatio), pct(s.Interval.Lo), pct(s.Interval.Hi), s.Requests)
+	}
+	worst := "—"
+	if w := s.Worst; w != nil {
+		switch {
+		case w.Requests == 0:
+			worst = fmt.Sprintf("no requests (run %d, #%d)", s.WorstRun, w.N)
+		case w.Failed == 0:
+			worst = "100%"
+		default:
+			worst = fmt.Sprintf("%.2f%% (run %d, #%d)", 100*w.SuccessRatio, s.WorstRun, w.N)
+		}
+	}
+	return []string{
+		s.Key.Name + ": " + s.Config.Shape(),
+		s.Config.DisruptionString(),
+		fmt.Sprint(s.Runs),
+		joinInts(s.FailuresPerRun),
+		pooled,
+		worst,
+		fmt.Sprintf("%d/%d", s.Passed, s.Runs),
+		statsLabel(s.Status),
+	}
+}
+
+// statsHeader is the header of the Repeats table.
+var statsHeader = []string{"scenario", "disruption", "runs", "failures per run",
+	"pooled failure % [95% interval] of requests", "worst disruption", "passed", "status"}
+
+// writeRepeats writes the Repeats section: one table line per row over its runs.
+func writeRepeats(p func(string, ...any), rs []RowStats) {
+	p("\n## Repeats\n\n")
+	p("Failures pooled over each row's runs; the interval is 95 %% (Wilson; for no failure the exact one-sided bound). " +
+		"A row passes only if every run passed; runs that disagree make it flaky.\n\n")
+	p("| %s |\n", strings.Join(statsHeader, " | "))
+	p("|---|---|--:|--:|--:|--:|--:|---|\n")
+	for _, s := range rs {
+		cols := statsCells(s)
+		for i := range cols {
+			cols[i] = mdEscape(cols[i])
+		}
+		p("| %s |\n", strings.Join(cols, " | "))
+	}
+}
