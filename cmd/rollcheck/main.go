@@ -4,6 +4,7 @@
 //
 //	rollcheck check -f CHECK.yaml  run a check file's variants × disruptions (exit 0 pass, 1 fail, 2 bad input or no verdict)
 //	rollcheck check --manifest F --image REF --port N   the same for one app from flags
+//	rollcheck compare [--alpha 0.05] BASE NEW  compare two conformance.json files (exit 0 no significant regression, 1 one, 2 bad input)
 //	rollcheck cluster up        create or reuse the cluster, wait until it is ready
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
@@ -33,6 +34,9 @@ const usage = "usage: rollcheck check -h | cluster up|down|logs DIR|versions | r
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		os.Exit(compare(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		code := check(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
