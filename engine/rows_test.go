@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -9,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 func mustJSON(t *testing.T, v any) string {
@@ -53,6 +53,18 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 	}
 	if got[1].Timeline == nil || len(got[1].Timeline.Events) == 0 || len(got[1].Buckets) == 0 {
 		t.Errorf("row 1 lost its timeline or buckets")
+	}
+	if len(got[1].Disruptions) != 2 || got[1].Disruptions[0].Failures[loadgen.ClassReset] != 10 {
+		t.Errorf("row 1 lost its disruptions: %+v", got[1].Disruptions)
+	}
+	if e := got[2].Config.Expect; e.MaxDisruptionSeconds == nil || *e.MaxDisruptionSeconds != 1 ||
+		got[0].Config.Expect.MinSuccessRatioPerDisruption != 0.95 {
+		t.Errorf("the outcomes' bounds did not survive: %+v, %+v", got[0].Config.Expect, e)
+	}
+	for i, want := range []Status{Pass, Pass, HarnessFault} {
+		if got[i].Verdict.Status != want {
+			t.Errorf("row %d verdict %s, want %s", i, got[i].Verdict.Status, want)
+		}
 	}
 
 	// Writing the same row again replaces it.
@@ -144,5 +156,39 @@ func TestReadRowsMissingAndEmpty(t *testing.T) {
 	rows, err := ReadRows(dir)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.md")
+	for _, content := range []string{"first\n", "second, longer\n"} {
+		if err := WriteFileAtomic(path, []byte(content)); err != nil {
+			t.Fatalf("WriteFileAtomic: %v", err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || string(b) != content {
+			t.Errorf("file holds %q, %v; want %q", b, err, content)
+		}
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, %v; want 0644", st.Mode().Perm(), err)
+	}
+	// A directory that does not exist: an error naming the path, and nothing left behind.
+	missing := filepath.Join(dir, "nope", "report.md")
+	if err := WriteFileAtomic(missing, []byte("x")); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("WriteFileAtomic into a missing directory: %v, want an error naming %s", err, missing)
+	}
+	// The rename fails onto a directory: the temporary file is removed.
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "taken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(filepath.Join(sub, "taken"), []byte("x")); err == nil {
+		t.Error("WriteFileAtomic onto a directory: no error")
+	}
+	ents, _ := os.ReadDir(sub)
+	if len(ents) != 1 {
+		t.Errorf("%d entries left in %s, want only the directory: %v", len(ents), sub, ents)
 	}
 }
