@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -114,5 +115,182 @@ func TestOutcomeRejectsUnknownClass(t *testing.T) {
 		if err := Failures(c).Validate(); err != nil {
 			t.Errorf("Failures(%q).Validate(): %v", c, err)
 		}
+	}
+}
+
+func TestOutcomeStringWithBounds(t *testing.T) {
+	for _, tc := range []struct {
+		o    Outcome
+		want string
+	}{
+		{Zero().WithMinSuccessRatioPerDisruption(0.95), "0 failures, ≥ 95% per disruption"},
+		{AtMost(0.01).WithMinSuccessRatioPerDisruption(0.995).WithMaxDisruptionSeconds(2), "≤ 1.00%, ≥ 99.5% per disruption, ≤ 2 disruption s"},
+		{Zero().WithMaxDisruptionSeconds(0), "0 failures, ≤ 0 disruption s"},
+		{Bounds().WithMinSuccessRatioPerDisruption(0.9), "≥ 90% per disruption"},
+		{Bounds().WithMaxDisruptionSeconds(3), "≤ 3 disruption s"},
+	} {
+		if got := tc.o.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}
+
+// disruption is one disruption of kind rollout-restart with n requests of which failed failed.
+func disruption(n, requests, failed int) DisruptionResult {
+	d := DisruptionResult{Kind: RolloutRestart, N: n, Requests: requests, Failed: failed}
+	if requests > 0 {
+		d.SuccessRatio = float64(requests-failed) / float64(requests)
+	}
+	return d
+}
+
+func TestJudgeMinSuccessRatioPerDisruption(t *testing.T) {
+	s := summary(1200, map[loadgen.Class]int{loadgen.ClassEOF: 12})
+	atMost := AtMost(0.02).WithMinSuccessRatioPerDisruption(0.975)
+	for _, tc := range []struct {
+		name   string
+		o      Outcome
+		s      loadgen.Summary
+		ds     []DisruptionResult
+		want   Status
+		reason string // the whole reason
+	}{
+		{"every disruption meets it", atMost, s, []DisruptionResult{disruption(1, 400, 2), disruption(2, 400, 4), disruption(3, 400, 6)},
+			Pass, "12 of 1200 requests failed (1.000%); worst disruption 98.50%"},
+		{"the worst at exactly the bound", atMost, s, []DisruptionResult{disruption(1, 400, 10), disruption(2, 400, 1), disruption(3, 400, 1)},
+			Pass, "12 of 1200 requests failed (1.000%); worst disruption 97.50%"},
+		{"one disruption misses it: the worst is named", atMost, s, []DisruptionResult{disruption(1, 400, 1), disruption(2, 400, 11), disruption(3, 400, 0)},
+			Fail, "12 of 1200 requests failed (1.000%); rollout-restart 2/3: 389 of 400 requests succeeded (97.25%), expected at least 97.50% per disruption"},
+		{"two miss it: the worse is named", atMost, s, []DisruptionResult{disruption(1, 400, 11), disruption(2, 400, 1), disruption(3, 400, 0), disruption(4, 400, 12)},
+			Fail, "12 of 1200 requests failed (1.000%); rollout-restart 4/4: 388 of 400 requests succeeded (97.00%), expected at least 97.50% per disruption"},
+		{"no disruption recorded", atMost, s, nil,
+			HarnessFault, "12 of 1200 requests failed (1.000%); no disruption was recorded to judge its success ratio"},
+		{"a disruption without requests", atMost, s, []DisruptionResult{disruption(1, 400, 0), disruption(2, 0, 0)},
+			HarnessFault, "12 of 1200 requests failed (1.000%); rollout-restart 2/2 sent no request"},
+		// The kind's own rule comes first: its failure is the verdict.
+		{"the whole run fails first", Zero().WithMinSuccessRatioPerDisruption(0.5), s, []DisruptionResult{disruption(1, 400, 12)},
+			Fail, "12 of 1200 requests failed (1.000%), expected none"},
+		{"an invalid load is a harness fault", atMost, func() loadgen.Summary { i := s; i.Valid, i.InvalidReason = false, "stalled"; return i }(), nil,
+			HarnessFault, "invalid load run: stalled"},
+		{"unset: disruptions are not judged", AtMost(0.02), s, []DisruptionResult{disruption(1, 100, 12)},
+			Pass, "12 of 1200 requests failed (1.000%)"},
+		{"bounds alone", Bounds().WithMinSuccessRatioPerDisruption(0.95), summary(1200, map[loadgen.Class]int{loadgen.ClassEOF: 60}),
+			[]DisruptionResult{disruption(1, 400, 20), disruption(2, 400, 20)},
+			Pass, "60 of 1200 requests failed (5.000%); worst disruption 95.00%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.o.Judge(tc.s, tc.ds...)
+			if v.Status != tc.want || v.Reason != tc.reason {
+				t.Errorf("Judge = %s %q\n     want %s %q", v.Status, v.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestJudgeMaxDisruptionSeconds(t *testing.T) {
+	withSeconds := func(s loadgen.Summary, n int) loadgen.Summary { s.DisruptionSeconds = n; return s }
+	s := summary(1000, map[loadgen.Class]int{loadgen.ClassReset: 5})
+	ds := []DisruptionResult{disruption(1, 500, 2), disruption(2, 500, 3)}
+	for _, tc := range []struct {
+		name   string
+		o      Outcome
+		s      loadgen.Summary
+		want   Status
+		reason string
+	}{
+		{"below", AtMost(0.01).WithMaxDisruptionSeconds(2), withSeconds(s, 1), Pass, "5 of 1000 requests failed (0.500%)"},
+		{"at the bound", AtMost(0.01).WithMaxDisruptionSeconds(2), withSeconds(s, 2), Pass, "5 of 1000 requests failed (0.500%)"},
+		{"above", AtMost(0.01).WithMaxDisruptionSeconds(2), withSeconds(s, 3),
+			Fail, "5 of 1000 requests failed (0.500%); 3 disruption seconds, expected at most 2"},
+		{"zero allowed, none seen", Zero().WithMaxDisruptionSeconds(0), summary(1000, nil), Pass, "0 of 1000 requests failed (0.000%)"},
+		{"with the per-disruption bound, both met", AtMost(0.01).WithMinSuccessRatioPerDisruption(0.99).WithMaxDisruptionSeconds(2), withSeconds(s, 2),
+			Pass, "5 of 1000 requests failed (0.500%); worst disruption 99.40%"},
+		{"with the per-disruption bound, seconds exceeded", AtMost(0.01).WithMinSuccessRatioPerDisruption(0.99).WithMaxDisruptionSeconds(1), withSeconds(s, 2),
+			Fail, "5 of 1000 requests failed (0.500%); worst disruption 99.40%; 2 disruption seconds, expected at most 1"},
+		{"bounds alone, exceeded", Bounds().WithMaxDisruptionSeconds(1), withSeconds(s, 4),
+			Fail, "5 of 1000 requests failed (0.500%); 4 disruption seconds, expected at most 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tc.o.Judge(tc.s, ds...)
+			if v.Status != tc.want || v.Reason != tc.reason {
+				t.Errorf("Judge = %s %q\n     want %s %q", v.Status, v.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestOutcomeValidateBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Outcome
+		want string // empty: valid
+	}{
+		{"ratio 0.95", Zero().WithMinSuccessRatioPerDisruption(0.95), ""},
+		{"ratio 1", AtMost(0.1).WithMinSuccessRatioPerDisruption(1), ""},
+		{"ratio 0 is unset", Zero().WithMinSuccessRatioPerDisruption(0), ""},
+		{"seconds 0", Zero().WithMaxDisruptionSeconds(0), ""},
+		{"seconds 5", AtMost(0.1).WithMaxDisruptionSeconds(5), ""},
+		{"bounds with a ratio", Bounds().WithMinSuccessRatioPerDisruption(0.9), ""},
+		{"bounds with seconds", Bounds().WithMaxDisruptionSeconds(0), ""},
+		{"negative ratio", Zero().WithMinSuccessRatioPerDisruption(-0.1), "expect minSuccessRatioPerDisruption -0.1: want a ratio between 0 and 1"},
+		{"ratio above 1", Zero().WithMinSuccessRatioPerDisruption(1.01), "expect minSuccessRatioPerDisruption 1.01"},
+		{"ratio NaN", Zero().WithMinSuccessRatioPerDisruption(math.NaN()), "expect minSuccessRatioPerDisruption NaN"},
+		{"negative seconds", Zero().WithMaxDisruptionSeconds(-1), "expect maxDisruptionSeconds -1: want 0 or more"},
+		{"negative control with a ratio", Failures().WithMinSuccessRatioPerDisruption(0.9), "expect failures-expected (a negative control) cannot also bound"},
+		{"negative control with seconds", Failures(loadgen.ClassReset).WithMaxDisruptionSeconds(3), "expect failures-expected (a negative control) cannot also bound"},
+		{"bounds without a bound", Bounds(), "expect bounds: set minSuccessRatioPerDisruption or maxDisruptionSeconds"},
+		{"the kind is still checked", AtMost(0).WithMaxDisruptionSeconds(1), "expect at-most 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The With methods return a changed copy; the receiver keeps its bounds.
+func TestOutcomeWithCopies(t *testing.T) {
+	base := Zero()
+	_ = base.WithMinSuccessRatioPerDisruption(0.9).WithMaxDisruptionSeconds(1)
+	if base.MinSuccessRatioPerDisruption != 0 || base.MaxDisruptionSeconds != nil {
+		t.Errorf("With* changed the receiver: %+v", base)
+	}
+	a, b := Zero().WithMaxDisruptionSeconds(1), Zero().WithMaxDisruptionSeconds(2)
+	if *a.MaxDisruptionSeconds != 1 || *b.MaxDisruptionSeconds != 2 {
+		t.Errorf("bounds share storage: %d, %d", *a.MaxDisruptionSeconds, *b.MaxDisruptionSeconds)
+	}
+}
+
+func TestWorstDisruption(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ds    []DisruptionResult
+		wantN int // 0: the zero DisruptionResult
+	}{
+		{"none", nil, 0},
+		{"one", []DisruptionResult{disruption(1, 100, 5)}, 1},
+		{"the lowest ratio", []DisruptionResult{disruption(1, 100, 1), disruption(2, 100, 7), disruption(3, 100, 3)}, 2},
+		{"the first among equals", []DisruptionResult{disruption(1, 100, 0), disruption(2, 200, 10), disruption(3, 100, 5)}, 2},
+		{"the last", []DisruptionResult{disruption(1, 100, 0), disruption(2, 100, 0), disruption(3, 100, 1)}, 3},
+		// A disruption with no request has ratio 0: it is the worst, and Judge says why.
+		{"no requests", []DisruptionResult{disruption(1, 100, 50), disruption(2, 0, 0)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := WorstDisruption(tc.ds)
+			if tc.wantN == 0 {
+				if w.N != 0 || w.Requests != 0 || w.Kind != "" {
+					t.Errorf("WorstDisruption = %+v, want the zero value", w)
+				}
+				return
+			}
+			if w.N != tc.wantN {
+				t.Errorf("WorstDisruption = #%d (%+v), want #%d", w.N, w, tc.wantN)
+			}
+		})
 	}
 }
