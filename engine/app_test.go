@@ -1,0 +1,682 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/e2e-framework/klient/decoder"
+)
+
+// appImage is the image the test app's Plan loads into the cluster; the proxy sidecar's image
+// is pulled.
+const (
+	appImage   = "rollcheck-app:t1"
+	proxyImage = "envoyproxy/envoy:v1.30.1"
+)
+
+// webYAML is a user's app as engine users write it: a ConfigMap, a Deployment whose app
+// container serves on 8080 next to a proxy sidecar (each with its own preStop hook) and an
+// init container running the same image, and the app's own Service.
+const webYAML = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config}
+data: {greeting: hello}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 20
+      initContainers:
+      - name: migrate
+        image: rollcheck-app:t1
+        args: [migrate]
+      containers:
+      - name: app
+        image: rollcheck-app:t1
+        imagePullPolicy: IfNotPresent
+        env:
+        - name: POD_NAME
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
+        ports:
+        - {name: http, containerPort: 8080}
+        readinessProbe:
+          httpGet: {path: /readyz, port: http}
+        lifecycle:
+          preStop:
+            exec: {command: [sh, -c, sleep 3]}
+      - name: proxy
+        image: envoyproxy/envoy:v1.30.1
+        imagePullPolicy: IfNotPresent
+        ports:
+        - {name: admin, containerPort: 9901}
+        lifecycle:
+          preStop:
+            httpGet: {path: /drain, port: 9901}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: http}]
+`
+
+// workerYAML is a second Deployment.
+const workerYAML = `
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: worker}
+spec:
+  selector:
+    matchLabels: {app: worker}
+  template:
+    metadata:
+      labels: {app: worker}
+    spec:
+      containers:
+      - name: worker
+        image: busybox:1.36
+`
+
+// decodeAll builds objects from YAML as engine users do, with the e2e-framework decoder.
+func decodeAll(t *testing.T, manifests string) []client.Object {
+	t.Helper()
+	objs, err := decoder.DecodeAll(context.Background(), strings.NewReader(manifests))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	out := make([]client.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
+	}
+	return out
+}
+
+// webPlan is a valid Plan of the web app.
+func webPlan(t *testing.T) Plan {
+	t.Helper()
+	return Plan{
+		Suite:      "spec",
+		App:        App{Objects: decodeAll(t, webYAML), Port: 8080, Path: "/hello", Images: []string{appImage}},
+		Variant:    Variant{Name: "web-drain", Expect: Zero()},
+		Disruption: Disruption{Kind: RolloutRestart},
+	}
+}
+
+// deploymentOf returns the Deployment named name in objs.
+func deploymentOf(t *testing.T, objs []client.Object, name string) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok && d.Name == name {
+			return d
+		}
+	}
+	t.Fatalf("no Deployment %s in %d objects", name, len(objs))
+	return nil
+}
+
+// container returns the container named name of d.
+func container(t *testing.T, d *appsv1.Deployment, name string) *corev1.Container {
+	t.Helper()
+	for i := range d.Spec.Template.Spec.Containers {
+		if c := &d.Spec.Template.Spec.Containers[i]; c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("Deployment %s has no container %s", d.Name, name)
+	return nil
+}
+
+func TestDecodedObjectsAreTyped(t *testing.T) {
+	objs := decodeAll(t, webYAML)
+	if len(objs) != 3 {
+		t.Fatalf("%d objects, want 3", len(objs))
+	}
+	if _, ok := objs[1].(*appsv1.Deployment); !ok {
+		t.Fatalf("second object is a %T, want *appsv1.Deployment: the engine finds the Deployment by type", objs[1])
+	}
+	for i, want := range []string{"ConfigMap", "Deployment", "Service"} {
+		if got := kindOf(objs[i]); got != want {
+			t.Errorf("kindOf(object %d) = %q, want %q", i, got, want)
+		}
+	}
+	// Objects built in Go have no type meta: their Go type names them.
+	if got := kindOf(&corev1.Namespace{}); got != "Namespace" {
+		t.Errorf("kindOf(&Namespace{}) = %q, want Namespace", got)
+	}
+}
+
+func TestCheckAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(t *testing.T, p *Plan)
+	}{
+		{"as is", func(*testing.T, *Plan) {}},
+		{"defaults", func(_ *testing.T, p *Plan) { p.App.Path, p.App.Images = "", nil }},
+		{"named among several", func(t *testing.T, p *Plan) {
+			p.App.Objects, p.App.Deployment = decodeAll(t, webYAML+workerYAML), "web"
+		}},
+		{"preStop none", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{None: true} }},
+		{"preStop sleep", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second} }},
+		{"preStop exec", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Exec: []string{"/app", "sleep", "5s"}} }},
+		{"preStop httpGet", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{HTTPGet: "/prestop?sleep=5s"} }},
+		{"grace and replicas", func(_ *testing.T, p *Plan) {
+			p.Variant.TerminationGracePeriodSeconds, p.Variant.Replicas = ptr.To[int64](0), ptr.To[int32](10)
+		}},
+		{"patch", func(_ *testing.T, p *Plan) {
+			p.Variant.Patch = []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","args":["--shutdown=drain"]}]}}}}`)
+		}},
+		{"scale-down with 2 replicas", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.Replicas = ScaleDown, ptr.To[int32](2)
+		}},
+		{"bounds per disruption", func(_ *testing.T, p *Plan) {
+			p.Variant.Expect = AtMost(0.01).WithMinSuccessRatioPerDisruption(0.95).WithMaxDisruptionSeconds(2)
+		}},
+		{"pull policy Never on the loaded image", func(t *testing.T, p *Plan) {
+			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullNever
+		}},
+		{"Always on an image that is pulled", func(t *testing.T, p *Plan) {
+			container(t, deploymentOf(t, p.App.Objects, "web"), "proxy").ImagePullPolicy = corev1.PullAlways
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := webPlan(t)
+			tc.mod(t, &p)
+			warnings, err := p.Check()
+			if err != nil {
+				t.Errorf("Check: %v", err)
+			}
+			if len(warnings) != 0 {
+				t.Errorf("Check warnings: %q, want none", warnings)
+			}
+		})
+	}
+}
+
+func TestCheckRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(t *testing.T, p *Plan)
+		want string // a part of the one-line message naming the problem
+	}{
+		{"no Deployment", func(t *testing.T, p *Plan) {
+			p.App.Objects = decodeAll(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: only}\n")
+		}, "the manifests hold no Deployment (apps/v1)"},
+		{"several Deployments, none named", func(t *testing.T, p *Plan) {
+			p.App.Objects = decodeAll(t, webYAML+workerYAML)
+		}, "the manifests hold 2 Deployments (web, worker): name the one under test (deployment:)"},
+		{"Deployment names none", func(t *testing.T, p *Plan) {
+			p.App.Objects, p.App.Deployment = decodeAll(t, webYAML+workerYAML), "api"
+		}, `deployment "api": not in the manifests (they hold web, worker)`},
+		{"port no container declares", func(_ *testing.T, p *Plan) { p.App.Port = 9090 },
+			"port 9090: no container of Deployment web declares it (declared: app:8080, proxy:9901)"},
+		{"port of a UDP container port", func(t *testing.T, p *Plan) {
+			container(t, deploymentOf(t, p.App.Objects, "web"), "app").Ports[0].Protocol = corev1.ProtocolUDP
+		}, "port 8080: no container of Deployment web declares it"},
+		{"no port", func(_ *testing.T, p *Plan) { p.App.Port = 0 }, "port 0: want 1 to 65535"},
+		{"path without /", func(_ *testing.T, p *Plan) { p.App.Path = "hello" }, `path "hello": must start with /`},
+		{"Always on a loaded image", func(t *testing.T, p *Plan) {
+			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways
+		}, "container app: imagePullPolicy Always on image rollcheck-app:t1, which rollcheck loads from the local Docker engine and cannot be pulled"},
+		{"loaded image no container runs", func(_ *testing.T, p *Plan) { p.App.Images = append(p.App.Images, "other:1") },
+			"image other:1: no container of Deployment web runs it"},
+		{"cluster-scoped object", func(t *testing.T, p *Plan) {
+			p.App.Objects = decodeAll(t, webYAML+`
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
+`)
+		}, "ClusterRole reader: cluster-scoped objects are not supported"},
+		{"a Namespace built in Go", func(_ *testing.T, p *Plan) {
+			ns := &corev1.Namespace{}
+			ns.Name = "mine"
+			p.App.Objects = append(p.App.Objects, ns)
+		}, "Namespace mine: cluster-scoped objects are not supported"},
+		{"object twice", func(t *testing.T, p *Plan) {
+			p.App.Objects = append(p.App.Objects, decodeAll(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\n")...)
+		}, "ConfigMap web-config: appears twice in the manifests"},
+		{"rollcheck's Service name", func(t *testing.T, p *Plan) {
+			p.App.Objects = append(p.App.Objects, decodeAll(t, "apiVersion: v1\nkind: Service\nmetadata: {name: rollcheck-load}\n")...)
+		}, "Service rollcheck-load: the name is rollcheck's own load Service"},
+		{"no matchLabels", func(t *testing.T, p *Plan) {
+			deploymentOf(t, p.App.Objects, "web").Spec.Selector.MatchLabels = nil
+		}, "Deployment web: spec.selector.matchLabels is empty"},
+		{"empty suite", func(_ *testing.T, p *Plan) { p.Suite = "" }, "suite: empty"},
+		{"bad variant name", func(_ *testing.T, p *Plan) { p.Variant.Name = "Web_Drain" },
+			`variant name "Web_Drain": want 1-40 lower-case letters, digits and dashes`},
+		{"PreStop with two fields", func(_ *testing.T, p *Plan) {
+			p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second, HTTPGet: "/prestop"}
+		}, "preStop: set exactly one of none, sleep, exec and httpGet (2 set)"},
+		{"PreStop with no field", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{} },
+			"preStop: set exactly one of none, sleep, exec and httpGet (0 set)"},
+		{"sleep not whole seconds", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Sleep: 1500 * time.Millisecond} },
+			"preStop sleep 1.5s: want whole seconds from 1s to 5m"},
+		{"sleep too long", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Sleep: 6 * time.Minute} },
+			"preStop sleep 6m0s: want whole seconds"},
+		{"exec without command", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Exec: []string{}} },
+			"preStop exec: empty command"},
+		{"httpGet without /", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{HTTPGet: "prestop"} },
+			`preStop httpGet "prestop": the path must start with /`},
+		{"negative grace", func(_ *testing.T, p *Plan) { p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](-1) },
+			"terminationGracePeriodSeconds -1: want 0 to 600"},
+		{"no replicas", func(_ *testing.T, p *Plan) { p.Variant.Replicas = ptr.To[int32](0) }, "replicas 0: want 1 to 10"},
+		{"scale-down with 1 replica", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.Replicas = ScaleDown, ptr.To[int32](1)
+		}, "scale-down needs at least 2 replicas, the Deployment has 1"},
+		{"scale-down of a manifest with 1 replica", func(t *testing.T, p *Plan) {
+			p.Disruption.Kind = ScaleDown
+			deploymentOf(t, p.App.Objects, "web").Spec.Replicas = ptr.To[int32](1)
+		}, "scale-down needs at least 2 replicas, the Deployment has 1"},
+		// A Deployment that sets no replicas runs one.
+		{"scale-down of a manifest without replicas", func(t *testing.T, p *Plan) {
+			p.Disruption.Kind = ScaleDown
+			p.App.Objects = decodeAll(t, strings.Replace(webYAML, "  replicas: 3\n", "", 1))
+		}, "scale-down needs at least 2 replicas, the Deployment has 1"},
+		{"patch with an unknown field", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte(`{"spec":{"replicaz":2}}`) },
+			`web-drain: patch of Deployment web: unknown field "replicaz"`},
+		{"patch that is a list", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte(`[{"op":"add"}]`) },
+			"web-drain: patch of Deployment web: the patch must be an object"},
+		{"patch that is a string", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte(`"replicas: 2"`) },
+			"the patch must be an object"},
+		{"patch that is not YAML", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte("spec: {replicas: [") },
+			"patch of Deployment web: not JSON or YAML"},
+		{"patch with a wrong type", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte(`{"spec":{"replicas":"two"}}`) },
+			"patch of Deployment web: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32"},
+		{"patch that renames", func(_ *testing.T, p *Plan) { p.Variant.Patch = []byte(`{"metadata":{"name":"other"}}`) },
+			`patch of Deployment web: the patch renames the Deployment to "other"`},
+		{"invalid outcome", func(_ *testing.T, p *Plan) { p.Variant.Expect = Zero().WithMinSuccessRatioPerDisruption(1.5) },
+			"expect minSuccessRatioPerDisruption 1.5: want a ratio between 0 and 1"},
+		{"unknown disruption", func(_ *testing.T, p *Plan) { p.Disruption.Kind = "drain" }, `disruption "drain": want rollout-restart`},
+		{"too many disruptions", func(_ *testing.T, p *Plan) { p.Disruption.Count = 21 }, "disruption count 21: want 1 to 20"},
+		{"rate", func(_ *testing.T, p *Plan) { p.Load.Rate = 2001 }, "load rate 2001 req/s: want 1 to 2000"},
+		{"method", func(_ *testing.T, p *Plan) { p.Load.Method = "PUT" }, `load method "PUT": want GET or POST`},
+		{"timeout", func(_ *testing.T, p *Plan) { p.Load.Timeout = 3 * time.Minute }, "load timeout 3m0s: want more than 0 and at most 2m"},
+		{"settle", func(_ *testing.T, p *Plan) { p.Settle = -time.Second }, "settle -1s: want 0 to 5m"},
+		{"load longer than loadgen allows", func(_ *testing.T, p *Plan) {
+			p.Variant.TerminationGracePeriodSeconds, p.Disruption.Count = ptr.To[int64](600), 3
+		}, "3 × rollout-restart disruptions may take up to 1h7m8s with a grace period of 600s, longer than the load may run (1h0m0s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := webPlan(t)
+			tc.mod(t, &p)
+			_, err := p.Check()
+			if err == nil {
+				t.Fatalf("Check: no error, want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("Check: %q\nwant it to contain %q", msg, tc.want)
+			}
+			if !strings.HasPrefix(msg, p.Variant.Name+": ") {
+				t.Errorf("Check: %q does not start by naming the variant", msg)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("Check: %q is not one line", msg)
+			}
+		})
+	}
+}
+
+// Check reports every problem at once, on one line, and each stays visible to errors.Is.
+func TestCheckReportsEveryProblem(t *testing.T) {
+	p := webPlan(t)
+	p.App.Objects = decodeAll(t, webYAML+`
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: web}
+`)
+	container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways
+	p.App.Path = "hello"
+	p.Variant.Name = "Bad Name"
+	p.Variant.PreStop = &PreStop{Sleep: 2500 * time.Millisecond, Exec: []string{"sleep", "2"}}
+	p.Variant.Patch = []byte(`{"spec":{"replicaz":1}}`)
+	p.Load.Method = "DELETE"
+	_, err := p.Check()
+	if err == nil {
+		t.Fatal("Check: no error")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		t.Errorf("Check: %q is not one line", msg)
+	}
+	want := []string{
+		`path "hello": must start with /`,
+		"Namespace web: cluster-scoped objects are not supported",
+		"container app: imagePullPolicy Always on image rollcheck-app:t1",
+		`variant name "Bad Name"`,
+		"preStop sleep 2.5s: want whole seconds",
+		"preStop: set exactly one of none, sleep, exec and httpGet (2 set)",
+		`load method "DELETE"`,
+		`patch of Deployment web: unknown field "replicaz"`,
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("Check: %q\nlacks %q", msg, w)
+		}
+	}
+	if got := strings.Count(msg, "; "); got != len(want)-1 {
+		t.Errorf("Check: %d problems joined, want %d: %q", got+1, len(want), msg)
+	}
+	var multi interface{ Unwrap() []error }
+	if !errors.As(err, &multi) || len(multi.Unwrap()) != len(want) {
+		t.Errorf("Check: the error does not unwrap to the %d problems", len(want))
+	}
+	// A port no container declares and the problems of the Deployment it would have found.
+	p = webPlan(t)
+	p.App.Port, p.Variant.Name = 9090, "Bad Name"
+	if _, err := p.Check(); err == nil || !strings.Contains(err.Error(), "port 9090") || !strings.Contains(err.Error(), `variant name "Bad Name"`) {
+		t.Errorf("Check: %v, want both the port and the name", err)
+	}
+}
+
+func TestCheckWarnsWithoutReadinessProbe(t *testing.T) {
+	p := webPlan(t)
+	container(t, deploymentOf(t, p.App.Objects, "web"), "app").ReadinessProbe = nil
+	warnings, err := p.Check()
+	if err != nil {
+		t.Fatalf("Check: %v: a missing readiness probe is a warning, not an error", err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "Deployment web: container app has no readiness probe") {
+		t.Errorf("Check warnings: %q, want one about app's readiness probe", warnings)
+	}
+	// The sidecar's missing probe does not matter: the load goes to the app container.
+	p = webPlan(t)
+	if c := container(t, deploymentOf(t, p.App.Objects, "web"), "proxy"); c.ReadinessProbe != nil {
+		t.Fatal("the proxy sidecar has a readiness probe")
+	}
+	if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+		t.Errorf("Check = %q, %v; want no warning and no error", warnings, err)
+	}
+	// A patch that adds the probe removes the warning: the Deployment as applied is checked.
+	p = webPlan(t)
+	container(t, deploymentOf(t, p.App.Objects, "web"), "app").ReadinessProbe = nil
+	p.Variant.Patch = []byte(`
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        readinessProbe:
+          httpGet: {path: /readyz, port: 8080}
+`)
+	if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+		t.Errorf("Check with a patch adding the probe = %q, %v; want no warning and no error", warnings, err)
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	p := Plan{App: App{RequestDuration: 5 * time.Second}}.WithDefaults()
+	if p.App.Path != DefaultPath || p.App.PodHeader == "" || p.Disruption.Count != DefaultCount ||
+		p.Load.Rate != DefaultRate || p.Load.Method != "GET" || p.Settle != DefaultSettle {
+		t.Errorf("WithDefaults = %+v", p)
+	}
+	if p.Load.Timeout <= 5*time.Second {
+		t.Errorf("load timeout %s: want the default plus the request duration (5s)", p.Load.Timeout)
+	}
+	set := Plan{App: App{Path: "/x", PodHeader: "X-Who"}, Disruption: Disruption{Count: 1},
+		Load: Load{Rate: 7, Method: "POST", Timeout: time.Second}, Settle: time.Second}
+	got := set.WithDefaults()
+	if got.App.Path != "/x" || got.App.PodHeader != "X-Who" || got.Disruption.Count != 1 || got.Load.Rate != 7 ||
+		got.Load.Method != "POST" || got.Load.Timeout != time.Second || got.Settle != time.Second {
+		t.Errorf("WithDefaults changed set fields: %+v", got)
+	}
+}
+
+func TestDisruptionTimeout(t *testing.T) {
+	if got, want := DisruptionTimeout(30), 3*time.Minute; got != want {
+		t.Errorf("DisruptionTimeout(30) = %s, want %s", got, want)
+	}
+	if got, want := DisruptionTimeout(0), 2*time.Minute; got != want {
+		t.Errorf("DisruptionTimeout(0) = %s, want %s", got, want)
+	}
+}
+
+// applied is the web Deployment as v changes it, after checking that apply left the
+// original alone.
+func applied(t *testing.T, v Variant, a App) *appsv1.Deployment {
+	t.Helper()
+	orig := deploymentOf(t, a.Objects, "web")
+	before := orig.DeepCopy()
+	d, err := v.apply(orig, a)
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if !equality.Semantic.DeepEqual(orig, before) {
+		t.Errorf("apply changed the original Deployment")
+	}
+	if d == orig {
+		t.Errorf("apply returned the original Deployment, not a copy")
+	}
+	return d
+}
+
+func TestVariantApplyPreStop(t *testing.T) {
+	sidecarHook := &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/drain", Port: intstr.FromInt32(9901)}}
+	for _, tc := range []struct {
+		name string
+		ps   *PreStop
+		want *corev1.LifecycleHandler // the app container's preStop
+	}{
+		{"nil keeps the manifest's", nil, &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "sleep 3"}}}},
+		{"none removes it", &PreStop{None: true}, nil},
+		{"sleep", &PreStop{Sleep: 5 * time.Second}, &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}},
+		{"exec", &PreStop{Exec: []string{"/app", "sleep", "5s"}},
+			&corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"/app", "sleep", "5s"}}}},
+		{"httpGet on the app's port", &PreStop{HTTPGet: "/prestop?sleep=5s"},
+			&corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/prestop?sleep=5s", Port: intstr.FromInt32(8080)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := webPlan(t)
+			d := applied(t, Variant{Name: "v", PreStop: tc.ps}, p.App)
+			app := container(t, d, "app")
+			var got *corev1.LifecycleHandler
+			if app.Lifecycle != nil {
+				got = app.Lifecycle.PreStop
+			}
+			if !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("app preStop = %+v, want %+v", got, tc.want)
+			}
+			// The sidecar keeps its own hook whatever the variant.
+			if proxy := container(t, d, "proxy"); proxy.Lifecycle == nil || !equality.Semantic.DeepEqual(proxy.Lifecycle.PreStop, sidecarHook) {
+				t.Errorf("proxy preStop = %+v, want its own %+v", proxy.Lifecycle, sidecarHook)
+			}
+		})
+	}
+}
+
+// The hook goes to the container that declares the port, wherever it is in the list, and a
+// container without a lifecycle gets one.
+func TestVariantApplyPreStopToThePortsContainer(t *testing.T) {
+	p := webPlan(t)
+	dep := deploymentOf(t, p.App.Objects, "web")
+	cs := dep.Spec.Template.Spec.Containers
+	cs[0], cs[1] = cs[1], cs[0] // proxy first
+	container(t, dep, "app").Lifecycle = nil
+	d := applied(t, Variant{Name: "v", PreStop: &PreStop{Sleep: 7 * time.Second}}, p.App)
+	app := container(t, d, "app")
+	if app.Lifecycle == nil || app.Lifecycle.PreStop == nil || app.Lifecycle.PreStop.Sleep == nil ||
+		app.Lifecycle.PreStop.Sleep.Seconds != 7 {
+		t.Errorf("app lifecycle = %+v, want a 7 s sleep", app.Lifecycle)
+	}
+	if proxy := container(t, d, "proxy"); proxy.Lifecycle.PreStop.Sleep != nil || proxy.Lifecycle.PreStop.HTTPGet == nil {
+		t.Errorf("the sidecar's preStop changed: %+v", proxy.Lifecycle.PreStop)
+	}
+	// None on a container without a lifecycle is no error and adds nothing.
+	d = applied(t, Variant{Name: "v", PreStop: &PreStop{None: true}}, p.App)
+	if app := container(t, d, "app"); app.Lifecycle != nil {
+		t.Errorf("app lifecycle = %+v, want none", app.Lifecycle)
+	}
+}
+
+func TestVariantApplyExecIsCopied(t *testing.T) {
+	p := webPlan(t)
+	cmd := []string{"/app", "sleep", "5s"}
+	d := applied(t, Variant{Name: "v", PreStop: &PreStop{Exec: cmd}}, p.App)
+	cmd[2] = "50s"
+	if got := container(t, d, "app").Lifecycle.PreStop.Exec.Command; !slices.Equal(got, []string{"/app", "sleep", "5s"}) {
+		t.Errorf("command %q changed with the variant's slice", got)
+	}
+}
+
+func TestVariantApplyGraceReplicasAndPatch(t *testing.T) {
+	p := webPlan(t)
+	d := applied(t, Variant{Name: "v", TerminationGracePeriodSeconds: ptr.To[int64](45), Replicas: ptr.To[int32](5)}, p.App)
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != 45 {
+		t.Errorf("grace %v, want 45", g)
+	}
+	if r := d.Spec.Replicas; r == nil || *r != 5 {
+		t.Errorf("replicas %v, want 5", r)
+	}
+	// Nil fields leave the manifest's.
+	d = applied(t, Variant{Name: "v"}, p.App)
+	if g, r := d.Spec.Template.Spec.TerminationGracePeriodSeconds, d.Spec.Replicas; *g != 20 || *r != 3 {
+		t.Errorf("grace %d, replicas %d; want the manifest's 20 and 3", *g, *r)
+	}
+
+	// A patch adding an env var to the app container merges by name: the container keeps its
+	// other fields and env vars, the sidecar is untouched. The patch comes after the fields.
+	v := Variant{Name: "v", TerminationGracePeriodSeconds: ptr.To[int64](45), Patch: []byte(`
+spec:
+  template:
+    spec:
+      terminationGracePeriodSeconds: 60
+      containers:
+      - name: app
+        env:
+        - {name: DRAIN_DELAY, value: 5s}
+`)}
+	d = applied(t, v, p.App)
+	if n := len(d.Spec.Template.Spec.Containers); n != 2 {
+		t.Fatalf("%d containers after the patch, want 2", n)
+	}
+	app := container(t, d, "app")
+	var names []string
+	for _, e := range app.Env {
+		names = append(names, e.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"DRAIN_DELAY", "POD_NAME"}) {
+		t.Errorf("app env %q, want DRAIN_DELAY merged into POD_NAME", names)
+	}
+	for _, e := range app.Env {
+		if e.Name == "DRAIN_DELAY" && e.Value != "5s" {
+			t.Errorf("DRAIN_DELAY = %q, want 5s", e.Value)
+		}
+	}
+	if app.Image != appImage || len(app.Ports) != 1 || app.ReadinessProbe == nil || app.Lifecycle == nil {
+		t.Errorf("the patch lost the app container's other fields: %+v", app)
+	}
+	orig := container(t, deploymentOf(t, p.App.Objects, "web"), "proxy")
+	if proxy := container(t, d, "proxy"); !equality.Semantic.DeepEqual(proxy, orig) {
+		t.Errorf("the patch changed the sidecar: %+v", proxy)
+	}
+	if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; *g != 60 {
+		t.Errorf("grace %d, want the patch's 60 (the patch applies after the fields)", *g)
+	}
+	if d.Name != "web" || d.Spec.Selector.MatchLabels["app"] != "web" {
+		t.Errorf("the patch changed the name or selector: %s %v", d.Name, d.Spec.Selector)
+	}
+}
+
+func TestVariantApplyPullPolicy(t *testing.T) {
+	p := webPlan(t)
+	d := applied(t, Variant{Name: "v"}, p.App)
+	if pp := container(t, d, "app").ImagePullPolicy; pp != corev1.PullNever {
+		t.Errorf("app imagePullPolicy %q, want Never: its image is loaded", pp)
+	}
+	if pp := d.Spec.Template.Spec.InitContainers[0].ImagePullPolicy; pp != corev1.PullNever {
+		t.Errorf("init container imagePullPolicy %q, want Never: it runs the loaded image", pp)
+	}
+	if pp := container(t, d, "proxy").ImagePullPolicy; pp != corev1.PullIfNotPresent {
+		t.Errorf("proxy imagePullPolicy %q, want the manifest's IfNotPresent: its image is pulled", pp)
+	}
+	// With no image loaded, nothing changes.
+	p.App.Images = nil
+	d = applied(t, Variant{Name: "v"}, p.App)
+	if pp := container(t, d, "app").ImagePullPolicy; pp != corev1.PullIfNotPresent {
+		t.Errorf("app imagePullPolicy %q, want IfNotPresent when no image is loaded", pp)
+	}
+	// A patch that swaps in a loaded image gets Never too: the policy follows the patch.
+	p.App.Images = []string{"rollcheck-app:t2"}
+	d = applied(t, Variant{Name: "v", Patch: []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"proxy","image":"rollcheck-app:t2"}]}}}}`)}, p.App)
+	if pp := container(t, d, "proxy").ImagePullPolicy; pp != corev1.PullNever {
+		t.Errorf("patched proxy imagePullPolicy %q, want Never", pp)
+	}
+}
+
+func TestVariantApplyNeedsThePort(t *testing.T) {
+	p := webPlan(t)
+	p.App.Port = 9090
+	if _, err := (Variant{Name: "v"}).apply(deploymentOf(t, p.App.Objects, "web"), p.App); err == nil ||
+		!strings.Contains(err.Error(), "port 9090: no container of Deployment web declares it") {
+		t.Errorf("apply: %v, want the port error", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ps   *PreStop
+		want string
+	}{
+		{"none", &PreStop{None: true}, "none"},
+		{"sleep", &PreStop{Sleep: 5 * time.Second}, "sleep:5s"},
+		{"exec", &PreStop{Exec: []string{"/app", "sleep", "5s"}}, "exec:/app sleep 5s"},
+		{"httpGet", &PreStop{HTTPGet: "/path"}, "httpGet:/path"},
+		{"the manifest's", nil, "exec:sh -c sleep 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := webPlan(t)
+			d := applied(t, Variant{Name: "v", PreStop: tc.ps, TerminationGracePeriodSeconds: ptr.To[int64](33), Replicas: ptr.To[int32](4)}, p.App)
+			cfg := Config{Name: "kept"}
+			describe(d, p.App.Port, &cfg)
+			if cfg.PreStop != tc.want {
+				t.Errorf("PreStop = %q, want %q", cfg.PreStop, tc.want)
+			}
+			if cfg.App != "web" || cfg.GraceSeconds != 33 || cfg.Replicas != 4 || cfg.Name != "kept" {
+				t.Errorf("describe = %+v, want app web, grace 33, replicas 4, the name kept", cfg)
+			}
+		})
+	}
+
+	// A Deployment that sets neither grace nor replicas: the API server's defaults; a hook on
+	// the sidecar only is not the app's.
+	d := deploymentOf(t, decodeAll(t, webYAML), "web")
+	d.Spec.Replicas, d.Spec.Template.Spec.TerminationGracePeriodSeconds = nil, nil
+	container(t, d, "app").Lifecycle = nil
+	var cfg Config
+	describe(d, 8080, &cfg)
+	if cfg.PreStop != "none" || cfg.GraceSeconds != 30 || cfg.Replicas != 1 {
+		t.Errorf("describe = %+v, want preStop none, grace 30, replicas 1", cfg)
+	}
+	container(t, d, "app").Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
+	describe(d, 8080, &cfg)
+	if cfg.PreStop != "tcpSocket" {
+		t.Errorf("PreStop = %q, want tcpSocket", cfg.PreStop)
+	}
+}
