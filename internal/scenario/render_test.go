@@ -10,36 +10,33 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-var target = Target{Namespace: "rc-test", Image: "rollcheck-app:t123", NodePort: 30080}
+const image = "rollcheck-app:t123"
 
-// render renders s to target and returns its Deployment and Service.
-func render(t *testing.T, s Scenario) (*appsv1.Deployment, *corev1.Service) {
+// render renders s with image and returns its Deployment, the only object.
+func render(t *testing.T, s Scenario) *appsv1.Deployment {
 	t.Helper()
-	objs, err := Render(s, target)
+	objs, err := Render(s, image)
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
-	if len(objs) != 2 {
-		t.Fatalf("Render: %d objects, want a Deployment and a Service", len(objs))
+	if len(objs) != 1 {
+		t.Fatalf("Render: %d objects, want the Deployment only (the engine makes the Service)", len(objs))
 	}
 	dep, ok := objs[0].(*appsv1.Deployment)
 	if !ok {
-		t.Fatalf("first object is a %T, want *appsv1.Deployment", objs[0])
+		t.Fatalf("the object is a %T, want *appsv1.Deployment", objs[0])
 	}
-	svc, ok := objs[1].(*corev1.Service)
-	if !ok {
-		t.Fatalf("second object is a %T, want *corev1.Service", objs[1])
-	}
-	return dep, svc
+	return dep
 }
 
-func TestRenderDeploymentAndService(t *testing.T) {
+func TestRenderDeployment(t *testing.T) {
 	s := good()
 	s.Replicas = 4
-	dep, svc := render(t, s)
+	dep := render(t, s)
 
-	if dep.Name != AppName || dep.Namespace != target.Namespace {
-		t.Errorf("Deployment %s/%s, want %s/%s", dep.Namespace, dep.Name, target.Namespace, AppName)
+	// The engine puts it into the row's namespace.
+	if dep.Name != AppName || dep.Namespace != "" {
+		t.Errorf("Deployment %q/%s, want no namespace and name %s", dep.Namespace, dep.Name, AppName)
 	}
 	if dep.Labels["rollcheck.io/scenario"] != s.Name {
 		t.Errorf("scenario label %q, want %q", dep.Labels["rollcheck.io/scenario"], s.Name)
@@ -55,11 +52,14 @@ func TestRenderDeploymentAndService(t *testing.T) {
 		t.Fatalf("%d containers, want 1", len(ps.Containers))
 	}
 	c := ps.Containers[0]
-	if c.Image != target.Image {
-		t.Errorf("image %q, want %q", c.Image, target.Image)
+	if c.Image != image {
+		t.Errorf("image %q, want %q", c.Image, image)
 	}
 	if c.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("imagePullPolicy %q, want Never: the image is loaded into kind, not pulled", c.ImagePullPolicy)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != SampleAppPort || c.Ports[0].Name != "http" {
+		t.Errorf("ports %+v, want http on %d", c.Ports, SampleAppPort)
 	}
 	if want := []string{"--shutdown=drain", "--drain-delay=2s", "--request-duration=100ms"}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q", c.Args, want)
@@ -68,29 +68,13 @@ func TestRenderDeploymentAndService(t *testing.T) {
 		t.Errorf("readiness probe %+v, want httpGet /readyz", c.ReadinessProbe)
 	}
 	sel := dep.Spec.Selector.MatchLabels
+	if len(sel) == 0 {
+		t.Error("Deployment has no matchLabels: the engine's load Service selects the pods by them")
+	}
 	for k, v := range sel {
 		if dep.Spec.Template.Labels[k] != v {
 			t.Errorf("selector %s=%s does not match the pod template's labels %v", k, v, dep.Spec.Template.Labels)
 		}
-	}
-
-	if svc.Name != AppName || svc.Namespace != target.Namespace {
-		t.Errorf("Service %s/%s, want %s/%s", svc.Namespace, svc.Name, target.Namespace, AppName)
-	}
-	if svc.Spec.Type != corev1.ServiceTypeNodePort {
-		t.Errorf("Service type %q, want NodePort", svc.Spec.Type)
-	}
-	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].NodePort != target.NodePort ||
-		svc.Spec.Ports[0].TargetPort != intstr.FromString("http") {
-		t.Errorf("Service ports %+v, want nodePort %d to the http port", svc.Spec.Ports, target.NodePort)
-	}
-	for k, v := range svc.Spec.Selector {
-		if dep.Spec.Template.Labels[k] != v {
-			t.Errorf("Service selector %s=%s does not select the pods %v", k, v, dep.Spec.Template.Labels)
-		}
-	}
-	if len(svc.Spec.Selector) == 0 {
-		t.Error("Service has no selector")
 	}
 }
 
@@ -138,7 +122,7 @@ func TestRenderPreStop(t *testing.T) {
 			if tc.action == PreStopNone {
 				s.PreStopSeconds = 0
 			}
-			dep, _ := render(t, s)
+			dep := render(t, s)
 			tc.check(t, dep.Spec.Template.Spec.Containers[0])
 		})
 	}
@@ -155,7 +139,7 @@ func preStop(t *testing.T, c corev1.Container) *corev1.LifecycleHandler {
 func TestRenderShutdownArgs(t *testing.T) {
 	s := good()
 	s.OnSIGTERM, s.DrainDelay, s.RequestDuration, s.GraceSeconds = ShutdownIgnore, 0, 0, 0
-	dep, _ := render(t, s)
+	dep := render(t, s)
 	c := dep.Spec.Template.Spec.Containers[0]
 	if want := []string{"--shutdown=ignore", "--drain-delay=0s", "--request-duration=0s"}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q", c.Args, want)
@@ -168,17 +152,11 @@ func TestRenderShutdownArgs(t *testing.T) {
 func TestRenderRejects(t *testing.T) {
 	bad := good()
 	bad.GraceSeconds = -1
-	if _, err := Render(bad, target); err == nil || !strings.Contains(err.Error(), "terminationGracePeriodSeconds -1") {
+	if _, err := Render(bad, image); err == nil || !strings.Contains(err.Error(), "terminationGracePeriodSeconds -1") {
 		t.Errorf("Render of an invalid scenario: %v, want the validation error", err)
 	}
-	for _, tg := range []Target{
-		{Image: target.Image, NodePort: target.NodePort},
-		{Namespace: target.Namespace, NodePort: target.NodePort},
-		{Namespace: target.Namespace, Image: target.Image},
-	} {
-		if _, err := Render(good(), tg); err == nil || !strings.Contains(err.Error(), "namespace, image and nodePort are required") {
-			t.Errorf("Render to %+v: %v, want an error", tg, err)
-		}
+	if _, err := Render(good(), ""); err == nil || !strings.Contains(err.Error(), "render prestop-sleep-drain: no image") {
+		t.Errorf("Render without an image: %v, want an error", err)
 	}
 }
 
@@ -192,7 +170,7 @@ func TestRenderAnyValidName(t *testing.T) {
 			if err := s.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			objs, err := Render(s, target)
+			objs, err := Render(s, image)
 			if err != nil {
 				t.Fatalf("Render: %v", err)
 			}

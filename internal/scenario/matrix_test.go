@@ -1,0 +1,65 @@
+package scenario_test
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/suites"
+)
+
+// Every row of the built-in matrix renders and passes the engine's Check before any cluster
+// work: a row that cannot run fails here, not minutes into make e2e.
+func TestMatrixRowsPlan(t *testing.T) {
+	rows := suites.AllRows()
+	if len(rows) == 0 {
+		t.Fatal("the matrix has no rows")
+	}
+	nativeSleep := 0
+	for _, s := range rows {
+		t.Run(suites.RowName(s), func(t *testing.T) {
+			p, err := s.Plan(string(s.Disruption), "rollcheck-app:t123")
+			if err != nil {
+				t.Fatalf("Plan: %v", err)
+			}
+			if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+				t.Fatalf("Check = %q, %v; want no warning and no error", warnings, err)
+			}
+			objs, err := p.Objects("rc-"+s.Name, 30080)
+			if err != nil {
+				t.Fatalf("Objects: %v", err)
+			}
+			var dep *appsv1.Deployment
+			for _, o := range objs {
+				if d, ok := o.(*appsv1.Deployment); ok {
+					dep = d
+				}
+			}
+			if dep == nil {
+				t.Fatal("Objects hold no Deployment")
+			}
+			c := dep.Spec.Template.Spec.Containers[0]
+			if c.ImagePullPolicy != corev1.PullNever {
+				t.Errorf("imagePullPolicy %q, want Never", c.ImagePullPolicy)
+			}
+			if s.PreStop == scenario.PreStopSleep {
+				nativeSleep++
+				if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil ||
+					c.Lifecycle.PreStop.Sleep.Seconds != int64(s.PreStopSeconds) {
+					t.Errorf("native sleep row: preStop %+v, want a Sleep handler of %d s", c.Lifecycle, s.PreStopSeconds)
+				}
+			}
+		})
+	}
+	if nativeSleep == 0 {
+		t.Error("no native sleep row in the matrix: the Sleep handler went untested")
+	}
+	// The row named native-sleep-drain is the matrix's native sleep row.
+	for _, s := range rows {
+		if s.Name == "native-sleep-drain" && s.PreStop != scenario.PreStopSleep {
+			t.Errorf("native-sleep-drain has preStop %s", s.PreStop)
+		}
+	}
+}
