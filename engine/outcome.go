@@ -100,13 +100,14 @@ func (o Outcome) Validate() error {
 			}
 		}
 	default:
-		return fmt.Errorf("expect %q: want zero-failures, at-most or failures-expected", o.Kind)
+		return fmt.Errorf("expect %q: want zero-failures, at-most, failures-expected or bounds", o.Kind)
 	}
 	return nil
 }
 
 // String says the expectation in a few words: "0 failures", "≤ 0.50%", "failures (reset|eof)",
-// with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% each, ≤ 2 s").
+// with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% per disruption,
+// ≤ 2 disruption s"); an ExpectBounds outcome is its bounds alone ("≥ 95% per disruption").
 func (o Outcome) String() string {
 	s := o.kindString()
 	if o.Kind == ExpectBounds {

@@ -240,6 +240,8 @@ func TestOutcomeValidateBounds(t *testing.T) {
 		{"negative control with seconds", Failures(loadgen.ClassReset).WithMaxDisruptionSeconds(3), "expect failures-expected (a negative control) cannot also bound"},
 		{"bounds without a bound", Bounds(), "expect bounds: set minSuccessRatioPerDisruption or maxDisruptionSeconds"},
 		{"the kind is still checked", AtMost(0).WithMaxDisruptionSeconds(1), "expect at-most 0"},
+		{"no kind", Outcome{}, `expect "": want zero-failures, at-most, failures-expected or bounds`},
+		{"unknown kind", Outcome{Kind: "maybe"}, `expect "maybe": want zero-failures, at-most, failures-expected or bounds`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.o.Validate()

@@ -103,7 +103,7 @@ func TestValidateRejects(t *testing.T) {
 		{"high rate", func(s *Scenario) { s.Rate = 2001 }, "rate 2001 req/s"},
 		{"negative settle", func(s *Scenario) { s.Settle = -time.Second }, "settle -1s: want 0 to 5m"},
 		{"long settle", func(s *Scenario) { s.Settle = time.Hour }, "settle 1h0m0s"},
-		{"no expectation", func(s *Scenario) { s.Expect = Outcome{} }, `expect "": want zero-failures, at-most or failures-expected`},
+		{"no expectation", func(s *Scenario) { s.Expect = Outcome{} }, `expect "": want zero-failures, at-most, failures-expected or bounds`},
 		{"at most 0", func(s *Scenario) { s.Expect = AtMost(0) }, "expect at-most 0: want a ratio between 0 and 1"},
 		{"at most 100%", func(s *Scenario) { s.Expect = AtMost(1) }, "expect at-most 1"},
 		{"at most negative", func(s *Scenario) { s.Expect = AtMost(-0.1) }, "expect at-most -0.1"},
