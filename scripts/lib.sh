@@ -38,6 +38,51 @@ need() { # need CMD HINT
   command -v "$1" >/dev/null 2>&1 || die "$1 not found: $2"
 }
 
+# run_limited SECONDS CMD...: run the program CMD under coreutils timeout (SIGTERM after SECONDS,
+# SIGKILL 10 s later, to CMD's whole process group). An INT or TERM this shell receives meanwhile
+# is passed on to CMD, and then handled as it would have been (timeout puts CMD in a process
+# group of its own, which Ctrl-C at the terminal does not reach).
+run_limited() {
+  local limit=$1 pid rc=0 sig="" saved
+  shift
+  saved=$(trap -p INT TERM)
+  timeout --kill-after=10s "${limit}s" "$@" &
+  pid=$!
+  trap 'sig=INT; kill -TERM "$pid" 2>/dev/null' INT
+  trap 'sig=TERM; kill -TERM "$pid" 2>/dev/null' TERM
+  wait "$pid" || rc=$?
+  # A trapped signal ends `wait` early: wait again for CMD itself.
+  while [ -n "$sig" ] && kill -0 "$pid" 2>/dev/null; do rc=0; wait "$pid" || rc=$?; done
+  trap - INT TERM
+  eval "$saved"
+  [ -z "$sig" ] || kill -s "$sig" "$BASHPID"
+  return "$rc"
+}
+
+# retry_timeout TRIES SECONDS WHAT -- CMD...: run the program CMD (not a shell function: use
+# `go -C DIR`, `env VAR=...`) with a time limit of SECONDS, up to TRIES times, logging before each
+# try what it waits for and how long at most. Dies with one line when every try failed.
+retry_timeout() {
+  local tries=$1 limit=$2 what=$3 try rc
+  shift 3
+  if [ "${1:-}" = -- ]; then shift; fi
+  [[ $tries =~ ^[1-9][0-9]*$ && $limit =~ ^[1-9][0-9]*$ && $# -gt 0 ]] \
+    || die "retry_timeout: want TRIES SECONDS WHAT -- CMD..., got: $tries $limit $what -- $*"
+  for ((try = 1; try <= tries; try++)); do
+    log "waiting up to ${limit}s for: $what (try $try/$tries)"
+    rc=0
+    run_limited "$limit" "$@" || rc=$?
+    [ "$rc" -eq 0 ] && return 0
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      log "$what: no result within ${limit}s, stopped (try $try/$tries)"
+    else
+      log "$what: failed, exit $rc (try $try/$tries)"
+    fi
+    if [ "$try" -lt "$tries" ]; then sleep $((3 * try)); fi
+  done
+  die "$what: gave up after $tries tries (each limited to ${limit}s)"
+}
+
 # apt_install PKG...: install Debian packages that are missing (root only).
 apt_install() {
   local missing=() p
@@ -46,11 +91,11 @@ apt_install() {
   [ "$(id -u)" -eq 0 ] || die "missing packages ${missing[*]}: install them (apt-get install ${missing[*]}) or run as root"
   log "installing Debian packages: ${missing[*]}"
   if [ -z "${ROLLCHECK_APT_UPDATED:-}" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || die "apt-get update failed"
+    retry_timeout 3 300 "apt-get update" -- env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
     export ROLLCHECK_APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-    || die "apt-get install ${missing[*]} failed"
+  retry_timeout 3 900 "apt-get install ${missing[*]}" -- \
+    env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # host_lacks_cap N: true when the capability bounding set lacks capability number N.
@@ -62,5 +107,12 @@ host_lacks_cap() {
 
 # kind_module_dir: where the pinned kind module's source is (downloaded if needed).
 kind_module_dir() {
-  (cd "$REPO_ROOT" && go mod download "sigs.k8s.io/kind@$KIND_VERSION" && go list -m -f '{{.Dir}}' sigs.k8s.io/kind) 2>/dev/null | tail -1
+  local dir
+  dir=$(GOPROXY=off go -C "$REPO_ROOT" list -m -f '{{.Dir}}' "sigs.k8s.io/kind@$KIND_VERSION" 2>/dev/null) || dir=""
+  if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+    retry_timeout 3 300 "go mod download sigs.k8s.io/kind@$KIND_VERSION" -- \
+      go -C "$REPO_ROOT" mod download "sigs.k8s.io/kind@$KIND_VERSION" >&2
+    dir=$(go -C "$REPO_ROOT" list -m -f '{{.Dir}}' "sigs.k8s.io/kind@$KIND_VERSION") || return 1
+  fi
+  echo "$dir"
 }

@@ -35,7 +35,8 @@ choose_node_image() {
       up=$(upstream_node_image) && [ -n "$up" ] || die "cannot read kind $KIND_VERSION's default node image"
       if docker image inspect "$up" >/dev/null 2>&1; then
         use_upstream "$up" "present locally"
-      elif err=$(timeout "${ROLLCHECK_PULL_TIMEOUT:-120}" docker pull -q "$up" 2>&1); then
+      elif log "waiting up to ${ROLLCHECK_PULL_TIMEOUT:-120}s for: docker pull $up (one try: auto falls back to the offline image)" \
+        && err=$(timeout --kill-after=10s "${ROLLCHECK_PULL_TIMEOUT:-120}s" docker pull -q "$up" 2>&1); then
         use_upstream "$up" "pulled"
       elif [ "$want" = upstream ]; then
         die "ROLLCHECK_NODE_IMAGE=upstream but $up cannot be pulled: $(echo "$err" | tail -1)"

@@ -68,11 +68,13 @@ build_k8s() {
   for b in $K8S_BINS; do [ -x "$BIN/$b" ] || missing+=("$b"); done
   [ ${#missing[@]} -eq 0 ] && { log "kubernetes $K8S_VERSION binaries cached"; return 0; }
   local m=$W/k8sbuild-$K8S_VERSION
-  if [ ! -f "$m/go.sum" ]; then
+  # $m/.tidy-done marks a finished wrapper module (written after go mod tidy succeeded).
+  if [ ! -f "$m/.tidy-done" ]; then
     mkdir -p "$m"
     local mc staging sv=v0.${K8S_VERSION#v1.}
     mc=$(go env GOMODCACHE)
-    (cd "$m" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null) || true
+    retry_timeout 3 300 "go mod download k8s.io/kubernetes@$K8S_VERSION" -- \
+      go -C "$m" mod download "k8s.io/kubernetes@$K8S_VERSION"
     [ -f "$mc/k8s.io/kubernetes@$K8S_VERSION/go.mod" ] || die "cannot download k8s.io/kubernetes@$K8S_VERSION"
     # k8s.io/kubernetes requires its staging modules at v0.0.0: replace them with the published v0.X.
     staging=$(grep -E '^\s+k8s.io/[a-z0-9-]+ v0.0.0$' "$mc/k8s.io/kubernetes@$K8S_VERSION/go.mod" | awk '{print $1}')
@@ -83,25 +85,29 @@ build_k8s() {
     } >"$m/go.mod"
     { echo '//go:build tools'; echo 'package tools'; echo 'import ('
       for b in $K8S_BINS; do echo "	_ \"k8s.io/kubernetes/cmd/$b\""; done; echo ')'; } >"$m/tools.go"
-    (cd "$m" && go mod tidy) || { rm -f "$m/go.sum"; die "go mod tidy for kubernetes $K8S_VERSION failed"; }
+    retry_timeout 3 900 "go mod tidy for kubernetes $K8S_VERSION (downloads its dependencies)" -- go -C "$m" mod tidy
+    touch "$m/.tidy-done"
   fi
-  log "building ${missing[*]} (one go build; the longest step)"
-  (cd "$m" && go build -ldflags "$(k8s_ldflags)" -o "$BIN/" $(for b in "${missing[@]}"; do echo "k8s.io/kubernetes/cmd/$b"; done)) \
-    || die "building kubernetes binaries failed"
+  # One go build, the longest step (about 8 minutes cold on 2 cores); everything it needs was
+  # downloaded above, so it runs with GOPROXY=off.
+  retry_timeout 3 1500 "go build ${missing[*]} (kubernetes $K8S_VERSION)" -- \
+    env GOPROXY=off go -C "$m" build -ldflags "$(k8s_ldflags)" -o "$BIN/" \
+    $(for b in "${missing[@]}"; do echo "k8s.io/kubernetes/cmd/$b"; done)
 }
 
 # build_tool NAME MODULE VERSION PACKAGE: build one static binary from a pinned module.
 build_tool() {
   local name=$1 mod=$2 ver=$3 pkg=$4 m=$W/$1build-$3
   [ -x "$BIN/$name" ] && { log "$name $ver cached"; return 0; }
-  if [ ! -f "$m/go.sum" ]; then
+  if [ ! -f "$m/.tidy-done" ]; then
     mkdir -p "$m"
     printf 'module rollcheck.local/%sbuild\n\ngo 1.24.0\n' "$name" >"$m/go.mod"
     printf '//go:build tools\npackage tools\n\nimport _ "%s"\n' "$pkg" >"$m/tools.go"
-    (cd "$m" && go get "$mod@$ver" && go mod tidy) || { rm -f "$m/go.sum"; die "fetching $mod@$ver failed"; }
+    retry_timeout 3 300 "go get $mod@$ver" -- go -C "$m" get "$mod@$ver"
+    retry_timeout 3 600 "go mod tidy for $name $ver (downloads its dependencies)" -- go -C "$m" mod tidy
+    touch "$m/.tidy-done"
   fi
-  log "building $name $ver"
-  (cd "$m" && go build -ldflags "-s -w" -o "$BIN/$name" "$pkg") || die "building $name failed"
+  retry_timeout 3 900 "go build $name $ver" -- env GOPROXY=off go -C "$m" build -ldflags "-s -w" -o "$BIN/$name" "$pkg"
 }
 
 build_pause() {
@@ -110,7 +116,7 @@ build_pause() {
   src=$(go env GOMODCACHE)/k8s.io/kubernetes@$K8S_VERSION/build/pause/linux/pause.c
   [ -f "$src" ] || die "pause.c not found at $src"
   need gcc "install gcc (apt-get install gcc libc6-dev)"
-  gcc -Os -static -DVERSION="v$PAUSE_VERSION" -o "$BIN/pause" "$src" || die "building pause failed"
+  retry_timeout 3 120 "gcc pause" -- gcc -Os -static -DVERSION="v$PAUSE_VERSION" -o "$BIN/pause" "$src"
 }
 
 # --- Debian rootfs -------------------------------------------------------------------------------
@@ -122,12 +128,14 @@ build_rootfs() {
     log "debian $DEBIAN_SUITE rootfs cached"; return 0
   fi
   apt_install debootstrap
-  rm -rf "$SRC_ROOTFS" "$SRC_ROOTFS.stamp"
-  mkdir -p "$SRC_ROOTFS"
-  log "debootstrap $DEBIAN_SUITE (log: $W/debootstrap.log)"
-  debootstrap --variant=minbase --include="$ROOTFS_PKGS" "$DEBIAN_SUITE" "$SRC_ROOTFS" \
-    "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >"$W/debootstrap.log" 2>&1 \
-    || die "debootstrap failed: $(tail -3 "$W/debootstrap.log" | tr '\n' ' ')"
+  rm -f "$SRC_ROOTFS.stamp"
+  log "debootstrap $DEBIAN_SUITE: log in $W/debootstrap.log"
+  # Each try starts from an empty directory; on failure the log's last lines say why.
+  # shellcheck disable=SC2016
+  retry_timeout 3 1200 "debootstrap $DEBIAN_SUITE (downloads and unpacks the Debian rootfs)" -- \
+    bash -c 'rm -rf "$2" && mkdir -p "$2" && debootstrap --variant=minbase --include="$3" "$1" "$2" "$4" >"$5" 2>&1 \
+      || { rc=$?; echo "debootstrap failed: $(tail -3 "$5" | tr "\n" " ")" >&2; exit "$rc"; }' \
+    debootstrap "$DEBIAN_SUITE" "$SRC_ROOTFS" "$ROOTFS_PKGS" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" "$W/debootstrap.log"
   echo "$stamp" >"$SRC_ROOTFS.stamp"
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the shell entry points that need neither Docker nor a cluster: the node image
-# choice (with a fake docker CLI) and the capability probe. Part of `make test`.
+# choice (with a fake docker CLI), the capability probe, time limits and retries. Part of
+# `make test`.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test-scripts
 tmp=$(mktemp -d)
@@ -64,5 +65,40 @@ if command -v jq >/dev/null; then
     echo "FAIL runtime wrapper: out=$out caps=$caps"; failures=$((failures + 1))
   fi
 fi
+
+# ok_if NAME CONDITION-STATUS DETAIL: count one check.
+ok_if() {
+  if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
+}
+
+# --- retry_timeout: a time limit per try, a bounded number of tries, says what it waits for ------
+start=$(date +%s); rc=0
+out=$(bash -c 'source "$REPO_ROOT/scripts/lib.sh"; retry_timeout 2 1 "a stalled download" -- sleep infinity; echo AFTER' 2>&1) || rc=$?
+took=$(($(date +%s) - start))
+r=0; { [ "$rc" -ne 0 ] && [ "$took" -lt 15 ] && ! grep -q AFTER <<<"$out" \
+  && grep -q "waiting up to 1s for: a stalled download (try 1/2)" <<<"$out" \
+  && grep -q "waiting up to 1s for: a stalled download (try 2/2)" <<<"$out" \
+  && grep -q "no result within 1s" <<<"$out" \
+  && [ "$(grep -c ERROR <<<"$out")" -eq 1 ] && grep -q "ERROR: a stalled download: gave up after 2 tries" <<<"$out"; } || r=1
+ok_if "retry_timeout stops a command that hangs, tries again, then dies in one line (${took}s)" "$r" "exit $rc after ${took}s: $out"
+
+printf '#!/usr/bin/env bash\nn=$(cat "%s" 2>/dev/null || echo 0); echo $((n + 1)) >"%s"; [ "$n" -ge 1 ]\n' "$tmp/flaky.n" "$tmp/flaky.n" >"$tmp/flaky"
+chmod +x "$tmp/flaky"; rc=0
+out=$(bash -c 'source "$REPO_ROOT/scripts/lib.sh"; retry_timeout 3 5 "a flaky build" -- "$1"; echo AFTER' _ "$tmp/flaky" 2>&1) || rc=$?
+r=0; { [ "$rc" -eq 0 ] && grep -q AFTER <<<"$out" && grep -q "a flaky build: failed, exit 1 (try 1/3)" <<<"$out" \
+  && grep -q "waiting up to 5s for: a flaky build (try 2/3)" <<<"$out" && ! grep -q "try 3/3" <<<"$out" \
+  && [ "$(cat "$tmp/flaky.n")" -eq 2 ]; } || r=1
+ok_if "retry_timeout retries a failed command and goes on when it succeeds" "$r" "exit $rc: $out"
+
+# A TERM for the script reaches the command, which timeout runs in a process group of its own.
+bash -c 'source "$REPO_ROOT/scripts/lib.sh"; trap "exit 143" TERM
+  retry_timeout 1 60 "a long build" -- bash -c "echo \$\$ >\"$1\"; exec sleep 60"' _ "$tmp/child.pid" 2>/dev/null &
+script_pid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/child.pid" ] && break; sleep 0.1; done
+kill -TERM "$script_pid" 2>/dev/null || true; rc=0; wait "$script_pid" || rc=$?
+sleep 0.2; child_alive=0; kill -0 "$(cat "$tmp/child.pid")" 2>/dev/null && child_alive=1
+r=0; { [ "$rc" -eq 143 ] && [ "$child_alive" -eq 0 ]; } || r=1
+ok_if "retry_timeout passes a TERM on to the command" "$r" "script exit $rc, command alive: $child_alive"
+if [ "$child_alive" -eq 1 ]; then kill "$(cat "$tmp/child.pid")"; fi
 
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"

@@ -7,6 +7,7 @@ cd "$REPO_ROOT"
 need go "install Go (>= 1.25)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$unformatted" ] || die "gofmt would change: $unformatted"
+retry_timeout 3 300 "go mod download (the modules in go.mod)" -- go mod download
 step vet go vet ./...
 # The Ginkgo suites that need a cluster (the matrix, the examples suite) are compiled, not run.
 cluster_suites=(./suites ./examples/check)
