@@ -27,7 +27,7 @@ cleanup() {
       log "exporting cluster logs into $ARTIFACTS/cluster-logs"
       "$RC" cluster logs "$ARTIFACTS/cluster-logs" >/dev/null 2>&1 || log "could not export cluster logs"
     fi
-    if [ -n "${ROLLCHECK_KEEP_CLUSTER:-}" ] && [ "${ROLLCHECK_KEEP_CLUSTER}" != 0 ]; then
+    if bool_knob ROLLCHECK_KEEP_CLUSTER; then
       log "keeping the cluster (ROLLCHECK_KEEP_CLUSTER); make down deletes it"
     else
       step cluster-delete "$RC" cluster down || true

@@ -116,3 +116,21 @@ kind_module_dir() {
   fi
   echo "$dir"
 }
+
+# bool_value VALUE: prints true or false for the values a boolean knob accepts (1/true/yes/on,
+# 0/false/no/off or empty; any case); fails for anything else. internal/cluster.BoolKnob is its twin.
+bool_value() {
+  case "${1,,}" in
+    1 | true | yes | on) echo true ;;
+    "" | 0 | false | no | off) echo false ;;
+    *) return 1 ;;
+  esac
+}
+
+# bool_knob NAME: succeeds when the variable NAME is true, fails when it is false or unset; dies
+# with one line when its value is neither.
+bool_knob() {
+  local v
+  v=$(bool_value "${!1:-}") || die "$1=${!1}: want 1, true, yes, on or 0, false, no, off (or unset)"
+  [ "$v" = true ]
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the shell entry points that need neither Docker nor a cluster: the node image
-# choice (with a fake docker CLI), the capability probe, time limits and retries. Part of
-# `make test`.
+# choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and
+# retries. Part of `make test`.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test-scripts
 tmp=$(mktemp -d)
@@ -70,6 +70,23 @@ fi
 ok_if() {
   if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
+
+# --- bool_knob: the same values as internal/cluster.BoolKnob (TestBoolKnob) ----------------------
+for v in 1 true TRUE True yes YES on On; do
+  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
+  ok_if "bool_knob K=$v is true" "$rc" "exit $rc: $out"
+done
+for v in "" 0 false FALSE no No off OFF; do
+  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
+  r=0; { [ "$rc" -eq 1 ] && [ -z "$out" ]; } || r=1; ok_if "bool_knob K='$v' is false" "$r" "exit $rc (want 1): $out"
+done
+rc=0; out=$(env -u K bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
+r=0; { [ "$rc" -eq 1 ] && [ -z "$out" ]; } || r=1; ok_if "bool_knob K unset is false" "$r" "exit $rc (want 1): $out"
+for v in maybe 2 -1 " 1" "1 " y n enabled ture; do
+  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K && echo TRUE' 2>&1) || rc=$?
+  r=0; { [ "$rc" -ne 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "ERROR: K=$v: want 1, true" <<<"$out"; } || r=1
+  ok_if "bool_knob K='$v' is a one-line error" "$r" "exit $rc: $out"
+done
 
 # --- retry_timeout: a time limit per try, a bounded number of tries, says what it waits for ------
 start=$(date +%s); rc=0

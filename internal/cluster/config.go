@@ -22,7 +22,7 @@ const (
 	EnvNodeImage   = "ROLLCHECK_NODE_IMAGE_REF"    // node image reference (default: kind's own default)
 	EnvImageSource = "ROLLCHECK_NODE_IMAGE_SOURCE" // "offline" or "upstream"
 	EnvWorkers     = "ROLLCHECK_WORKERS"           // number of worker nodes (default 0)
-	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"      // non-empty and not "0"/"false": keep the cluster
+	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"      // a boolean knob (see BoolKnob): keep the cluster
 )
 
 // Image sources.
@@ -52,9 +52,13 @@ func FromEnv(repoRoot string) (Options, error) {
 		KindPath:    envOr(EnvKind, "kind"),
 		NodeImage:   envOr(EnvNodeImage, kinddefaults.Image),
 		ImageSource: envOr(EnvImageSource, SourceUpstream),
-		Keep:        truthy(os.Getenv(EnvKeep)),
 		RepoRoot:    repoRoot,
 	}
+	keep, err := BoolKnob(EnvKeep, os.Getenv(EnvKeep))
+	if err != nil {
+		return o, err
+	}
+	o.Keep = keep
 	if w := os.Getenv(EnvWorkers); w != "" {
 		n, err := strconv.Atoi(w)
 		if err != nil {
@@ -63,6 +67,19 @@ func FromEnv(repoRoot string) (Options, error) {
 		o.Workers = n
 	}
 	return o, o.Validate()
+}
+
+// BoolKnob reads the value of the boolean knob name: 1, true, yes, on mean true; 0, false, no,
+// off and empty mean false (any case); anything else is an error. scripts/lib.sh's bool_knob
+// accepts exactly the same values.
+func BoolKnob(name, value string) (bool, error) {
+	switch strings.ToLower(value) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "", "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%s: want 1, true, yes, on or 0, false, no, off (or unset)", name, value)
 }
 
 // Validate checks the options before any expensive work.
@@ -175,14 +192,6 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-func truthy(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "", "0", "false", "no", "off":
-		return false
-	}
-	return true
 }
 
 // RepoRoot finds the repository root by walking up from the working directory to the

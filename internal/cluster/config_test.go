@@ -139,9 +139,37 @@ func TestFromEnv(t *testing.T) {
 	if !o.Keep || o.Name != "rollcheck" || o.ImageSource != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" {
 		t.Fatalf("options %+v", o)
 	}
-	for s, want := range map[string]bool{"": false, "0": false, "false": false, "no": false, "1": true, "yes": true, "true": true} {
-		if truthy(s) != want {
-			t.Errorf("truthy(%q) = %v", s, !want)
+	t.Setenv(EnvKeep, "maybe")
+	if _, err := FromEnv("../.."); err == nil || !strings.Contains(err.Error(), EnvKeep+"=maybe") {
+		t.Fatalf("%s=maybe accepted: %v", EnvKeep, err)
+	}
+	t.Setenv(EnvKeep, "false")
+	if o, err := FromEnv("../.."); err != nil || o.Keep {
+		t.Fatalf("%s=false: keep %v, error %v; want the cluster not kept", EnvKeep, o.Keep, err)
+	}
+}
+
+// TestBoolKnob pins the one meaning of true and false that scripts/test-scripts.sh checks for
+// lib.sh's bool_knob too.
+func TestBoolKnob(t *testing.T) {
+	for _, v := range []string{"1", "true", "TRUE", "True", "yes", "YES", "on", "On"} {
+		if got, err := BoolKnob("K", v); err != nil || !got {
+			t.Errorf("BoolKnob(%q) = %v, %v; want true", v, got, err)
+		}
+	}
+	for _, v := range []string{"", "0", "false", "FALSE", "no", "No", "off", "OFF"} {
+		if got, err := BoolKnob("K", v); err != nil || got {
+			t.Errorf("BoolKnob(%q) = %v, %v; want false", v, got, err)
+		}
+	}
+	for _, v := range []string{"maybe", "2", "-1", " 1", "1 ", "y", "n", "enabled", "ture"} {
+		got, err := BoolKnob("K", v)
+		if err == nil {
+			t.Errorf("BoolKnob(%q) = %v, want an error", v, got)
+			continue
+		}
+		if want := "K=" + v + ": want 1, true"; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("BoolKnob(%q) error %q, want one line starting %q", v, err, want)
 		}
 	}
 }
