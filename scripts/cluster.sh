@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Cluster lifecycle for humans and CI:
 #   cluster.sh up      Docker engine, node image choice, create or reuse the kind cluster
+#                      (prints created or reused)
 #   cluster.sh down    delete the cluster, stop the dockerd rollcheck started (if any)
 #   cluster.sh logs    export the cluster's logs into $ARTIFACTS/cluster-logs
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=cluster
+validate_knobs
 export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
 RC=$ROLLCHECK_CACHE/bin/rollcheck
 

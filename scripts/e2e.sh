@@ -2,13 +2,15 @@
 # `make e2e`: the conformance suites on a kind cluster, from nothing.
 #   Docker engine (started if none answers) -> tools -> node image choice (upstream or offline,
 #   built and cached) -> cluster (created or reused) -> ginkgo suites -> conformance table.
-# The cluster is deleted at the end unless ROLLCHECK_KEEP_CLUSTER=1; on failure its logs are
-# exported into $ARTIFACTS/cluster-logs first. Ctrl-C cleans up the same way.
+# Every knob is checked first (a bad one stops the run in seconds, exit 2). The cluster is
+# deleted at the end unless ROLLCHECK_KEEP_CLUSTER is true; on failure its logs are exported
+# into $ARTIFACTS/cluster-logs first. Ctrl-C cleans up the same way.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
 # ROLLCHECK_SUITES the suite directories to build and run (default: all under suites/).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=e2e
+validate_knobs
 cd "$REPO_ROOT"
 export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
 RC=$ROLLCHECK_CACHE/bin/rollcheck

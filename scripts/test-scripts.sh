@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the shell entry points that need neither Docker nor a cluster: the node image
-# choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and
-# retries. Part of `make test`.
+# choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and retries,
+# knob validation in e2e.sh (with fake docker, go and tools). Part of `make test`.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test-scripts
 tmp=$(mktemp -d)
@@ -117,5 +117,92 @@ sleep 0.2; child_alive=0; kill -0 "$(cat "$tmp/child.pid")" 2>/dev/null && child
 r=0; { [ "$rc" -eq 143 ] && [ "$child_alive" -eq 0 ]; } || r=1
 ok_if "retry_timeout passes a TERM on to the command" "$r" "script exit $rc, command alive: $child_alive"
 if [ "$child_alive" -eq 1 ]; then kill "$(cat "$tmp/child.pid")"; fi
+
+# --- e2e.sh with fakes on PATH: docker, go (tools.sh builds fake kind, ginkgo, rollcheck) ---------
+F=$tmp/e2e; mkdir -p "$F/bin" "$F/tools"
+cat >"$F/bin/docker" <<'EOT'
+#!/usr/bin/env bash
+echo "docker $*" >>"$FAKE_CALLS"
+case "$1 $2" in
+  "info "* | "image inspect") exit 0 ;;
+  *) exit 1 ;;
+esac
+EOT
+cat >"$F/bin/go" <<'EOT'
+#!/usr/bin/env bash
+echo "go $*" >>"$FAKE_CALLS"
+if [ "$1" = build ]; then # go build -o OUT PKG: install the fake tool named after PKG
+  out=$3 pkg=$4
+  case "$pkg" in
+    */kind) cp "$FAKE_TOOLS/kind" "$out" ;;
+    */ginkgo) cp "$FAKE_TOOLS/ginkgo" "$out" ;;
+    */rollcheck) cp "$FAKE_TOOLS/rollcheck" "$out" ;;
+    *) exit 1 ;;
+  esac
+fi
+EOT
+printf '#!/bin/sh\necho "kind v0.30.0 go1.25 linux/amd64"\n' >"$F/tools/kind"
+printf '#!/bin/sh\necho "ginkgo $*" >>"$FAKE_CALLS"\n[ "$1" = version ] && echo "Ginkgo Version 2.27.2"\nexit 0\n' >"$F/tools/ginkgo"
+cat >"$F/tools/rollcheck" <<'EOT'
+#!/bin/sh
+echo "rollcheck $*" >>"$FAKE_CALLS"
+if [ "$1 $2" = "cluster up" ]; then
+  [ -z "$FAKE_UP" ] || echo "$FAKE_UP"
+  exit "${FAKE_UP_RC:-0}"
+fi
+EOT
+chmod +x "$F"/bin/* "$F"/tools/*
+
+# run_e2e ENV...: scripts/e2e.sh with the fakes; sets rc, out (its output) and calls (what it ran).
+run_e2e() {
+  rm -rf "$F/cache" "$F/artifacts" "$F/calls"; rc=0
+  out=$(env -u ROLLCHECK_NODE_IMAGE -u ROLLCHECK_KEEP_CLUSTER -u ROLLCHECK_WORKERS -u ROLLCHECK_LABELS \
+    -u ROLLCHECK_SUITES -u ROLLCHECK_GINKGO_FLAGS -u ROLLCHECK_REPEAT -u ROLLCHECK_CLUSTER_NAME -u ROLLCHECK_KIND_CONFIG \
+    PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" ARTIFACTS="$F/artifacts" \
+    ROLLCHECK_NODE_IMAGE=example/node:v1 "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
+  calls=$(cat "$F/calls" 2>/dev/null || true)
+}
+
+# A bad knob stops make e2e at once: exit 2, one line naming it, no docker, no go, no cluster.
+while IFS='|' read -r knob value; do
+  start=$(date +%s)
+  run_e2e "$knob=$value"
+  took=$(($(date +%s) - start))
+  r=0; { [ "$rc" -eq 2 ] && [ -z "$calls" ] && [ "$took" -lt 10 ] && [ "$(grep -c ERROR <<<"$out")" -eq 1 ] && grep -q "ERROR: $knob" <<<"$out"; } || r=1
+  ok_if "e2e.sh refuses $knob='$value' before any work (exit 2, ${took}s)" "$r" "exit $rc after ${took}s; calls: ${calls:-none}; output: $out"
+done <<'EOT'
+ROLLCHECK_WORKERS|abc
+ROLLCHECK_KEEP_CLUSTER|maybe
+ROLLCHECK_NODE_IMAGE|bad value
+ROLLCHECK_SUITES|suites/no-such-suite
+ROLLCHECK_LABELS|(smoke && negative-control
+ROLLCHECK_LABELS|smoke; rm -rf /
+ROLLCHECK_REPEAT|0
+ROLLCHECK_REPEAT|21
+ROLLCHECK_REPEAT|two
+ROLLCHECK_GINKGO_FLAGS|--procs=2 suites/smoke
+ROLLCHECK_GINKGO_FLAGS|-v
+EOT
+run_e2e ROLLCHECK_WORKERS=abc ROLLCHECK_KEEP_CLUSTER=maybe ROLLCHECK_SUITES=nope ROLLCHECK_LABELS='(x' ROLLCHECK_REPEAT=0 ROLLCHECK_GINKGO_FLAGS=x
+r=0; { [ "$rc" -eq 2 ] && [ -z "$calls" ] && [ "$(grep -c ERROR <<<"$out")" -eq 6 ]; } || r=1
+ok_if "e2e.sh reports every bad knob at once, one line each" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
+run_e2e ROLLCHECK_LABELS='smoke && !negative-control' ROLLCHECK_SUITES="suites $REPO_ROOT/suites" ROLLCHECK_REPEAT=20 \
+  ROLLCHECK_GINKGO_FLAGS='--v --flake-attempts=2' ROLLCHECK_WORKERS=2 ROLLCHECK_KEEP_CLUSTER=no FAKE_UP=reused
+r=0; { [ "$rc" -eq 0 ]; } || r=1
+ok_if "e2e.sh accepts good knobs" "$r" "exit $rc: $out"
+
+# tools.sh downloads every module under a time limit first, then builds offline.
+run_e2e FAKE_UP=reused
+first_go=$(grep '^go ' <<<"$calls" | head -1)
+r=0; { [ "$first_go" = "go mod download" ] && [ "$(grep -c '^go build' <<<"$calls")" -eq 3 ] \
+  && grep -q "waiting up to 300s for: go mod download" <<<"$out" && grep -q "waiting up to 600s for: go build kind (try 1/3)" <<<"$out"; } || r=1
+ok_if "tools.sh: go mod download first, builds under time limits" "$r" "calls: $calls; output: $out"
+
+# cluster.sh checks the knobs first too.
+rc=0; out=$(env PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" ROLLCHECK_CACHE="$F/cache" ROLLCHECK_WORKERS=abc \
+  bash "$REPO_ROOT/scripts/cluster.sh" up 2>&1) || rc=$?
+rm -f "$F/calls"
+r=0; { [ "$rc" -eq 2 ] && grep -q "ERROR: ROLLCHECK_WORKERS=abc" <<<"$out"; } || r=1
+ok_if "cluster.sh refuses a bad knob (exit 2)" "$r" "exit $rc: $out"
 
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"
