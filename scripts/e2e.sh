@@ -2,9 +2,10 @@
 # `make e2e`: the conformance suites on a kind cluster, from nothing.
 #   Docker engine (started if none answers) -> tools -> node image choice (upstream or offline,
 #   built and cached) -> cluster (created or reused) -> ginkgo suites -> conformance table.
-# Every knob is checked first (a bad one stops the run in seconds, exit 2). The cluster is
-# deleted at the end unless ROLLCHECK_KEEP_CLUSTER is true; on failure its logs are exported
-# into $ARTIFACTS/cluster-logs first. Ctrl-C cleans up the same way.
+# Every knob is checked first (a bad one stops the run in seconds, exit 2). A cluster this run
+# created is deleted at the end unless ROLLCHECK_KEEP_CLUSTER is true; a cluster it reused is left
+# running. On failure the cluster's logs are exported into $ARTIFACTS/cluster-logs first. Ctrl-C
+# cleans up the same way.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
 # ROLLCHECK_SUITES the suite directories to build and run (default: all under suites/).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,16 +21,24 @@ ROLLCHECK_VERSION=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null ||
 export ROLLCHECK_VERSION
 T0=$(date +%s)
 cluster_touched=""
+# `rollcheck cluster up` says on stdout whether it created or reused the cluster, also when it
+# fails after creating it; a file keeps the answer whatever interrupts this script.
+cluster_up_out=$(mktemp)
 
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  local cluster_state
+  cluster_state=$(tail -n 1 "$cluster_up_out" 2>/dev/null) || true
+  rm -f "$cluster_up_out"
   if [ -n "$cluster_touched" ]; then
     if [ "$rc" -ne 0 ]; then
       log "exporting cluster logs into $ARTIFACTS/cluster-logs"
       "$RC" cluster logs "$ARTIFACTS/cluster-logs" >/dev/null 2>&1 || log "could not export cluster logs"
     fi
-    if bool_knob ROLLCHECK_KEEP_CLUSTER; then
+    if [ "$cluster_state" != created ]; then
+      log "leaving the cluster running: this run did not create it (cluster up: ${cluster_state:-no answer})"
+    elif bool_knob ROLLCHECK_KEEP_CLUSTER; then
       log "keeping the cluster (ROLLCHECK_KEEP_CLUSTER); make down deletes it"
     else
       step cluster-delete "$RC" cluster down || true
@@ -46,7 +55,7 @@ step tools bash scripts/tools.sh
 # Not through `step`: choose_node_image exports the choice into this shell.
 choose_node_image
 cluster_touched=1
-step cluster-up "$RC" cluster up
+step cluster-up "$RC" cluster up >"$cluster_up_out"
 # The suites reuse the cluster made above and leave it to this script.
 rm -rf "$ARTIFACTS/rows"
 suites_rc=0

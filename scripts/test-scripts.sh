@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of the shell entry points that need neither Docker nor a cluster: the node image
 # choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and retries,
-# knob validation in e2e.sh (with fake docker, go and tools). Part of `make test`.
+# knob validation and cluster ownership in e2e.sh (with fake docker, go and tools). Part of
+# `make test`.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test-scripts
 tmp=$(mktemp -d)
@@ -191,6 +192,26 @@ run_e2e ROLLCHECK_LABELS='smoke && !negative-control' ROLLCHECK_SUITES="suites $
 r=0; { [ "$rc" -eq 0 ]; } || r=1
 ok_if "e2e.sh accepts good knobs" "$r" "exit $rc: $out"
 
+# make e2e deletes only a cluster it created, and keeps it when told to.
+run_e2e FAKE_UP=created
+r=0; { [ "$rc" -eq 0 ] && grep -qx "rollcheck cluster down" <<<"$calls"; } || r=1
+ok_if "e2e.sh deletes the cluster it created" "$r" "exit $rc; calls: $calls; output: $out"
+run_e2e FAKE_UP=created ROLLCHECK_KEEP_CLUSTER=false
+r=0; { [ "$rc" -eq 0 ] && grep -qx "rollcheck cluster down" <<<"$calls"; } || r=1
+ok_if "e2e.sh: ROLLCHECK_KEEP_CLUSTER=false deletes it too" "$r" "exit $rc; calls: $calls; output: $out"
+run_e2e FAKE_UP=created ROLLCHECK_KEEP_CLUSTER=yes
+r=0; { [ "$rc" -eq 0 ] && ! grep -q "cluster down" <<<"$calls" && grep -q "keeping the cluster" <<<"$out"; } || r=1
+ok_if "e2e.sh keeps the cluster it created when ROLLCHECK_KEEP_CLUSTER=yes" "$r" "exit $rc; calls: $calls; output: $out"
+run_e2e FAKE_UP=reused
+r=0; { [ "$rc" -eq 0 ] && grep -q "rollcheck cluster up" <<<"$calls" && ! grep -q "cluster down" <<<"$calls" \
+  && grep -q "did not create it" <<<"$out"; } || r=1
+ok_if "e2e.sh leaves a reused cluster running" "$r" "exit $rc; calls: $calls; output: $out"
+run_e2e FAKE_UP=created FAKE_UP_RC=1
+r=0; { [ "$rc" -eq 1 ] && grep -qx "rollcheck cluster down" <<<"$calls" && grep -q "rollcheck cluster logs" <<<"$calls"; } || r=1
+ok_if "e2e.sh deletes a cluster it created when cluster up fails after creating it" "$r" "exit $rc; calls: $calls; output: $out"
+run_e2e FAKE_UP= FAKE_UP_RC=1
+r=0; { [ "$rc" -eq 1 ] && ! grep -q "cluster down" <<<"$calls"; } || r=1
+ok_if "e2e.sh deletes nothing when cluster up fails without creating" "$r" "exit $rc; calls: $calls; output: $out"
 # tools.sh downloads every module under a time limit first, then builds offline.
 run_e2e FAKE_UP=reused
 first_go=$(grep '^go ' <<<"$calls" | head -1)

@@ -5,7 +5,8 @@
 //	rollcheck check -f CHECK.yaml  run a check file's variants × disruptions (exit 0 pass, 1 fail, 2 bad input or no verdict)
 //	rollcheck check --manifest F --image REF --port N   the same for one app from flags
 //	rollcheck compare [--alpha 0.05] BASE NEW  compare two conformance.json files (exit 0 no significant regression, 1 one, 2 bad input)
-//	rollcheck cluster up        create or reuse the cluster, wait until it is ready
+//	rollcheck cluster up        create or reuse the cluster, wait until it is ready; print
+//	                            "created" or "reused" on stdout (also when it fails after that)
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
 //	rollcheck cluster versions  print Kubernetes, kind and node image versions as JSON
@@ -69,8 +70,16 @@ func run(ctx context.Context, args []string) error {
 	switch args[1] {
 	case "up":
 		c, err := cluster.Up(ctx, opts)
-		if c != nil && c.Kubeconfig != "" {
-			defer os.Remove(c.Kubeconfig)
+		if c != nil {
+			// scripts/e2e.sh deletes at the end only a cluster this says it created.
+			if c.Created {
+				fmt.Println("created")
+			} else {
+				fmt.Println("reused")
+			}
+			if c.Kubeconfig != "" {
+				defer os.Remove(c.Kubeconfig)
+			}
 		}
 		return err
 	case "down":
