@@ -9,7 +9,8 @@
 //	                            "created" or "reused" on stdout (also when it fails after that)
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
-//	rollcheck cluster versions  print Kubernetes, kind and node image versions as JSON
+//	rollcheck cluster versions  print the existing cluster's Kubernetes, kind and node image
+//	                            versions as JSON (an error when there is none: creates nothing)
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
 //	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
 //
@@ -90,7 +91,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return cluster.ExportLogs(ctx, opts, args[2])
 	case "versions":
-		c, err := cluster.Up(ctx, opts)
+		c, err := cluster.Existing(ctx, opts)
 		if err != nil {
 			return err
 		}

@@ -129,6 +129,43 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
+// Existing returns a handle on the named cluster, which must exist already: it never creates
+// one. Its Client works; its Config is not loaded. The caller removes c.Kubeconfig.
+func Existing(ctx context.Context, o Options) (*Cluster, error) {
+	c, err := existing(o)
+	if err != nil {
+		return nil, err
+	}
+	exists, err := c.exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("no kind cluster %q: make cluster creates one", o.Name)
+	}
+	kc, err := run(ctx, c.KindPath, "get", "kubeconfig", "--name", o.Name)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of cluster %q: %w", o.Name, err)
+	}
+	f, err := os.CreateTemp("", "rollcheck-kubeconfig-*")
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of cluster %q: %w", o.Name, err)
+	}
+	c.Kubeconfig = f.Name()
+	_, err = f.WriteString(kc)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		c.Client, err = klient.NewWithKubeConfigFile(c.Kubeconfig)
+	}
+	if err != nil {
+		os.Remove(c.Kubeconfig)
+		return nil, fmt.Errorf("client for cluster %q: %w", o.Name, err)
+	}
+	return c, nil
+}
+
 // Release deletes the cluster if Up created it and it is not to be kept; a reused or kept
 // cluster is left running. It also removes the kubeconfig file Up wrote.
 func (c *Cluster) Release(ctx context.Context) error {
@@ -179,7 +216,7 @@ type Versions struct {
 
 // Versions reads the server's Kubernetes version, kind's version and the node image in use.
 func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
-	v := Versions{ImageSource: c.ImageSource}
+	var v Versions
 	dc, err := discovery.NewDiscoveryClientForConfig(c.Client.RESTConfig())
 	if err != nil {
 		return v, fmt.Errorf("versions: %w", err)
@@ -199,7 +236,17 @@ func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
 		return v, fmt.Errorf("versions: node image: %w", err)
 	}
 	v.NodeImage = strings.TrimSpace(img)
+	v.ImageSource = imageSource(v.NodeImage)
 	return v, nil
+}
+
+// imageSource tells the node image's source from its reference, as scripts/node-image-choice.sh
+// does: rollcheck's offline images are rollcheck/kind-node:*.
+func imageSource(ref string) string {
+	if strings.HasPrefix(ref, "rollcheck/kind-node:") {
+		return SourceOffline
+	}
+	return SourceUpstream
 }
 
 func (c *Cluster) exists(ctx context.Context) (bool, error) {
@@ -379,7 +426,7 @@ func ExportLogs(ctx context.Context, o Options, dir string) error {
 	return c.ExportLogs(ctx, dir)
 }
 
-// existing is a handle on the named cluster for Down and ExportLogs, without creating it.
+// existing is a handle on the named cluster for Down, ExportLogs and Existing, without creating it.
 func existing(o Options) (*Cluster, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
