@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	"sigs.k8s.io/e2e-framework/support/kind"
 
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
@@ -125,8 +126,30 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.isolateDNS(ctx); err != nil {
 		return c, err
 	}
+	n, err := c.SweepNamespaces(ctx)
+	if err != nil {
+		return c, err
+	}
+	if n > 0 {
+		o.Logf("swept %d namespace(s) that earlier runs left behind (label %s)", n, PartOfSelector)
+	}
 	o.Logf("cluster %q ready after %s", o.Name, time.Since(start).Round(100*time.Millisecond))
 	return c, nil
+}
+
+// PartOfSelector selects the namespaces rollcheck's runs create (engine.PartOfLabel).
+const PartOfSelector = engine.PartOfLabel + "=" + engine.PartOfValue
+
+// SweepNamespaces deletes every namespace labelled PartOfSelector and waits, at most 3 minutes,
+// until they are gone; it returns how many there were. Only one run uses a cluster at a time, so
+// at the start of a run such namespaces are what an earlier run left behind (a killed one does),
+// and they would still hold the NodePort the next run's Service needs.
+func (c *Cluster) SweepNamespaces(ctx context.Context) (int, error) {
+	n, err := kube.SweepNamespaces(ctx, c.Client, PartOfSelector, 3*time.Minute)
+	if err != nil {
+		return n, fmt.Errorf("sweep the namespaces of earlier runs: %w", err)
+	}
+	return n, nil
 }
 
 // Existing returns a handle on the named cluster, which must exist already: it never creates
