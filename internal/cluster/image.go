@@ -8,11 +8,22 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
 	"time"
 )
 
 // AppImageRepo is the repository of the sample app image; tags are unique per build.
 const AppImageRepo = "rollcheck/app"
+
+// AppImagesKept is how many rollcheck/app images BuildAppImage leaves in the Docker engine, the
+// one it just built included.
+const AppImagesKept = 3
+
+// appTag is the form of the tags BuildAppImage gives: UTC build time, then a hash of the binary.
+// Tags of this form sort by build time.
+var appTag = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}$`)
 
 // BuildAppImage builds the sample app (fixtures/app) as a static binary, wraps it in its
 // FROM-scratch image with a tag unique to this build (never :latest), and loads the image into
@@ -42,6 +53,7 @@ func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
 	if _, err := runIn(ctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
 		return "", fmt.Errorf("docker build %s: %w", ref, err)
 	}
+	PruneAppImages(ctx, ref, c.Logf)
 	if err := c.provider.LoadImage(ctx, ref); err != nil {
 		return "", fmt.Errorf("load %s into cluster %q: %w", ref, c.Name, err)
 	}
@@ -77,4 +89,51 @@ func fileHash(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// PruneAppImages removes older rollcheck/app images from the local Docker engine, keeping the
+// AppImagesKept newest, and never current (the one just built). An image a container uses is
+// left alone (docker image rm refuses it), as is a tag BuildAppImage did not make. Pruning is
+// housekeeping: a failure is logged, not returned.
+func PruneAppImages(ctx context.Context, current string, logf func(string, ...any)) {
+	out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", AppImageRepo)
+	if err != nil {
+		logf("prune old app images: %v", err)
+		return
+	}
+	var removed, kept []string
+	for _, ref := range prunableAppImages(strings.Fields(out), current, AppImagesKept) {
+		if _, err := run(ctx, "docker", "image", "rm", ref); err != nil {
+			kept = append(kept, ref) // in use, or gone meanwhile
+			continue
+		}
+		removed = append(removed, ref)
+	}
+	if len(removed) > 0 || len(kept) > 0 {
+		logf("pruned %d old app image(s), %d in use left alone", len(removed), len(kept))
+	}
+}
+
+// prunableAppImages returns the references among refs that PruneAppImages removes: the
+// rollcheck/app images with a tag of BuildAppImage's form, except current and the newest others
+// up to keep images in all, newest first.
+func prunableAppImages(refs []string, current string, keep int) []string {
+	seen := map[string]bool{current: true}
+	var old []string
+	for _, ref := range refs {
+		repo, tag, ok := strings.Cut(ref, ":")
+		if !ok || repo != AppImageRepo || !appTag.MatchString(tag) || seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		old = append(old, ref)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(old)))
+	if others := keep - 1; others > 0 {
+		old = old[min(others, len(old)):]
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	return old
 }
