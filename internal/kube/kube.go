@@ -99,7 +99,12 @@ func CreateNamespace(ctx context.Context, client klient.Client, prefix string, l
 // next row finds the NodePort free. The rest of the namespace goes away in the background
 // (SweepNamespaces waits for it).
 func TeardownNamespace(ctx context.Context, client klient.Client, name string) error {
-	r := client.Resources(name)
+	if name == "" {
+		return fmt.Errorf("tear down namespace: empty name")
+	}
+	// client.Resources(ns) sets the namespace on one Resources shared by every caller of the
+	// client (e2e-framework), so it is called afresh for each request, never kept: a kept one
+	// turns cluster-wide as soon as anything calls client.Resources() again.
 	err := client.Resources().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete namespace %s: %w", name, err)
@@ -107,15 +112,19 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 	var pods corev1.PodList
 	var svcs corev1.ServiceList
 	err = wait.For(func(ctx context.Context) (bool, error) {
-		if err := r.List(ctx, &pods); err != nil {
+		if err := client.Resources(name).List(ctx, &pods); err != nil {
 			return false, err
 		}
 		for i := range pods.Items {
-			if err := r.Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0)); err != nil && !apierrors.IsNotFound(err) {
+			p := &pods.Items[i]
+			if p.Namespace != name {
+				return false, fmt.Errorf("listing the pods of namespace %s returned pod %s/%s: refusing to delete it", name, p.Namespace, p.Name)
+			}
+			if err := client.Resources(name).Delete(ctx, p, resources.WithGracePeriod(0)); err != nil && !apierrors.IsNotFound(err) {
 				return false, err
 			}
 		}
-		if err := r.List(ctx, &svcs); err != nil {
+		if err := client.Resources(name).List(ctx, &svcs); err != nil {
 			return false, err
 		}
 		return len(pods.Items) == 0 && len(svcs.Items) == 0, nil
