@@ -204,7 +204,7 @@ func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans [
 		return exitSignal
 	case counts.HarnessFault+counts.Error > 0 || len(rows) < len(plans):
 		return exitBadInput
-	case counts.Fail > 0:
+	case counts.Fail+counts.Flaky > 0:
 		return exitFail
 	}
 	return exitPass

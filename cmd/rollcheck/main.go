@@ -31,7 +31,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck check -h | cluster up|down|logs DIR|versions | report DIR"
+const usage = "usage: rollcheck check -h | compare BASE NEW | cluster up|down|logs DIR|versions | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -127,7 +127,7 @@ func writeReport(dir string) error {
 	// The plain closing line CI reads.
 	fmt.Printf("\nconformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
 	if c.NotPassed() > 0 {
-		return fmt.Errorf("%d row(s) failed, %d harness fault(s), %d error(s)", c.Fail, c.HarnessFault, c.Error)
+		return fmt.Errorf("%d row(s) failed, %d flaky, %d harness fault(s), %d error(s)", c.Fail, c.Flaky, c.HarnessFault, c.Error)
 	}
 	return nil
 }
