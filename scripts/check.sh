@@ -7,6 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=check
+validate_knobs
 [ -n "${SPEC:-}" ] || { printf 'make check: SPEC=path/to/check.yaml is required\n' >&2; exit 2; }
 [ -f "$SPEC" ] || { printf 'make check: SPEC=%s: no such file\n' "$SPEC" >&2; exit 2; }
 RC=$ROLLCHECK_CACHE/bin/rollcheck

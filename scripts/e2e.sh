@@ -7,7 +7,7 @@
 # running. On failure the cluster's logs are exported into $ARTIFACTS/cluster-logs first. Ctrl-C
 # cleans up the same way.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
-# ROLLCHECK_SUITES the suite directories to build and run (default: all under suites/).
+# ROLLCHECK_SUITES the suite directories to build and run (default: suites examples/check).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=e2e
@@ -57,13 +57,18 @@ choose_node_image
 cluster_touched=1
 step cluster-up "$RC" cluster up >"$cluster_up_out"
 # The suites reuse the cluster made above and leave it to this script.
-rm -rf "$ARTIFACTS/rows"
+rm -rf "$ARTIFACTS/rows" "$ARTIFACTS/examples"
+SUITES=${ROLLCHECK_SUITES:-suites examples/check}
+# The examples suite checks a user's app: its image is built like a user's would be.
+if [[ " $SUITES " == *" examples/check "* ]]; then
+  step example-image bash scripts/example-image.sh
+fi
 suites_rc=0
 color=""; [ -t 1 ] || color=--no-color
 step suites "$GINKGO" -r --keep-going $color --timeout=60m --poll-progress-after=120s \
   ${ROLLCHECK_LABELS:+--label-filter="$ROLLCHECK_LABELS"} \
   --output-dir="$ARTIFACTS" --junit-report=junit.xml --json-report=ginkgo-report.json \
-  ${ROLLCHECK_GINKGO_FLAGS:-} ${ROLLCHECK_SUITES:-suites} || suites_rc=$?
+  ${ROLLCHECK_GINKGO_FLAGS:-} $SUITES || suites_rc=$?
 if [ -d "$ARTIFACTS/rows" ]; then
   step report "$RC" report "$ARTIFACTS" || suites_rc=1
 fi
