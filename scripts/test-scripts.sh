@@ -160,7 +160,7 @@ run_e2e() {
   out=$(env -u ROLLCHECK_NODE_IMAGE -u ROLLCHECK_KEEP_CLUSTER -u ROLLCHECK_WORKERS -u ROLLCHECK_LABELS \
     -u ROLLCHECK_SUITES -u ROLLCHECK_GINKGO_FLAGS -u ROLLCHECK_REPEAT -u ROLLCHECK_CLUSTER_NAME -u ROLLCHECK_KIND_CONFIG \
     PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" ARTIFACTS="$F/artifacts" \
-    ROLLCHECK_NODE_IMAGE=example/node:v1 "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
+    ROLLCHECK_NODE_IMAGE=example/node:v1 ROLLCHECK_SUITES=suites "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
   calls=$(cat "$F/calls" 2>/dev/null || true)
 }
 
