@@ -156,3 +156,8 @@ func versionsLine(v Versions) []string {
 const retryNote = "transparent retry: keep-alive was on and the requests were replayable, so Go's " +
 	"http.Transport silently retried requests whose reused connection the server had closed; " +
 	"those failures do not show in the row."
+
+// anonymousNote explains the missing-pod-identity marker.
+const anonymousNote = "no pod identity: the app named no pod in its answers (no X-Pod-Name, or the " +
+	"header the check names), so the timeline has no per-pod request lanes and which pod a failed " +
+	"request reached is unknown; the verdict is unaffected."

@@ -27,13 +27,17 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 
 	p("| %s |\n", strings.Join(tableHeader, " | "))
 	p("|---|---|--:|---|--:|--:|--:|--:|---|---|\n")
-	anyRetry := false
+	anyRetry, anyAnonymous := false, false
 	for _, r := range run.Rows {
 		c := rowCells(r)
 		sc := c.Scenario
 		if c.Retry {
 			sc += " †"
 			anyRetry = true
+		}
+		if !r.PodIdentity && r.Summary.OK > 0 {
+			sc += " ‡"
+			anyAnonymous = true
 		}
 		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.FailurePct, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
 		for i := range cols {
@@ -46,6 +50,9 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	}
 	if anyRetry {
 		p("\n† %s\n", retryNote)
+	}
+	if anyAnonymous {
+		p("\n‡ %s\n", anonymousNote)
 	}
 	if Repeated(run.Rows) {
 		writeRepeats(p, Group(run.Rows))

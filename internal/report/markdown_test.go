@@ -181,3 +181,17 @@ func TestWorstCell(t *testing.T) {
 		})
 	}
 }
+
+// A row whose app named no pod is marked, and the note says what is missing.
+func TestWriteMarkdownNoPodIdentity(t *testing.T) {
+	rows := syntheticRows()
+	rows[0].PodIdentity = false
+	var buf bytes.Buffer
+	if err := NewRun(rows).WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	if strings.Count(md, " ‡ |") != 1 || !strings.Contains(md, "‡ no pod identity") {
+		t.Errorf("want one row marked ‡ and the note:\n%s", md)
+	}
+}

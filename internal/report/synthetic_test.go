@@ -149,7 +149,7 @@ func syntheticRow(suite string, s engine.Config, preStopSeconds int, start time.
 	}
 
 	row := Row{
-		Suite: suite, Config: s, Started: start, Duration: loadDelay + d + 2*time.Second,
+		Suite: suite, Config: s, PodIdentity: true, Started: start, Duration: loadDelay + d + 2*time.Second,
 		Summary: sum, Disruptions: drs, Verdict: s.Expect.Judge(sum, drs...), Buckets: buckets, LoadStarted: loadStart,
 		Timeline: tl, Versions: testVersions,
 		Artifacts: map[string]string{"vegeta": "results/" + s.Name + ".gob", "ledger": "results/" + s.Name + ".json"},
