@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e smoke check example-image cluster down logs docker node-image tools
+.PHONY: help test bench e2e smoke faults check example-image cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -18,6 +18,9 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+
+faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown; a frozen load; a stopped node): exit codes, reports, nothing left
+	@bash scripts/faults.sh
 
 check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Check your own app")
 	@SPEC="$(SPEC)" bash scripts/check.sh

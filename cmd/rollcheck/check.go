@@ -221,6 +221,7 @@ func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
 		case engine.PhaseLoadTicker:
 			logf("  %s: %d requests, %d failed so far", p.Row, p.Load.Sent, p.Load.Failed)
 		case engine.PhaseTeardown:
+			logf("  %s: teardown of namespace %s", p.Row, p.Detail)
 		default:
 			logf("  %s: %s %s", p.Row, p.Phase, p.Detail)
 		}

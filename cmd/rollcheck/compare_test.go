@@ -112,7 +112,7 @@ func TestCompareMismatchReported(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d, want 0 (a mismatched row is not compared); stderr %s", code, stderr)
 	}
-	if !strings.Contains(out, "### Configuration changed (not compared)\n\n- **b** (rollout-restart, suite rollout): rate: 100 → 200\n") {
+	if !strings.Contains(out, "### Measured differently (not compared)\n\n- **b** (rollout-restart, suite rollout): rate: 100 → 200\n") {
 		t.Errorf("mismatch not reported:\n%s", out)
 	}
 	if lastLine(out) != "compare: 1 rows, 0 significant regressions, 0 significant improvements" {
@@ -166,5 +166,26 @@ func TestCompareHelp(t *testing.T) {
 	code, out, _ := runCompare("-h")
 	if code != exitPass || !strings.HasPrefix(out, "usage: rollcheck compare") {
 		t.Errorf("compare -h: exit %d, stdout %q", code, out)
+	}
+}
+
+// Benchmarking a new configuration of the app against the old one: the same row, preStop
+// none → sleep 5 s, is compared (not refused) and its change is named.
+func TestCompareAppConfigurationChange(t *testing.T) {
+	dir := t.TempDir()
+	old := compareRow("as-is", 100, 0, 80)
+	old.Config.PreStop = "none"
+	base := writeRun(t, dir, "base.json", old)
+	next := writeRun(t, dir, "new.json", compareRow("as-is", 100, 0, 0))
+	code, out, stderr := runCompare(base, next)
+	if code != exitPass {
+		t.Fatalf("exit %d, want 0 (an improvement); stderr %s", code, stderr)
+	}
+	if !strings.Contains(out, "| preStop none → sleep:5s |") || !strings.Contains(out, "significant improvement") {
+		t.Errorf("the preStop change is not compared:\n%s", out)
+	}
+	code, out, _ = runCompare(next, base)
+	if code != exitFail || !strings.Contains(out, "| preStop sleep:5s → none |") {
+		t.Errorf("exit %d, want 1 for the regression:\n%s", code, out)
 	}
 }

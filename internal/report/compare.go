@@ -50,6 +50,8 @@ type RowChange struct {
 	// Regression: the new failure ratio is higher and P < alpha; Improvement: lower and P < alpha.
 	Regression  bool `json:"regression,omitempty"`
 	Improvement bool `json:"improvement,omitempty"`
+	// AppChanges is how the app's configuration changed (AppChanges), empty when it did not.
+	AppChanges []string `json:"appChanges,omitempty"`
 }
 
 // Mismatch is a row whose configuration differs between the runs.
@@ -81,10 +83,9 @@ func (c Comparison) Improvements() int {
 	return n
 }
 
-// ConfigDiffs lists the differences between two configurations that make their failure
-// ratios incomparable: the shape (preStop, SIGTERM handling, grace, request duration, patch,
-// keep-alive, method), replicas, disruption count, rate, method, keep-alive, path and
-// expectation. Empty when they match.
+// ConfigDiffs lists the differences in how two rows were measured, which make their failure
+// ratios incomparable: disruption count, rate, method, keep-alive and path (the settle time
+// changes how many requests are sent, not what happens to each). Empty when they match. What the app does differently (AppChanges) is what a comparison is for.
 func ConfigDiffs(base, next engine.Config) []string {
 	var ds []string
 	add := func(name string, a, b any) {
@@ -92,13 +93,31 @@ func ConfigDiffs(base, next engine.Config) []string {
 			ds = append(ds, fmt.Sprintf("%s: %v → %v", name, a, b))
 		}
 	}
-	add("shape", base.Shape(), next.Shape())
-	add("replicas", base.Replicas, next.Replicas)
 	add("count", base.Count, next.Count)
 	add("rate", base.Rate, next.Rate)
 	add("method", base.Method, next.Method)
 	add("keep-alive", base.KeepAlive, next.KeepAlive)
 	add("path", base.Path, next.Path)
+	return ds
+}
+
+// AppChanges lists how the app's shutdown configuration differs between two rows: preStop,
+// SIGTERM handling, grace period, request duration, replicas, a patch, and the expectation.
+// These are compared, not refused: benchmarking a new configuration against the old is the
+// point.
+func AppChanges(base, next engine.Config) []string {
+	var ds []string
+	add := func(name string, a, b any) {
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			ds = append(ds, fmt.Sprintf("%s %v → %v", name, a, b))
+		}
+	}
+	add("preStop", base.PreStop, next.PreStop)
+	add("sigterm", base.OnSIGTERM, next.OnSIGTERM)
+	add("grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds))
+	add("req", base.RequestDuration, next.RequestDuration)
+	add("replicas", base.Replicas, next.Replicas)
+	add("patched", base.Patched, next.Patched)
 	add("expect", base.Expect.String(), next.Expect.String())
 	return ds
 }
@@ -151,7 +170,8 @@ func Compare(base, next Run, alpha float64) (Comparison, error) {
 
 // change compares one row's pooled failures.
 func change(b, n RowStats, alpha float64) RowChange {
-	rc := RowChange{Key: b.Key, Base: b, New: n, Diff: n.FailureRatio - b.FailureRatio, P: 1}
+	rc := RowChange{Key: b.Key, Base: b, New: n, Diff: n.FailureRatio - b.FailureRatio, P: 1,
+		AppChanges: AppChanges(b.Config, n.Config)}
 	if b.Requests > 0 && n.Requests > 0 {
 		rc.P = stats.FisherExact(b.Failures, b.Requests-b.Failures, n.Failures, n.Requests-n.Failures)
 	}
@@ -194,12 +214,13 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	p("## rollcheck compare\n\n")
 	p("Base: %s  \nNew: %s\n\n", mdEscape(strings.Join(versionsLine(c.BaseVersions), " · ")),
 		mdEscape(strings.Join(versionsLine(c.NewVersions), " · ")))
-	p("| scenario | disruption | base failures | new failures | Δ | p | verdict | change |\n")
-	p("|---|---|--:|--:|--:|--:|---|---|\n")
+	p("| scenario | disruption | app change | base failures | new failures | Δ | p | verdict | change |\n")
+	p("|---|---|---|--:|--:|--:|--:|---|---|\n")
 	for _, r := range c.Rows {
 		cols := []string{
-			r.Key.Name + ": " + r.Base.Config.Shape(),
+			r.Key.Name + ": " + r.New.Config.Shape(),
 			r.Base.Config.DisruptionString(),
+			orDash(strings.Join(r.AppChanges, ", ")),
 			pooledCell(r.Base),
 			pooledCell(r.New),
 			fmt.Sprintf("%+.3f pp", 100*r.Diff),
@@ -234,7 +255,7 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	list("Added (only in new)", c.Added)
 	list("Removed (only in base)", c.Removed)
 	if len(c.Mismatched) > 0 {
-		p("\n### Configuration changed (not compared)\n\n")
+		p("\n### Measured differently (not compared)\n\n")
 		for _, m := range c.Mismatched {
 			p("- **%s** (%s, suite %s): %s\n", mdEscape(m.Key.Name), mdEscape(string(m.Key.Disruption)),
 				mdEscape(m.Key.Suite), mdEscape(strings.Join(m.Diffs, "; ")))
@@ -293,3 +314,10 @@ func changeCell(r RowChange) string {
 }
 
 func fmtAlpha(a float64) string { return strconv.FormatFloat(a, 'g', -1, 64) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -129,12 +129,14 @@ func TestConfigDiffs(t *testing.T) {
 		t.Errorf("ConfigDiffs ignoring why and settle = %q", d)
 	}
 	b.PreStop, b.KeepAlive, b.Count, b.Path, b.Expect, b.Replicas = "none", true, 3, "/slow", engine.AtMost(0.01), 2
-	want := []string{
-		"shape: preStop=sleep:5s sigterm=drain grace=30s keepalive=off → preStop=none sigterm=drain grace=30s keepalive=on",
-		"replicas: 3 → 2", "count: 2 → 3", "keep-alive: false → true", "path: / → /slow", "expect: 0 failures → ≤ 1.00%",
-	}
+	want := []string{"count: 2 → 3", "keep-alive: false → true", "path: / → /slow"}
 	if got := ConfigDiffs(a, b); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ConfigDiffs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The app's own configuration is what a comparison is for: listed, not refused.
+	wantApp := []string{"preStop sleep:5s → none", "replicas 3 → 2", "expect 0 failures → ≤ 1.00%"}
+	if got := AppChanges(a, b); strings.Join(got, "\n") != strings.Join(wantApp, "\n") {
+		t.Errorf("AppChanges =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantApp, "\n"))
 	}
 }
 
@@ -151,15 +153,15 @@ func TestComparisonMarkdown(t *testing.T) {
 	md := buf.String()
 	for _, want := range []string{
 		"## rollcheck compare\n",
-		"| scenario | disruption | base failures | new failures | Δ | p | verdict | change |\n",
-		"| worse: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | rollout-restart×2 | 0 of 1100 (0% [0%, 0.272%]) | 40 of 1100 (3.636% [2.682%, 4.914%]) | +3.636 pp | 1.3e-12 | ✅ pass → ❌ fail | 🔺 significant regression |\n",
-		"| same: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | delete-pod×2 | 3 of 1100 (0.273% [0.093%, 0.799%]) | 4 of 1100 (0.364% [0.141%, 0.931%]) | +0.091 pp | 1.00 | ❌ fail | no significant change |\n",
+		"| scenario | disruption | app change | base failures | new failures | Δ | p | verdict | change |\n",
+		"| worse: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | rollout-restart×2 | — | 0 of 1100 (0% [0%, 0.272%]) | 40 of 1100 (3.636% [2.682%, 4.914%]) | +3.636 pp | 1.3e-12 | ✅ pass → ❌ fail | 🔺 significant regression |\n",
+		"| same: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | delete-pod×2 | — | 3 of 1100 (0.273% [0.093%, 0.799%]) | 4 of 1100 (0.364% [0.141%, 0.931%]) | +0.091 pp | 1.00 | ❌ fail | no significant change |\n",
 		"| 40 of 3300 (1.212% [0.891%, 1.646%], 3 runs) | 0 of 3300 (0% [0%, 0.091%], 3 runs) | -1.212 pp |",
 		"| 〰️ flaky → ✅ pass | 🔻 significant improvement |\n",
 		"significant when p < 0.05, per row, not corrected for the 3 rows compared",
 		"\n### Added (only in new)\n\n- **fresh** (force-delete×2, suite s): 0 of 1100 (0% [0%, 0.272%]), ✅ pass\n",
 		"\n### Removed (only in base)\n\n- **gone** (force-delete×2, suite s): 0 of 1100 (0% [0%, 0.272%]), ✅ pass\n",
-		"\n### Configuration changed (not compared)\n\n- **rated** (rollout-restart, suite s): rate: 100 → 200\n",
+		"\n### Measured differently (not compared)\n\n- **rated** (rollout-restart, suite s): rate: 100 → 200\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
