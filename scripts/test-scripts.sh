@@ -226,4 +226,12 @@ rm -f "$F/calls"
 r=0; { [ "$rc" -eq 2 ] && grep -q "ERROR: ROLLCHECK_WORKERS=abc" <<<"$out"; } || r=1
 ok_if "cluster.sh refuses a bad knob (exit 2)" "$r" "exit $rc: $out"
 
+# go test's default 10-minute timeout would panic in the middle of the matrix and skip its
+# cleanups (leaking the cluster): the suite refuses a short -timeout before any cluster work.
+real_go=$(command -v go)
+rc=0; out=$(cd "$REPO_ROOT" && env PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" "$real_go" test -count=1 -timeout 2m ./suites/ 2>&1) || rc=$?
+calls=$(cat "$F/calls" 2>/dev/null || true); rm -f "$F/calls"
+r=0; { [ "$rc" -ne 0 ] && grep -q "shorter than the matrix needs" <<<"$out" && [ -z "$calls" ]; } || r=1
+ok_if "go test ./suites with a short -timeout fails at once, before docker or kind" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
+
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"
