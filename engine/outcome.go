@@ -160,11 +160,28 @@ type Verdict struct {
 
 // Judge compares a load result, and the results of each disruption, with the expected
 // Outcome. An invalid load run is a harness fault whatever its failures. The per-disruption
-// and disruption-seconds bounds apply on top of the Kind's own rule.
+// and disruption-seconds bounds apply on top of the Kind's own rule. A negative control
+// (ExpectFailures) judged with its disruptions must show failures in most of them (at least
+// half, rounded up), not once by chance.
 func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
 	v := o.judgeKind(s)
 	if v.Status != Pass {
 		return v
+	}
+	if o.Kind == ExpectFailures && len(ds) > 0 {
+		// A negative control that fails once by chance has not shown its mechanism: the
+		// failures must show in most of the disruptions.
+		with := 0
+		for _, d := range ds {
+			if d.Failed > 0 {
+				with++
+			}
+		}
+		if need := (len(ds) + 1) / 2; with < need {
+			return Verdict{Fail, fmt.Sprintf("%s; failures in %d of %d disruptions, expected in at least %d: the mechanism did not show in most of them",
+				v.Reason, with, len(ds), need)}
+		}
+		v.Reason += fmt.Sprintf("; failures in %d of %d disruptions", with, len(ds))
 	}
 	if r := o.MinSuccessRatioPerDisruption; r > 0 {
 		if len(ds) == 0 {

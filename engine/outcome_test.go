@@ -296,3 +296,28 @@ func TestWorstDisruption(t *testing.T) {
 		})
 	}
 }
+
+// A negative control must show its failures in most disruptions, not once by chance.
+func TestJudgeNegativeControlInMostDisruptions(t *testing.T) {
+	o := Failures(loadgen.ClassEOF)
+	s := summary(1000, map[loadgen.Class]int{loadgen.ClassEOF: 1})
+	d := func(failed ...int) []DisruptionResult {
+		var ds []DisruptionResult
+		for i, f := range failed {
+			ds = append(ds, DisruptionResult{Kind: RolloutRestart, N: i + 1, Requests: 300, Failed: f})
+		}
+		return ds
+	}
+	if v := o.Judge(s, d(1, 0, 0)...); v.Status != Fail || !strings.Contains(v.Reason, "failures in 1 of 3 disruptions, expected in at least 2") {
+		t.Errorf("one failure in one of three disruptions: %s %q, want fail", v.Status, v.Reason)
+	}
+	if v := o.Judge(s, d(4, 0, 9)...); v.Status != Pass || !strings.Contains(v.Reason, "failures in 2 of 3 disruptions") {
+		t.Errorf("failures in two of three: %s %q, want pass", v.Status, v.Reason)
+	}
+	if v := o.Judge(s, d(0, 3)...); v.Status != Pass {
+		t.Errorf("one of two disruptions: %s %q, want pass (half, rounded up)", v.Status, v.Reason)
+	}
+	if v := o.Judge(s); v.Status != Pass {
+		t.Errorf("no disruptions given: %s %q, want the class rule alone", v.Status, v.Reason)
+	}
+}
