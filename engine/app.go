@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rollcheck/rollcheck/internal/oneline"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -98,7 +99,7 @@ func (p Plan) Check() (warnings []string, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return warnings, fmt.Errorf("%s: %w", p.Variant.Name, oneLine(errs))
+		return warnings, fmt.Errorf("%s: %w", p.Variant.Name, oneline.Join(errs))
 	}
 	return warnings, nil
 }
@@ -427,20 +428,3 @@ func describe(d *appsv1.Deployment, port int32, cfg *Config) {
 		cfg.PreStop = "tcpSocket"
 	}
 }
-
-// oneLine joins errors into one error on one line ("a; b"); errors.Is and As still see each.
-func oneLine(errs []error) error {
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return &joined{msg: strings.Join(msgs, "; "), errs: errs}
-}
-
-type joined struct {
-	msg  string
-	errs []error
-}
-
-func (j *joined) Error() string   { return j.msg }
-func (j *joined) Unwrap() []error { return j.errs }

@@ -3,10 +3,10 @@ package scenario
 import (
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
 // PreStopAction is what the container's preStop hook does.
@@ -194,7 +194,7 @@ func (s Scenario) Validate() error {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("scenario %q: %w", s.Name, oneLine(errs))
+		return fmt.Errorf("scenario %q: %w", s.Name, oneline.Join(errs))
 	}
 	return nil
 }
@@ -223,20 +223,3 @@ func (s Scenario) String() string {
 	return fmt.Sprintf("%s: preStop=%s sigterm=%s grace=%ds%s keepalive=%s %s×%d",
 		s.Name, pre, sig, s.GraceSeconds, req, ka, s.Disruption, s.Count)
 }
-
-// oneLine joins errors into one error on one line ("a; b"); errors.Is and As still see each.
-func oneLine(errs []error) error {
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return &joined{msg: strings.Join(msgs, "; "), errs: errs}
-}
-
-type joined struct {
-	msg  string
-	errs []error
-}
-
-func (j *joined) Error() string   { return j.msg }
-func (j *joined) Unwrap() []error { return j.errs }
