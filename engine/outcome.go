@@ -38,7 +38,7 @@ type Outcome struct {
 	Classes []loadgen.Class `json:"classes,omitempty"`
 
 	// MinSuccessRatioPerDisruption, when set (0 < r <= 1), is also required of every single
-	// disruption: the requests sent between its start and its settling must succeed at least
+	// disruption: the requests in flight between its start and its settling must succeed at least
 	// this often, as Kubernetes' own rolling-update disruption test asks (0.95 per rollout).
 	MinSuccessRatioPerDisruption float64 `json:"minSuccessRatioPerDisruption,omitempty"`
 	// MaxDisruptionSeconds, when set, is also required of the whole run: at most this many

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -349,20 +348,27 @@ func selectorOf(d *appsv1.Deployment) string {
 	return labels.SelectorFromSet(d.Spec.Selector.MatchLabels).String()
 }
 
-// windows computes, for each disruption, the requests sent between its start and its settling.
+// windows computes, for each disruption, the requests in flight between its start and its
+// settling: sent before it settled and answered (or failed) after it started. A slow request
+// sent just before a disruption and cut by it belongs to that disruption; with instant
+// requests this is the requests sent during it. A request in flight across the moment one
+// disruption settles and the next starts counts for both.
 func windows(recs []disrupt.Record, reqs []loadgen.Request) []DisruptionResult {
 	out := make([]DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
 		d := DisruptionResult{Kind: DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
-		lo := sort.Search(len(reqs), func(i int) bool { return !reqs[i].Timestamp.Before(rec.Started) })
-		for i := lo; i < len(reqs) && !reqs[i].Timestamp.After(rec.Settled); i++ {
+		for i := range reqs {
+			q := &reqs[i]
+			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {
+				continue
+			}
 			d.Requests++
-			if !reqs[i].OK() {
+			if !q.OK() {
 				d.Failed++
 				if d.Failures == nil {
 					d.Failures = map[loadgen.Class]int{}
 				}
-				d.Failures[reqs[i].Class]++
+				d.Failures[q.Class]++
 			}
 		}
 		if d.Requests > 0 {

@@ -145,3 +145,20 @@ func TestPlanObjects(t *testing.T) {
 		t.Errorf("Objects of a bad plan = %d objects, %v", len(objs), err)
 	}
 }
+
+// A slow request sent before a disruption and cut during it belongs to that disruption; one
+// answered before the disruption started does not.
+func TestWindowsCountRequestsInFlight(t *testing.T) {
+	base := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	reqs := []loadgen.Request{
+		{Timestamp: base, Latency: 900 * time.Millisecond, Class: loadgen.ClassOK},                       // done before the start
+		{Timestamp: base.Add(200 * time.Millisecond), Latency: 5 * time.Second, Class: loadgen.ClassEOF}, // cut during it
+		{Timestamp: base.Add(1500 * time.Millisecond), Class: loadgen.ClassOK},                           // sent during it
+		{Timestamp: base.Add(3 * time.Second), Class: loadgen.ClassOK},                                   // after it settled
+	}
+	recs := []disrupt.Record{{Kind: disrupt.ScaleDown, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)}}
+	got := windows(recs, reqs)[0]
+	if got.Requests != 2 || got.Failed != 1 || got.Failures[loadgen.ClassEOF] != 1 {
+		t.Errorf("window = %d requests, %d failed (%v); want the cut slow request and the one sent during it", got.Requests, got.Failed, got.Failures)
+	}
+}

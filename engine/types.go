@@ -198,8 +198,8 @@ type Config struct {
 	Expect     Outcome        `json:"expect"`
 }
 
-// DisruptionResult is one disruption as it happened, and the requests sent between its
-// start and its settling.
+// DisruptionResult is one disruption as it happened, and the requests in flight between its
+// start and its settling (sent before it settled, answered or failed after it started).
 type DisruptionResult struct {
 	Kind DisruptionKind `json:"kind"`
 	N    int            `json:"n"` // 1-based
