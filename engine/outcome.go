@@ -44,6 +44,9 @@ type Outcome struct {
 	// MaxDisruptionSeconds, when set, is also required of the whole run: at most this many
 	// one-second windows may hold a failure.
 	MaxDisruptionSeconds *int `json:"maxDisruptionSeconds,omitempty"`
+	// MinDisruptionsWithFailures is how many disruptions of a negative control must show
+	// failures; 0 means most of them (half, rounded up).
+	MinDisruptionsWithFailures int `json:"minDisruptionsWithFailures,omitempty"`
 }
 
 // Zero expects no failure at all.
@@ -54,6 +57,13 @@ func AtMost(r float64) Outcome { return Outcome{Kind: ExpectAtMost, MaxRatio: r}
 
 // Bounds expects only what WithMinSuccessRatioPerDisruption and WithMaxDisruptionSeconds add.
 func Bounds() Outcome { return Outcome{Kind: ExpectBounds} }
+
+// WithMinDisruptionsWithFailures returns the negative control o requiring failures in at least
+// n of its disruptions (instead of most of them).
+func (o Outcome) WithMinDisruptionsWithFailures(n int) Outcome {
+	o.MinDisruptionsWithFailures = n
+	return o
+}
 
 // Failures expects failures, mostly of the given classes.
 func Failures(classes ...loadgen.Class) Outcome {
@@ -79,6 +89,9 @@ func (o Outcome) Validate() error {
 	}
 	if n := o.MaxDisruptionSeconds; n != nil && *n < 0 {
 		return fmt.Errorf("expect maxDisruptionSeconds %d: want 0 or more", *n)
+	}
+	if o.MinDisruptionsWithFailures < 0 || (o.MinDisruptionsWithFailures > 0 && o.Kind != ExpectFailures) {
+		return fmt.Errorf("expect minDisruptionsWithFailures %d: only for failures-expected, and not below 0", o.MinDisruptionsWithFailures)
 	}
 	if o.Kind == ExpectFailures && (o.MinSuccessRatioPerDisruption > 0 || o.MaxDisruptionSeconds != nil) {
 		return errors.New("expect failures-expected (a negative control) cannot also bound the failures per disruption or the disruption seconds")
@@ -177,8 +190,12 @@ func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
 				with++
 			}
 		}
-		if need := (len(ds) + 1) / 2; with < need {
-			return Verdict{Fail, fmt.Sprintf("%s; failures in %d of %d disruptions, expected in at least %d: the mechanism did not show in most of them",
+		need := (len(ds) + 1) / 2
+		if o.MinDisruptionsWithFailures > 0 {
+			need = min(o.MinDisruptionsWithFailures, len(ds))
+		}
+		if with < need {
+			return Verdict{Fail, fmt.Sprintf("%s; failures in %d of %d disruptions, expected in at least %d: the mechanism did not show often enough",
 				v.Reason, with, len(ds), need)}
 		}
 		v.Reason += fmt.Sprintf("; failures in %d of %d disruptions", with, len(ds))

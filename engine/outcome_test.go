@@ -321,3 +321,18 @@ func TestJudgeNegativeControlInMostDisruptions(t *testing.T) {
 		t.Errorf("no disruptions given: %s %q, want the class rule alone", v.Status, v.Reason)
 	}
 }
+
+func TestJudgeMinDisruptionsWithFailures(t *testing.T) {
+	o := Failures(loadgen.ClassEOF).WithMinDisruptionsWithFailures(1)
+	s := summary(1000, map[loadgen.Class]int{loadgen.ClassEOF: 28})
+	ds := []DisruptionResult{{N: 1, Requests: 300, Failed: 28}, {N: 2, Requests: 300}, {N: 3, Requests: 300}}
+	if v := o.Judge(s, ds...); v.Status != Pass {
+		t.Errorf("failures in 1 of 3, 1 required: %s %q", v.Status, v.Reason)
+	}
+	if v := Failures(loadgen.ClassEOF).Judge(s, ds...); v.Status != Fail {
+		t.Errorf("failures in 1 of 3, most required: %s %q, want fail", v.Status, v.Reason)
+	}
+	if err := Zero().WithMinDisruptionsWithFailures(1).Validate(); err == nil {
+		t.Error("minDisruptionsWithFailures on a zero-failures outcome validated")
+	}
+}

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -22,11 +23,15 @@ var ConnectionFailures = []loadgen.Class{loadgen.ClassRefused, loadgen.ClassRese
 // connection is closed or reset under a request that was sent.
 var CutInFlight = []loadgen.Class{loadgen.ClassReset, loadgen.ClassEOF}
 
-// NaiveRaceBound bounds the failure ratio of a naive app when the endpoint removal and SIGTERM
-// race with kube-proxy idle: kube-proxy syncs the removal within minSyncPeriod (1 s) plus the
-// sync itself, so per disruption at most about a second of one replica's share (1/3) of the
-// load fails; over a run with 3 disruptions and ~10 s of load each that is under 15 %.
-const NaiveRaceBound = 0.15
+// MeasuredBound is the bound of an at-most row, from what was measured and a stated rule:
+// twice the worst failure ratio measured for the row over the runs its reasoning lists,
+// rounded up to the next 0.5 %, and at least 0.5 %. Twice, because the runs are few and
+// kube-proxy's lag grows with the load on the node; no more, so that a run clearly worse than
+// any seen fails. (The earlier 15 %, from kube-proxy's minSyncPeriod alone, never failed: the
+// worst run ever measured was 5.2 %.)
+func MeasuredBound(worst float64) float64 {
+	return max(math.Ceil(2*worst*200-1e-9)/200, 0.005)
+}
 
 // Row builds a Scenario from a base with a disruption and an expected Outcome.
 func Row(base scenario.Scenario, d scenario.DisruptionKind, expect scenario.Outcome, why string) scenario.Scenario {
@@ -100,8 +105,8 @@ func DeletePodRows() []scenario.Scenario {
 	return []scenario.Scenario{
 		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
-		Row(Naive, d, scenario.AtMost(NaiveRaceBound),
-			"endpoint removal and SIGTERM race: 1, 6, 36 and 40 failures in four runs here. The replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone; bounded like the forced delete, not a negative control"),
+		Row(Naive, d, scenario.AtMost(MeasuredBound(40.0/1106)),
+			"endpoint removal and SIGTERM race: 1, 6, 36 and 40 failures of about 1,100 requests in four runs of an earlier session, 39, 0 and 0 of about 2,000 in three runs of ROLLCHECK_REPEAT=3 (worst 3.6 %). The replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone; a measured bound (MeasuredBound), not a negative control"),
 		Row(HTTPPreStopDrain, d, scenario.Zero(),
 			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain"),
 		Row(PreStopDrainSlow, d, scenario.Zero(),
@@ -123,10 +128,10 @@ var PreStopDrainSlow = scenario.Scenario{Name: "prestop-drain-slow", PreStop: sc
 func ForceDeleteRows() []scenario.Scenario {
 	d := scenario.ForceDelete
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.AtMost(NaiveRaceBound),
-			"endpoint removal and SIGTERM start together and race: runs here saw 1 to 52 failures in about 1,000 requests (up to 5 %), so this is no negative control (prestop-drain-slow is). The bound follows from kube-proxy: it drops the endpoint within minSyncPeriod (1 s) plus a sync, so at most about a second of one replica's share of the load per disruption can fail"),
-		Row(PreStopDrain, d, scenario.Zero(),
-			"measured, not the folklore: with instant requests the forced delete costs nothing here, because the endpoint leaves with the Pod object and the container still gets 1 s of preStop plus 2 s to drain, longer than kube-proxy's sync"),
+		Row(Naive, d, scenario.AtMost(MeasuredBound(52.0/1000)),
+			"endpoint removal and SIGTERM start together and race: earlier sessions saw 1 to 52 failures in about 1,000 requests (worst 5.2 %), ROLLCHECK_REPEAT=3 here 12, 7 and 19 of about 1,400; so this is no negative control (prestop-drain-slow is) but a measured bound (MeasuredBound)"),
+		Row(PreStopDrain, d, scenario.AtMost(MeasuredBound(9.0/1242)),
+			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Measured: 9 of 1,242 requests in one disruption of an earlier make e2e, and 3, 0 and 0 of about 1,300 with ROLLCHECK_REPEAT=3 (the zero-failure row was flaky: 2 of 3); a measured bound (MeasuredBound)"),
 		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...),
 			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 	}
@@ -136,10 +141,10 @@ func ForceDeleteRows() []scenario.Scenario {
 func ScaleDownRows() []scenario.Scenario {
 	d := scenario.ScaleDown
 	return []scenario.Scenario{
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
-			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests"),
-		Row(Naive, d, scenario.AtMost(NaiveRaceBound),
-			"measured 0 failures in every run here: a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and drops the endpoint before the naive app is gone. The race is real all the same, so the row is bounded like the forced delete's, not called safe"),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...).WithMinDisruptionsWithFailures(1),
+			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
+		Row(Naive, d, scenario.AtMost(MeasuredBound(3.0/2022)),
+			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: 0 failures in every run of earlier sessions, 3, 0 and 2 of about 2,000 with ROLLCHECK_REPEAT=3. The race is real, so the row is a measured bound (MeasuredBound), not called safe"),
 		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
 	}
 }
