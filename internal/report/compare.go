@@ -83,22 +83,32 @@ func (c Comparison) Improvements() int {
 	return n
 }
 
-// ConfigDiffs lists the differences in how two rows were measured, which make their failure
-// ratios incomparable: disruption count, rate, method, keep-alive and path (the settle time
-// changes how many requests are sent, not what happens to each). Empty when they match. What the app does differently (AppChanges) is what a comparison is for.
-func ConfigDiffs(base, next engine.Config) []string {
+// field is one named value of a row's configuration, in base and in new.
+type field struct {
+	name      string
+	base, new any
+}
+
+// changed lists the fields whose values differ, as "name<sep>base → new".
+func changed(sep string, fs ...field) []string {
 	var ds []string
-	add := func(name string, a, b any) {
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			ds = append(ds, fmt.Sprintf("%s: %v → %v", name, a, b))
+	for _, f := range fs {
+		if fmt.Sprint(f.base) != fmt.Sprint(f.new) {
+			ds = append(ds, fmt.Sprintf("%s%s%v → %v", f.name, sep, f.base, f.new))
 		}
 	}
-	add("count", base.Count, next.Count)
-	add("rate", base.Rate, next.Rate)
-	add("method", base.Method, next.Method)
-	add("keep-alive", base.KeepAlive, next.KeepAlive)
-	add("path", base.Path, next.Path)
 	return ds
+}
+
+// ConfigDiffs lists the differences in how two rows were measured, which make their failure
+// ratios incomparable: disruption count, rate, method, keep-alive and path (the settle time
+// changes how many requests are sent, not what happens to each). Empty when they match. What
+// the app does differently (AppChanges) is what a comparison is for.
+func ConfigDiffs(base, next engine.Config) []string {
+	return changed(": ",
+		field{"count", base.Count, next.Count}, field{"rate", base.Rate, next.Rate},
+		field{"method", base.Method, next.Method}, field{"keep-alive", base.KeepAlive, next.KeepAlive},
+		field{"path", base.Path, next.Path})
 }
 
 // AppChanges lists how the app's shutdown configuration differs between two rows: preStop,
@@ -106,20 +116,11 @@ func ConfigDiffs(base, next engine.Config) []string {
 // These are compared, not refused: benchmarking a new configuration against the old is the
 // point.
 func AppChanges(base, next engine.Config) []string {
-	var ds []string
-	add := func(name string, a, b any) {
-		if fmt.Sprint(a) != fmt.Sprint(b) {
-			ds = append(ds, fmt.Sprintf("%s %v → %v", name, a, b))
-		}
-	}
-	add("preStop", base.PreStop, next.PreStop)
-	add("sigterm", base.OnSIGTERM, next.OnSIGTERM)
-	add("grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds))
-	add("req", base.RequestDuration, next.RequestDuration)
-	add("replicas", base.Replicas, next.Replicas)
-	add("patched", base.Patched, next.Patched)
-	add("expect", base.Expect.String(), next.Expect.String())
-	return ds
+	return changed(" ",
+		field{"preStop", base.PreStop, next.PreStop}, field{"sigterm", base.OnSIGTERM, next.OnSIGTERM},
+		field{"grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds)},
+		field{"req", base.RequestDuration, next.RequestDuration}, field{"replicas", base.Replicas, next.Replicas},
+		field{"patched", base.Patched, next.Patched}, field{"expect", base.Expect.String(), next.Expect.String()})
 }
 
 // Compare groups the rows of each run over their repeats and matches them by key (suite,
