@@ -44,11 +44,38 @@ type Options struct {
 	Logf        func(format string, args ...any)
 }
 
+// DefaultKindConfig is the repository's kind-config.yaml, for suites and checks that run
+// outside the rollcheck repository (a user's own module) with no ROLLCHECK_KIND_CONFIG.
+const DefaultKindConfig = `kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+networking:
+  podSubnet: 10.244.0.0/16
+nodes:
+- role: control-plane
+  extraPortMappings:
+  - containerPort: 30080
+    hostPort: 30080
+    listenAddress: 127.0.0.1
+    protocol: TCP
+`
+
 // FromEnv reads Options from the environment; repoRoot locates kind-config.yaml and fixtures.
+// Outside the repository (repoRoot empty) and without ROLLCHECK_KIND_CONFIG, the kind config
+// is DefaultKindConfig, written to a file in the temporary directory.
 func FromEnv(repoRoot string) (Options, error) {
+	kindConfig := os.Getenv(EnvKindConfig)
+	if kindConfig == "" && repoRoot != "" {
+		kindConfig = filepath.Join(repoRoot, "kind-config.yaml")
+	}
+	if kindConfig == "" {
+		kindConfig = filepath.Join(os.TempDir(), "rollcheck-default-kind-config.yaml")
+		if err := os.WriteFile(kindConfig, []byte(DefaultKindConfig), 0o644); err != nil {
+			return Options{}, fmt.Errorf("write the default kind config: %w", err)
+		}
+	}
 	o := Options{
 		Name:        envOr(EnvName, "rollcheck"),
-		KindConfig:  envOr(EnvKindConfig, filepath.Join(repoRoot, "kind-config.yaml")),
+		KindConfig:  kindConfig,
 		KindPath:    envOr(EnvKind, "kind"),
 		NodeImage:   envOr(EnvNodeImage, kinddefaults.Image),
 		ImageSource: envOr(EnvImageSource, SourceUpstream),

@@ -173,3 +173,35 @@ func TestBoolKnob(t *testing.T) {
 		}
 	}
 }
+
+// DefaultKindConfig is the repository's kind-config.yaml without its comments.
+func TestDefaultKindConfigMatchesRepoFile(t *testing.T) {
+	b, err := os.ReadFile("../../kind-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	if got := strings.Join(lines, "\n"); got != DefaultKindConfig {
+		t.Errorf("kind-config.yaml and DefaultKindConfig differ:\n%s\n---\n%s", got, DefaultKindConfig)
+	}
+}
+
+// Outside the repository the default config is used, and it validates.
+func TestFromEnvOutsideTheRepo(t *testing.T) {
+	t.Setenv(EnvKindConfig, "")
+	t.Setenv(EnvKeep, "")
+	t.Setenv(EnvWorkers, "")
+	o, err := FromEnv("")
+	if err != nil {
+		t.Fatalf("FromEnv outside the repo: %v", err)
+	}
+	kc, err := LoadKindConfig(o.KindConfig)
+	if err != nil || kc.HostPort != 30080 {
+		t.Fatalf("default kind config %s: %+v, %v", o.KindConfig, kc, err)
+	}
+}
