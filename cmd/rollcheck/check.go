@@ -115,7 +115,13 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return dryRunPrint(plans, stdout, stderr)
 	}
 
-	// Docker-side input: images built, then present locally, before any cluster work.
+	// The cluster's configuration, then the Docker-side input (images built, then present
+	// locally), all before any cluster work.
+	root, _ := cluster.RepoRoot()
+	opts, err := cluster.FromEnv(root)
+	if err != nil {
+		return bad("%v", err)
+	}
 	for _, b := range c.App.Build {
 		if err := dockerBuild(ctx, c.BuildDir(b), b, stderr); err != nil {
 			return bad("%v", err)
@@ -127,11 +133,6 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(missing) > 0 {
 		return bad("image %s is not in the local Docker engine (docker images lists what is; build or pull it first)", strings.Join(missing, ", "))
-	}
-	root, _ := cluster.RepoRoot()
-	opts, err := cluster.FromEnv(root)
-	if err != nil {
-		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
 	return runChecks(ctx, opts, c, plans, artifacts, stdout, stderr)

@@ -85,3 +85,19 @@ func TestCheckFlagsDryRun(t *testing.T) {
 		t.Errorf("stderr %q", stderr)
 	}
 }
+
+// A bad cluster knob is reported before any Docker work (no image built or inspected).
+func TestCheckBadKnobBeforeDocker(t *testing.T) {
+	calls := fakeTools(t)
+	t.Setenv("ROLLCHECK_WORKERS", "abc")
+	code, _, stderr := runCheck(t, "-f", "../../spec/testdata/good.yaml")
+	if code != exitBadInput || !strings.Contains(stderr, `ROLLCHECK_WORKERS="abc"`) {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Contains(stderr, "not in the local Docker engine") {
+		t.Errorf("the images were checked before the knob: %q", stderr)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("tools called: %s", b)
+	}
+}
