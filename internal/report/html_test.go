@@ -120,6 +120,7 @@ func TestWriteHTML(t *testing.T) {
 		"<td class=\"num\">700ms</td>",
 		// Each row's worst disruption, as in the Markdown table.
 		"<dt>worst disruption</dt><dd>90.24% (#1)</dd>", "<dt>worst disruption</dt><dd>100% (all 2)</dd>",
+		"<th>worst disruption</th>", `<td class="num">90.24% (#1)</td>`,
 		// Artifacts, linked relatively.
 		`<a href="results/naive-exit.gob">vegeta</a>`,
 	} {
