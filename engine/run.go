@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
@@ -144,7 +145,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.client, err = klient.New(r.t.RESTConfig); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	r.row.Versions = r.versions(ctx)
+	r.row.Versions = r.versions()
 	if r.t.LoadImages != nil && len(r.p.App.Images) > 0 {
 		if err := r.t.LoadImages(ctx, r.p.App.Images); err != nil {
 			return fmt.Errorf("load images %s: %w", strings.Join(r.p.App.Images, ", "), err)
@@ -498,17 +499,19 @@ func writeRaw(dir string, row *Row, res *loadgen.Result) (map[string]string, err
 	return out, nil
 }
 
-// versions reads the Kubernetes version; the Target describes the rest of the cluster.
-func (r *runner) versions(ctx context.Context) Versions {
+// versions reads the Kubernetes version (within 10 s: a version is not worth a hung row); the
+// Target describes the rest of the cluster.
+func (r *runner) versions() Versions {
 	v := r.t.Versions
 	v.Go = runtime.Version()
 	v.Rollcheck = Version()
-	if dc, err := discovery.NewDiscoveryClientForConfig(r.t.RESTConfig); err == nil {
+	cfg := rest.CopyConfig(r.t.RESTConfig)
+	cfg.Timeout = 10 * time.Second
+	if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
 		if sv, err := dc.ServerVersion(); err == nil {
 			v.Kubernetes = sv.GitVersion
 		}
 	}
-	_ = ctx
 	return v
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rollcheck/rollcheck/engine"
 )
@@ -68,7 +69,9 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 // versions describes the cluster for rows: kind's version and the node image.
 func (c *Cluster) versions() engine.Versions {
 	v := engine.Versions{NodeImage: c.NodeImage, ImageSource: c.ImageSource}
-	if out, err := run(context.Background(), c.KindPath, "version"); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := run(ctx, c.KindPath, "version"); err == nil {
 		v.Kind = strings.TrimSpace(out)
 	}
 	return v
