@@ -28,7 +28,7 @@ const (
 	ExpectBounds Expectation = "bounds"
 )
 
-// Outcome is what a Scenario is expected to produce.
+// Outcome is what a row (a Variant under a Disruption) is expected to produce.
 type Outcome struct {
 	Kind Expectation `json:"kind"`
 	// MaxRatio is the highest failure ratio ExpectAtMost accepts (0.01 is 1 %).
