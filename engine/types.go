@@ -211,6 +211,8 @@ type DisruptionResult struct {
 	Failed       int                   `json:"failed"`
 	SuccessRatio float64               `json:"successRatio"`
 	Failures     map[loadgen.Class]int `json:"failures,omitempty"`
+	// Phases counts this disruption's failed requests by phase (see Explanation).
+	Phases map[timeline.Phase]int `json:"phases,omitempty"`
 }
 
 // Row is the result of one Plan: one variant under one disruption.
@@ -234,6 +236,9 @@ type Row struct {
 	LoadStarted time.Time `json:"loadStarted,omitzero"`
 	// Timeline is the lifecycle of the pods and endpoints during the run.
 	Timeline *timeline.Timeline `json:"timeline,omitempty"`
+	// Explanation attributes the failed requests to phases, measures propagation and
+	// recommends a preStop and grace period; nil for a row that did not run its load.
+	Explanation *Explanation `json:"explanation,omitempty"`
 	// Artifacts are paths relative to the artifacts directory (raw vegeta results, ledger).
 	Artifacts map[string]string `json:"artifacts,omitempty"`
 	Versions  Versions          `json:"versions"`

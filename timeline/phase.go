@@ -1,0 +1,41 @@
+package timeline
+
+// Phase names the part of one pod's termination (or start) that a failed request is
+// attributed to. internal/attribute holds the rules; README's "Why a request failed" says
+// each rule, the evidence it uses and its time tolerance.
+type Phase string
+
+// Phases, in the order the rules are tried.
+const (
+	// PhaseSIGKILL: the request was in flight when the kubelet killed the container at the
+	// end of its grace period (exit code 137, or the app's log ended after "sigterm" without
+	// "exiting").
+	PhaseSIGKILL Phase = "sigkill"
+	// PhaseInFlightCut: the request was in flight when the process exited on its own.
+	PhaseInFlightCut Phase = "in-flight-cut"
+	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
+	// request, sent after the Service had stopped routing new connections to that pod.
+	PhasePinnedConnection Phase = "pinned-connection"
+	// PhasePropagation: the pod no longer accepted new connections while the data plane still
+	// routed new connections to it.
+	PhasePropagation Phase = "propagation"
+	// PhaseStartup: a new pod got traffic before it could serve.
+	PhaseStartup Phase = "startup"
+	// PhaseSteady: no pod was terminating or starting: the app or the harness is broken.
+	PhaseSteady Phase = "steady"
+	// PhaseUnknown: a pod was terminating or starting, but no rule matched.
+	PhaseUnknown Phase = "unknown"
+)
+
+// Phases lists every Phase in rule order.
+var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+
+// Known reports whether p is one of Phases.
+func (p Phase) Known() bool {
+	for _, q := range Phases {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
