@@ -1,0 +1,448 @@
+// Package attribute attributes every failed request of a row to a phase of one pod's
+// termination (or start), from the request ledger, the observer's timeline and, where the app
+// writes them, its lifecycle lines. The rules, the evidence each uses and its time tolerance
+// are documented on Attribute; README's "Why a request failed" says them for users.
+package attribute
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// Tolerance is the slack allowed around a precisely known moment (a pod moment stamped on
+// receipt of its watch event, an app line's own time): watch delivery and the client's view of
+// a closed connection lag the event by tens of milliseconds.
+const Tolerance = 250 * time.Millisecond
+
+// DefaultProgrammingLag is how long after the control plane (the endpoint no longer ready in
+// the EndpointSlices) the data plane may still route new connections to a pod when kube-proxy's
+// own number is unknown: kube-proxy's minSyncPeriod (1 s) plus a sync.
+const DefaultProgrammingLag = 2 * time.Second
+
+// StartupWindow is how long after a new pod's endpoint became ready a failure may be blamed on
+// that pod not serving yet.
+const StartupWindow = 2 * time.Second
+
+// Input is what Attribute reads.
+type Input struct {
+	// Requests is the load's ledger (every request; only the failed ones are attributed).
+	Requests []loadgen.Request
+	// Timeline is the observer's timeline of the row.
+	Timeline timeline.Timeline
+	// KeepAlive says the load reused connections.
+	KeepAlive bool
+	// Container is the app's container: container exits and app lines of other containers are
+	// ignored. Empty: any container.
+	Container string
+	// ProgrammingLag is how long the data plane may lag the control plane (0:
+	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
+	ProgrammingLag time.Duration
+}
+
+// Attribution is the phase one failed request is attributed to.
+type Attribution struct {
+	Seq   uint64         `json:"seq"`
+	Phase timeline.Phase `json:"phase"`
+	// Pod is the pod whose termination (or start) explains the failure, if any.
+	Pod string `json:"pod,omitempty"`
+	// Others are the other pods the same rule matched (two pods terminating at once); Pod is
+	// the one whose moment is nearest.
+	Others []string `json:"others,omitempty"`
+	// Why says the rule and the moments it matched.
+	Why string `json:"why"`
+}
+
+// Result is the attribution of a row's failed requests.
+type Result struct {
+	Failed []Attribution             `json:"failed"`
+	Counts map[timeline.Phase]int    `json:"counts"`
+	Lives  []Life                    `json:"lives"`
+	BySeq  map[uint64]timeline.Phase `json:"-"`
+}
+
+// Exit is how a pod's process ended, as far as the evidence tells.
+type Exit string
+
+// Exits.
+const (
+	ExitUnknown Exit = ""       // no evidence
+	ExitOwn     Exit = "own"    // the process exited by itself (app "exiting" line, exit code other than 137)
+	ExitKilled  Exit = "killed" // SIGKILL (exit code 137, or the app's log ended after "sigterm" with no "exiting")
+)
+
+// Life is what the timeline tells of one pod: when it started, was deleted, stopped being
+// routed, got SIGTERM, closed its listener and exited. A zero time is a moment not seen.
+type Life struct {
+	Pod           string    `json:"pod"`
+	Created       time.Time `json:"created,omitzero"`
+	EndpointReady time.Time `json:"endpointReady,omitzero"`
+	Deleting      time.Time `json:"deleting,omitzero"`
+	// Routed is when the control plane stopped routing new connections to the pod: its
+	// endpoint not ready or removed (timeline.Propagation), after Deleting.
+	Routed         time.Time `json:"routed,omitzero"`
+	SIGTERM        time.Time `json:"sigterm,omitzero"`
+	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
+	// The process exited within [ExitFrom, ExitBy]: one moment for an app "exiting" line, a
+	// second for a container status (finishedAt has one-second resolution).
+	ExitFrom time.Time `json:"exitFrom,omitzero"`
+	ExitBy   time.Time `json:"exitBy,omitzero"`
+	// ExitExact: the window is one moment, from the app's own "exiting" line.
+	ExitExact bool      `json:"exitExact,omitempty"`
+	Exit      Exit      `json:"exit,omitempty"`
+	ExitWhy   string    `json:"exitWhy,omitempty"`
+	Gone      time.Time `json:"gone,omitzero"`
+}
+
+// notAccepting is the first moment the pod is known to refuse new connections: its listener
+// closed or its process exited, as the app's own lines tell (a container status is too coarse
+// for this); zero when unknown.
+func (l *Life) notAccepting() time.Time {
+	exit := time.Time{}
+	if l.ExitExact {
+		exit = l.ExitFrom
+	}
+	return earliest(l.ListenerClosed, exit)
+}
+
+// end is when the pod was certainly gone: the later of its exit and its removal; zero while
+// its Pod object was not seen gone (it is still terminating).
+func (l *Life) end() time.Time {
+	if l.Gone.IsZero() {
+		return time.Time{}
+	}
+	if l.Gone.After(l.ExitBy) {
+		return l.Gone
+	}
+	return l.ExitBy
+}
+
+// Lives reads every pod's life from a timeline.
+func Lives(tl timeline.Timeline, container string) []Life {
+	by := map[string]*Life{}
+	get := func(pod string) *Life {
+		l := by[pod]
+		if l == nil {
+			l = &Life{Pod: pod}
+			by[pod] = l
+		}
+		return l
+	}
+	sawExiting := map[string]bool{}
+	sawSIGTERM := map[string]bool{}
+	for _, e := range tl.Events {
+		if e.Pod == "" {
+			continue
+		}
+		l := get(e.Pod)
+		switch e.Kind {
+		case timeline.PodCreated:
+			setFirst(&l.Created, e.Time)
+		case timeline.EndpointReady:
+			setFirst(&l.EndpointReady, e.Time)
+		case timeline.PodDeleting:
+			setFirst(&l.Deleting, e.Time)
+		case timeline.PodGone:
+			setFirst(&l.Gone, e.Time)
+		case timeline.AppEvent:
+			if container != "" && e.Container != "" && e.Container != container {
+				continue
+			}
+			switch appEvent(e.Detail) {
+			case "sigterm":
+				setFirst(&l.SIGTERM, e.Time)
+				sawSIGTERM[e.Pod] = true
+			case "listener_closed":
+				setFirst(&l.ListenerClosed, e.Time)
+			case "exiting":
+				sawExiting[e.Pod] = true
+				// The app's own line is the precise exit; a container status may still say
+				// how (exit code 137 while exiting).
+				l.ExitFrom, l.ExitBy, l.ExitExact = e.Time, e.Time, true
+				if l.Exit == ExitUnknown {
+					l.Exit, l.ExitWhy = ExitOwn, "app line \"exiting\""
+				}
+			}
+		case timeline.ContainerExited:
+			if container != "" && e.Container != "" && e.Container != container {
+				continue
+			}
+			if e.ExitCode != nil {
+				if *e.ExitCode == 137 {
+					l.Exit = ExitKilled
+				} else {
+					l.Exit = ExitOwn
+				}
+				l.ExitWhy = fmt.Sprintf("exit code %d", *e.ExitCode)
+			}
+			if !sawExiting[e.Pod] {
+				// finishedAt is truncated to the second; the status is received after the exit.
+				from, by := e.Time.Add(-2*time.Second), e.Time
+				if !e.Reported.IsZero() {
+					from = e.Reported
+					if r := e.Reported.Add(time.Second); r.Before(by) {
+						by = r
+					}
+				}
+				l.narrowExit(from, by)
+			}
+		case timeline.AppLogEnded:
+			if container != "" && e.Container != "" && e.Container != container {
+				continue
+			}
+			if !sawExiting[e.Pod] {
+				// The stream ends once the process is gone, at most a second later.
+				l.narrowExit(e.Time.Add(-time.Second), e.Time)
+			}
+			if l.Exit == ExitUnknown && sawSIGTERM[e.Pod] && !sawExiting[e.Pod] {
+				l.Exit, l.ExitWhy = ExitKilled, "app log ended after \"sigterm\" with no \"exiting\""
+			}
+		}
+	}
+	for _, p := range tl.Propagation {
+		l := get(p.Pod)
+		if l.Deleting.IsZero() {
+			l.Deleting = p.DeletingAt
+		}
+		if d := p.Routed(); d >= 0 {
+			l.Routed = p.DeletingAt.Add(d)
+		}
+	}
+	out := make([]Life, 0, len(by))
+	for _, l := range by {
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
+	return out
+}
+
+// narrowExit intersects the exit window with [from, by]; when they do not overlap (clocks
+// disagree), the window already known stays.
+func (l *Life) narrowExit(from, by time.Time) {
+	if l.ExitBy.IsZero() {
+		l.ExitFrom, l.ExitBy = from, by
+		return
+	}
+	if from.Before(l.ExitFrom) {
+		from = l.ExitFrom
+	}
+	if by.After(l.ExitBy) {
+		by = l.ExitBy
+	}
+	if !from.After(by) {
+		l.ExitFrom, l.ExitBy = from, by
+	}
+}
+
+// appEvent is the event name of an app line's Detail ("sigterm mode=drain" → "sigterm").
+func appEvent(detail string) string {
+	name, _, _ := strings.Cut(detail, " ")
+	return name
+}
+
+func setFirst(t *time.Time, v time.Time) {
+	if t.IsZero() {
+		*t = v
+	}
+}
+
+func earliest(ts ...time.Time) time.Time {
+	var e time.Time
+	for _, t := range ts {
+		if !t.IsZero() && (e.IsZero() || t.Before(e)) {
+			e = t
+		}
+	}
+	return e
+}
+
+// Attribute attributes every failed request of in.Requests. A request is sent at t0 (its
+// Timestamp) and failed at t1 (t0 + Latency). The rules are tried in this order; the first that
+// matches a pod wins, and among several pods the one whose moment is nearest (the others are
+// listed). A request that names its pod (an HTTP error from a pod) is matched to that pod only.
+//
+//   - sigkill: the pod's process was killed (exit code 137; or its log ended after "sigterm"
+//     with no "exiting"), the request was sent before the kill could have happened (t0 before
+//     the exit window) and failed within the exit window ± Tolerance, not by timing out.
+//   - in-flight-cut: the same with a process that exited on its own (or whose exit is known
+//     but not how): the request was in flight when the process exited. With keep-alive, a
+//     request sent after the Service stopped routing new connections to the pod (Routed +
+//     Tolerance) rode a kept-alive connection: pinned-connection instead.
+//   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
+//     and failed (not by timing out) between the pod's deletion and its end: only a connection
+//     opened earlier can have carried it there.
+//   - propagation: the request was sent while the pod no longer accepted connections (listener
+//     closed or process exited; the deletion when neither is known) but the data plane could
+//     still route new connections to it: up to Routed (or the pod's removal) plus the
+//     programming lag (kube-proxy's measured p99, else DefaultProgrammingLag).
+//   - startup: the request was sent within StartupWindow after a new pod's endpoint became
+//     ready (± Tolerance), or named a pod that was not ready yet.
+//   - steady: no pod was terminating (deletion to end) or starting (creation to endpoint ready
+//   - StartupWindow) within 2 s of the request.
+//   - unknown: otherwise.
+func Attribute(in Input) Result {
+	lag := in.ProgrammingLag
+	if lag <= 0 {
+		lag = DefaultProgrammingLag
+	}
+	lives := Lives(in.Timeline, in.Container)
+	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
+	for i := range in.Requests {
+		q := &in.Requests[i]
+		if q.OK() {
+			continue
+		}
+		a := attributeOne(q, lives, in.KeepAlive, lag)
+		res.Failed = append(res.Failed, a)
+		res.Counts[a.Phase]++
+		res.BySeq[a.Seq] = a.Phase
+	}
+	return res
+}
+
+// match is one pod a rule matched, with the distance of its moment from the request.
+type match struct {
+	pod  string
+	dist time.Duration
+	why  string
+}
+
+func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Duration) Attribution {
+	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
+	cut := q.Class != loadgen.ClassTimeout // a timed-out request was not cut: nothing answered
+	rules := []struct {
+		phase timeline.Phase
+		try   func(l *Life) (match, bool)
+	}{
+		{timeline.PhaseSIGKILL, func(l *Life) (match, bool) {
+			if !cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
+		}},
+		{timeline.PhaseInFlightCut, func(l *Life) (match, bool) {
+			if !cut || l.Exit == ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) || pinned(l, t0, keepAlive) {
+				return match{}, false
+			}
+			how := l.ExitWhy
+			if how == "" {
+				how = "exit seen"
+			}
+			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))}, true
+		}},
+		{timeline.PhasePinnedConnection, func(l *Life) (match, bool) {
+			if !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
+				return match{}, false
+			}
+			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t0.Sub(l.Routed)), fmt.Sprintf("sent %s after %s stopped being routed (%s), on a kept-alive connection to it", t0.Sub(l.Routed).Round(time.Millisecond), l.Pod, clock(l.Routed))}, true
+		}},
+		{timeline.PhasePropagation, func(l *Life) (match, bool) {
+			if l.Deleting.IsZero() {
+				return match{}, false
+			}
+			from, what := l.notAccepting(), "not accepting"
+			if from.IsZero() {
+				from, what = l.Deleting, "deleted"
+			}
+			until := l.Routed
+			if until.IsZero() {
+				until = l.Gone
+			}
+			if until.IsZero() {
+				until = from // not seen leaving the Service: only the lag
+			}
+			until = until.Add(lag)
+			if t0.Before(from.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent while %s was %s (%s) but still routable (until %s)", l.Pod, what, clock(from), clock(until))}, true
+		}},
+		{timeline.PhaseStartup, func(l *Life) (match, bool) {
+			if l.Created.IsZero() && l.EndpointReady.IsZero() {
+				return match{}, false
+			}
+			if q.Pod == l.Pod && (l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(StartupWindow))) {
+				return match{l.Pod, 0, fmt.Sprintf("answered by %s before it was ready for %s", l.Pod, StartupWindow)}, true
+			}
+			if l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(-Tolerance)) || t0.After(l.EndpointReady.Add(StartupWindow)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t0.Sub(l.EndpointReady)), fmt.Sprintf("sent %s after new pod %s became ready (%s)", t0.Sub(l.EndpointReady).Round(time.Millisecond), l.Pod, clock(l.EndpointReady))}, true
+		}},
+	}
+	for _, r := range rules {
+		var ms []match
+		for i := range lives {
+			l := &lives[i]
+			if q.Pod != "" && l.Pod != q.Pod {
+				continue
+			}
+			if m, ok := r.try(l); ok {
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].dist < ms[j].dist })
+		a := Attribution{Seq: q.Seq, Phase: r.phase, Pod: ms[0].pod, Why: ms[0].why}
+		for _, m := range ms[1:] {
+			a.Others = append(a.Others, m.pod)
+		}
+		return a
+	}
+	if !busy(lives, t0.Add(-2*time.Second), t1.Add(2*time.Second)) {
+		return Attribution{Seq: q.Seq, Phase: timeline.PhaseSteady, Why: "no pod was terminating or starting within 2 s"}
+	}
+	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
+}
+
+// inFlightAtExit: sent before the exit window and failed within it (± Tolerance).
+func inFlightAtExit(l *Life, t0, t1 time.Time) bool {
+	return t0.Before(l.ExitFrom) && !t1.Before(l.ExitFrom.Add(-Tolerance)) && !t1.After(l.ExitBy.Add(Tolerance))
+}
+
+// pinned: keep-alive on and sent after the pod stopped being routed.
+func pinned(l *Life, t0 time.Time, keepAlive bool) bool {
+	return keepAlive && !l.Routed.IsZero() && t0.After(l.Routed.Add(Tolerance))
+}
+
+// busy reports whether any pod was terminating or starting within [from, to].
+func busy(lives []Life, from, to time.Time) bool {
+	for i := range lives {
+		l := &lives[i]
+		if !l.Deleting.IsZero() {
+			end := l.end()
+			if !l.Deleting.After(to) && (end.IsZero() || !end.Before(from)) {
+				return true
+			}
+		}
+		if !l.Created.IsZero() {
+			ready := l.EndpointReady
+			if ready.IsZero() {
+				ready = time.Unix(math.MaxInt32, 0)
+			}
+			if !l.Created.After(to) && !ready.Add(StartupWindow).Before(from) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }

@@ -1,0 +1,274 @@
+package attribute
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// t0 is the synthetic deletion moment every case is built around.
+var t0 = time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
+
+func at(d float64) time.Time { return t0.Add(time.Duration(d * float64(time.Second))) }
+
+func ev(d float64, k timeline.Kind, pod, detail string) timeline.Event {
+	return timeline.Event{Time: at(d), Kind: k, Pod: pod, Detail: detail, Container: "app"}
+}
+
+func exited(d float64, pod string, code int32, reported float64) timeline.Event {
+	e := ev(d, timeline.ContainerExited, pod, "")
+	e.ExitCode = &code
+	e.Reported = at(reported)
+	return e
+}
+
+// deleted is a pod's deletion at d with its endpoint routed for routed seconds more.
+func deleted(pod string, d, routed float64) ([]timeline.Event, timeline.Propagation) {
+	return []timeline.Event{ev(d, timeline.PodDeleting, pod, "grace=30s")},
+		timeline.Propagation{Pod: pod, DeletingAt: at(d), ToUnready: time.Duration(routed * float64(time.Second)), ToRemoved: -1}
+}
+
+// failed is a failed request sent at sent, failing after lat seconds.
+func failed(seq uint64, sent, lat float64, c loadgen.Class) loadgen.Request {
+	return loadgen.Request{Seq: seq, Timestamp: at(sent), Latency: time.Duration(lat * float64(time.Second)), Class: c}
+}
+
+type tl struct {
+	events []timeline.Event
+	props  []timeline.Propagation
+}
+
+func (b *tl) del(pod string, d, routed float64) *tl {
+	es, p := deleted(pod, d, routed)
+	b.events = append(b.events, es...)
+	b.props = append(b.props, p)
+	return b
+}
+
+func (b *tl) add(es ...timeline.Event) *tl { b.events = append(b.events, es...); return b }
+
+func (b *tl) timeline() timeline.Timeline {
+	es := slices.Clone(b.events)
+	slices.SortStableFunc(es, func(a, b timeline.Event) int { return a.Time.Compare(b.Time) })
+	return timeline.Timeline{Events: es, Propagation: b.props}
+}
+
+func one(t *testing.T, in Input) Attribution {
+	t.Helper()
+	res := Attribute(in)
+	if len(res.Failed) != 1 {
+		t.Fatalf("attributed %d requests, want 1: %+v", len(res.Failed), res.Failed)
+	}
+	a := res.Failed[0]
+	if res.Counts[a.Phase] != 1 || res.BySeq[a.Seq] != a.Phase {
+		t.Errorf("counts %v / by seq %v disagree with %+v", res.Counts, res.BySeq, a)
+	}
+	return a
+}
+
+func want(t *testing.T, a Attribution, phase timeline.Phase, pod string) {
+	t.Helper()
+	if a.Phase != phase || a.Pod != pod {
+		t.Errorf("attributed to %s (pod %q: %s), want %s (pod %q)", a.Phase, a.Pod, a.Why, phase, pod)
+	}
+}
+
+func TestSIGKILLByExitCode(t *testing.T) {
+	// Slow requests, grace 3 s: SIGTERM at 2 s (after preStop), exit code 137 at 4.3 s
+	// (finishedAt truncated to 4 s, status received at 4.9 s).
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(2, timeline.AppEvent, "web-1", "sigterm mode=drain"),
+		ev(2.001, timeline.AppEvent, "web-1", "listener_closed addr=:8080"),
+		exited(4.9, "web-1", 137, 4),
+	)
+	q := failed(1, -0.5, 4.8, loadgen.ClassEOF) // sent before the deletion, cut at 4.3 s
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseSIGKILL, "web-1")
+}
+
+func TestSIGKILLByLogEndAfterForcedDelete(t *testing.T) {
+	// A forced delete: the pod object is gone at once, so no container status ever says
+	// how the process ended; the app's log says SIGTERM came and no "exiting" before the
+	// stream ended at 3.05 s.
+	b := (&tl{}).del("web-1", 0, 0).add(
+		ev(0.01, timeline.PodGone, "web-1", ""),
+		ev(1, timeline.AppEvent, "web-1", "sigterm mode=drain"),
+		ev(1.001, timeline.AppEvent, "web-1", "listener_closed"),
+		ev(3.05, timeline.AppLogEnded, "web-1", "no exiting line"),
+	)
+	q := failed(1, -1, 4, loadgen.ClassReset) // fails at 3.0 s
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseSIGKILL, "web-1")
+}
+
+func TestInFlightCut(t *testing.T) {
+	// Exit at SIGTERM: a request in flight at the exit is cut.
+	b := (&tl{}).del("web-1", 0, 0.3).add(
+		ev(0.002, timeline.AppEvent, "web-1", "sigterm mode=exit"),
+		ev(0.005, timeline.AppEvent, "web-1", "exiting code=0 reason=sigterm"),
+		exited(1.2, "web-1", 0, 0),
+	)
+	q := failed(1, -0.1, 0.11, loadgen.ClassReset)
+	a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()})
+	want(t, a, timeline.PhaseInFlightCut, "web-1")
+}
+
+func TestPinnedConnectionAtExit(t *testing.T) {
+	// preStop 5 s then exit, keep-alive: the endpoint left at 0.1 s, yet a POST sent at 4.99 s
+	// reached the pod and was cut at its exit: only a kept-alive connection takes it there.
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(5, timeline.AppEvent, "web-1", "sigterm mode=exit"),
+		ev(5.001, timeline.AppEvent, "web-1", "exiting code=0"),
+	)
+	q := failed(1, 4.99, 0.02, loadgen.ClassEOF)
+	in := Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}
+	want(t, one(t, in), timeline.PhasePinnedConnection, "web-1")
+	// Without keep-alive the same request is an in-flight cut.
+	in.KeepAlive = false
+	want(t, one(t, in), timeline.PhaseInFlightCut, "web-1")
+}
+
+func TestPinnedConnectionClosedByDrain(t *testing.T) {
+	// Drain closes idle kept-alive connections at SIGTERM (5 s); a request written into one
+	// as it closes fails at once, well before the exit at 5.2 s.
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(5, timeline.AppEvent, "web-1", "sigterm mode=drain"),
+		ev(5.0005, timeline.AppEvent, "web-1", "listener_closed"),
+		ev(5.2, timeline.AppEvent, "web-1", "exiting code=0 reason=drained"),
+	)
+	q := failed(1, 5.0, 0.001, loadgen.ClassEOF)
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}), timeline.PhasePinnedConnection, "web-1")
+}
+
+func TestPropagation(t *testing.T) {
+	// Naive: the app exits at SIGTERM, right at the deletion; the endpoint leaves at 0.3 s and
+	// kube-proxy programs it up to the lag later. New connections in between fail: at once
+	// (EOF through docker-proxy) or, once the pod's network is gone, by timing out.
+	b := (&tl{}).del("web-1", 0, 0.3).add(
+		ev(0.002, timeline.AppEvent, "web-1", "sigterm mode=exit"),
+		ev(0.004, timeline.AppEvent, "web-1", "exiting code=0"),
+	)
+	in := Input{Timeline: b.timeline(), Requests: []loadgen.Request{
+		failed(1, 0.5, 0.001, loadgen.ClassEOF),
+		failed(2, 1.0, 2, loadgen.ClassTimeout),
+		failed(3, 3.0, 0.001, loadgen.ClassEOF), // after routed + lag (2.3 s): not propagation
+	}}
+	res := Attribute(in)
+	got := []timeline.Phase{res.Failed[0].Phase, res.Failed[1].Phase, res.Failed[2].Phase}
+	if !slices.Equal(got, []timeline.Phase{timeline.PhasePropagation, timeline.PhasePropagation, timeline.PhaseUnknown}) {
+		t.Errorf("phases %v, want propagation, propagation, unknown: %+v", got, res.Failed)
+	}
+	// kube-proxy's measured lag widens the window.
+	in.ProgrammingLag = 3 * time.Second
+	if p := Attribute(in).Failed[2].Phase; p != timeline.PhasePropagation {
+		t.Errorf("with a 3 s programming lag: %s, want propagation", p)
+	}
+}
+
+func TestPropagationWithoutAppLines(t *testing.T) {
+	// An app that writes no lifecycle lines: the window opens at the deletion.
+	b := (&tl{}).del("web-1", 0, 0.3).add(exited(2, "web-1", 0, 1))
+	q := failed(1, 0.2, 0.001, loadgen.ClassReset)
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhasePropagation, "web-1")
+}
+
+func TestStartup(t *testing.T) {
+	b := (&tl{}).add(
+		ev(0, timeline.PodCreated, "web-2", ""),
+		ev(3, timeline.EndpointReady, "web-2", ""),
+	)
+	q := failed(1, 3.2, 0.01, loadgen.HTTP5xxClass(503))
+	q.Pod = "web-2"
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseStartup, "web-2")
+	// No identity: sent within the startup window after the endpoint became ready.
+	q.Pod = ""
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseStartup, "web-2")
+}
+
+func TestSteady(t *testing.T) {
+	b := (&tl{}).del("web-1", 0, 0.3).add(ev(0.004, timeline.AppEvent, "web-1", "exiting"), ev(1, timeline.PodGone, "web-1", ""))
+	q := failed(1, 60, 0.01, loadgen.HTTP5xxClass(500))
+	a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()})
+	want(t, a, timeline.PhaseSteady, "")
+}
+
+func TestUnknown(t *testing.T) {
+	// A pod is terminating (preStop 20 s, routed at 0.1 s), keep-alive off, a request fails at
+	// 10 s: nothing explains it.
+	b := (&tl{}).del("web-1", 0, 0.1).add(ev(20, timeline.AppEvent, "web-1", "exiting"))
+	q := failed(1, 10, 0.01, loadgen.ClassEOF)
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseUnknown, "")
+}
+
+func TestTwoPodsTerminatingAtOnce(t *testing.T) {
+	// Two naive pods deleted 80 ms apart (a rollout with maxUnavailable 2): a failure in
+	// both propagation windows is attributed to the pod that stopped accepting nearest to it,
+	// and the other is named.
+	b := (&tl{}).del("web-1", 0, 0.3).del("web-3", 0.08, 0.3).add(
+		ev(0.004, timeline.AppEvent, "web-1", "exiting"),
+		ev(0.084, timeline.AppEvent, "web-3", "exiting"),
+	)
+	q := failed(1, 0.5, 0.001, loadgen.ClassEOF)
+	a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()})
+	want(t, a, timeline.PhasePropagation, "web-3")
+	if !slices.Equal(a.Others, []string{"web-1"}) {
+		t.Errorf("others %v, want [web-1]", a.Others)
+	}
+	// A request that names its pod is matched to that pod only.
+	q.Pod, q.Class = "web-1", loadgen.HTTP5xxClass(502)
+	a = one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()})
+	want(t, a, timeline.PhasePropagation, "web-1")
+	if len(a.Others) != 0 {
+		t.Errorf("others %v, want none", a.Others)
+	}
+}
+
+func TestRuleOrderAcrossPods(t *testing.T) {
+	// web-1 is killed at 4 s while a slow request is in flight; web-3, deleted at 3.9 s, exits
+	// at once and is still routable: the cut request matches both, and the kill (the stronger
+	// evidence, tried first) wins.
+	b := (&tl{}).del("web-1", 0, 0.1).del("web-3", 3.9, 0.3).add(
+		ev(2, timeline.AppEvent, "web-1", "sigterm"),
+		exited(4.5, "web-1", 137, 4),
+		ev(3.901, timeline.AppEvent, "web-3", "exiting"),
+	)
+	q := failed(1, 0.5, 3.6, loadgen.ClassEOF) // fails at 4.1 s
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseSIGKILL, "web-1")
+}
+
+func TestOtherContainersIgnored(t *testing.T) {
+	b := (&tl{}).del("web-1", 0, 0.1)
+	side := exited(4.5, "web-1", 137, 4)
+	side.Container = "sidecar"
+	b.add(side)
+	q := failed(1, 0.5, 3.6, loadgen.ClassEOF)
+	a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Container: "app"})
+	if a.Phase == timeline.PhaseSIGKILL {
+		t.Errorf("a sidecar's exit code made the request a SIGKILL cut: %+v", a)
+	}
+}
+
+func TestExitWindowNarrowed(t *testing.T) {
+	// finishedAt says [4, 5); the log stream ended at 4.3 s: the exit is within [4, 4.3].
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(2, timeline.AppEvent, "web-1", "sigterm"),
+		ev(4.3, timeline.AppLogEnded, "web-1", ""),
+		exited(5.2, "web-1", 137, 4),
+	)
+	ls := Lives(b.timeline(), "app")
+	if len(ls) != 1 {
+		t.Fatalf("lives %+v", ls)
+	}
+	l := ls[0]
+	if !l.ExitFrom.Equal(at(4)) || !l.ExitBy.Equal(at(4.3)) || l.Exit != ExitKilled || l.Routed != at(0.1) {
+		t.Errorf("life %+v: want exit killed within [4, 4.3], routed at 0.1", l)
+	}
+}
+
+func TestOKRequestsNotAttributed(t *testing.T) {
+	res := Attribute(Input{Requests: []loadgen.Request{{Seq: 1, Timestamp: t0, Class: loadgen.ClassOK}}})
+	if len(res.Failed) != 0 || len(res.Counts) != 0 {
+		t.Errorf("attributed %+v", res)
+	}
+}
