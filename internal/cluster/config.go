@@ -44,12 +44,18 @@ type Options struct {
 	Logf        func(format string, args ...any)
 }
 
-// DefaultKindConfig is the repository's kind-config.yaml, for suites and checks that run
+// DefaultKindConfig is the repository's kind-config.yaml without its comments (they say why
+// kube-proxy's metrics listen on 0.0.0.0:10249 of the node), for suites and checks that run
 // outside the rollcheck repository (a user's own module) with no ROLLCHECK_KIND_CONFIG.
 const DefaultKindConfig = `kind: Cluster
 apiVersion: kind.x-k8s.io/v1alpha4
 networking:
   podSubnet: 10.244.0.0/16
+kubeadmConfigPatches:
+- |
+  kind: KubeProxyConfiguration
+  apiVersion: kubeproxy.config.k8s.io/v1alpha1
+  metricsBindAddress: "0.0.0.0:10249"
 nodes:
 - role: control-plane
   extraPortMappings:

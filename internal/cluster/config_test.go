@@ -3,6 +3,7 @@ package cluster
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -203,5 +204,54 @@ func TestFromEnvOutsideTheRepo(t *testing.T) {
 	kc, err := LoadKindConfig(o.KindConfig)
 	if err != nil || kc.HostPort != 30080 {
 		t.Fatalf("default kind config %s: %+v, %v", o.KindConfig, kc, err)
+	}
+}
+
+// Both kind configs make kube-proxy's metrics reachable through the API server's pod proxy
+// (internal/proxymetrics), and Render keeps the patch. kind v0.30.0 generates kube-proxy's
+// configuration as a document of kind KubeProxyConfiguration, apiVersion
+// kubeproxy.config.k8s.io/v1alpha1 (pkg/cluster/internal/kubeadm/config.go), and applies each
+// kubeadmConfigPatches entry as a JSON merge patch to the documents whose kind is the patch's and,
+// when the patch names one, whose apiVersion is too (pkg/internal/patch).
+func TestKindConfigsExposeKubeProxyMetrics(t *testing.T) {
+	want := map[string]any{
+		"kind":               "KubeProxyConfiguration",
+		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
+		"metricsBindAddress": "0.0.0.0:10249",
+	}
+	for name, path := range map[string]string{
+		"kind-config.yaml":  "../../kind-config.yaml",
+		"DefaultKindConfig": writeConfig(t, DefaultKindConfig),
+	} {
+		kc, err := LoadKindConfig(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := kc.Render(Options{ImageSource: SourceUpstream, Workers: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var rendered kindv1.Cluster
+		if err := yaml.UnmarshalStrict(b, &rendered); err != nil {
+			t.Fatalf("%s: rendered config does not parse: %v", name, err)
+		}
+		for stage, patches := range map[string][]string{"loaded": kc.Cluster.KubeadmConfigPatches, "rendered": rendered.KubeadmConfigPatches} {
+			var found []map[string]any
+			for _, p := range patches {
+				var doc map[string]any
+				if err := yaml.Unmarshal([]byte(p), &doc); err != nil {
+					t.Fatalf("%s, %s: patch %q: %v", name, stage, p, err)
+				}
+				if doc["kind"] == want["kind"] {
+					found = append(found, doc)
+				}
+				if strings.Contains(p, "\n---") {
+					t.Errorf("%s, %s: patch %q holds more than one document", name, stage, p)
+				}
+			}
+			if len(found) != 1 || !reflect.DeepEqual(found[0], want) {
+				t.Errorf("%s, %s: KubeProxyConfiguration patches %v, want exactly %v", name, stage, found, want)
+			}
+		}
 	}
 }
