@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // Expectation is the kind of outcome a Scenario is expected to produce.
@@ -47,6 +48,21 @@ type Outcome struct {
 	// MinDisruptionsWithFailures is how many disruptions of a negative control must show
 	// failures; 0 means most of them (half, rounded up).
 	MinDisruptionsWithFailures int `json:"minDisruptionsWithFailures,omitempty"`
+	// Phases, for a negative control, are the phases its mechanism produces: at least
+	// MinPhaseShare of its failures must be attributed to them, or the row fails ("right
+	// count, wrong mechanism"). Empty: only Classes are checked.
+	Phases []timeline.Phase `json:"phases,omitempty"`
+}
+
+// MinPhaseShare is the share of a negative control's failures that must be in its expected
+// Phases.
+const MinPhaseShare = 0.8
+
+// ByPhase returns the negative control o requiring at least MinPhaseShare of its failures in
+// the given phases.
+func (o Outcome) ByPhase(phases ...timeline.Phase) Outcome {
+	o.Phases = phases
+	return o
 }
 
 // Zero expects no failure at all.
@@ -92,6 +108,14 @@ func (o Outcome) Validate() error {
 	}
 	if o.MinDisruptionsWithFailures < 0 || (o.MinDisruptionsWithFailures > 0 && o.Kind != ExpectFailures) {
 		return fmt.Errorf("expect minDisruptionsWithFailures %d: only for failures-expected, and not below 0", o.MinDisruptionsWithFailures)
+	}
+	if len(o.Phases) > 0 && o.Kind != ExpectFailures {
+		return errors.New("expect phases: only for failures-expected (a negative control names its mechanism)")
+	}
+	for _, ph := range o.Phases {
+		if !ph.Known() {
+			return fmt.Errorf("expect phase %q: want one of %s", ph, phaseList(timeline.Phases))
+		}
 	}
 	if o.Kind == ExpectFailures && (o.MinSuccessRatioPerDisruption > 0 || o.MaxDisruptionSeconds != nil) {
 		return errors.New("expect failures-expected (a negative control) cannot also bound the failures per disruption or the disruption seconds")
@@ -142,10 +166,14 @@ func (o Outcome) kindString() string {
 	case ExpectAtMost:
 		return fmt.Sprintf("≤ %.2f%%", 100*o.MaxRatio)
 	case ExpectFailures:
-		if len(o.Classes) == 0 {
-			return "failures"
+		s := "failures"
+		if len(o.Classes) > 0 {
+			s += " (" + classList(o.Classes) + ")"
 		}
-		return "failures (" + classList(o.Classes) + ")"
+		if len(o.Phases) > 0 {
+			s += " by " + phaseList(o.Phases)
+		}
+		return s
 	}
 	return string(o.Kind)
 }
@@ -218,6 +246,57 @@ func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
 		return Verdict{Fail, fmt.Sprintf("%s; %d disruption seconds, expected at most %d", v.Reason, s.DisruptionSeconds, *n)}
 	}
 	return v
+}
+
+// JudgeMechanism refines a verdict from Judge with the row's failures by phase: a negative
+// control with Phases fails when fewer than MinPhaseShare of its failures are in them; a row that
+// failed says which phases broke it. Verdicts other than pass and fail, and rows whose failures
+// were not attributed (phases empty), are returned as they are.
+func (o Outcome) JudgeMechanism(v Verdict, phases map[timeline.Phase]int) Verdict {
+	total := 0
+	for _, n := range phases {
+		total += n
+	}
+	if total == 0 || (v.Status != Pass && v.Status != Fail) {
+		return v
+	}
+	if v.Status == Fail {
+		v.Reason += "; by phase: " + FormatPhases(phases)
+		return v
+	}
+	if o.Kind != ExpectFailures || len(o.Phases) == 0 {
+		return v
+	}
+	in := 0
+	for _, ph := range o.Phases {
+		in += phases[ph]
+	}
+	share := fmt.Sprintf("%d of %d failures are %s", in, total, phaseList(o.Phases))
+	if float64(in) < MinPhaseShare*float64(total) {
+		return Verdict{Fail, fmt.Sprintf("%s; right count, wrong mechanism: only %s, expected at least %.0f%% (by phase: %s)",
+			v.Reason, share, 100*MinPhaseShare, FormatPhases(phases))}
+	}
+	v.Reason += "; " + share
+	return v
+}
+
+// FormatPhases says failures by phase in rule order: "propagation 12, unknown 1".
+func FormatPhases(m map[timeline.Phase]int) string {
+	var parts []string
+	for _, ph := range timeline.Phases {
+		if n := m[ph]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", ph, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func phaseList(ps []timeline.Phase) string {
+	ss := make([]string, len(ps))
+	for i, p := range ps {
+		ss[i] = string(p)
+	}
+	return strings.Join(ss, "|")
 }
 
 func pctString(r float64) string { return strconv.FormatFloat(100*r, 'f', 2, 64) }

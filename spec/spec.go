@@ -27,6 +27,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // APIVersion and Kind of a check file.
@@ -136,6 +137,9 @@ type Expect struct {
 // FailuresExpected is a negative control's expectation.
 type FailuresExpected struct {
 	Classes []loadgen.Class `json:"classes,omitempty"`
+	// Phases name the mechanism: at least 80 % of the failures must be attributed to these
+	// termination phases (propagation, in-flight-cut, sigkill, pinned-connection, startup).
+	Phases []timeline.Phase `json:"phases,omitempty"`
 }
 
 // Load reads and strictly decodes a check file. It does not validate it: Plans does.
@@ -435,7 +439,7 @@ func (e Expect) outcome() (engine.Outcome, error) {
 	}
 	if e.FailuresExpected != nil {
 		n++
-		o = engine.Failures(e.FailuresExpected.Classes...)
+		o = engine.Failures(e.FailuresExpected.Classes...).ByPhase(e.FailuresExpected.Phases...)
 	}
 	if n > 1 {
 		return o, errors.New("expect: set at most one of failures, maxFailureRatio and failuresExpected")

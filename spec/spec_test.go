@@ -141,3 +141,36 @@ func TestNoReadinessProbeWarns(t *testing.T) {
 		t.Errorf("warnings = %q, want one about the readiness probe", warnings)
 	}
 }
+
+// A negative control names its mechanism by phase; an unknown phase is an error.
+func TestFailuresExpectedPhases(t *testing.T) {
+	doc := func(phase string) []byte {
+		return []byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+disruptions: [{kind: rollout-restart}]
+variants:
+- name: as-is
+  expect: {failuresExpected: {classes: [eof, reset], phases: [` + phase + `]}}
+`)
+	}
+	c, err := Parse(doc("propagation"), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := plans[0].Variant.Expect; e.Kind != engine.ExpectFailures || len(e.Phases) != 1 || e.Phases[0] != "propagation" {
+		t.Errorf("expect %+v, want failures by propagation", e)
+	}
+	c, err = Parse(doc("lag"), "testdata")
+	if err == nil {
+		_, _, err = c.Plans()
+	}
+	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|in-flight-cut|`) {
+		t.Errorf("unknown phase: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // ConnectionFailures are the failure classes of a request that reached a pod that was going
@@ -76,13 +77,13 @@ func RolloutRows() []scenario.Scenario {
 	exitKAGet := exitKA
 	exitKAGet.Name, exitKAGet.Method = "prestop-exit-keepalive-get", "GET"
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.Failures(ConnectionFailures...),
+		Row(Naive, d, scenario.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
 			"negative control: the app is gone at SIGTERM while kube-proxy still sends new connections to it for the endpoint propagation delay"),
-		Row(DrainOnly, d, scenario.Failures(ConnectionFailures...),
+		Row(DrainOnly, d, scenario.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
 			"draining does not help new connections: the listener closes at SIGTERM, before kube-proxy stops sending connections to the pod"),
 		Row(PreStopExit, d, scenario.Zero(),
 			"the preStop sleep outlasts endpoint propagation; with keep-alive off and instant requests nothing is in flight when the app exits"),
-		Row(exitKA, d, scenario.Failures(CutInFlight...),
+		Row(exitKA, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhasePinnedConnection, timeline.PhaseInFlightCut),
 			"keep-alive pins connections to the old pod through the preStop sleep; exiting cuts the requests in flight on them, and a POST is not retried"),
 		Row(exitKAGet, d, scenario.Zero(),
 			"as prestop-exit-keepalive, but GET: Go's client silently retries a GET whose reused connection died, hiding the cut requests (transparent retry)"),
@@ -90,11 +91,11 @@ func RolloutRows() []scenario.Scenario {
 			"the textbook configuration: preStop sleep outlasts endpoint propagation, then in-flight requests finish"),
 		Row(NativeSleepDrain, d, scenario.Zero(),
 			"as prestop-drain, with the native sleep action instead of an exec hook"),
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"requests take 5 s; grace 3 s minus preStop 2 s leaves 1 s, which the kubelet rounds up to its 2 s minimum: SIGKILL comes 4 s after deletion and cuts the requests in flight"),
 		Row(ignore, d, scenario.Zero(),
 			"the app ignores SIGTERM and SIGKILL ends it at 8 s, but with keep-alive off and endpoints long gone nothing is in flight"),
-		Row(ignoreKA, d, scenario.Failures(CutInFlight...),
+		Row(ignoreKA, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL, timeline.PhasePinnedConnection),
 			"the app ignores SIGTERM; keep-alive connections stay pinned to it until SIGKILL at 8 s cuts the requests in flight on them"),
 	}
 }
@@ -103,7 +104,7 @@ func RolloutRows() []scenario.Scenario {
 func DeletePodRows() []scenario.Scenario {
 	d := scenario.DeletePod
 	return []scenario.Scenario{
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
 		Row(Naive, d, scenario.AtMost(MeasuredBound(40.0/1106)),
 			"endpoint removal and SIGTERM race: 1, 6, 36 and 40 failures of about 1,100 requests in four runs of an earlier session, 39, 0 and 0 of about 2,000 in three runs of ROLLCHECK_REPEAT=3 (worst 3.6 %). The replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone; a measured bound (MeasuredBound), not a negative control"),
@@ -132,7 +133,7 @@ func ForceDeleteRows() []scenario.Scenario {
 			"endpoint removal and SIGTERM start together and race: earlier sessions saw 1 to 52 failures in about 1,000 requests, ROLLCHECK_REPEAT=3 here 12, 7 and 19 of about 1,400, and a full make e2e 79 of 1,239 (the worst, 6.4 %); so this is no negative control (prestop-drain-slow is) but a measured bound (MeasuredBound)"),
 		Row(PreStopDrain, d, scenario.AtMost(MeasuredBound(9.0/1242)),
 			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Measured: 9 of 1,242 requests in one disruption of an earlier make e2e, and 3, 0 and 0 of about 1,300 with ROLLCHECK_REPEAT=3 (the zero-failure row was flaky: 2 of 3); a measured bound (MeasuredBound)"),
-		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...),
+		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 	}
 }
@@ -141,7 +142,7 @@ func ForceDeleteRows() []scenario.Scenario {
 func ScaleDownRows() []scenario.Scenario {
 	d := scenario.ScaleDown
 	return []scenario.Scenario{
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...).WithMinDisruptionsWithFailures(1),
+		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL).WithMinDisruptionsWithFailures(1),
 			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
 		Row(Naive, d, scenario.AtMost(MeasuredBound(5.0/1942)),
 			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: 0 failures in every run of earlier sessions, 3, 0 and 2 of about 2,000 with ROLLCHECK_REPEAT=3, 5 of 1,942 in a full make e2e (the worst, 0.26 %). The race is real, so the row is a measured bound (MeasuredBound), not called safe"),

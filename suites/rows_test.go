@@ -31,3 +31,16 @@ func TestRowsBounds(t *testing.T) {
 		t.Errorf("%d matrix rows, want 20", n)
 	}
 }
+
+// Every negative control names the phase its mechanism must produce: judged by class alone, a
+// stale-conntrack timeout could pass it for the wrong reason.
+func TestNegativeControlsNamePhases(t *testing.T) {
+	for _, s := range AllRows() {
+		if s.Expect.Kind == scenario.ExpectFailures && len(s.Expect.Phases) == 0 {
+			t.Errorf("%s under %s: a negative control without expected phases", s.Name, s.Disruption)
+		}
+		if err := s.Expect.Validate(); err != nil {
+			t.Errorf("%s under %s: %v", s.Name, s.Disruption, err)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/attribute"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+func TestJudgeMechanism(t *testing.T) {
+	o := Failures(loadgen.ClassEOF, loadgen.ClassReset).ByPhase(timeline.PhasePropagation)
+	pass := Verdict{Pass, "40 of 1000 requests failed"}
+	for _, tc := range []struct {
+		name   string
+		phases map[timeline.Phase]int
+		status Status
+		reason string
+	}{
+		{"right mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 36, timeline.PhaseUnknown: 4}, Pass, "36 of 40 failures are propagation"},
+		{"right count, wrong mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 31, timeline.PhaseSteady: 9}, Fail, "right count, wrong mechanism: only 31 of 40 failures are propagation, expected at least 80% (by phase: propagation 31, steady 9)"},
+		{"not attributed", nil, Pass, ""},
+	} {
+		v := o.JudgeMechanism(pass, tc.phases)
+		if v.Status != tc.status || !strings.Contains(v.Reason, tc.reason) {
+			t.Errorf("%s: %+v, want %s with %q", tc.name, v, tc.status, tc.reason)
+		}
+	}
+	// A well-configured row that failed says which phases broke it.
+	v := Zero().JudgeMechanism(Verdict{Fail, "9 of 1242 requests failed (0.725%), expected none"}, map[timeline.Phase]int{timeline.PhasePropagation: 9})
+	if v.Status != Fail || !strings.HasSuffix(v.Reason, "; by phase: propagation 9") {
+		t.Errorf("failing zero row: %+v", v)
+	}
+	// Harness faults stay what they are.
+	if v := o.JudgeMechanism(Verdict{HarnessFault, "stalled"}, map[timeline.Phase]int{timeline.PhaseSteady: 3}); v.Reason != "stalled" {
+		t.Errorf("harness fault changed: %+v", v)
+	}
+	if err := Zero().ByPhase(timeline.PhasePropagation).Validate(); err == nil {
+		t.Error("phases on a zero-failures row validated")
+	}
+	if err := o.ByPhase("nope").Validate(); err == nil || !strings.Contains(err.Error(), `expect phase "nope"`) {
+		t.Errorf("unknown phase: %v", err)
+	}
+	if s := o.String(); s != "failures (eof|reset) by propagation" {
+		t.Errorf("String %q", s)
+	}
+}
+
+func TestConfiguredPreStop(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"none": 0, "sleep:5s": 5 * time.Second, "exec:sleep 5": 5 * time.Second, "exec:sleep 1.5": 1500 * time.Millisecond,
+		"httpGet:/prestop?sleep=2500ms": 2500 * time.Millisecond,
+	} {
+		if got, ok := configuredPreStop(in); !ok || got != want {
+			t.Errorf("configuredPreStop(%q) = %s, %t; want %s", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"exec:/bin/drain", "httpGet:/quit", "tcpSocket"} {
+		if _, ok := configuredPreStop(in); ok {
+			t.Errorf("configuredPreStop(%q) known", in)
+		}
+	}
+}
+
+func TestExplainRecommendation(t *testing.T) {
+	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	// Three pods deleted; their endpoints left the slices 100, 200 and 300 ms later. web-1 kept
+	// serving through a 5 s preStop and answered its last request 1.2 s after its deletion;
+	// web-2 exited at once (no data-plane measure); web-3 answered nothing after it.
+	tl := timeline.Timeline{Propagation: []timeline.Propagation{
+		{Pod: "web-1", DeletingAt: at(0), ToUnready: 100 * time.Millisecond, ToRemoved: -1},
+		{Pod: "web-2", DeletingAt: at(10000), ToUnready: 200 * time.Millisecond, ToRemoved: -1},
+		{Pod: "web-3", DeletingAt: at(20000), ToUnready: -1, ToRemoved: 300 * time.Millisecond},
+	}, Events: []timeline.Event{
+		{Time: at(5000), Kind: timeline.AppEvent, Pod: "web-1", Detail: "listener_closed"},
+		{Time: at(10002), Kind: timeline.AppEvent, Pod: "web-2", Detail: "exiting"},
+	}}
+	reqs := []loadgen.Request{
+		{Seq: 1, Timestamp: at(1200), Latency: 30 * time.Millisecond, Class: loadgen.ClassOK, Pod: "web-1"},
+		{Seq: 2, Timestamp: at(10001), Latency: 10 * time.Millisecond, Class: loadgen.ClassOK, Pod: "web-2"},
+		{Seq: 3, Timestamp: at(10300), Latency: time.Millisecond, Class: loadgen.ClassEOF},
+		{Seq: 4, Timestamp: at(15000), Latency: 900 * time.Millisecond, Class: loadgen.ClassOK, Pod: "web-3"},
+	}
+	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
+	kp := &Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
+	cfg := Config{PreStop: "none", GraceSeconds: 30, Disruption: RolloutRestart}
+	ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true)
+	if ex.Phases[timeline.PhasePropagation] != 1 {
+		t.Errorf("phases %v, want the EOF in propagation", ex.Phases)
+	}
+	p := ex.Propagation
+	if p.ControlPlane.N != 3 || p.ControlPlane.P50 != 200*time.Millisecond || p.ControlPlane.Max != 300*time.Millisecond {
+		t.Errorf("control plane %+v", p.ControlPlane)
+	}
+	if p.DataPlane.N != 1 || p.DataPlane.P99 != 1200*time.Millisecond {
+		t.Errorf("data plane %+v, want web-1 alone at 1.2 s", p.DataPlane)
+	}
+	r := ex.Recommendation
+	if r == nil {
+		t.Fatal("no recommendation")
+	}
+	// routed = max(1.2 s, 300 ms + 900 ms) = 1.2 s; preStop = ceil(2.2 s) = 3 s;
+	// grace = ceil(3 s + request p99 900 ms + 2 s) = 6 s.
+	if r.Routed != 1200*time.Millisecond || r.PreStop != 3*time.Second || r.GraceSeconds != 6 || r.RequestP99 != 900*time.Millisecond {
+		t.Errorf("recommendation %+v", r)
+	}
+	if r.Fit != "short" || !strings.Contains(r.Advice, "most failures (1) are propagation: set preStop sleep ≥ 3s") {
+		t.Errorf("fit %q advice %q", r.Fit, r.Advice)
+	}
+	// The textbook row, without pod identity: routed = 300 ms + 900 ms, preStop ceil(2.2 s) =
+	// 3 s, grace ceil(3 s + 0 + 2 s) = 5 s; its 5 s and 30 s have headroom.
+	cfg.PreStop = "sleep:5s"
+	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
+		t.Errorf("textbook row: %+v", r)
+	}
+	// No deletion seen: no recommendation.
+	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
+		t.Errorf("no deletion: %+v", ex)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	var ds []time.Duration
+	for i := 1; i <= 200; i++ {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	s := summarize(ds)
+	if s.N != 200 || len(s.Samples) != 200 || s.P50 != 100*time.Millisecond || s.P99 != 198*time.Millisecond || s.Max != 200*time.Millisecond {
+		t.Errorf("summarize %+v", s)
+	}
+	if s := summarize(nil); s.N != 0 || s.Samples != nil {
+		t.Error("summarize(nil) not zero")
+	}
+}
