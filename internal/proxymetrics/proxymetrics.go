@@ -96,7 +96,7 @@ func Scrape(ctx context.Context, cs kubernetes.Interface) (Histogram, error) {
 		if err != nil {
 			return Histogram{}, err
 		}
-		if total, err = total.add(h); err != nil {
+		if total, err = total.Add(h); err != nil {
 			return Histogram{}, fmt.Errorf("add the metrics of kube-proxy %s to the others': %w", p.Name, err)
 		}
 		var restarts int32
@@ -170,7 +170,7 @@ func Parse(r io.Reader) (Histogram, error) {
 		if n := len(h.Buckets); n == 0 || !math.IsInf(h.Buckets[n-1].UpperBound, 1) {
 			return Histogram{}, fmt.Errorf("metric %s%s: no +Inf bucket", Metric, labels(m))
 		}
-		if total, err = total.add(h); err != nil {
+		if total, err = total.Add(h); err != nil {
 			return Histogram{}, fmt.Errorf("metric %s%s: %w", Metric, labels(m), err)
 		}
 	}
@@ -185,8 +185,9 @@ func labels(m *dto.Metric) string {
 	return "{" + strings.Join(l, ",") + "}"
 }
 
-// add returns h + o; both must have the same buckets unless one has none.
-func (h Histogram) add(o Histogram) (Histogram, error) { return h.combine(o, false) }
+// Add returns h + o (two nodes' readings, or two rows' changes); both must have the same
+// buckets unless one has none.
+func (h Histogram) Add(o Histogram) (Histogram, error) { return h.combine(o, false) }
 
 // combine returns h + o, or h − o when sub is set (an error when a count of o is larger). A
 // Histogram with no buckets and no count is zero, whatever the other's buckets. Sources are h's.

@@ -16,6 +16,7 @@ type cells struct {
 	Disruption string
 	Requests   string
 	Failures   string
+	Phases     string
 	FailurePct string
 	DisruptS   string
 	Bursts     string
@@ -30,7 +31,7 @@ type cells struct {
 }
 
 // tableHeader is the header of the conformance table.
-var tableHeader = []string{"scenario", "disruption", "requests", "failures by class", "failure %",
+var tableHeader = []string{"scenario", "disruption", "requests", "failures by class", "failures by phase", "failure %",
 	"worst disruption", "disruption s", "bursts", "expected", "verdict"}
 
 func rowCells(r Row) cells {
@@ -40,6 +41,7 @@ func rowCells(r Row) cells {
 		Disruption: disruptionCell(s),
 		Requests:   fmt.Sprint(sum.Requests),
 		Failures:   failuresCell(sum.Failures),
+		Phases:     phasesCell(r),
 		FailurePct: "—",
 		DisruptS:   fmt.Sprint(sum.DisruptionSeconds),
 		Bursts:     fmt.Sprint(len(sum.Bursts)),
@@ -97,6 +99,21 @@ func failuresCell(f map[loadgen.Class]int) string {
 		return "—"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// phasesCell says the row's failures by phase ("propagation 12, unknown 1"), "—" with none,
+// "n/a" when the row has no attribution (it did not run its load, or predates it).
+func phasesCell(r Row) string {
+	if r.Explanation == nil {
+		if r.Summary.Failed > 0 {
+			return "n/a"
+		}
+		return "—"
+	}
+	if s := engine.FormatPhases(r.Explanation.Phases); s != "" {
+		return s
+	}
+	return "—"
 }
 
 // pct formats a ratio as a percentage with enough digits for one failure in 100 000.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 func markdown(t *testing.T, run Run) string {
@@ -54,8 +56,8 @@ func TestWriteMarkdown(t *testing.T) {
 
 	for _, want := range []string{
 		"rollcheck v0.1.0-test · Kubernetes v1.34.0 · kind v0.30.0 · node image kindest/node:v1.34.0 (upstream) · Go go1.25.7 · vegeta v12.12.0",
-		"| scenario | disruption | requests | failures by class | failure % | worst disruption | disruption s | bursts | expected | verdict |",
-		"|---|---|--:|---|--:|--:|--:|--:|---|---|\n",
+		"| scenario | disruption | requests | failures by class | failures by phase | failure % | worst disruption | disruption s | bursts | expected | verdict |",
+		"|---|---|--:|---|---|--:|--:|--:|--:|---|---|\n",
 		"3 rows: 2 pass, 0 fail, 1 harness-fault, 0 error\n",
 		"† transparent retry",
 	} {
@@ -69,12 +71,12 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	want := [][]string{
 		{"prestop-sleep-drain: preStop=sleep:5s sigterm=drain grace=30s keepalive=off", "rollout-restart×2",
-			"2000", "—", "0%", "100% (all 2)", "0", "0", "0 failures, ≥ 95% per disruption", "✅ pass"},
+			"2000", "—", "—", "0%", "100% (all 2)", "0", "0", "0 failures, ≥ 95% per disruption", "✅ pass"},
 		// Disruption 1 holds 40 of the 56 failures in its 410 requests (buckets 4.0 s to 8.0 s).
 		{"naive-exit: preStop=none sigterm=exit grace=30s keepalive=on †", "delete-pod×2",
-			"2000", "eof 2, http_503 4, refused 44, reset 6", "2.800%", "90.24% (#1)", "4", "2", "failures (refused|reset)", "✅ pass"},
+			"2000", "eof 2, http_503 4, refused 44, reset 6", "n/a", "2.800%", "90.24% (#1)", "4", "2", "failures (refused|reset)", "✅ pass"},
 		{"exit-at-most: preStop=exec:/app sleep 2s sigterm=exit grace=10s req=100ms keepalive=off", "rollout-restart×1",
-			"1500", "timeout 3", "0.200%", "99.27% (#1)", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
+			"1500", "timeout 3", "n/a", "0.200%", "99.27% (#1)", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
 	}
 	for i := range want {
 		if len(rows[i]) != len(want[i]) {
@@ -193,5 +195,40 @@ func TestWriteMarkdownNoPodIdentity(t *testing.T) {
 	md := buf.String()
 	if strings.Count(md, " ‡ |") != 1 || !strings.Contains(md, "‡ no pod identity") {
 		t.Errorf("want one row marked ‡ and the note:\n%s", md)
+	}
+}
+
+// Explained rows show their failures by phase, and the run its propagation, pooled and per row,
+// with the recommendation.
+func TestWriteMarkdownExplained(t *testing.T) {
+	rows := syntheticRows()[:2]
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	rows[1].Explanation = &engine.Explanation{
+		Phases: map[timeline.Phase]int{timeline.PhasePropagation: 50, timeline.PhaseUnknown: 6},
+		Propagation: engine.Propagation{
+			ControlPlane: engine.Summarize([]time.Duration{ms(100), ms(300)}),
+			KubeProxy:    &engine.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
+			KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 2}, {UpperBound: 1, Count: 4}, {Inf: true, Count: 4}},
+		},
+		Recommendation: &engine.Recommendation{PreStop: 3 * time.Second, GraceSeconds: 5, Routed: ms(1200),
+			RoutedFrom: "control plane p99 300ms + kube-proxy programming p99 900ms", Fit: "short",
+			Advice: "most failures (50) are propagation: set preStop sleep ≥ 3s"},
+	}
+	rows[0].Explanation = &engine.Explanation{Propagation: engine.Propagation{
+		ControlPlane: engine.Summarize([]time.Duration{ms(200)}), DataPlane: engine.Summarize([]time.Duration{ms(1100), ms(1300)}),
+		KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 1, Count: 3}, {Inf: true, Count: 3}},
+	}}
+	md := markdown(t, NewRun(rows))
+	t.Logf("\n%s", md)
+	for _, want := range []string{
+		"| propagation 50, unknown 6 |",
+		"Over the whole run: control plane (deletion → endpoint not ready) p50 200ms · p99 300ms · max 300ms (n 3); data plane (deletion → the pod's last answer, pods that kept serving) p50 1.1s · p99 1.3s · max 1.3s (n 2); kube-proxy programming (kubeproxy_network_programming_duration_seconds) p50",
+		"(n 7).",
+		"The data plane's p99 is 1s after the control plane's.",
+		"| ≥ 3s · ≥ 5s (routed 1.2s: control plane p99 300ms + kube-proxy programming p99 900ms; requests p99 0s) | short | most failures (50) are propagation: set preStop sleep ≥ 3s |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
 	}
 }

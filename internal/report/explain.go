@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/proxymetrics"
+)
+
+// PooledPropagation is endpoint propagation over every row of a run: the per-pod samples of
+// the control and data plane pooled, and kube-proxy's histograms summed.
+type PooledPropagation struct {
+	ControlPlane engine.Durations  `json:"controlPlane"`
+	DataPlane    engine.Durations  `json:"dataPlane"`
+	KubeProxy    *engine.Durations `json:"kubeProxy,omitempty"`
+}
+
+// Pool pools the propagation of rows (those without an Explanation are skipped).
+func Pool(rows []Row) PooledPropagation {
+	var cp, dp []time.Duration
+	var kp proxymetrics.Histogram
+	haveKP := false
+	for _, r := range rows {
+		if r.Explanation == nil {
+			continue
+		}
+		p := r.Explanation.Propagation
+		cp = append(cp, p.ControlPlane.Samples...)
+		dp = append(dp, p.DataPlane.Samples...)
+		if len(p.KubeProxyBuckets) == 0 {
+			continue
+		}
+		h := histogram(p.KubeProxyBuckets)
+		if !haveKP {
+			kp, haveKP = h, true
+		} else if sum, err := kp.Add(h); err == nil {
+			kp = sum
+		}
+	}
+	out := PooledPropagation{ControlPlane: withoutSamples(engine.Summarize(cp)), DataPlane: withoutSamples(engine.Summarize(dp))}
+	if haveKP && kp.Count > 0 {
+		s := kp.Summary()
+		out.KubeProxy = &engine.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}
+	}
+	return out
+}
+
+func withoutSamples(d engine.Durations) engine.Durations {
+	d.Samples = nil
+	return d
+}
+
+func histogram(bs []engine.Bucket) proxymetrics.Histogram {
+	var h proxymetrics.Histogram
+	for _, b := range bs {
+		le := b.UpperBound
+		if b.Inf {
+			le = math.Inf(1)
+			h.Count = b.Count
+		}
+		h.Buckets = append(h.Buckets, proxymetrics.Bucket{UpperBound: le, Count: b.Count})
+	}
+	return h
+}
+
+// durationsCell says "p50 120ms · p99 1.1s · max 1.2s (n 9)", or "—" with no sample.
+func durationsCell(d engine.Durations) string {
+	if d.N == 0 {
+		return "—"
+	}
+	r := func(x time.Duration) time.Duration { return x.Round(time.Millisecond) }
+	return fmt.Sprintf("p50 %s · p99 %s · max %s (n %d)", r(d.P50), r(d.P99), r(d.Max), d.N)
+}
+
+// writePropagation writes the run's pooled propagation, both measures and how far apart
+// they are, and every explained row's numbers and recommendation.
+func writePropagation(p func(string, ...any), rows []Row) {
+	any := false
+	for _, r := range rows {
+		any = any || r.Explanation != nil
+	}
+	if !any {
+		return
+	}
+	pool := Pool(rows)
+	p("\n## Propagation and what to set\n\n")
+	p("Over the whole run: control plane (deletion → endpoint not ready) %s; data plane (deletion → the pod's last answer, pods that kept serving) %s",
+		durationsCell(pool.ControlPlane), durationsCell(pool.DataPlane))
+	if pool.KubeProxy != nil {
+		p("; kube-proxy programming (kubeproxy_network_programming_duration_seconds) %s", durationsCell(*pool.KubeProxy))
+	}
+	p(".")
+	if pool.ControlPlane.N > 0 && pool.DataPlane.N > 0 {
+		p(" The data plane's p99 is %s after the control plane's.", (pool.DataPlane.P99 - pool.ControlPlane.P99).Round(time.Millisecond))
+	}
+	p("\n\n| scenario | disruption | control plane | data plane | kube-proxy | recommended preStop · grace | fit | advice |\n")
+	p("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		ex := r.Explanation
+		if ex == nil {
+			continue
+		}
+		c := rowCells(r)
+		kp := "—"
+		if ex.Propagation.KubeProxy != nil {
+			kp = durationsCell(*ex.Propagation.KubeProxy)
+		} else if ex.Propagation.KubeProxyError != "" {
+			kp = "n/a"
+		}
+		rec, fit, advice := "—", "—", "—"
+		if rc := ex.Recommendation; rc != nil {
+			rec = fmt.Sprintf("≥ %s · ≥ %ds (routed %s: %s; requests p99 %s)", rc.PreStop, rc.GraceSeconds,
+				rc.Routed.Round(time.Millisecond), rc.RoutedFrom, rc.RequestP99.Round(time.Millisecond))
+			if rc.Fit != "" {
+				fit = rc.Fit
+			}
+			if rc.Advice != "" {
+				advice = rc.Advice
+			}
+		}
+		cols := []string{c.Scenario, c.Disruption, durationsCell(ex.Propagation.ControlPlane), durationsCell(ex.Propagation.DataPlane), kp, rec, fit, advice}
+		for i := range cols {
+			cols[i] = mdEscape(cols[i])
+		}
+		p("| %s |\n", joinCells(cols))
+	}
+	p("\nFormula (README, \"What to set\"): preStop ≥ routed + 1 s, routed = max(data-plane p99, control-plane p99 + kube-proxy programming p99); grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
+}
+
+func joinCells(cols []string) string {
+	s := ""
+	for i, c := range cols {
+		if i > 0 {
+			s += " | "
+		}
+		s += c
+	}
+	return s
+}
