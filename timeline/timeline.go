@@ -21,13 +21,39 @@ const (
 	DisruptionDone  Kind = "disruption-done"  // the harness saw the disruption settle (recorded with Mark)
 )
 
+// Moments of a pod's containers, from the pod status, and of the app inside, from its log
+// stream (AppEvent and AppLogEnded are recorded only when the observer follows the app's logs).
+const (
+	// ContainerStarted: the pod status shows a container running (a new start: first or
+	// after a restart). Reported is its running.startedAt.
+	ContainerStarted Kind = "container-started"
+	// ContainerExited: the pod status shows a container newly terminated (state.terminated,
+	// or lastTerminationState after a restart). ExitCode is set; Reported is its finishedAt.
+	ContainerExited Kind = "container-exited"
+	// AppEvent: a lifecycle line the app wrote on stdout (sigterm, listener_closed, drained,
+	// exiting, prestop, started, ready...), stamped with the line's own "ts".
+	AppEvent Kind = "app"
+	// AppLogEnded: the app's log stream ended (the container exited or the pod is gone);
+	// Detail says whether an "exiting" line was seen before the end.
+	AppLogEnded Kind = "app-log-ended"
+)
+
 // Event is one lifecycle moment.
 type Event struct {
 	Time time.Time `json:"time"`
 	Kind Kind      `json:"kind"`
 	// Pod is the pod concerned, if any.
 	Pod string `json:"pod,omitempty"`
-	// Detail: the Event reason and message, the disruption, the endpoint conditions...
+	// Container is the container concerned (ContainerStarted, ContainerExited, AppEvent,
+	// AppLogEnded).
+	Container string `json:"container,omitempty"`
+	// ExitCode is the container's exit code (ContainerExited).
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// Reported is the time the source itself states for the moment, when it has one and Time
+	// is the time of receipt: a container's startedAt or finishedAt (one-second resolution).
+	Reported time.Time `json:"reported,omitzero"`
+	// Detail: the Event reason and message, the disruption, the endpoint conditions, the
+	// exit code and reason, the app's event name and fields...
 	Detail string `json:"detail,omitempty"`
 }
 

@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/api/meta"
+	"io"
 	"sort"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
@@ -25,7 +27,15 @@ type Observer struct {
 	ns     string
 	logf   func(string, ...any)
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the watch loops
+	runCtx context.Context // ends on Stop
+	wg     sync.WaitGroup  // the watch loops
+
+	// The app's log streams (WithAppLogs): app is the container followed ("" for none);
+	// lines stamped before since (when Start began) are the history of a baseline pod.
+	app      string
+	since    time.Time
+	openLogs func(ctx context.Context, pod, container string) (io.ReadCloser, error)
+	streams  sync.WaitGroup
 
 	stopOnce sync.Once
 
@@ -45,6 +55,10 @@ type Observer struct {
 	inSlice map[string]bool
 	// atDeletion holds a pod's endpoint state at the moment its PodDeleting was recorded.
 	atDeletion map[string]deletionBaseline
+	// following holds the app container runs whose log stream is open (or being opened);
+	// appEvents counts the app lines recorded per pod.
+	following map[streamKey]bool
+	appEvents map[types.UID]int
 }
 
 // Start begins watching, in namespace ns, the Pods matching podSelector (a label selector;
@@ -59,7 +73,13 @@ type Observer struct {
 // changes made while it was down are then recorded, late, at the time of the relist.
 // logf receives the timeline as it grows and watch errors; it may be nil. Start fails if ctx
 // is already done, an argument is invalid, or an initial list or watch fails.
-func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, service string, logf func(string, ...any)) (*Observer, error) {
+//
+// The pod status gives each container's starts (ContainerStarted) and exits
+// (ContainerExited, with its exit code). With WithAppLogs, the app container's logs of every
+// watched pod are followed while it runs, for the app's own lifecycle lines (AppEvent) and the
+// end of its stream (AppLogEnded): the exit evidence when a forced deletion removes the pod
+// before its status shows the exit.
+func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, service string, logf func(string, ...any), opts ...Option) (*Observer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("observe %s: %w", ns, err)
 	}
@@ -79,12 +99,23 @@ func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, se
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	since := time.Now()
+	opt := options{openLogs: podLogs(client, ns)}
+	for _, f := range opts {
+		f(&opt)
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	o := &Observer{
 		ns:         ns,
 		logf:       logf,
 		cancel:     cancel,
+		runCtx:     runCtx,
+		app:        opt.appContainer,
+		since:      since,
+		openLogs:   opt.openLogs,
+		following:  map[streamKey]bool{},
+		appEvents:  map[types.UID]int{},
 		pods:       map[string]podState{},
 		slices:     map[string]map[string]endpointState{},
 		endpoints:  map[string]endpointState{},
@@ -99,10 +130,14 @@ func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, se
 	}
 	var opened []watch.Interface
 	fail := func(err error) (*Observer, error) {
+		o.mu.Lock()
+		o.stopped = true // no new app log streams
+		o.mu.Unlock()
 		cancel()
 		for _, w := range opened {
 			w.Stop()
 		}
+		o.streams.Wait()
 		return nil, fmt.Errorf("observe %s: %w", ns, err)
 	}
 	for _, s := range sources {
@@ -124,8 +159,12 @@ func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, se
 		o.wg.Add(1)
 		go o.run(runCtx, s, opened[i])
 	}
-	logf("observe %s: watching pods (%q), endpointslices of service %q and pod events; baseline: %d pods, %d slices",
-		ns, podSelector, service, pods, slices)
+	logs := ""
+	if o.app != "" {
+		logs = fmt.Sprintf(", logs of container %q", o.app)
+	}
+	logf("observe %s: watching pods (%q), endpointslices of service %q and pod events%s; baseline: %d pods, %d slices",
+		ns, podSelector, service, logs, pods, slices)
 	return o, nil
 }
 
@@ -215,8 +254,9 @@ func (o *Observer) Mark(kind Kind, detail string) {
 	o.recordLocked(Event{Time: now, Kind: kind, Detail: detail})
 }
 
-// Stop ends the watches, waits for their goroutines and returns the Timeline. It is
-// idempotent: later calls return the same Timeline.
+// Stop ends the watches and the app log streams, waits for their goroutines and returns the
+// Timeline; app lines received after Stop are dropped. It is idempotent: later calls return
+// the same Timeline.
 func (o *Observer) Stop() Timeline {
 	o.stopOnce.Do(func() {
 		o.mu.Lock()
@@ -225,6 +265,7 @@ func (o *Observer) Stop() Timeline {
 		o.mu.Unlock()
 		o.cancel()
 		o.wg.Wait()
+		o.streams.Wait()
 		o.logf("observe %s: stopped", o.ns)
 	})
 	return o.Snapshot()

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // The handlers below keep their own last-seen state per pod and endpoint and record the
@@ -24,10 +25,55 @@ type podState struct {
 	scheduled bool
 	ready     bool
 	deleting  bool
+	// containers by name (the pod's containerStatuses; init containers are not tracked).
+	containers map[string]containerState
+}
+
+// containerState is what the timeline tracks of one container of a pod.
+type containerState struct {
+	restarts int32
+	running  bool
+	started  time.Time // running.startedAt, while running
+	// exit identifies the latest termination the status shows (state.terminated, else
+	// lastTerminationState.terminated): one that differs from it is a new exit.
+	exit termination
+}
+
+// termination identifies one exit of a container.
+type termination struct {
+	present     bool
+	containerID string
+	finished    time.Time
+	exitCode    int32
+	signal      int32
+}
+
+func terminationOf(t *corev1.ContainerStateTerminated) termination {
+	if t == nil {
+		return termination{}
+	}
+	return termination{present: true, containerID: t.ContainerID, finished: t.FinishedAt.Time, exitCode: t.ExitCode, signal: t.Signal}
+}
+
+func containersOf(p *corev1.Pod) map[string]containerState {
+	out := make(map[string]containerState, len(p.Status.ContainerStatuses))
+	for _, cs := range p.Status.ContainerStatuses {
+		c := containerState{restarts: cs.RestartCount}
+		if r := cs.State.Running; r != nil {
+			c.running, c.started = true, r.StartedAt.Time
+		}
+		if t := cs.State.Terminated; t != nil {
+			c.exit = terminationOf(t)
+		} else {
+			c.exit = terminationOf(cs.LastTerminationState.Terminated)
+		}
+		out[cs.Name] = c
+	}
+	return out
 }
 
 func podStateOf(p *corev1.Pod) podState {
-	s := podState{uid: p.UID, scheduled: p.Spec.NodeName != "", deleting: p.DeletionTimestamp != nil}
+	s := podState{uid: p.UID, scheduled: p.Spec.NodeName != "", deleting: p.DeletionTimestamp != nil, containers: containersOf(p)}
 	for _, c := range p.Status.Conditions {
 		switch c.Type {
 		case corev1.PodScheduled:
@@ -47,6 +93,7 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 	if o.stopped {
 		return
 	}
+	o.followAppLogsLocked(pod)
 	if initial {
 		o.pods[pod.Name] = next
 		return
@@ -81,9 +128,52 @@ func (o *Observer) podTransitionsLocked(now time.Time, pod *corev1.Pod, prev, ne
 			everInSlice: o.inSlice[pod.Name],
 		}
 	}
+	o.containerTransitionsLocked(now, pod, prev.containers)
 	if prev.ready && !next.ready {
 		o.recordLocked(Event{Time: now, Kind: PodUnready, Pod: pod.Name, Detail: readyReason(pod)})
 	}
+}
+
+// containerTransitionsLocked records, for each container in pod's status, a new exit (its
+// state.terminated, or its lastTerminationState after a restart, that differs from the last
+// one known in prev) and then a new start (running, where prev was not running or started
+// at another time).
+func (o *Observer) containerTransitionsLocked(now time.Time, pod *corev1.Pod, prev map[string]containerState) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		was := prev[cs.Name]
+		exited := cs.State.Terminated
+		if exited != nil && terminationOf(exited) == was.exit {
+			exited = nil // known
+		}
+		if last := cs.LastTerminationState.Terminated; exited == nil && cs.State.Terminated == nil &&
+			last != nil && cs.RestartCount > was.restarts && terminationOf(last) != was.exit {
+			exited = last // exited and restarted between two updates
+		}
+		if exited != nil {
+			o.recordLocked(Event{Time: now, Kind: ContainerExited, Pod: pod.Name, Container: cs.Name,
+				ExitCode: ptr.To(exited.ExitCode), Reported: exited.FinishedAt.Time, Detail: exitDetail(exited)})
+		}
+		if r := cs.State.Running; r != nil && (!was.running || !was.started.Equal(r.StartedAt.Time) || was.restarts != cs.RestartCount) {
+			detail := ""
+			if cs.RestartCount > 0 {
+				detail = fmt.Sprintf("restartCount=%d", cs.RestartCount)
+			}
+			o.recordLocked(Event{Time: now, Kind: ContainerStarted, Pod: pod.Name, Container: cs.Name,
+				Reported: r.StartedAt.Time, Detail: detail})
+		}
+	}
+}
+
+// exitDetail is "exitCode=N" followed by the reason and signal, where set.
+func exitDetail(t *corev1.ContainerStateTerminated) string {
+	d := fmt.Sprintf("exitCode=%d", t.ExitCode)
+	if t.Reason != "" {
+		d += " reason=" + t.Reason
+	}
+	if t.Signal != 0 {
+		d += fmt.Sprintf(" signal=%d", t.Signal)
+	}
+	return d
 }
 
 func graceDetail(p *corev1.Pod) string {
@@ -113,10 +203,12 @@ func (o *Observer) onPodDelete(now time.Time, pod *corev1.Pod, missed bool) {
 	prev, known := o.pods[pod.Name]
 	delete(o.pods, pod.Name)
 	if !known || prev.uid != pod.UID {
-		prev = podState{uid: pod.UID} // never seen alive: record only its deletion
+		// Never seen alive: record only its deletion.
+		prev = podState{uid: pod.UID, containers: containersOf(pod)}
 	}
 	// A forced deletion (grace 0) removes the object without an update carrying the
-	// deletionTimestamp first: record the deletion from the final state.
+	// deletionTimestamp first: record the deletion, and any container exit, from the final
+	// state.
 	next := prev
 	if pod.DeletionTimestamp != nil {
 		next.deleting = true

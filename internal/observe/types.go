@@ -25,4 +25,9 @@ const (
 	K8sEvent        = timeline.K8sEvent
 	Disruption      = timeline.Disruption
 	DisruptionDone  = timeline.DisruptionDone
+
+	ContainerStarted = timeline.ContainerStarted
+	ContainerExited  = timeline.ContainerExited
+	AppEvent         = timeline.AppEvent
+	AppLogEnded      = timeline.AppLogEnded
 )

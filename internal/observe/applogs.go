@@ -1,0 +1,244 @@
+package observe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The app's lifecycle lines are gone with its pod, so they are streamed while it lives: one
+// follow stream of the app container's logs per pod UID and restart, opened once the pod
+// status shows the container running.
+
+const (
+	// maxAppEvents is how many app lines are recorded per pod; the rest are counted.
+	maxAppEvents = 256
+	// maxAppLine is the longest line parsed, in bytes; longer ones are skipped.
+	maxAppLine = 64 << 10
+)
+
+// Option configures an Observer; pass them to Start.
+type Option func(*options)
+
+type options struct {
+	appContainer string
+	// openLogs opens a follow stream of a container's logs (tests replace it).
+	openLogs func(ctx context.Context, pod, container string) (io.ReadCloser, error)
+}
+
+// WithAppLogs makes the Observer follow the logs of the named container of every watched pod
+// (those that exist at Start too), one stream per run of the container, and record the app's
+// lifecycle lines: each line that is a JSON object with string fields "ts" (RFC 3339) and
+// "event", stamped at or after Start, becomes an AppEvent at ts (at most 256 per pod; lines
+// over 64 KiB are skipped), and the end of the stream an AppLogEnded. An empty name follows
+// nothing.
+func WithAppLogs(container string) Option {
+	return func(o *options) { o.appContainer = container }
+}
+
+// podLogs opens follow streams with the client's GetLogs.
+func podLogs(client kubernetes.Interface, ns string) func(context.Context, string, string) (io.ReadCloser, error) {
+	pods := client.CoreV1().Pods(ns)
+	return func(ctx context.Context, pod, container string) (io.ReadCloser, error) {
+		return pods.GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+	}
+}
+
+// streamKey identifies one run of the app container: one log stream each.
+type streamKey struct {
+	uid      types.UID
+	restarts int32
+}
+
+// followAppLogsLocked starts following the app container of pod if it is running and its
+// current run has no stream yet; o.mu must be held and o not stopped.
+func (o *Observer) followAppLogsLocked(pod *corev1.Pod) {
+	if o.app == "" {
+		return
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != o.app || cs.State.Running == nil {
+			continue
+		}
+		key := streamKey{uid: pod.UID, restarts: cs.RestartCount}
+		if o.following[key] {
+			return
+		}
+		o.following[key] = true
+		o.streams.Add(1)
+		go o.followAppLog(key, pod.Name)
+	}
+}
+
+// appStream is what one stream has seen.
+type appStream struct {
+	lines            int // app lifecycle lines
+	dropped          int // of those, beyond maxAppEvents for the pod
+	sigterm, exiting bool
+}
+
+// followAppLog streams the app container's logs of one run of a pod until the stream ends
+// (recorded as AppLogEnded) or the Observer stops. A stream that cannot be opened is
+// forgotten, so that the pod's next update tries again.
+func (o *Observer) followAppLog(key streamKey, pod string) {
+	defer o.streams.Done()
+	ctx := o.runCtx
+	rc, err := o.openLogs(ctx, pod, o.app)
+	if err != nil {
+		o.mu.Lock()
+		delete(o.following, key)
+		o.mu.Unlock()
+		if ctx.Err() == nil {
+			o.logf("observe %s: logs of %s/%s: %v (trying again on its next update)", o.ns, pod, o.app, err)
+		}
+		return
+	}
+	stopClose := context.AfterFunc(ctx, func() { rc.Close() }) // ends a blocked read on Stop
+	defer func() {
+		if stopClose() {
+			rc.Close()
+		}
+	}()
+
+	var st appStream
+	long, err := eachLine(rc, maxAppLine, func(line []byte) {
+		ts, event, detail, ok := parseAppLine(line)
+		if !ok || ts.Before(o.since) {
+			return // not a lifecycle line, or written before Start (a baseline pod's history)
+		}
+		st.lines++
+		st.sigterm = st.sigterm || event == "sigterm"
+		st.exiting = st.exiting || event == "exiting"
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.stopped {
+			return
+		}
+		if o.appEvents[key.uid] >= maxAppEvents {
+			st.dropped++
+			return
+		}
+		o.appEvents[key.uid]++
+		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: o.app, Detail: detail})
+	})
+	now := time.Now()
+	if ctx.Err() != nil {
+		return // stopped: not an end of the app's stream
+	}
+	if st.dropped > 0 || long > 0 {
+		o.logf("observe %s: logs of %s/%s: %d app events beyond %d per pod not recorded, %d lines longer than %d bytes skipped",
+			o.ns, pod, o.app, st.dropped, maxAppEvents, long, maxAppLine)
+	}
+	if err != nil {
+		o.logf("observe %s: logs of %s/%s: %v (no longer followed)", o.ns, pod, o.app, err)
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	o.recordLocked(Event{Time: now, Kind: AppLogEnded, Pod: pod, Container: o.app,
+		Detail: fmt.Sprintf("exiting=%t sigterm=%t lines=%d", st.exiting, st.sigterm, st.lines)})
+}
+
+// eachLine calls f with each line of r, without its newline, until r ends; a line longer than
+// limit bytes is skipped and counted in long. err is r's error other than io.EOF.
+func eachLine(r io.Reader, limit int, f func([]byte)) (long int, err error) {
+	br := bufio.NewReaderSize(r, limit+1) // room for the newline (the size may be larger)
+	skipping := false
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			skipping = true
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return long, err
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		switch {
+		case skipping || len(line) > limit:
+			long++
+			skipping = false
+		case len(line) > 0 || err == nil:
+			f(line)
+		}
+		if err != nil {
+			return long, nil
+		}
+	}
+}
+
+// parseAppLine reads a lifecycle line: a JSON object with string fields "ts" (RFC 3339) and
+// "event". detail is the event followed by the other fields as k=v in key order (strings
+// bare unless they need quoting, other values as compact JSON). ok is false for any other
+// line.
+func parseAppLine(line []byte) (ts time.Time, event, detail string, ok bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return time.Time{}, "", "", false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(line, &fields) != nil {
+		return time.Time{}, "", "", false
+	}
+	tsText, okTS := jsonString(fields["ts"])
+	event, okEvent := jsonString(fields["event"])
+	if !okTS || !okEvent || event == "" {
+		return time.Time{}, "", "", false
+	}
+	ts, err := time.Parse(time.RFC3339Nano, tsText)
+	if err != nil {
+		return time.Time{}, "", "", false
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		if k != "ts" && k != "event" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString(event)
+	for _, k := range keys {
+		b.WriteString(" " + k + "=" + fieldValue(fields[k]))
+	}
+	return ts, event, b.String(), true
+}
+
+// jsonString decodes raw if it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func fieldValue(raw json.RawMessage) string {
+	if s, ok := jsonString(raw); ok {
+		if s == "" || strings.IndexFunc(s, func(r rune) bool { return r == '=' || r == '"' || !unicode.IsGraphic(r) || unicode.IsSpace(r) }) >= 0 {
+			return strconv.Quote(s)
+		}
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}

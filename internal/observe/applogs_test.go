@@ -1,0 +1,390 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// withLogOpener replaces the GetLogs streams.
+func withLogOpener(open func(ctx context.Context, pod, container string) (io.ReadCloser, error)) Option {
+	return func(o *options) { o.openLogs = open }
+}
+
+// fakeLogs hands out an io.Pipe per stream opened; the test writes the app's lines into it.
+type fakeLogs struct {
+	mu     sync.Mutex
+	fail   int // opens that fail first
+	opened chan logStream
+}
+
+type logStream struct {
+	pod, container string
+	w              *io.PipeWriter
+}
+
+func newFakeLogs(fail int) *fakeLogs {
+	return &fakeLogs{fail: fail, opened: make(chan logStream, 16)}
+}
+
+func (f *fakeLogs) open(_ context.Context, pod, container string) (io.ReadCloser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail > 0 {
+		f.fail--
+		return nil, errors.New("container is waiting to start")
+	}
+	r, w := io.Pipe()
+	f.opened <- logStream{pod: pod, container: container, w: w}
+	return r, nil
+}
+
+// next returns the next stream opened.
+func (f *fakeLogs) next(t *testing.T) logStream {
+	t.Helper()
+	select {
+	case s := <-f.opened:
+		return s
+	case <-time.After(5 * time.Second):
+		t.Fatal("no log stream opened")
+		return logStream{}
+	}
+}
+
+// none checks that no further stream is opened.
+func (f *fakeLogs) none(t *testing.T) {
+	t.Helper()
+	select {
+	case s := <-f.opened:
+		t.Fatalf("unexpected log stream for %s/%s", s.pod, s.container)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// logRecorder keeps the Observer's log lines.
+type logRecorder struct {
+	t     *testing.T
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logRecorder) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+	l.t.Logf(format, args...)
+}
+
+func (l *logRecorder) has(sub string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) startLogs(logs *fakeLogs) (*Observer, *logRecorder) {
+	w.t.Helper()
+	rec := &logRecorder{t: w.t}
+	o, err := Start(w.ctx, w.client, testNS, testSel, testSvc, rec.logf, WithAppLogs("app"), withLogOpener(logs.open))
+	if err != nil {
+		w.t.Fatalf("Start: %v", err)
+	}
+	w.t.Cleanup(func() { o.Stop() })
+	return o, rec
+}
+
+func write(t *testing.T, s logStream, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(s.w, l+"\n"); err != nil {
+			t.Fatalf("write to %s: %v", s.pod, err)
+		}
+	}
+}
+
+func appLine(ts time.Time, event, rest string) string {
+	return fmt.Sprintf(`{"ts":%q,"event":%q%s}`, ts.UTC().Format(time.RFC3339Nano), event, rest)
+}
+
+func runningPod(name string, restarts int32) *corev1.Pod {
+	p := pod(name)
+	setContainers(p, running("app", restarts, at(int(restarts))), running("sidecar", 0, at(0)))
+	return p
+}
+
+// followOne starts an Observer with app logs, creates pod app-1 with its app container
+// running, and returns the stream opened for it.
+func followOne(t *testing.T) (*Observer, *logRecorder, *fakeLogs, logStream) {
+	t.Helper()
+	logs := newFakeLogs(0)
+	w := newWorld(t)
+	o, rec := w.startLogs(logs)
+	w.createPod(runningPod("app-1", 0))
+	s := logs.next(t)
+	if s.pod != "app-1" || s.container != "app" {
+		t.Fatalf("stream opened for %s/%s", s.pod, s.container)
+	}
+	return o, rec, logs, s
+}
+
+// TestAppLogLines: lifecycle lines become AppEvents at their own time, everything else is
+// ignored, and the end of the stream is recorded.
+func TestAppLogLines(t *testing.T) {
+	o, _, logs, s := followOne(t)
+	created, _ := find(waitFor(t, o, PodCreated, "app-1", 1), PodCreated, "app-1")
+
+	// Stamped before the pod moments already recorded: sorted into place.
+	tStarted := o.since.Add(time.Microsecond)
+	tSigterm := created.Time.Add(time.Microsecond)
+	tExiting := tSigterm.Add(1500 * time.Nanosecond)
+	write(t, s,
+		appLine(tStarted, "started", `,"addr":":8080","pid":7,"unready_on_sigterm":true`),
+		"app: plain text",
+		"",
+		`{"event":"ready"}`,
+		`{"ts":12,"event":"ready"}`,
+		`{"ts":"yesterday","event":"ready"}`,
+		`{"ts":"2025-01-01T00:00:00Z","event":7}`,
+		appLine(o.since.Add(-time.Second), "ready", ""), // history of a baseline pod
+		`["ts","event"]`,
+		`{"ts":"2025-01-01T00:00:00Z","event":"ready"`,
+		appLine(tSigterm, "sigterm", `,"signal":"terminated","mode":"drain","ready":false,"inflight":3,"extra":{"a": [1, 2]},"why":"second signal","empty":"","n":null`),
+		appLine(tSigterm, "huge", `,"pad":"`+strings.Repeat("x", maxAppLine)+`"`),
+		appLine(tExiting, "exiting", `,"code":0,"reason":"drained"`),
+	)
+	s.w.Close()
+	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
+
+	apps := events(tl, AppEvent, "app-1")
+	want := []struct {
+		at     time.Time
+		detail string
+	}{
+		{tStarted, "started addr=:8080 pid=7 unready_on_sigterm=true"},
+		{tSigterm, `sigterm empty="" extra={"a":[1,2]} inflight=3 mode=drain n=null ready=false signal=terminated why="second signal"`},
+		{tExiting, "exiting code=0 reason=drained"},
+	}
+	if len(apps) != len(want) {
+		t.Fatalf("%d app events, want %d:\n%s", len(apps), len(want), dump(tl))
+	}
+	for i, e := range apps {
+		if !e.Time.Equal(want[i].at) || e.Detail != want[i].detail || e.Container != "app" || e.ExitCode != nil || !e.Reported.IsZero() {
+			t.Errorf("app event %d: got %v %q (container %q), want %v %q", i, e.Time, e.Detail, e.Container, want[i].at, want[i].detail)
+		}
+	}
+	if got := kindsOf(tl, "app-1"); !equalKinds(got, []Kind{AppEvent, PodCreated, ContainerStarted, ContainerStarted, AppEvent, AppEvent, AppLogEnded}) {
+		t.Errorf("kinds in time order: %v\n%s", got, dump(tl))
+	}
+	for i := 1; i < len(tl.Events); i++ {
+		if tl.Events[i].Time.Before(tl.Events[i-1].Time) {
+			t.Fatalf("timeline not sorted at %d:\n%s", i, dump(tl))
+		}
+	}
+	if e := events(tl, AppLogEnded, "app-1")[0]; e.Detail != "exiting=true sigterm=true lines=3" || e.Container != "app" ||
+		e.Time.Before(apps[1].Time) {
+		t.Errorf("log end: %+v", e)
+	}
+	logs.none(t) // the sidecar is not followed
+}
+
+// TestAppLogStreams: baseline pods are followed too, one stream per pod and run of the
+// container; a stream that cannot be opened is tried again on the pod's next update; a stream
+// that ends without an "exiting" line says so.
+func TestAppLogStreams(t *testing.T) {
+	logs := newFakeLogs(0)
+	base := runningPod("app-0", 0)
+	w := newWorld(t, base)
+	o, rec := w.startLogs(logs)
+	s0 := logs.next(t)
+	if s0.pod != "app-0" {
+		t.Fatalf("stream for %s", s0.pod)
+	}
+
+	// Updates of the same run open nothing; a restart opens the new run's stream.
+	base.Spec.NodeName = "kind-worker"
+	w.updatePod(base)
+	waitFor(t, o, PodScheduled, "app-0", 1)
+	logs.none(t)
+	write(t, s0, appLine(time.Now(), "sigterm", `,"mode":"ignore"`))
+	s0.w.Close()
+	tl := waitFor(t, o, AppLogEnded, "app-0", 1)
+	if e := events(tl, AppLogEnded, "app-0")[0]; e.Detail != "exiting=false sigterm=true lines=1" {
+		t.Errorf("end without exiting: %q", e.Detail)
+	}
+	restarted := runningPod("app-0", 1)
+	restarted.Spec.NodeName = "kind-worker"
+	w.updatePod(restarted)
+	if s := logs.next(t); s.pod != "app-0" {
+		t.Fatalf("restart stream for %s", s.pod)
+	}
+
+	// Not running yet: no stream. The first open fails, the next update tries again.
+	logs.mu.Lock()
+	logs.fail = 1
+	logs.mu.Unlock()
+	p := pod("app-1")
+	setContainers(p, corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}})
+	w.createPod(p)
+	waitFor(t, o, PodCreated, "app-1", 1)
+	logs.none(t)
+	setContainers(p, running("app", 0, at(0)))
+	w.updatePod(p)
+	deadline := time.Now().Add(5 * time.Second)
+	for !rec.has("logs of app-1/app: container is waiting to start (trying again on its next update)") {
+		if time.Now().After(deadline) {
+			t.Fatal("failed open not logged")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	setReady(p, true)
+	w.updatePod(p)
+	if s := logs.next(t); s.pod != "app-1" {
+		t.Fatalf("retried stream for %s", s.pod)
+	}
+}
+
+// TestAppLogCap: at most maxAppEvents app lines per pod are recorded, and the rest counted in
+// one log line.
+func TestAppLogCap(t *testing.T) {
+	o, rec, _, s := followOne(t)
+	t0 := time.Now()
+	for i := range maxAppEvents + 44 {
+		write(t, s, appLine(t0.Add(time.Duration(i)*time.Microsecond), "tick", fmt.Sprintf(`,"i":%d`, i)))
+	}
+	write(t, s, appLine(time.Now(), "exiting", ""))
+	s.w.Close()
+	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
+	if n := len(events(tl, AppEvent, "app-1")); n != maxAppEvents {
+		t.Errorf("%d app events recorded, want %d", n, maxAppEvents)
+	}
+	if e := events(tl, AppLogEnded, "app-1")[0]; e.Detail != fmt.Sprintf("exiting=true sigterm=false lines=%d", maxAppEvents+45) {
+		t.Errorf("log end: %q", e.Detail)
+	}
+	if !rec.has("logs of app-1/app: 45 app events beyond 256 per pod not recorded, 0 lines longer than 65536 bytes skipped") {
+		t.Errorf("cap not logged")
+	}
+}
+
+// TestAppLogsStop: Stop ends the streams while they wait for lines, waits for their
+// goroutines, and records nothing of them afterwards.
+func TestAppLogsStop(t *testing.T) {
+	before := runtime.NumGoroutine()
+	o, _, _, s := followOne(t)
+	write(t, s, appLine(time.Now(), "ready", ""))
+	waitFor(t, o, AppEvent, "app-1", 1)
+
+	done := make(chan Timeline)
+	go func() { done <- o.Stop() }()
+	var tl Timeline
+	select {
+	case tl = <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stop blocked on an open log stream")
+	}
+	if _, err := io.WriteString(s.w, appLine(time.Now(), "sigterm", "")+"\n"); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("write after Stop: %v, want the stream closed", err)
+	}
+	if got := kindsOf(o.Snapshot(), "app-1"); !equalKinds(got, kindsOf(tl, "app-1")) || len(events(tl, AppLogEnded, "app-1")) != 0 {
+		t.Errorf("recorded after Stop: %v", got)
+	}
+	settleGoroutines(t, before+2)
+}
+
+// TestAppLogsStartFails: a Start that fails after a baseline pod's stream opened ends it.
+func TestAppLogsStartFails(t *testing.T) {
+	before := runtime.NumGoroutine()
+	logs := newFakeLogs(0)
+	w := newWorld(t, runningPod("app-0", 0))
+	w.client.(*fake.Clientset).PrependReactor("list", "endpointslices", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
+		s := logs.next(t) // the pods were listed first
+		write(t, s, appLine(time.Now(), "ready", ""))
+		return true, nil, errors.New("forbidden")
+	})
+	if _, err := Start(w.ctx, w.client, testNS, testSel, testSvc, t.Logf, WithAppLogs("app"), withLogOpener(logs.open)); err == nil {
+		t.Fatal("Start did not fail")
+	}
+	settleGoroutines(t, before+2)
+}
+
+// TestAppLogsGetLogs: the production path asks GetLogs for a follow stream of the container.
+// The fake clientset's body ("fake logs") holds no lifecycle line.
+func TestAppLogsGetLogs(t *testing.T) {
+	w := newWorld(t, runningPod("app-0", 0))
+	o, err := Start(w.ctx, w.client, testNS, testSel, testSvc, t.Logf, WithAppLogs("app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := waitFor(t, o, AppLogEnded, "app-0", 1)
+	o.Stop()
+	if e := events(tl, AppLogEnded, "app-0")[0]; e.Detail != "exiting=false sigterm=false lines=0" {
+		t.Errorf("log end: %q", e.Detail)
+	}
+	var got []*corev1.PodLogOptions
+	for _, a := range w.client.(*fake.Clientset).Actions() {
+		if a.GetSubresource() == "log" {
+			got = append(got, a.(k8stesting.GenericAction).GetValue().(*corev1.PodLogOptions))
+		}
+	}
+	if len(got) != 1 || got[0].Container != "app" || !got[0].Follow {
+		t.Errorf("log requests: %+v", got)
+	}
+}
+
+func TestParseAppLine(t *testing.T) {
+	ts := time.Date(2025, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	for _, c := range []struct {
+		line, detail string
+	}{
+		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":"ready"}`, "ready"},
+		{` {"event":"drained","ts":"2025-01-02T04:04:05.123456789+01:00","took":"1.5s","completed":2}` + "\r", "drained completed=2 took=1.5s"},
+		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":"x","a":"tab\there","b":"k=v","c":"q\"","d":[ 1 ,true ]}`, `x a="tab\there" b="k=v" c="q\"" d=[1,true]`},
+		{`{"ts":"2025-01-02T03:04:05.123456789Z"}`, ""},
+		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":""}`, ""},
+		{`{"ts":null,"event":"ready"}`, ""},
+		{`{"ts":"2025-01-02","event":"ready"}`, ""},
+		{`"{}"`, ""},
+		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":"ready"} trailing`, ""},
+	} {
+		got, event, detail, ok := parseAppLine([]byte(c.line))
+		if ok != (c.detail != "") || detail != c.detail || ok && (!got.Equal(ts) || !strings.HasPrefix(detail, event)) {
+			t.Errorf("%s: got %v %q %q %t, want %q", c.line, got, event, detail, ok, c.detail)
+		}
+	}
+}
+
+func TestEachLine(t *testing.T) {
+	var got []string
+	long, err := eachLine(strings.NewReader("12345678\n123456789\nab\n\n"+strings.Repeat("x", 30)+"\nlast"), 8,
+		func(b []byte) { got = append(got, string(b)) })
+	if err != nil || long != 2 || strings.Join(got, "|") != "12345678|ab||last" {
+		t.Errorf("got %q, %d long, %v", got, long, err)
+	}
+	_, err = eachLine(io.MultiReader(strings.NewReader("a\n"), errReader{}), 8, func([]byte) {})
+	if err == nil || err.Error() != "broken" {
+		t.Errorf("reader error: %v", err)
+	}
+	long, _ = eachLine(strings.NewReader(strings.Repeat("x", 20)), 8, func(b []byte) { t.Errorf("long tail passed: %q", b) })
+	if long != 1 {
+		t.Errorf("long tail counted %d", long)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("broken") }
