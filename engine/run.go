@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,10 +25,13 @@ import (
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 
+	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/observe"
+	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // Phase names a step of a row, for Progress.
@@ -199,7 +204,11 @@ func (r *runner) measure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("observer client: %w", err)
 	}
-	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), LoadServiceName, r.logf)
+	container := ""
+	if c := appContainer(dep, p.App.Port); c != nil {
+		container = c.Name
+	}
+	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), LoadServiceName, r.logf, observe.WithAppLogs(container))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
@@ -215,6 +224,8 @@ func (r *runner) measure(ctx context.Context) error {
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
 		Duration: p.loadBound(dep), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
 	}
+	// kube-proxy's programming histogram before and after the load: its change is the row's.
+	kpBefore, kpErr := proxymetrics.Scrape(ctx, cs)
 	atk, err := loadgen.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start the load: %w", err)
@@ -272,7 +283,8 @@ func (r *runner) measure(ctx context.Context) error {
 	row := r.row
 	row.Summary = res.Summary()
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	row.Disruptions = windows(recs, res.Requests)
+	attr := attribute.Attribute(attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container})
+	row.Disruptions = windows(recs, res.Requests, attr.BySeq)
 	row.Versions.Vegeta = res.VegetaVersion
 	for i := range res.Requests {
 		if res.Requests[i].Pod != "" {
@@ -280,8 +292,16 @@ func (r *runner) measure(ctx context.Context) error {
 			break
 		}
 	}
+	kp := kubeProxyDelta(ctx, cs, kpBefore, kpErr)
+	if d := kp.durations; d != nil && d.N > 0 {
+		// Re-attribute with kube-proxy's measured lag: the propagation window is the data plane's.
+		attr = attribute.Attribute(attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive,
+			Container: container, ProgrammingLag: d.P99 + attribute.Tolerance})
+		row.Disruptions = windows(recs, res.Requests, attr.BySeq)
+	}
+	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity)
 	if r.o.artifacts != "" {
-		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res); err != nil {
+		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, attr); err != nil {
 			return err
 		}
 	}
@@ -295,7 +315,7 @@ func (r *runner) measure(ctx context.Context) error {
 	case len(recs) != p.Disruption.Count:
 		row.Verdict = Verdict{HarnessFault, fmt.Sprintf("%d of %d disruptions ran", len(recs), p.Disruption.Count)}
 	default:
-		row.Verdict = p.Variant.Expect.Judge(row.Summary, row.Disruptions...)
+		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
 	}
 	r.progress(PhaseDone, 0, atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
@@ -354,7 +374,7 @@ func selectorOf(d *appsv1.Deployment) string {
 // sent just before a disruption and cut by it belongs to that disruption; with instant
 // requests this is the requests sent during it. A request in flight across the moment one
 // disruption settles and the next starts counts for both.
-func windows(recs []disrupt.Record, reqs []loadgen.Request) []DisruptionResult {
+func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []DisruptionResult {
 	out := make([]DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
 		d := DisruptionResult{Kind: DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
@@ -370,6 +390,12 @@ func windows(recs []disrupt.Record, reqs []loadgen.Request) []DisruptionResult {
 					d.Failures = map[loadgen.Class]int{}
 				}
 				d.Failures[q.Class]++
+				if ph, ok := phases[q.Seq]; ok {
+					if d.Phases == nil {
+						d.Phases = map[timeline.Phase]int{}
+					}
+					d.Phases[ph]++
+				}
 			}
 		}
 		if d.Requests > 0 {
@@ -467,8 +493,34 @@ func startMonitor(atk *loadgen.Attack, rate int, fault func(error), tick func(lo
 
 func (m *monitor) stop() { m.once.Do(func() { close(m.done); m.wg.Wait() }) }
 
-// writeRaw keeps every request: vegeta's own encoding and the JSON ledger.
-func writeRaw(dir string, row *Row, res *loadgen.Result) (map[string]string, error) {
+// kubeProxyDelta reads kube-proxy's histogram again and returns its change since before.
+func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxymetrics.Histogram, beforeErr error) kubeProxyNumbers {
+	if beforeErr != nil {
+		return kubeProxyNumbers{err: beforeErr.Error()}
+	}
+	after, err := proxymetrics.Scrape(ctx, cs)
+	if err != nil {
+		return kubeProxyNumbers{err: err.Error()}
+	}
+	d, err := after.Sub(before)
+	if err != nil {
+		return kubeProxyNumbers{err: err.Error()}
+	}
+	s := d.Summary()
+	out := kubeProxyNumbers{durations: &Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}}
+	for _, b := range d.Buckets {
+		eb := Bucket{UpperBound: b.UpperBound, Count: b.Count}
+		if math.IsInf(b.UpperBound, 1) {
+			eb.UpperBound, eb.Inf = 0, true
+		}
+		out.buckets = append(out.buckets, eb)
+	}
+	return out
+}
+
+// writeRaw keeps every request: vegeta's own encoding, the JSON ledger and the attribution of
+// every failed request.
+func writeRaw(dir string, row *Row, res *loadgen.Result, attr attribute.Result) (map[string]string, error) {
 	raw := filepath.Join(dir, "raw")
 	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return nil, fmt.Errorf("write raw results: %w", err)
@@ -481,6 +533,11 @@ func writeRaw(dir string, row *Row, res *loadgen.Result) (map[string]string, err
 	}{
 		{"vegeta", ".vegeta.bin", func(f *os.File) error { return res.WriteVegeta(f) }},
 		{"ledger", ".ledger.json", func(f *os.File) error { return res.WriteJSON(f) }},
+		{"attribution", ".attribution.json", func(f *os.File) error {
+			e := json.NewEncoder(f)
+			e.SetIndent("", "  ")
+			return e.Encode(attr)
+		}},
 	} {
 		name := base + f.ext
 		file, err := os.Create(filepath.Join(raw, name))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 func TestWindows(t *testing.T) {
@@ -43,12 +44,22 @@ func TestWindows(t *testing.T) {
 		// After the last request: nothing sent.
 		{Kind: disrupt.Kind(DeletePod), N: 3, Pod: "web-ghi", Started: at(3500), Settled: at(4000)},
 	}
-	got := windows(recs, reqs)
+	// Every failure attributed: the 503 to a starting pod, the others to propagation.
+	phases := map[uint64]timeline.Phase{}
+	for ms, c := range fail {
+		phases[uint64(ms/100)] = timeline.PhasePropagation
+		if c == loadgen.HTTP5xxClass(503) {
+			phases[uint64(ms/100)] = timeline.PhaseStartup
+		}
+	}
+	got := windows(recs, reqs, phases)
 	want := []DisruptionResult{
 		{Kind: DeletePod, N: 1, Pod: "web-abc", Started: at(1000), Settled: at(2000), Requests: 11, Failed: 3,
-			SuccessRatio: 8.0 / 11, Failures: map[loadgen.Class]int{loadgen.ClassEOF: 2, loadgen.ClassReset: 1}},
+			SuccessRatio: 8.0 / 11, Failures: map[loadgen.Class]int{loadgen.ClassEOF: 2, loadgen.ClassReset: 1},
+			Phases: map[timeline.Phase]int{timeline.PhasePropagation: 3}},
 		{Kind: DeletePod, N: 2, Pod: "web-def", Started: at(2450), Settled: at(2850), Requests: 4, Failed: 1,
-			SuccessRatio: 3.0 / 4, Failures: map[loadgen.Class]int{loadgen.HTTP5xxClass(503): 1}},
+			SuccessRatio: 3.0 / 4, Failures: map[loadgen.Class]int{loadgen.HTTP5xxClass(503): 1},
+			Phases: map[timeline.Phase]int{timeline.PhaseStartup: 1}},
 		{Kind: DeletePod, N: 3, Pod: "web-ghi", Started: at(3500), Settled: at(4000)},
 	}
 	if len(got) != len(want) {
@@ -57,14 +68,14 @@ func TestWindows(t *testing.T) {
 	for i := range want {
 		g, w := got[i], want[i]
 		if g.Kind != w.Kind || g.N != w.N || g.Pod != w.Pod || !g.Started.Equal(w.Started) || !g.Settled.Equal(w.Settled) ||
-			g.Requests != w.Requests || g.Failed != w.Failed || g.SuccessRatio != w.SuccessRatio || !maps.Equal(g.Failures, w.Failures) {
+			g.Requests != w.Requests || g.Failed != w.Failed || g.SuccessRatio != w.SuccessRatio || !maps.Equal(g.Failures, w.Failures) || !maps.Equal(g.Phases, w.Phases) {
 			t.Errorf("disruption %d = %+v\n          want %+v", i+1, g, w)
 		}
 	}
-	if out := windows(nil, reqs); out == nil || len(out) != 0 {
+	if out := windows(nil, reqs, nil); out == nil || len(out) != 0 {
 		t.Errorf("windows(no disruptions) = %#v, want an empty slice", out)
 	}
-	if out := windows(recs[:1], nil); len(out) != 1 || out[0].Requests != 0 || out[0].SuccessRatio != 0 {
+	if out := windows(recs[:1], nil, nil); len(out) != 1 || out[0].Requests != 0 || out[0].SuccessRatio != 0 {
 		t.Errorf("windows(no requests) = %+v, want one disruption with no requests", out)
 	}
 }
@@ -157,7 +168,7 @@ func TestWindowsCountRequestsInFlight(t *testing.T) {
 		{Timestamp: base.Add(3 * time.Second), Class: loadgen.ClassOK},                                   // after it settled
 	}
 	recs := []disrupt.Record{{Kind: disrupt.ScaleDown, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)}}
-	got := windows(recs, reqs)[0]
+	got := windows(recs, reqs, nil)[0]
 	if got.Requests != 2 || got.Failed != 1 || got.Failures[loadgen.ClassEOF] != 1 {
 		t.Errorf("window = %d requests, %d failed (%v); want the cut slow request and the one sent during it", got.Requests, got.Failed, got.Failures)
 	}
