@@ -508,7 +508,9 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 				t.Color = colEPRemoved
 			case observe.PodGone:
 				t.Color = colPodGone
-			case observe.K8sEvent:
+			case observe.K8sEvent, observe.AppEvent, observe.ContainerStarted, observe.ContainerExited, observe.AppLogEnded:
+				// Kubelet events, container starts and exits, the app's own lifecycle lines:
+				// dots, each named on hover.
 				t.Color, t.Dot, t.Y = colK8sEvent, true, y+laneH/2
 			}
 			l.Ticks = append(l.Ticks, t)
