@@ -58,7 +58,8 @@ type Propagation struct {
 	ControlPlane Durations `json:"controlPlane"`
 	// DataPlane: per deleted pod that still answered after its deletion, deletion seen → the
 	// last request it answered (needs the app to name its pod; App.PodHeader). A pod that stops
-	// accepting at once (no preStop) gives no measure: it is left out.
+	// accepting at once (no preStop) gives no measure: it is left out; so does keep-alive load,
+	// whose pinned connections outlive routing.
 	DataPlane Durations `json:"dataPlane"`
 	// KubeProxy is kube-proxy's own kubeproxy_network_programming_duration_seconds over the
 	// row (the histogram's change between the row's start and end, summed over every node):
@@ -74,7 +75,8 @@ type Propagation struct {
 //
 // The formula (README, "What to set"):
 //
-//	routed  = max(data-plane p99, control-plane p99 + kube-proxy programming p99)
+//	routed  = data-plane p99 when measured (keep-alive off, the app names its pod, a pod kept
+//	          serving after its deletion), else control-plane p99 + kube-proxy programming p99
 //	preStop = routed + 1 s margin, rounded up to the whole second (the native sleep action)
 //	grace   = preStop + request p99 + 2 s, rounded up to the whole second
 //
@@ -127,7 +129,9 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 		}
 	}
 	ex.Propagation.ControlPlane = summarize(cp)
-	if identity {
+	if identity && !cfg.KeepAlive {
+		// With keep-alive a pod answers on connections pinned to it long after the Service
+		// stopped routing new ones there: its last answer measures the pinning, not routing.
 		ex.Propagation.DataPlane = summarize(dataPlane(reqs, attr.Lives))
 	}
 	var lat []time.Duration
@@ -205,13 +209,16 @@ func recommend(ex *Explanation, cfg Config) *Recommendation {
 	if p.KubeProxy != nil && p.KubeProxy.N > 0 {
 		lag, lagFrom = p.KubeProxy.P99, fmt.Sprintf("kube-proxy programming p99 %s", p.KubeProxy.P99.Round(time.Millisecond))
 	}
-	if p.ControlPlane.N > 0 {
-		r.Routed = p.ControlPlane.P99 + lag
-		r.RoutedFrom = fmt.Sprintf("control plane p99 %s + %s", p.ControlPlane.P99.Round(time.Millisecond), lagFrom)
-	}
-	if p.DataPlane.N > 0 && p.DataPlane.P99 > r.Routed {
+	// The data plane, measured per pod, is the direct measure; kube-proxy's histogram counts
+	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
+	// when no pod kept serving after its deletion.
+	switch {
+	case p.DataPlane.N > 0:
 		r.Routed = p.DataPlane.P99
 		r.RoutedFrom = fmt.Sprintf("data plane p99 %s (last answer after deletion)", p.DataPlane.P99.Round(time.Millisecond))
+	default:
+		r.Routed = p.ControlPlane.P99 + lag
+		r.RoutedFrom = fmt.Sprintf("control plane p99 %s + %s", p.ControlPlane.P99.Round(time.Millisecond), lagFrom)
 	}
 	r.PreStop = ceilSecond(r.Routed + preStopMargin)
 	r.GraceSeconds = int64(ceilSecond(r.PreStop+r.RequestP99+killMinimum) / time.Second)

@@ -116,6 +116,14 @@ func TestExplainRecommendation(t *testing.T) {
 	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
 		t.Errorf("textbook row: %+v", r)
 	}
+	// Keep-alive: pinned connections outlive routing, so there is no data-plane measure and
+	// the control plane plus kube-proxy stands in.
+	cfg.KeepAlive = true
+	if ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true); ex.Propagation.DataPlane.N != 0 ||
+		ex.Recommendation == nil || !strings.HasPrefix(ex.Recommendation.RoutedFrom, "control plane p99 300ms + kube-proxy programming p99 900ms") {
+		t.Errorf("keep-alive: %+v %+v", ex.Propagation.DataPlane, ex.Recommendation)
+	}
+	cfg.KeepAlive = false
 	// No deletion seen: no recommendation.
 	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
 		t.Errorf("no deletion: %+v", ex)

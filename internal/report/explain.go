@@ -126,7 +126,7 @@ func writePropagation(p func(string, ...any), rows []Row) {
 		}
 		p("| %s |\n", joinCells(cols))
 	}
-	p("\nFormula (README, \"What to set\"): preStop ≥ routed + 1 s, routed = max(data-plane p99, control-plane p99 + kube-proxy programming p99); grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
+	p("\nFormula (README, \"What to set\"): preStop ≥ routed + 1 s, routed = data-plane p99 when measured, else control-plane p99 + kube-proxy programming p99; grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
 }
 
 func joinCells(cols []string) string {
