@@ -28,17 +28,27 @@ spec:
         readinessProbe: {httpGet: {path: /healthz, port: 8080}}
 `
 
-// A Plan is the user's Deployment as a Variant changes it, under one disruption; Run judges
-// it on a Target (rctest.SetUp gives one for a kind cluster).
-func ExampleRun() {
+// webApp is the app of webYAML, as a user builds it: the manifests decoded into objects, the
+// port and path the load goes to, the image loaded from the local Docker engine.
+func webApp() (engine.App, error) {
 	objs, err := decoder.DecodeAll(context.Background(), strings.NewReader(webYAML))
 	if err != nil {
-		fmt.Println(err)
-		return
+		return engine.App{}, err
 	}
 	app := engine.App{Port: 8080, Path: "/", Images: []string{"example/web:dev"}}
 	for _, o := range objs {
 		app.Objects = append(app.Objects, o.(client.Object))
+	}
+	return app, nil
+}
+
+// A Plan is the user's Deployment as a Variant changes it, under one disruption; Run judges
+// it on a Target (rctest.SetUp gives one for a kind cluster).
+func ExampleRun() {
+	app, err := webApp()
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	sleep := int64(30)
 	plan := engine.Plan{
