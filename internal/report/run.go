@@ -145,18 +145,27 @@ func ReadRun(r io.Reader) (Run, error) {
 // dir/conformance.md and dir/timeline.html, creating dir if needed, and returns the paths
 // written. It stops at the first error; files written before it are returned with it.
 func WriteAll(dir string, run Run) (paths []string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("write reports: %w", err)
-	}
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
+	return writeFiles(dir, []reportFile{
 		{JSONFile, run.WriteJSON},
 		{MarkdownFile, run.WriteMarkdown},
 		{HTMLFile, run.WriteHTML},
 		{JUnitFile, run.WriteJUnit},
-	} {
+	})
+}
+
+// reportFile is a file's name in the reports directory and what writes its content.
+type reportFile struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeFiles writes each file into dir, creating dir if needed, each atomically, and returns
+// the paths written. It stops at the first error; files written before it are returned with it.
+func writeFiles(dir string, files []reportFile) (paths []string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("write reports: %w", err)
+	}
+	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		var buf bytes.Buffer
 		if err := f.write(&buf); err != nil {
