@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e smoke faults check example-image cluster down logs docker node-image tools
+.PHONY: help test bench e2e smoke faults check tune example-image cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,6 +24,9 @@ faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown; a f
 
 check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Check your own app")
 	@SPEC="$(SPEC)" bash scripts/check.sh
+
+tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--sample exit" (see README, "Tune the preStop")
+	@ARGS="$(ARGS)" bash scripts/tune.sh
 
 example-image: ## build the hello example app's image (examples/hello) into the local Docker engine
 	@bash scripts/example-image.sh

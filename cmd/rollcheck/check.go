@@ -122,27 +122,46 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("%v", err)
 	}
-	for _, b := range c.App.Build {
-		if err := dockerBuild(ctx, c.BuildDir(b), b, stderr); err != nil {
-			return bad("%v", err)
-		}
-	}
-	missing, err := cluster.LocalImagesMissing(ctx, c.Images())
-	if err != nil {
+	if err := checkImages(ctx, c, stderr); err != nil {
 		return bad("%v", err)
-	}
-	if len(missing) > 0 {
-		return bad("image %s is not in the local Docker engine (docker images lists what is; build or pull it first)", strings.Join(missing, ", "))
 	}
 	opts.Logf = logLine(stderr, "cluster")
 	return runChecks(ctx, opts, c, plans, artifacts, stdout, stderr)
 }
 
+// checkImages builds the check's images, then makes sure every image it loads is in the local
+// Docker engine: the Docker-side input, checked before any cluster work.
+func checkImages(ctx context.Context, c *spec.Check, stderr io.Writer) error {
+	for _, b := range c.App.Build {
+		if err := dockerBuild(ctx, c.BuildDir(b), b, stderr); err != nil {
+			return err
+		}
+	}
+	missing, err := cluster.LocalImagesMissing(ctx, c.Images())
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("image %s is not in the local Docker engine (docker images lists what is; build or pull it first)", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // runChecks creates or reuses the cluster, runs every plan, writes the reports and decides
-// the exit code. Whatever happens, the namespaces it made are swept and a cluster it created
-// is deleted (unless kept).
-func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []engine.Plan, artifacts string, stdout, stderr io.Writer) (code int) {
-	logf := logLine(stderr, "check")
+// the exit code.
+func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []engine.Plan, artifacts string, stdout, stderr io.Writer) int {
+	return onCluster(ctx, opts, artifacts, "check", stderr, func(cl *cluster.Cluster) int {
+		return checkRows(ctx, cl, plans, artifacts, stdout, logLine(stderr, "check"))
+	})
+}
+
+// onCluster creates or reuses the cluster and returns work's exit code on it. Whatever
+// happens, it then sweeps the namespaces rollcheck made, exports the cluster's logs into
+// artifacts/cluster-logs unless the code is 0, and deletes the cluster if it created it (unless
+// kept); a sweep that fails raises the code to exitBadInput. cmd names the subcommand in its
+// lines.
+func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string, stderr io.Writer, work func(*cluster.Cluster) int) (code int) {
+	logf := logLine(stderr, cmd)
 	cl, err := cluster.Up(ctx, opts)
 	if cl != nil {
 		defer func() {
@@ -166,9 +185,14 @@ func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans [
 		}()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
+		fmt.Fprintf(stderr, "rollcheck %s: %v\n", cmd, err)
 		return exitBadInput
 	}
+	return work(cl)
+}
+
+// checkRows runs every plan on the cluster, writes the reports and decides the exit code.
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []engine.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t := cl.Target()
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	rowsDir := filepath.Join(artifacts, engine.RowsDir)

@@ -5,6 +5,8 @@
 //	rollcheck check -f CHECK.yaml  run a check file's variants × disruptions (exit 0 pass, 1 fail, 2 bad input or no verdict)
 //	rollcheck check --manifest F --image REF --port N   the same for one app from flags
 //	rollcheck compare [--alpha 0.05] BASE NEW  compare two conformance.json files (exit 0 no significant regression, 1 one, 2 bad input)
+//	rollcheck tune --sample exit|drain|ignore | -f CHECK.yaml [--variant NAME]  find the smallest preStop that
+//	                            meets the threshold (exit 0 found and confirmed, 1 not, 2 bad input or no verdict)
 //	rollcheck cluster up        create or reuse the cluster, wait until it is ready; print
 //	                            "created" or "reused" on stdout (also when it fails after that)
 //	rollcheck cluster down      delete the cluster
@@ -31,7 +33,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck check -h | compare BASE NEW | cluster up|down|logs DIR|versions | report DIR"
+const usage = "usage: rollcheck check -h | tune -h | compare BASE NEW | cluster up|down|logs DIR|versions | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,6 +43,11 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "check" {
 		code := check(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "tune" {
+		code := tune(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}

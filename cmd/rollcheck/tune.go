@@ -1,0 +1,382 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/spec"
+)
+
+const tuneUsage = `usage: rollcheck tune --sample exit|drain|ignore [--disruption rollout-restart] [--count 5] [flags]
+       rollcheck tune -f CHECK.yaml [--variant NAME] [--disruption KIND] [--count N] [--exec 'sleep {}'] [flags]
+flags: [--min 0s] [--max 20s] [--resolution 500ms] [--artifacts DIR] [--keep-cluster] [--dry-run]
+
+Finds the smallest preStop with which the app meets its threshold under K repeated
+disruptions (--count), on the kind cluster (created or reused as rollcheck check does). Each
+probe is one full run at one preStop value: first --min; if it fails, --min + resolution·2^k
+(0.5, 1, 2, 4, 8, 16 s, then --max) until one passes; then bisection between the last failing
+and the first passing value down to --resolution. An independent run then confirms the value
+found; if it fails, the next value up is confirmed instead (3 runs at most). A probe that is a
+harness fault or an error is run once more; twice ends the tune.
+
+--sample MODE   the sample app (fixtures/app; needs the rollcheck repository), which exits,
+                drains or ignores SIGTERM; preStop is an httpGet to its own /prestop?sleep=<d>,
+                so half seconds are real; terminationGracePeriodSeconds 30; threshold: no
+                failed request; --count defaults to 5
+-f CHECK.yaml   a check file; the variant named by --variant (needed when it lists several) is
+                the base, its expect is the threshold; --disruption is needed when the file
+                lists several, --count defaults to the file's. preStop is the native sleep
+                action, which takes whole seconds (the resolution is raised to 1s), unless
+--exec 'CMD {}' runs CMD as the preStop with {} replaced by the seconds (1.5): the image needs
+                a sleep binary that takes fractions (coreutils or busybox sleep do)
+--artifacts DIR every probe's row (DIR/rows), its raw requests (DIR/raw), tune.json, tune.md
+                and tune.html (default $ARTIFACTS/tune, or ./_artifacts/tune)
+--keep-cluster  keep a cluster this run created (as ROLLCHECK_KEEP_CLUSTER=1)
+--dry-run       check the input, say what would be tuned, and stop (no Docker, no cluster)
+
+Exit 0: found and confirmed; 1: not found up to --max, or not confirmed; 2: bad input, a
+harness fault or an error; 130: interrupted.`
+
+// tuneArgs is rollcheck tune's input, checked.
+type tuneArgs struct {
+	sample     scenario.Shutdown // the sample app's mode, or "" for a check file
+	check      *spec.Check
+	base       engine.Plan
+	opts       engine.TuneOptions
+	artifacts  string
+	keep       bool
+	dryRun     bool
+	disruption engine.DisruptionKind
+	count      int
+}
+
+// sampleImage stands for the sample app's image until it is built: the input is checked first.
+const sampleImage = "rollcheck/app:tune"
+
+// sampleGrace is the sample app's terminationGracePeriodSeconds while tuning.
+const sampleGrace = 30
+
+// tune runs `rollcheck tune`; it returns the exit code.
+func tune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "rollcheck tune: "+format+"\n", a...)
+		return exitBadInput
+	}
+	ta, err := parseTune(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, tuneUsage)
+		return exitPass
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	if ta.dryRun {
+		fmt.Fprintln(stdout, ta.describe())
+		return exitPass
+	}
+	root, _ := cluster.RepoRoot()
+	if ta.sample != "" && root == "" {
+		return bad("--sample builds the sample app from fixtures/app: run it inside the rollcheck repository")
+	}
+	opts, err := cluster.FromEnv(root)
+	if err != nil {
+		return bad("%v", err)
+	}
+	opts.Keep = opts.Keep || ta.keep
+	if ta.check != nil {
+		if err := checkImages(ctx, ta.check, stderr); err != nil {
+			return bad("%v", err)
+		}
+	}
+	opts.Logf = logLine(stderr, "cluster")
+	return onCluster(ctx, opts, ta.artifacts, "tune", stderr, func(cl *cluster.Cluster) int {
+		return runTune(ctx, cl, ta, stdout, logLine(stderr, "tune"))
+	})
+}
+
+// parseTune reads and checks the flags, and builds the base Plan and the options: every
+// problem of the input is found here, before any Docker or cluster work.
+func parseTune(args []string) (*tuneArgs, error) {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		sample, file, variant, disruption, execCmd, artifacts string
+		count                                                 int
+		keep, dryRun                                          bool
+		o                                                     engine.TuneOptions
+	)
+	fs.StringVar(&sample, "sample", "", "the sample app: exit, drain or ignore")
+	fs.StringVar(&file, "f", "", "check file")
+	fs.StringVar(&variant, "variant", "", "the check file's variant to tune")
+	fs.StringVar(&disruption, "disruption", "", "disruption kind")
+	fs.IntVar(&count, "count", 0, "disruptions per probe")
+	fs.StringVar(&execCmd, "exec", "", "preStop command, {} replaced by the seconds")
+	fs.DurationVar(&o.Min, "min", 0, "smallest preStop")
+	fs.DurationVar(&o.Max, "max", engine.DefaultTuneMax, "largest preStop")
+	fs.DurationVar(&o.Resolution, "resolution", engine.DefaultTuneResolution, "resolution")
+	fs.StringVar(&artifacts, "artifacts", defaultTuneArtifacts(), "reports directory")
+	fs.BoolVar(&keep, "keep-cluster", false, "keep a cluster this run created")
+	fs.BoolVar(&dryRun, "dry-run", false, "check the input only")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v (rollcheck tune -h)", err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected arguments %q (rollcheck tune -h)", fs.Args())
+	case sample != "" && file != "":
+		return nil, errors.New("use --sample or -f, not both")
+	case sample == "" && file == "":
+		return nil, errors.New("nothing to tune: give --sample exit|drain|ignore or -f CHECK.yaml (rollcheck tune -h)")
+	case count < 0 || count > 20:
+		return nil, fmt.Errorf("--count %d: want 1 to 20", count)
+	}
+	ta := &tuneArgs{artifacts: artifacts, keep: keep, dryRun: dryRun, disruption: engine.DisruptionKind(disruption), count: count, opts: o}
+	var err error
+	if sample != "" {
+		if variant != "" || execCmd != "" {
+			return nil, errors.New("--variant and --exec are for -f; --sample tunes the sample app with an httpGet preStop")
+		}
+		ta.sample = scenario.Shutdown(sample)
+		ta.base, err = sampleBase(ta.sample, ta.disruption, count, sampleImage)
+		ta.opts.PreStop = samplePreStop
+	} else {
+		ta.check, ta.base, err = checkBase(file, variant, ta.disruption, count)
+		if err == nil && execCmd != "" {
+			ta.opts.PreStop, err = execPreStop(execCmd)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ta.opts.Check(ta.base); err != nil {
+		return nil, err
+	}
+	return ta, nil
+}
+
+// describe says what would be tuned, for --dry-run: "would tune sample-exit under
+// rollout-restart×5: preStop 0s to 20s by 500ms as httpGet ...; threshold 0 failures; ...".
+func (ta *tuneArgs) describe() string {
+	o, b := ta.opts, ta.base
+	hook := "the native sleep action (whole seconds: a finer resolution is raised to 1s)"
+	switch p := o.PreStop; {
+	case ta.sample != "":
+		hook = "httpGet /prestop?sleep=<d> on the sample app (" + string(ta.sample) + " on SIGTERM), grace period 30s"
+	case p != nil:
+		hook = "exec " + strings.Join(p(1500*time.Millisecond).Exec, " ") + " (for 1.5s)"
+	}
+	threshold := b.Variant.Expect.String()
+	if threshold == "" {
+		threshold = engine.Zero().String()
+	}
+	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; artifacts in %s",
+		b.Variant.Name, b.Disruption.Kind, b.WithDefaults().Disruption.Count, o.Min, o.Max, o.Resolution, hook,
+		threshold, ta.artifacts)
+}
+
+// defaultTuneArtifacts is $ARTIFACTS/tune, or _artifacts/tune: a directory of its own, so that
+// the probes' rows never mix with a conformance run's.
+func defaultTuneArtifacts() string { return filepath.Join(envOr("ARTIFACTS", "_artifacts"), "tune") }
+
+// sampleBase is the sample app in shutdown mode m, without preStop, with a 30 s grace period and
+// no failure allowed, under kind×count (defaults rollout-restart×5).
+func sampleBase(m scenario.Shutdown, kind engine.DisruptionKind, count int, image string) (engine.Plan, error) {
+	switch m {
+	case scenario.ShutdownExit, scenario.ShutdownDrain, scenario.ShutdownIgnore:
+	default:
+		return engine.Plan{}, fmt.Errorf("--sample %q: want exit, drain or ignore", m)
+	}
+	if kind == "" {
+		kind = engine.RolloutRestart
+	}
+	if count == 0 {
+		count = 5
+	}
+	s := scenario.Scenario{Name: "sample-" + string(m), OnSIGTERM: m, GraceSeconds: sampleGrace,
+		Why: "tune: the smallest preStop with which the sample app loses no request", Disruption: kind, Count: count,
+		Expect: engine.Zero()}
+	return s.Plan("tune", image)
+}
+
+// samplePreStop is the sample app's own preStop endpoint, which sleeps for any Go duration.
+func samplePreStop(d time.Duration) engine.PreStop {
+	if d == 0 {
+		return engine.PreStop{None: true}
+	}
+	return engine.PreStop{HTTPGet: "/prestop?sleep=" + d.String()}
+}
+
+// execPreStop is the --exec builder: the command with {} replaced by the seconds ("1.5").
+func execPreStop(cmd string) (func(time.Duration) engine.PreStop, error) {
+	fields := strings.Fields(cmd)
+	if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, "{}") }) {
+		return nil, fmt.Errorf("--exec %q: put {} where the seconds go, as in 'sleep {}'", cmd)
+	}
+	return func(d time.Duration) engine.PreStop {
+		if d == 0 {
+			return engine.PreStop{None: true}
+		}
+		s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+		argv := make([]string, len(fields))
+		for i, f := range fields {
+			argv[i] = strings.ReplaceAll(f, "{}", s)
+		}
+		return engine.PreStop{Exec: argv}
+	}, nil
+}
+
+// checkBase is the check file's Plan of the variant named (or its only one) under the
+// disruption named (or its only one; one it does not list runs DefaultCount times), with
+// count disruptions when count is not 0.
+func checkBase(file, variant string, kind engine.DisruptionKind, count int) (*spec.Check, engine.Plan, error) {
+	c, err := spec.Load(file)
+	if err != nil {
+		return nil, engine.Plan{}, err
+	}
+	plans, _, err := c.Plans()
+	if err != nil {
+		return nil, engine.Plan{}, fmt.Errorf("%s: %v", c.Name(), err)
+	}
+	var names []string
+	for _, v := range c.Variants {
+		names = append(names, v.Name)
+	}
+	switch {
+	case variant == "" && len(names) > 1:
+		return nil, engine.Plan{}, fmt.Errorf("%s has %d variants (%s): name the base with --variant", file, len(names), strings.Join(names, ", "))
+	case variant == "":
+		variant = names[0]
+	case !slices.Contains(names, variant):
+		return nil, engine.Plan{}, fmt.Errorf("--variant %q: %s has %s", variant, file, strings.Join(names, ", "))
+	}
+	var kinds []string
+	for _, d := range c.Disruptions {
+		kinds = append(kinds, string(d.Kind))
+	}
+	if kind == "" && len(kinds) > 1 {
+		return nil, engine.Plan{}, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
+	}
+	var base engine.Plan
+	for _, p := range plans {
+		if p.Variant.Name == variant {
+			base = p
+			if kind == "" || p.Disruption.Kind == kind {
+				break
+			}
+		}
+	}
+	if kind != "" && base.Disruption.Kind != kind {
+		base.Disruption = engine.Disruption{Kind: kind}
+	}
+	if count > 0 {
+		base.Disruption.Count = count
+	}
+	base.Repeat = 0
+	return c, base, nil
+}
+
+// runTune runs the tune on the cluster, writes every probe's row as it ends and the reports at
+// the end, prints the Markdown summary and decides the exit code.
+func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.Writer, logf func(string, ...any)) int {
+	base := ta.base
+	if ta.sample != "" {
+		ref, err := cl.BuildAppImage(ctx)
+		if err != nil {
+			logf("%v", err)
+			return exitCode(ctx, exitBadInput)
+		}
+		if base, err = sampleBase(ta.sample, base.Disruption.Kind, base.Disruption.Count, ref); err != nil {
+			logf("%v", err)
+			return exitBadInput
+		}
+		logf("the sample app (%s on SIGTERM), preStop httpGet /prestop?sleep=<d>, terminationGracePeriodSeconds %d", ta.sample, sampleGrace)
+	}
+	t := cl.Target()
+	t.Logf = func(string, ...any) {} // the progress lines say what matters
+	_ = os.RemoveAll(filepath.Join(ta.artifacts, engine.RowsDir))
+	o := ta.opts
+	o.Progress = func(p engine.TuneProbe) {
+		logf("%s", probeLine(p))
+		if p.Status != "" && p.Row != nil {
+			if _, err := engine.WriteRow(ta.artifacts, *p.Row); err != nil {
+				logf("write row: %v", err)
+			}
+		}
+	}
+	logf("tuning %s under %s×%d: preStop %s to %s", base.Variant.Name, base.Disruption.Kind, base.Disruption.Count, o.Min, o.Max)
+	res, err := engine.Tune(ctx, t, base, o, engine.WithArtifacts(ta.artifacts), engine.WithProgress(progressPrinter(logf)))
+	if res != nil {
+		paths, werr := report.WriteTune(ta.artifacts, res)
+		if werr != nil {
+			logf("%v", werr)
+		}
+		if werr := report.TuneMarkdown(stdout, res); werr != nil {
+			logf("%v", werr)
+		}
+		logf("%s in %s; reports: %s", res.Status, res.Wall.Round(time.Second), strings.Join(paths, ", "))
+	}
+	if err != nil {
+		logf("%v", err)
+		return exitCode(ctx, exitBadInput)
+	}
+	if res.Status == engine.TuneFound {
+		return exitPass
+	}
+	return exitFail
+}
+
+// exitCode is exitSignal when ctx ended (Ctrl-C), code otherwise.
+func exitCode(ctx context.Context, code int) int {
+	if ctx.Err() != nil {
+		return exitSignal
+	}
+	return code
+}
+
+// probeLine is a probe's progress line: "probe 3: preStop 2s: starts" when it starts,
+// "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass" when it ends.
+func probeLine(p engine.TuneProbe) string {
+	s := fmt.Sprintf("probe %d: preStop %s: ", p.N, p.PreStop)
+	switch {
+	case p.Confirm:
+		s = "confirmation " + s
+	case p.Retry:
+		s = "retried " + s
+	}
+	switch {
+	case p.Status == "":
+		return s + "starts"
+	case !p.Judged():
+		return s + string(p.Status) + ": " + p.Reason
+	}
+	return fmt.Sprintf("%s%s of %s failed (worst disruption %.2f %%): %s", s, thousands(p.Failed), thousands(p.Requests),
+		100*p.WorstSuccessRatio, p.Status)
+}
+
+// thousands formats n with commas between groups of three digits: 1,523.
+func thousands(n int) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

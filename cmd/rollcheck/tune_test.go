@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/rollcheck/rollcheck/engine"
+)
+
+func runTuneCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := tune(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// twoDisruptions is a check file like spec/testdata/good.yaml with two disruptions, written
+// next to a copy of its manifest; it returns the file's path.
+func twoDisruptions(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	web, err := os.ReadFile("../../spec/testdata/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile("../../spec/testdata/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := strings.Replace(string(good), "disruptions: [{kind: rollout-restart, count: 3}]",
+		"disruptions: [{kind: rollout-restart, count: 3}, {kind: delete-pod, count: 2}]", 1)
+	if two == string(good) {
+		t.Fatal("good.yaml changed: update the test")
+	}
+	for name, b := range map[string][]byte{"web.yaml": web, "check.yaml": []byte(two)} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "check.yaml")
+}
+
+// noToolCalls fails the test when fakeTools recorded a call (into calls).
+func noToolCalls(t *testing.T, calls string) {
+	t.Helper()
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a Docker or cluster tool was called: %s", b)
+	}
+}
+
+// Bad input is one line and exit 2, before any Docker or cluster tool runs.
+func TestTuneBadInputExits2(t *testing.T) {
+	calls := fakeTools(t)
+	good := "../../spec/testdata/good.yaml"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "nothing to tune"},
+		{[]string{"--sample", "exit", "-f", good}, "not both"},
+		{[]string{"--sample", "melt"}, `--sample "melt": want exit, drain or ignore`},
+		{[]string{"--sample", "exit", "--disruption", "melt"}, `disruption "melt"`},
+		{[]string{"--sample", "exit", "--count", "30"}, "--count 30: want 1 to 20"},
+		{[]string{"--sample", "exit", "--variant", "x"}, "--variant and --exec are for -f"},
+		{[]string{"--sample", "exit", "--min", "5s", "--max", "5s"}, "min 5s is not below max 5s"},
+		{[]string{"--sample", "exit", "--max", "11m"}, "max 11m0s: want at most 10m0s"},
+		{[]string{"--sample", "exit", "--resolution", "50ms"}, "resolution 50ms: want a multiple of 100ms"},
+		{[]string{"--sample", "exit", "extra"}, "unexpected arguments"},
+		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"--min", "soon", "--sample", "exit"}, `invalid value "soon" for flag -min`},
+		{[]string{"-f", "nope.yaml"}, "no such file"},
+		{[]string{"-f", good}, "has 2 variants (as-is, prestop-5s): name the base with --variant"},
+		{[]string{"-f", good, "--variant", "nope"}, `--variant "nope": ../../spec/testdata/good.yaml has as-is, prestop-5s`},
+		{[]string{"-f", good, "--variant", "as-is", "--exec", "sleep 1"}, "put {} where the seconds go"},
+		{[]string{"-f", good, "--variant", "as-is", "--min", "500ms"}, "the native sleep action takes whole seconds"},
+		{[]string{"-f", twoDisruptions(t), "--variant", "as-is"}, "lists 2 disruptions (rollout-restart, delete-pod): name one with --disruption"},
+	} {
+		code, stdout, stderr := runTuneCmd(t, tc.args...)
+		if code != exitBadInput || !strings.HasPrefix(stderr, "rollcheck tune: ") || !strings.Contains(stderr, tc.want) ||
+			strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
+			t.Errorf("tune %q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	noToolCalls(t, calls)
+}
+
+// A bad cluster knob, and then an image missing from the local Docker engine, are bad input
+// too, found before any cluster work.
+func TestTuneBadKnobAndImageBeforeCluster(t *testing.T) {
+	calls := fakeTools(t)
+	t.Setenv("ROLLCHECK_WORKERS", "abc")
+	code, _, stderr := runTuneCmd(t, "--sample", "exit")
+	if code != exitBadInput || !strings.Contains(stderr, `ROLLCHECK_WORKERS="abc"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	t.Setenv("ROLLCHECK_WORKERS", "")
+	code, _, stderr = runTuneCmd(t, "-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--artifacts", t.TempDir())
+	if want := "rollcheck tune: image example/web:dev is not in the local Docker engine"; code != exitBadInput || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
+	}
+	noToolCalls(t, calls)
+}
+
+// --dry-run checks the input and says what would be tuned, with no tool called.
+func TestTuneDryRun(t *testing.T) {
+	calls := fakeTools(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "exit"}, "would tune sample-exit under rollout-restart×5: preStop 0s to 20s by 500ms as httpGet " +
+			"/prestop?sleep=<d> on the sample app (exit on SIGTERM), grace period 30s; threshold 0 failures; artifacts in "},
+		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--exec", "sleep {}", "--max", "10s"},
+			"would tune as-is under rollout-restart×3: preStop 0s to 10s by 500ms as exec sleep 1.5 (for 1.5s); threshold ≥ 99% per disruption;"},
+		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "prestop-5s"}, "as the native sleep action"},
+	} {
+		code, stdout, stderr := runTuneCmd(t, append(tc.args, "--dry-run")...)
+		if code != exitPass || !strings.Contains(stdout, tc.want) {
+			t.Errorf("tune %q: exit %d, stdout %q, stderr %q; want %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	noToolCalls(t, calls)
+}
+
+func TestTuneHelp(t *testing.T) {
+	code, stdout, _ := runTuneCmd(t, "-h")
+	if code != exitPass || !strings.Contains(stdout, "usage: rollcheck tune --sample exit|drain|ignore") ||
+		!strings.Contains(stdout, "needs\n                a sleep binary") {
+		t.Errorf("exit %d, help:\n%s", code, stdout)
+	}
+}
+
+func TestParseTuneSample(t *testing.T) {
+	t.Setenv("ARTIFACTS", "/tmp/arts")
+	ta, err := parseTune([]string{"--sample", "exit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ta.base
+	if b.Suite != "tune" || b.Variant.Name != "sample-exit" || b.Disruption != (engine.Disruption{Kind: engine.RolloutRestart, Count: 5}) ||
+		b.Variant.Expect.Kind != engine.ExpectZero || b.App.OnSIGTERM != "exit" {
+		t.Errorf("base %+v", b)
+	}
+	for _, o := range b.App.Objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != 30 {
+				t.Errorf("grace period %v, want 30", g)
+			}
+		}
+	}
+	if ta.artifacts != "/tmp/arts/tune" || ta.opts.Max != 20*time.Second || ta.opts.Resolution != 500*time.Millisecond {
+		t.Errorf("artifacts %s, options %+v", ta.artifacts, ta.opts)
+	}
+	if got := ta.opts.PreStop(1500 * time.Millisecond); got.HTTPGet != "/prestop?sleep=1.5s" {
+		t.Errorf("preStop 1.5s: %+v", got)
+	}
+	if got := ta.opts.PreStop(0); !got.None {
+		t.Errorf("preStop 0: %+v, want none", got)
+	}
+
+	ta, err = parseTune([]string{"--sample", "drain", "--disruption", "delete-pod", "--count", "2", "--keep-cluster", "--max", "8s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ta.base.Variant.Name != "sample-drain" || ta.base.Disruption != (engine.Disruption{Kind: engine.DeletePod, Count: 2}) || !ta.keep || ta.opts.Max != 8*time.Second {
+		t.Errorf("args %+v", ta)
+	}
+}
+
+func TestParseTuneCheckFile(t *testing.T) {
+	ta, err := parseTune([]string{"-f", "../../spec/testdata/good.yaml", "--variant", "prestop-5s", "--exec", "/bin/sleep {}", "--count", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := ta.base; b.Variant.Name != "prestop-5s" || b.Disruption != (engine.Disruption{Kind: engine.RolloutRestart, Count: 4}) ||
+		b.Variant.Expect.Kind != engine.ExpectZero || ta.check == nil {
+		t.Errorf("base %+v", b)
+	}
+	if got := ta.opts.PreStop(1500 * time.Millisecond); !slices.Equal(got.Exec, []string{"/bin/sleep", "1.5"}) {
+		t.Errorf("preStop 1.5s: %+v", got)
+	}
+
+	// The native sleep action by default; a disruption the file does not list runs 3 times.
+	ta, err = parseTune([]string{"-f", twoDisruptions(t), "--variant", "as-is", "--disruption", "scale-down"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ta.opts.PreStop != nil || ta.base.Disruption != (engine.Disruption{Kind: engine.ScaleDown}) ||
+		ta.base.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
+		t.Errorf("args %+v", ta)
+	}
+	ta, err = parseTune([]string{"-f", twoDisruptions(t), "--variant", "as-is", "--disruption", "delete-pod"})
+	if err != nil || ta.base.Disruption != (engine.Disruption{Kind: engine.DeletePod, Count: 2}) {
+		t.Errorf("err %v, disruption %+v: want the file's delete-pod×2", err, ta.base.Disruption)
+	}
+}
+
+func TestProbeLine(t *testing.T) {
+	p := engine.TuneProbe{N: 3, PreStop: 2 * time.Second}
+	if got := probeLine(p); got != "probe 3: preStop 2s: starts" {
+		t.Errorf("start: %q", got)
+	}
+	p.Requests, p.Failed, p.WorstSuccessRatio, p.Status = 1523, 0, 1, engine.Pass
+	if got, want := probeLine(p), "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass"; got != want {
+		t.Errorf("end: %q, want %q", got, want)
+	}
+	p.Confirm, p.PreStop, p.Failed, p.WorstSuccessRatio, p.Status = true, 1500*time.Millisecond, 12, 0.9725, engine.Fail
+	if got, want := probeLine(p), "confirmation probe 3: preStop 1.5s: 12 of 1,523 failed (worst disruption 97.25 %): fail"; got != want {
+		t.Errorf("confirmation: %q, want %q", got, want)
+	}
+	p.Confirm, p.Retry, p.Status, p.Reason = false, true, engine.HarnessFault, "the load stalled"
+	if got, want := probeLine(p), "retried probe 3: preStop 1.5s: harness-fault: the load stalled"; got != want {
+		t.Errorf("harness fault: %q, want %q", got, want)
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4321: "-4,321"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
