@@ -206,8 +206,8 @@ func TestWriteMarkdownExplained(t *testing.T) {
 	rows[1].Explanation = &engine.Explanation{
 		Phases: map[timeline.Phase]int{timeline.PhasePropagation: 50, timeline.PhaseUnknown: 6},
 		Propagation: engine.Propagation{
-			ControlPlane: engine.Summarize([]time.Duration{ms(100), ms(300)}),
-			KubeProxy:    &engine.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
+			ControlPlane:     engine.Summarize([]time.Duration{ms(100), ms(300)}),
+			KubeProxy:        &engine.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
 			KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 2}, {UpperBound: 1, Count: 4}, {Inf: true, Count: 4}},
 		},
 		Recommendation: &engine.Recommendation{PreStop: 3 * time.Second, GraceSeconds: 5, Routed: ms(1200),
