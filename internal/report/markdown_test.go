@@ -218,7 +218,11 @@ func TestWriteMarkdownExplained(t *testing.T) {
 		ControlPlane: engine.Summarize([]time.Duration{ms(200)}), DataPlane: engine.Summarize([]time.Duration{ms(1100), ms(1300)}),
 		KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 1, Count: 3}, {Inf: true, Count: 3}},
 	}}
-	md := markdown(t, NewRun(rows))
+	run := NewRun(rows)
+	if p := run.Propagation; p == nil || p.ControlPlane.N != 3 || p.DataPlane.N != 2 || p.KubeProxy == nil || p.KubeProxy.N != 7 {
+		t.Errorf("run propagation %+v", p)
+	}
+	md := markdown(t, run)
 	t.Logf("\n%s", md)
 	for _, want := range []string{
 		"| propagation 50, unknown 6 |",

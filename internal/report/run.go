@@ -39,6 +39,13 @@ func NewRun(rows []Row) Run {
 	if Repeated(rows) {
 		run.Stats = Group(rows)
 	}
+	for _, r := range rows {
+		if r.Explanation != nil {
+			p := Pool(rows)
+			run.Propagation = &p
+			break
+		}
+	}
 	return run
 }
 

@@ -19,4 +19,7 @@ type Run struct {
 	Rows      []Row     `json:"rows"`
 	// Stats are the rows grouped over their repeated runs (Group); set only when a row repeats.
 	Stats []RowStats `json:"stats,omitempty"`
+	// Propagation is endpoint propagation pooled over the run's rows (Pool); nil when no row
+	// was explained.
+	Propagation *PooledPropagation `json:"propagation,omitempty"`
 }
