@@ -178,7 +178,11 @@ func Lives(tl timeline.Timeline, container string) []Life {
 				} else {
 					l.Exit = ExitOwn
 				}
-				l.ExitWhy = fmt.Sprintf("exit code %d", *e.ExitCode)
+				if sawExiting[e.Pod] {
+					l.ExitWhy = fmt.Sprintf("app line \"exiting\", exit code %d", *e.ExitCode)
+				} else {
+					l.ExitWhy = fmt.Sprintf("exit code %d", *e.ExitCode)
+				}
 			}
 			if !sawExiting[e.Pod] {
 				// finishedAt is truncated to the second; the status is received after the exit.
@@ -270,7 +274,8 @@ func earliest(ts ...time.Time) time.Time {
 //     with no "exiting"), the request was sent before the kill could have happened (t0 before
 //     the exit window) and failed within the exit window ± Tolerance, not by timing out.
 //   - in-flight-cut: the same with a process that exited on its own (or whose exit is known
-//     but not how): the request was in flight when the process exited. With keep-alive, a
+//     but not how): the request was in flight when the process exited. For both, a request
+//     sent after the app's listener closed was never accepted: not in flight. With keep-alive, a
 //     request sent after the Service stopped routing new connections to the pod (Routed +
 //     Tolerance) rode a kept-alive connection: pinned-connection instead.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
@@ -405,8 +410,12 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
 }
 
-// inFlightAtExit: sent before the exit window and failed within it (± Tolerance).
+// inFlightAtExit: sent before the exit window (and before the listener closed, when the app
+// says when: a request sent after that was never accepted) and failed within it (± Tolerance).
 func inFlightAtExit(l *Life, t0, t1 time.Time) bool {
+	if !l.ListenerClosed.IsZero() && !t0.Before(l.ListenerClosed) {
+		return false
+	}
 	return t0.Before(l.ExitFrom) && !t1.Before(l.ExitFrom.Add(-Tolerance)) && !t1.After(l.ExitBy.Add(Tolerance))
 }
 

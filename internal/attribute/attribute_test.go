@@ -272,3 +272,29 @@ func TestOKRequestsNotAttributed(t *testing.T) {
 		t.Errorf("attributed %+v", res)
 	}
 }
+
+func TestSentAfterListenerClosedIsNotInFlight(t *testing.T) {
+	// Drain without preStop: the listener closes at SIGTERM (0 s), the drained app exits at
+	// 50 ms. A request sent at 20 ms found no listener and failed at once, at the exit: it was
+	// never in flight, the data plane sent it to a pod that no longer accepted.
+	b := (&tl{}).del("web-1", 0, 0.3).add(
+		ev(0, timeline.AppEvent, "web-1", "sigterm mode=drain"),
+		ev(0.0001, timeline.AppEvent, "web-1", "listener_closed"),
+		ev(0.05, timeline.AppEvent, "web-1", "exiting code=0 reason=drained"),
+		exited(1.1, "web-1", 0, 0),
+	)
+	in := Input{Timeline: b.timeline(), Requests: []loadgen.Request{
+		failed(1, 0.02, 0.005, loadgen.ClassEOF),
+		failed(2, -0.5, 0.55, loadgen.ClassReset), // accepted before the close, cut at the exit
+	}}
+	res := Attribute(in)
+	if p := res.Failed[0].Phase; p != timeline.PhasePropagation {
+		t.Errorf("sent after the listener closed: %s (%s), want propagation", p, res.Failed[0].Why)
+	}
+	if p := res.Failed[1].Phase; p != timeline.PhaseInFlightCut {
+		t.Errorf("accepted before the close: %s (%s), want in-flight-cut", p, res.Failed[1].Why)
+	}
+	if l := res.Lives[0]; l.ExitWhy != `app line "exiting", exit code 0` || !l.ExitExact {
+		t.Errorf("exit %q exact %t", l.ExitWhy, l.ExitExact)
+	}
+}
