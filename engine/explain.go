@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,10 +102,9 @@ type Recommendation struct {
 
 // Margins of the recommendation formula (see Recommendation).
 const (
-	preStopMargin   = time.Second
-	killMinimum     = 2 * time.Second // the kubelet's minimum between SIGTERM and SIGKILL after preStop
-	assumedProgLag  = attribute.DefaultProgrammingLag
-	dataPlaneBefore = time.Second // a pod's last answer this long before its deletion still measures
+	preStopMargin  = time.Second
+	killMinimum    = 2 * time.Second // the kubelet's minimum between SIGTERM and SIGKILL after preStop
+	assumedProgLag = attribute.DefaultProgrammingLag
 )
 
 // kubeProxyNumbers is the change of kube-proxy's programming histogram over a row, or why
@@ -160,7 +160,9 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 	var out []time.Duration
 	for _, l := range lives {
 		t, ok := last[l.Pod]
-		if l.Deleting.IsZero() || !ok || t.Before(l.Deleting.Add(-dataPlaneBefore)) {
+		if l.Deleting.IsZero() || !ok || !t.After(l.Deleting) {
+			// No answer to a request sent after the deletion: nothing measured (its later
+			// requests may have been cut, as slow requests are by SIGKILL).
 			continue
 		}
 		// The pod must have kept accepting for a while after its last request.
@@ -174,7 +176,7 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 		if stop.IsZero() || !t.Add(attribute.Tolerance).Before(stop) {
 			continue
 		}
-		out = append(out, max(0, t.Sub(l.Deleting)))
+		out = append(out, t.Sub(l.Deleting))
 	}
 	return out
 }
@@ -241,11 +243,14 @@ func configuredPreStop(s string) (time.Duration, bool) {
 		d, err := time.ParseDuration(arg)
 		return d, err == nil
 	case "exec":
+		// "sleep 5", "/bin/sleep 1.5", the sample app's "/app sleep 5s".
 		f := strings.Fields(arg)
-		if len(f) == 2 && f[0] == "sleep" {
-			if n, err := strconv.ParseFloat(f[1], 64); err == nil {
-				return time.Duration(n * float64(time.Second)), true
+		if n := len(f); n >= 2 && n <= 3 && path.Base(f[n-2]) == "sleep" {
+			if secs, err := strconv.ParseFloat(f[n-1], 64); err == nil {
+				return time.Duration(secs * float64(time.Second)), true
 			}
+			d, err := time.ParseDuration(f[n-1])
+			return d, err == nil
 		}
 	case "httpGet":
 		if _, q, ok := strings.Cut(arg, "?"); ok {

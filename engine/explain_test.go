@@ -51,6 +51,7 @@ func TestJudgeMechanism(t *testing.T) {
 func TestConfiguredPreStop(t *testing.T) {
 	for in, want := range map[string]time.Duration{
 		"none": 0, "sleep:5s": 5 * time.Second, "exec:sleep 5": 5 * time.Second, "exec:sleep 1.5": 1500 * time.Millisecond,
+		"exec:/app sleep 5s": 5 * time.Second, "exec:/bin/sleep 2": 2 * time.Second,
 		"httpGet:/prestop?sleep=2500ms": 2500 * time.Millisecond,
 	} {
 		if got, ok := configuredPreStop(in); !ok || got != want {
