@@ -283,7 +283,13 @@ func (r *runner) measure(ctx context.Context) error {
 	row := r.row
 	row.Summary = res.Summary()
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	attr := attribute.Attribute(attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container})
+	// kube-proxy's measured lag, when it has one, is the propagation window's data-plane lag.
+	kp := kubeProxyDelta(ctx, cs, kpBefore, kpErr)
+	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container}
+	if d := kp.durations; d != nil && d.N > 0 {
+		in.ProgrammingLag = d.P99 + attribute.Tolerance
+	}
+	attr := attribute.Attribute(in)
 	row.Disruptions = windows(recs, res.Requests, attr.BySeq)
 	row.Versions.Vegeta = res.VegetaVersion
 	for i := range res.Requests {
@@ -291,13 +297,6 @@ func (r *runner) measure(ctx context.Context) error {
 			row.PodIdentity = true
 			break
 		}
-	}
-	kp := kubeProxyDelta(ctx, cs, kpBefore, kpErr)
-	if d := kp.durations; d != nil && d.N > 0 {
-		// Re-attribute with kube-proxy's measured lag: the propagation window is the data plane's.
-		attr = attribute.Attribute(attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive,
-			Container: container, ProgrammingLag: d.P99 + attribute.Tolerance})
-		row.Disruptions = windows(recs, res.Requests, attr.BySeq)
 	}
 	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity)
 	if r.o.artifacts != "" {

@@ -1,5 +1,7 @@
 package timeline
 
+import "slices"
+
 // Phase names the part of one pod's termination (or start) that a failed request is
 // attributed to. internal/attribute holds the rules; README's "Why a request failed" says
 // each rule, the evidence it uses and its time tolerance.
@@ -31,11 +33,4 @@ const (
 var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
-func (p Phase) Known() bool {
-	for _, q := range Phases {
-		if p == q {
-			return true
-		}
-	}
-	return false
-}
+func (p Phase) Known() bool { return slices.Contains(Phases, p) }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/engine"
@@ -77,11 +78,11 @@ func durationsCell(d engine.Durations) string {
 // writePropagation writes the run's pooled propagation, both measures and how far apart
 // they are, and every explained row's numbers and recommendation.
 func writePropagation(p func(string, ...any), rows []Row) {
-	any := false
+	explained := false
 	for _, r := range rows {
-		any = any || r.Explanation != nil
+		explained = explained || r.Explanation != nil
 	}
-	if !any {
+	if !explained {
 		return
 	}
 	pool := Pool(rows)
@@ -124,18 +125,7 @@ func writePropagation(p func(string, ...any), rows []Row) {
 		for i := range cols {
 			cols[i] = mdEscape(cols[i])
 		}
-		p("| %s |\n", joinCells(cols))
+		p("| %s |\n", strings.Join(cols, " | "))
 	}
 	p("\nFormula (README, \"What to set\"): preStop ≥ routed + 1 s, routed = data-plane p99 when measured, else control-plane p99 + kube-proxy programming p99; grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
-}
-
-func joinCells(cols []string) string {
-	s := ""
-	for i, c := range cols {
-		if i > 0 {
-			s += " | "
-		}
-		s += c
-	}
-	return s
 }
