@@ -151,7 +151,7 @@ func Settle(ctx context.Context, t Target) error {
 			want = int(*d.Spec.Replicas)
 		}
 		return len(pods.Items) == want && kube.RolloutComplete(&d), nil
-	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(250*time.Millisecond))
+	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
 	if err != nil {
 		var names []string
 		for _, p := range pods.Items {

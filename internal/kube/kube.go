@@ -17,6 +17,13 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait"
 )
 
+// PollInterval is how often the waits here and in internal/disrupt ask the API server again;
+// unit tests shorten it.
+var PollInterval = 250 * time.Millisecond
+
+// sweepInterval is how often SweepNamespaces looks again for the namespaces it deleted.
+var sweepInterval = time.Second
+
 // Apply creates each object, or updates it when it exists already.
 func Apply(ctx context.Context, client klient.Client, objs ...k8s.Object) error {
 	r := client.Resources()
@@ -72,7 +79,7 @@ func WaitRollout(ctx context.Context, client klient.Client, ns, name string, tim
 			return false, err
 		}
 		return RolloutComplete(&last), nil
-	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(250*time.Millisecond))
+	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(PollInterval))
 	if err != nil {
 		s := last.Status
 		return fmt.Errorf("wait %s for rollout of %s/%s (generation %d observed %d, replicas %d updated %d ready %d available %d): %w",
@@ -128,7 +135,7 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 			return false, err
 		}
 		return len(pods.Items) == 0 && len(svcs.Items) == 0, nil
-	}, wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(250*time.Millisecond))
+	}, wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(PollInterval))
 	if err != nil {
 		return fmt.Errorf("wait until namespace %s has no pod (%d left) and no Service (%d left): %w", name, len(pods.Items), len(svcs.Items), err)
 	}
@@ -158,7 +165,7 @@ func SweepNamespaces(ctx context.Context, client klient.Client, selector string,
 			return false, err
 		}
 		return len(list.Items) == 0, nil
-	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(time.Second))
+	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(sweepInterval))
 	if err != nil {
 		var left []string
 		for _, n := range list.Items {
