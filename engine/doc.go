@@ -1,7 +1,7 @@
 // Package engine runs rollcheck's checks: it takes a Target (any cluster, and the way load
-// reaches it) and a Plan (an app's manifests as a Variant changes them, one disruption, one
-// load, the expected Outcome) and returns a Row: every request's fate, the lifecycle
-// timeline, each disruption's own success ratio and a Verdict.
+// reaches it) and a check.Plan (an app's manifests as a check.Variant changes them, one disruption, one
+// load, the expected check.Outcome) and returns a check.Row: every request's fate, the lifecycle
+// timeline, each disruption's own success ratio and a check.Verdict.
 //
 // One engine, several front ends: the built-in conformance matrix (suites/), users' own
 // Ginkgo suites (see package rctest) and the rollcheck CLI (rollcheck check) all call Run.
@@ -9,10 +9,10 @@
 // front ends decide what passes.
 //
 // The steps of Run, in order: the app's manifests are applied into a fresh namespace that
-// rollcheck owns, with rollcheck's own Service (LoadServiceName) selecting the Deployment's
+// rollcheck owns, with rollcheck's own Service (check.LoadServiceName) selecting the Deployment's
 // pods; once that Service answers, constant-rate load (package loadgen) and a watch of the
 // pods, EndpointSlices and Events start; the disruption is repeated Count times, each
 // settling (the rollout complete and no pod left terminating); the load settles, stops, and
-// the result is judged against Variant.Expect. The namespace is deleted before Run returns,
+// the result is judged against check.Variant.Expect. The namespace is deleted before Run returns,
 // also when it fails or its context is cancelled.
 package engine

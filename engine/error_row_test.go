@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
 )
 
 // A row that cannot run to the end is still returned, with status error and the reason, so
 // that the table counts it (a failed spec can never leave "N rows, N pass").
 func TestRunErrorIsARow(t *testing.T) {
-	p := webPlan(t)
+	p := checktest.WebPlan()
 	// Nothing listens on port 1 of the loopback address: the cluster is unreachable.
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second}, LoadURL: "http://127.0.0.1:1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -24,28 +27,28 @@ func TestRunErrorIsARow(t *testing.T) {
 	if row == nil {
 		t.Fatal("no row returned with the error")
 	}
-	if row.Verdict.Status != Error || !strings.Contains(row.Verdict.Reason, "127.0.0.1:1") {
+	if row.Verdict.Status != check.Error || !strings.Contains(row.Verdict.Reason, "127.0.0.1:1") {
 		t.Errorf("verdict = %+v, want status error with the reason", row.Verdict)
 	}
-	if row.Config.Name != p.Variant.Name || row.Config.PreStop == "" || row.Suite != p.Suite {
+	if row.Config.Name != p.Variant.Name || row.Config.PreStop.String() != "exec:sh -c sleep 3" || row.Suite != p.Suite {
 		t.Errorf("the row does not say what it was: %+v", row.Config)
 	}
 	dir := t.TempDir()
-	if _, err := WriteRow(dir, *row); err != nil {
+	if _, err := check.WriteRow(dir, *row); err != nil {
 		t.Fatalf("an error row cannot be written: %v", err)
 	}
-	rows, err := ReadRows(dir)
-	if err != nil || len(rows) != 1 || rows[0].Verdict.Status != Error {
+	rows, err := check.ReadRows(dir)
+	if err != nil || len(rows) != 1 || rows[0].Verdict.Status != check.Error {
 		t.Errorf("read back %d rows (%v), want the error row", len(rows), err)
 	}
 }
 
 // A bad plan is an error row too, before any cluster work.
 func TestRunBadPlanIsARow(t *testing.T) {
-	p := webPlan(t)
+	p := checktest.WebPlan()
 	p.App.Path = "nope"
 	row, err := Run(context.Background(), Target{}, p)
-	if err == nil || row == nil || row.Verdict.Status != Error || !strings.Contains(row.Verdict.Reason, `path "nope"`) {
+	if err == nil || row == nil || row.Verdict.Status != check.Error || !strings.Contains(row.Verdict.Reason, `path "nope"`) {
 		t.Fatalf("Run = %+v, %v; want an error row naming the path", row, err)
 	}
 }

@@ -5,65 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
-
-func TestJudgeMechanism(t *testing.T) {
-	o := Failures(loadgen.ClassEOF, loadgen.ClassReset).ByPhase(timeline.PhasePropagation)
-	pass := Verdict{Pass, "40 of 1000 requests failed"}
-	for _, tc := range []struct {
-		name   string
-		phases map[timeline.Phase]int
-		status Status
-		reason string
-	}{
-		{"right mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 36, timeline.PhaseUnknown: 4}, Pass, "36 of 40 failures are propagation"},
-		{"right count, wrong mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 31, timeline.PhaseSteady: 9}, Fail, "right count, wrong mechanism: only 31 of 40 failures are propagation, expected at least 80% (by phase: propagation 31, steady 9)"},
-		{"not attributed", nil, Pass, ""},
-	} {
-		v := o.JudgeMechanism(pass, tc.phases)
-		if v.Status != tc.status || !strings.Contains(v.Reason, tc.reason) {
-			t.Errorf("%s: %+v, want %s with %q", tc.name, v, tc.status, tc.reason)
-		}
-	}
-	// A well-configured row that failed says which phases broke it.
-	v := Zero().JudgeMechanism(Verdict{Fail, "9 of 1242 requests failed (0.725%), expected none"}, map[timeline.Phase]int{timeline.PhasePropagation: 9})
-	if v.Status != Fail || !strings.HasSuffix(v.Reason, "; by phase: propagation 9") {
-		t.Errorf("failing zero row: %+v", v)
-	}
-	// Harness faults stay what they are.
-	if v := o.JudgeMechanism(Verdict{HarnessFault, "stalled"}, map[timeline.Phase]int{timeline.PhaseSteady: 3}); v.Reason != "stalled" {
-		t.Errorf("harness fault changed: %+v", v)
-	}
-	if err := Zero().ByPhase(timeline.PhasePropagation).Validate(); err == nil {
-		t.Error("phases on a zero-failures row validated")
-	}
-	if err := o.ByPhase("nope").Validate(); err == nil || !strings.Contains(err.Error(), `expect phase "nope"`) {
-		t.Errorf("unknown phase: %v", err)
-	}
-	if s := o.String(); s != "failures (eof|reset) by propagation" {
-		t.Errorf("String %q", s)
-	}
-}
-
-func TestConfiguredPreStop(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"none": 0, "sleep:5s": 5 * time.Second, "exec:sleep 5": 5 * time.Second, "exec:sleep 1.5": 1500 * time.Millisecond,
-		"exec:/app sleep 5s": 5 * time.Second, "exec:/bin/sleep 2": 2 * time.Second,
-		"httpGet:/prestop?sleep=2500ms": 2500 * time.Millisecond,
-	} {
-		if got, ok := configuredPreStop(in); !ok || got != want {
-			t.Errorf("configuredPreStop(%q) = %s, %t; want %s", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"exec:/bin/drain", "httpGet:/quit", "tcpSocket"} {
-		if _, ok := configuredPreStop(in); ok {
-			t.Errorf("configuredPreStop(%q) known", in)
-		}
-	}
-}
 
 func TestExplainRecommendation(t *testing.T) {
 	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
@@ -86,8 +32,8 @@ func TestExplainRecommendation(t *testing.T) {
 		{Seq: 4, Timestamp: at(15000), Latency: 900 * time.Millisecond, Class: loadgen.ClassOK, Pod: "web-3"},
 	}
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
-	kp := &Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
-	cfg := Config{PreStop: "none", GraceSeconds: 30, Disruption: RolloutRestart}
+	kp := &check.Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
+	cfg := check.Applied{PreStop: check.PreStop{None: true}, GraceSeconds: 30, Disruption: check.RolloutRestart}
 	ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true)
 	if ex.Phases[timeline.PhasePropagation] != 1 {
 		t.Errorf("phases %v, want the EOF in propagation", ex.Phases)
@@ -113,7 +59,7 @@ func TestExplainRecommendation(t *testing.T) {
 	}
 	// The textbook row, without pod identity: routed = 300 ms + 900 ms, preStop ceil(2.2 s) =
 	// 3 s, grace ceil(3 s + 0 + 2 s) = 5 s; its 5 s and 30 s have headroom.
-	cfg.PreStop = "sleep:5s"
+	cfg.PreStop = check.PreStop{Sleep: 5 * time.Second}
 	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
 		t.Errorf("textbook row: %+v", r)
 	}
@@ -128,19 +74,5 @@ func TestExplainRecommendation(t *testing.T) {
 	// No deletion seen: no recommendation.
 	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
 		t.Errorf("no deletion: %+v", ex)
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	var ds []time.Duration
-	for i := 1; i <= 200; i++ {
-		ds = append(ds, time.Duration(i)*time.Millisecond)
-	}
-	s := summarize(ds)
-	if s.N != 200 || len(s.Samples) != 200 || s.P50 != 100*time.Millisecond || s.P99 != 198*time.Millisecond || s.Max != 200*time.Millisecond {
-		t.Errorf("summarize %+v", s)
-	}
-	if s := summarize(nil); s.N != 0 || s.Samples != nil {
-		t.Error("summarize(nil) not zero")
 	}
 }

@@ -15,47 +15,47 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/internal/limits"
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
-// Phase names a step of a row, for Progress.
-type Phase string
+// Step names a step of a row, for Progress (timeline.Phase is something else: the phase of a
+// pod's termination a failed request is attributed to).
+type Step string
 
-// Phases, in the order a row goes through them.
+// Steps, in the order a row goes through them.
 const (
-	PhaseDeploy     Phase = "deploy"      // applying the manifests and waiting for the rollout
-	PhaseServing    Phase = "serving"     // waiting until the load Service answers
-	PhaseLoad       Phase = "load"        // load started, settling before the first disruption
-	PhaseDisruption Phase = "disruption"  // a disruption started
-	PhaseSettled    Phase = "settled"     // a disruption settled
-	PhaseDone       Phase = "done"        // the row is judged
-	PhaseTeardown   Phase = "teardown"    // the namespace is being deleted
-	PhaseLoadTicker Phase = "load-status" // periodic load counts while disruptions run
+	StepDeploy     Step = "deploy"      // applying the manifests and waiting for the rollout
+	StepServing    Step = "serving"     // waiting until the load Service answers
+	StepLoad       Step = "load"        // load started, settling before the first disruption
+	StepDisruption Step = "disruption"  // a disruption started
+	StepSettled    Step = "settled"     // a disruption settled
+	StepDone       Step = "done"        // the row is judged
+	StepTeardown   Step = "teardown"    // the namespace is being deleted
+	StepLoadTicker Step = "load-status" // periodic load counts while disruptions run
 )
 
 // Progress is one step of a running row, for a front end to show.
 type Progress struct {
-	Row   string
-	Phase Phase
-	// N and Count number the disruption (PhaseDisruption, PhaseSettled).
+	Row  string
+	Step Step
+	// N and Count number the disruption (StepDisruption, StepSettled).
 	N, Count int
-	// Load is the load so far.
+	// check.Load is the load so far.
 	Load loadgen.Progress
 	// Detail says more (the deleted pod, the namespace, the verdict).
 	Detail string
@@ -81,18 +81,18 @@ func WithProgress(f func(Progress)) Option { return func(o *runOptions) { o.prog
 // fault.
 const stallLimit = 3 * time.Second
 
-// Run runs one Plan on the Target and returns its Row: it applies the app (as the Variant
+// Run runs one check.Plan on the Target and returns its check.Row: it applies the app (as the check.Variant
 // changes it) into a fresh namespace with a load Service of its own, waits until the Service
-// answers, starts the constant load and the lifecycle observer, disrupts Disruption.Count
+// answers, starts the constant load and the lifecycle observer, disrupts check.Disruption.Count
 // times (each settling: the rollout complete and no pod left terminating), lets the load
-// settle, stops it and judges the result against Variant.Expect. The namespace is deleted
+// settle, stops it and judges the result against check.Variant.Expect. The namespace is deleted
 // before Run returns.
 //
 // Run never asserts. A row that could not run to the end (bad plan, deploy, serving wait,
-// disruption, cluster) is returned with status Error and the reason, together with the error;
+// disruption, cluster) is returned with status check.Error and the reason, together with the error;
 // a load run that was invalid, stalled or ended before the disruptions did is a row with status
-// HarnessFault and no error. Only front ends decide what a row means for them.
-func Run(ctx context.Context, t Target, p Plan, opts ...Option) (*Row, error) {
+// check.HarnessFault and no error. Only front ends decide what a row means for them.
+func Run(ctx context.Context, t Target, p check.Plan, opts ...Option) (*check.Row, error) {
 	var o runOptions
 	for _, f := range opts {
 		f(&o)
@@ -102,16 +102,11 @@ func Run(ctx context.Context, t Target, p Plan, opts ...Option) (*Row, error) {
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
 	}
-	r.row = &Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: Config{
-		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
-		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
-		KeepAlive: p.Load.KeepAlive, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
-		Expect: p.Variant.Expect,
-	}}
+	r.row = &check.Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: p.Applied()}
 	err := r.run(ctx)
 	r.row.Duration = time.Since(r.row.Started)
 	if err != nil {
-		r.row.Verdict = Verdict{Status: Error, Reason: err.Error()}
+		r.row.Verdict = check.Verdict{Status: check.Error, Reason: err.Error()}
 		return r.row, fmt.Errorf("row %s: %w", p.Variant.Name, err)
 	}
 	return r.row, nil
@@ -119,34 +114,32 @@ func Run(ctx context.Context, t Target, p Plan, opts ...Option) (*Row, error) {
 
 type runner struct {
 	t    Target
-	p    Plan
+	p    check.Plan
 	o    runOptions
 	logf func(string, ...any)
-	row  *Row
+	row  *check.Row
 
 	client klient.Client
 	ns     string
 	dep    *appsv1.Deployment
 }
 
-func (r *runner) progress(ph Phase, n int, load loadgen.Progress, detail string) {
+func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
 	if r.o.progress != nil {
-		r.o.progress(Progress{Row: r.p.Variant.Name, Phase: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
+		r.o.progress(Progress{Row: r.p.Variant.Name, Step: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
 	}
 }
 
 func (r *runner) run(ctx context.Context) (err error) {
-	if _, err := r.p.Check(); err != nil {
+	if _, err := r.p.Validate(); err != nil {
 		return err
 	}
 	if r.t.RESTConfig == nil || r.t.LoadURL == "" {
 		return errors.New("target: RESTConfig and LoadURL are required")
 	}
-	orig, _ := r.p.App.deployment()
-	if r.dep, err = r.p.Variant.apply(orig, r.p.App); err != nil {
+	if r.dep, err = r.p.Deployment(); err != nil {
 		return err
 	}
-	describe(r.dep, r.p.App.Port, &r.row.Config)
 	if r.client, err = klient.New(r.t.RESTConfig); err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
@@ -161,11 +154,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return fmt.Errorf("reset before the row: %w", err)
 		}
 	}
-	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, map[string]string{PartOfLabel: PartOfValue}); err != nil {
+	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, map[string]string{check.PartOfLabel: check.PartOfValue}); err != nil {
 		return err
 	}
 	defer func() {
-		r.progress(PhaseTeardown, 0, loadgen.Progress{}, r.ns)
+		r.progress(StepTeardown, 0, loadgen.Progress{}, r.ns)
 		// Teardown runs also when ctx was cancelled (Ctrl-C): nothing rollcheck made is left.
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
@@ -182,7 +175,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 
 func (r *runner) measure(ctx context.Context) error {
 	p := r.p
-	r.progress(PhaseDeploy, 0, loadgen.Progress{}, r.ns)
+	r.progress(StepDeploy, 0, loadgen.Progress{}, r.ns)
 	objs, err := p.Objects(r.ns, r.t.NodePort)
 	if err != nil {
 		return err
@@ -195,7 +188,7 @@ func (r *runner) measure(ctx context.Context) error {
 	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
 		return fmt.Errorf("deploy: %w", err)
 	}
-	timeout := DisruptionTimeout(grace(dep))
+	timeout := limits.Disruption(r.row.Config.GraceSeconds)
 	if err := kube.WaitRollout(ctx, r.client, r.ns, dep.Name, 3*time.Minute); err != nil {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
 	}
@@ -204,25 +197,22 @@ func (r *runner) measure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("observer client: %w", err)
 	}
-	container := ""
-	if c := appContainer(dep, p.App.Port); c != nil {
-		container = c.Name
-	}
-	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), LoadServiceName, r.logf, observe.WithAppLogs(container))
+	container := p.AppContainer()
+	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
 	defer obs.Stop()
 
 	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
-	r.progress(PhaseServing, 0, loadgen.Progress{}, url)
+	r.progress(StepServing, 0, loadgen.Progress{}, url)
 	if err := waitServing(ctx, url, r.row.Config.Replicas, p.Load.Timeout, p.App.PodHeader, r.logf); err != nil {
 		return err
 	}
 
 	cfg := loadgen.Config{
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
-		Duration: p.loadBound(dep), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
+		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
 	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
 	kpBefore, kpErr := proxymetrics.Scrape(ctx, cs)
@@ -231,14 +221,14 @@ func (r *runner) measure(ctx context.Context) error {
 		return fmt.Errorf("start the load: %w", err)
 	}
 	defer atk.Stop()
-	r.progress(PhaseLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s to %s", p.Load.Rate, url))
+	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s to %s", p.Load.Rate, url))
 
 	// The disruptions stop early when the load does: a stalled generator or a load that ended
 	// makes the row a harness fault, never zero failures.
 	dctx, cancelDisrupt := context.WithCancelCause(ctx)
 	defer cancelDisrupt(nil)
 	mon := startMonitor(atk, p.Load.Rate, func(cause error) { cancelDisrupt(cause) }, func(pr loadgen.Progress) {
-		r.progress(PhaseLoadTicker, 0, pr, "")
+		r.progress(StepLoadTicker, 0, pr, "")
 	})
 	defer mon.stop()
 
@@ -253,11 +243,11 @@ func (r *runner) measure(ctx context.Context) error {
 		recs, derr = disrupt.Repeat(dctx, dt, kind, p.Disruption.Count,
 			func(rec disrupt.Record) {
 				obs.Mark(observe.Disruption, fmt.Sprintf("%s %d/%d", rec.Kind, rec.N, p.Disruption.Count))
-				r.progress(PhaseDisruption, rec.N, atk.Progress(), "")
+				r.progress(StepDisruption, rec.N, atk.Progress(), "")
 			},
 			func(rec disrupt.Record) {
 				obs.Mark(observe.DisruptionDone, fmt.Sprintf("%s %d/%d %s", rec.Kind, rec.N, p.Disruption.Count, rec.Pod))
-				r.progress(PhaseSettled, rec.N, atk.Progress(), rec.Pod)
+				r.progress(StepSettled, rec.N, atk.Progress(), rec.Pod)
 			})
 	}
 	if derr == nil {
@@ -306,62 +296,18 @@ func (r *runner) measure(ctx context.Context) error {
 	}
 	switch {
 	case loadFault != nil:
-		row.Verdict = Verdict{HarnessFault, loadFault.Error()}
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: loadFault.Error()}
 	case derr != nil && res.EndReason != loadgen.EndStopped:
-		row.Verdict = Verdict{HarnessFault, fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
 	case derr != nil:
 		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
 	case len(recs) != p.Disruption.Count:
-		row.Verdict = Verdict{HarnessFault, fmt.Sprintf("%d of %d disruptions ran", len(recs), p.Disruption.Count)}
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(recs), p.Disruption.Count)}
 	default:
 		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
 	}
-	r.progress(PhaseDone, 0, atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
+	r.progress(StepDone, 0, atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
-}
-
-// Objects returns what Run applies for the Plan into namespace ns: the app's manifests
-// unchanged but for their namespace, the Deployment as the Variant changes it, and rollcheck's
-// load Service (a NodePort on nodePort when it is not 0). rollcheck check --dry-run prints them.
-func (p Plan) Objects(ns string, nodePort int32) ([]client.Object, error) {
-	p = p.WithDefaults()
-	if _, err := p.Check(); err != nil {
-		return nil, err
-	}
-	orig, _ := p.App.deployment()
-	dep, err := p.Variant.apply(orig, p.App)
-	if err != nil {
-		return nil, err
-	}
-	var objs []client.Object
-	for _, o := range p.App.Objects {
-		if o == client.Object(orig) {
-			continue
-		}
-		c := o.DeepCopyObject().(client.Object)
-		c.SetNamespace(ns)
-		c.SetResourceVersion("")
-		objs = append(objs, c)
-	}
-	dep.Namespace, dep.ResourceVersion = ns, ""
-	return append(objs, dep, loadService(ns, dep, p.App.Port, nodePort)), nil
-}
-
-// loadService is rollcheck's own Service for the load: it selects the Deployment's pods on
-// the app's port, as a NodePort when nodePort is not 0.
-func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev1.Service {
-	svc := &corev1.Service{}
-	svc.APIVersion, svc.Kind = "v1", "Service"
-	svc.Name, svc.Namespace = LoadServiceName, ns
-	svc.Labels = map[string]string{PartOfLabel: PartOfValue}
-	svc.Spec.Selector = dep.Spec.Selector.MatchLabels
-	sp := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
-	if nodePort != 0 {
-		svc.Spec.Type = corev1.ServiceTypeNodePort
-		sp.NodePort = nodePort
-	}
-	svc.Spec.Ports = []corev1.ServicePort{sp}
-	return svc
 }
 
 func selectorOf(d *appsv1.Deployment) string {
@@ -373,10 +319,10 @@ func selectorOf(d *appsv1.Deployment) string {
 // sent just before a disruption and cut by it belongs to that disruption; with instant
 // requests this is the requests sent during it. A request in flight across the moment one
 // disruption settles and the next starts counts for both.
-func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []DisruptionResult {
-	out := make([]DisruptionResult, 0, len(recs))
+func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
+	out := make([]check.DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
-		d := DisruptionResult{Kind: DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
+		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
 		for i := range reqs {
 			q := &reqs[i]
 			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {
@@ -506,9 +452,9 @@ func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxyme
 		return kubeProxyNumbers{err: err.Error()}
 	}
 	s := d.Summary()
-	out := kubeProxyNumbers{durations: &Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}}
+	out := kubeProxyNumbers{durations: &check.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}}
 	for _, b := range d.Buckets {
-		eb := Bucket{UpperBound: b.UpperBound, Count: b.Count}
+		eb := check.HistogramBucket{UpperBound: b.UpperBound, Count: b.Count}
 		if math.IsInf(b.UpperBound, 1) {
 			eb.UpperBound, eb.Inf = 0, true
 		}
@@ -519,12 +465,12 @@ func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxyme
 
 // writeRaw keeps every request: vegeta's own encoding, the JSON ledger and the attribution of
 // every failed request.
-func writeRaw(dir string, row *Row, res *loadgen.Result, attr attribute.Result) (map[string]string, error) {
+func writeRaw(dir string, row *check.Row, res *loadgen.Result, attr attribute.Result) (map[string]string, error) {
 	raw := filepath.Join(dir, "raw")
 	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return nil, fmt.Errorf("write raw results: %w", err)
 	}
-	base := strings.TrimSuffix(RowFileName(*row), ".json")
+	base := strings.TrimSuffix(row.FileName(), ".json")
 	out := map[string]string{}
 	for _, f := range []struct {
 		kind, ext string
@@ -557,7 +503,7 @@ func writeRaw(dir string, row *Row, res *loadgen.Result, attr attribute.Result) 
 
 // versions reads the Kubernetes version (within 10 s: a version is not worth a hung row); the
 // Target describes the rest of the cluster.
-func (r *runner) versions() Versions {
+func (r *runner) versions() check.Versions {
 	v := r.t.Versions
 	v.Go = runtime.Version()
 	v.Rollcheck = Version()

@@ -21,11 +21,10 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/yaml"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -92,8 +91,8 @@ type LoadSettings struct {
 
 // Disruption is one kind of disruption and how many times to repeat it.
 type Disruption struct {
-	Kind  engine.DisruptionKind `json:"kind"`
-	Count int                   `json:"count,omitempty"`
+	Kind  check.DisruptionKind `json:"kind"`
+	Count int                  `json:"count,omitempty"`
 }
 
 // Variant is the app's Deployment with a change, and what it must achieve.
@@ -213,7 +212,7 @@ func (c *Check) path(p string) string {
 // Plans validates the check and returns its rows, variant by variant and, within a variant,
 // disruption by disruption. Every problem is reported at once, on one line. Warnings are
 // allowed but weaken the verdicts (a Deployment without a readiness probe).
-func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
+func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if c.APIVersion != APIVersion {
@@ -258,7 +257,7 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 		}
 		seen[v.Name] = true
 	}
-	seenD := map[engine.DisruptionKind]bool{}
+	seenD := map[check.DisruptionKind]bool{}
 	for i, d := range c.Disruptions {
 		if seenD[d.Kind] {
 			bad("disruptions[%d]: %s listed twice", i, d.Kind)
@@ -276,10 +275,10 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 			bad("settle %s: want more than 0", settle)
 		}
 	}
-	app := engine.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path,
+	app := check.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path,
 		Images: c.Images(), PodHeader: c.App.PodHeader}
 	if c.App.Path == "" {
-		app.Path = engine.DefaultPath
+		app.Path = check.DefaultPath
 	}
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
@@ -294,16 +293,16 @@ func (c *Check) Plans() (plans []engine.Plan, warnings []string, err error) {
 		if verr != nil {
 			bad("variants[%d] (%s): %v", vi, v.Name, verr)
 			// The rest of the variant is still checked: every problem at once.
-			ev.Expect = engine.Zero()
+			ev.Expect = check.Zero()
 		}
 		valid++
 		for _, d := range c.Disruptions {
-			p := engine.Plan{Suite: c.Name(), App: app, Variant: ev, Disruption: engine.Disruption{Kind: d.Kind, Count: d.Count},
+			p := check.Plan{Suite: c.Name(), App: app, Variant: ev, Disruption: check.Disruption{Kind: d.Kind, Count: d.Count},
 				Load: load, Settle: settle}
 			if objs == nil {
 				continue // the manifests' own error is reported above
 			}
-			ws, perr := p.Check()
+			ws, perr := p.Validate()
 			for _, w := range ws {
 				if !slices.Contains(warnings, w) {
 					warnings = append(warnings, w)
@@ -365,11 +364,11 @@ func problemsOf(err error) []string {
 }
 
 // objects reads the manifests.
-func (c *Check) objects() ([]client.Object, error) {
+func (c *Check) objects() ([]check.Object, error) {
 	if len(c.App.Manifests) == 0 {
 		return nil, errors.New("app.manifests: none listed")
 	}
-	var objs []client.Object
+	var objs []check.Object
 	var errs []string
 	for _, m := range c.App.Manifests {
 		b, err := os.ReadFile(c.path(m))
@@ -383,7 +382,7 @@ func (c *Check) objects() ([]client.Object, error) {
 			continue
 		}
 		for _, o := range got {
-			objs = append(objs, o.(client.Object))
+			objs = append(objs, o.(check.Object))
 		}
 	}
 	if len(errs) > 0 {
@@ -392,8 +391,8 @@ func (c *Check) objects() ([]client.Object, error) {
 	return objs, nil
 }
 
-func (l LoadSettings) engine() (engine.Load, error) {
-	out := engine.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive}
+func (l LoadSettings) engine() (check.Load, error) {
+	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)
@@ -403,14 +402,14 @@ func (l LoadSettings) engine() (engine.Load, error) {
 	return out, nil
 }
 
-func (v Variant) engine() (engine.Variant, error) {
-	out := engine.Variant{Name: v.Name, Why: v.Why, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
+func (v Variant) engine() (check.Variant, error) {
+	out := check.Variant{Name: v.Name, Why: v.Why, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
 		Replicas: v.Replicas}
 	if len(v.Patch) > 0 && string(v.Patch) != "null" {
 		out.Patch = v.Patch
 	}
 	if ps := v.PreStop; ps != nil {
-		out.PreStop = &engine.PreStop{None: ps.None, Exec: ps.Exec, HTTPGet: ps.HTTPGet}
+		out.PreStop = &check.PreStop{None: ps.None, Exec: ps.Exec, HTTPGet: ps.HTTPGet}
 		if ps.Sleep != nil {
 			out.PreStop.Sleep = ps.Sleep.Duration
 			if ps.Sleep.Duration == 0 {
@@ -423,23 +422,23 @@ func (v Variant) engine() (engine.Variant, error) {
 	return out, err
 }
 
-func (e Expect) outcome() (engine.Outcome, error) {
-	var o engine.Outcome
+func (e Expect) outcome() (check.Outcome, error) {
+	var o check.Outcome
 	n := 0
 	if e.Failures != nil {
 		n++
 		if *e.Failures != 0 {
 			return o, fmt.Errorf("expect.failures %d: only 0 is supported (bound a share with maxFailureRatio)", *e.Failures)
 		}
-		o = engine.Zero()
+		o = check.Zero()
 	}
 	if e.MaxFailureRatio != nil {
 		n++
-		o = engine.AtMost(*e.MaxFailureRatio)
+		o = check.AtMost(*e.MaxFailureRatio)
 	}
 	if e.FailuresExpected != nil {
 		n++
-		o = engine.Failures(e.FailuresExpected.Classes...).ByPhase(e.FailuresExpected.Phases...)
+		o = check.Failures(e.FailuresExpected.Classes...).ByPhase(e.FailuresExpected.Phases...)
 	}
 	if n > 1 {
 		return o, errors.New("expect: set at most one of failures, maxFailureRatio and failuresExpected")
@@ -448,7 +447,7 @@ func (e Expect) outcome() (engine.Outcome, error) {
 		if e.MinSuccessRatioPerDisruption == nil && e.MaxDisruptionSeconds == nil {
 			return o, errors.New("expect: empty (want failures: 0, maxFailureRatio, failuresExpected, minSuccessRatioPerDisruption or maxDisruptionSeconds)")
 		}
-		o = engine.Bounds()
+		o = check.Bounds()
 	}
 	if r := e.MinSuccessRatioPerDisruption; r != nil {
 		if *r <= 0 {

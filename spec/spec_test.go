@@ -7,7 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // Each bad check file gives one error, on one line, saying what is wrong.
@@ -93,10 +93,10 @@ func TestGoodCheck(t *testing.T) {
 		t.Fatalf("%d plans, want 2 (2 variants × 1 disruption)", len(plans))
 	}
 	asIs, fixed := plans[0], plans[1]
-	if asIs.Variant.Expect.Kind != engine.ExpectBounds || asIs.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
+	if asIs.Variant.Expect.Kind != check.ExpectBounds || asIs.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
 		t.Errorf("as-is expect = %+v", asIs.Variant.Expect)
 	}
-	if fixed.Variant.Expect.Kind != engine.ExpectZero || fixed.Variant.PreStop.Sleep.Seconds() != 5 || *fixed.Variant.TerminationGracePeriodSeconds != 30 {
+	if fixed.Variant.Expect.Kind != check.ExpectZero || fixed.Variant.PreStop.Sleep.Seconds() != 5 || *fixed.Variant.TerminationGracePeriodSeconds != 30 {
 		t.Errorf("prestop-5s variant = %+v", fixed.Variant)
 	}
 	objs, err := fixed.Objects("ns", 30080)
@@ -123,7 +123,7 @@ func TestGoodCheck(t *testing.T) {
 	if c0.ImagePullPolicy != corev1.PullNever {
 		t.Errorf("imagePullPolicy %q for a loaded image, want Never", c0.ImagePullPolicy)
 	}
-	if svc == nil || svc.Name != engine.LoadServiceName || svc.Spec.Ports[0].NodePort != 30080 || svc.Spec.Selector["app"] != "web" {
+	if svc == nil || svc.Name != check.LoadServiceName || svc.Spec.Ports[0].NodePort != 30080 || svc.Spec.Selector["app"] != "web" {
 		t.Errorf("load Service = %+v", svc)
 	}
 }
@@ -163,7 +163,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := plans[0].Variant.Expect; e.Kind != engine.ExpectFailures || len(e.Phases) != 1 || e.Phases[0] != "propagation" {
+	if e := plans[0].Variant.Expect; e.Kind != check.ExpectFailures || len(e.Phases) != 1 || e.Phases[0] != "propagation" {
 		t.Errorf("expect %+v, want failures by propagation", e)
 	}
 	c, err = Parse(doc("lag"), "testdata")

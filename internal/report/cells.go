@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -23,7 +23,7 @@ type cells struct {
 	Worst      string
 	Expected   string
 	Verdict    string
-	Status     engine.Status
+	Status     check.Status
 	// Client is the client mode measured: keep-alive and transparent retry.
 	Client string
 	// Retry is true when Go's transport retried transparently: failures may be hidden.
@@ -67,17 +67,17 @@ func rowCells(r Row) cells {
 
 // scenarioCell is the Scenario's String() without its disruption part, which has a column
 // of its own.
-func scenarioCell(c engine.Config) string { return c.Name + ": " + c.Shape() }
+func scenarioCell(c check.Applied) string { return c.Name + ": " + c.Shape() }
 
-func disruptionCell(c engine.Config) string { return c.DisruptionString() }
+func disruptionCell(c check.Applied) string { return c.DisruptionString() }
 
 // worstCell is the success ratio of the worst disruption and its number: "97.50% (#2)";
 // "—" when no disruption was recorded.
-func worstCell(ds []engine.DisruptionResult) string {
+func worstCell(ds []check.DisruptionResult) string {
 	if len(ds) == 0 {
 		return "—"
 	}
-	w := engine.WorstDisruption(ds)
+	w := check.WorstDisruption(ds)
 	if w.Requests == 0 {
 		return fmt.Sprintf("no requests (#%d)", w.N)
 	}
@@ -110,7 +110,7 @@ func phasesCell(r Row) string {
 		}
 		return "—"
 	}
-	if s := engine.FormatPhases(r.Explanation.Phases); s != "" {
+	if s := check.FormatPhases(r.Explanation.Phases); s != "" {
 		return s
 	}
 	return "—"
@@ -124,13 +124,13 @@ func pct(r float64) string {
 	return fmt.Sprintf("%.3f%%", 100*r)
 }
 
-func verdictLabel(s engine.Status) string {
+func verdictLabel(s check.Status) string {
 	switch s {
-	case engine.Pass:
+	case check.Pass:
 		return "✅ pass"
-	case engine.Fail:
+	case check.Fail:
 		return "❌ fail"
-	case engine.Error:
+	case check.Error:
 		return "💥 error"
 	}
 	return "⚠️ harness-fault"

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
@@ -104,7 +104,7 @@ func changed(sep string, fs ...field) []string {
 // ratios incomparable: disruption count, rate, method, keep-alive and path (the settle time
 // changes how many requests are sent, not what happens to each). Empty when they match. What
 // the app does differently (AppChanges) is what a comparison is for.
-func ConfigDiffs(base, next engine.Config) []string {
+func ConfigDiffs(base, next check.Applied) []string {
 	return changed(": ",
 		field{"count", base.Count, next.Count}, field{"rate", base.Rate, next.Rate},
 		field{"method", base.Method, next.Method}, field{"keep-alive", base.KeepAlive, next.KeepAlive},
@@ -115,7 +115,7 @@ func ConfigDiffs(base, next engine.Config) []string {
 // SIGTERM handling, grace period, request duration, replicas, a patch, and the expectation.
 // These are compared, not refused: benchmarking a new configuration against the old is the
 // point.
-func AppChanges(base, next engine.Config) []string {
+func AppChanges(base, next check.Applied) []string {
 	return changed(" ",
 		field{"preStop", base.PreStop, next.PreStop}, field{"sigterm", base.OnSIGTERM, next.OnSIGTERM},
 		field{"grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds)},
@@ -297,7 +297,7 @@ func pCell(r RowChange) string {
 }
 
 // verdictChange is "✅ pass" when the status is the same, "✅ pass → ❌ fail" otherwise.
-func verdictChange(base, next engine.Status) string {
+func verdictChange(base, next check.Status) string {
 	if base == next {
 		return statsLabel(base)
 	}

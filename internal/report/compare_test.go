@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
@@ -18,31 +18,31 @@ import (
 // over three runs each (a significant improvement, from flaky to pass), "rated" changes its rate (a mismatch),
 // "gone" is only in base and "fresh" only in new.
 func compareRuns() (base, next Run) {
-	worse := statsConfig("worse", engine.RolloutRestart)
-	same := statsConfig("same", engine.DeletePod)
-	better := statsConfig("better", engine.ScaleDown)
-	rated := statsConfig("rated", engine.RolloutRestart)
+	worse := statsConfig("worse", check.RolloutRestart)
+	same := statsConfig("same", check.DeletePod)
+	better := statsConfig("better", check.ScaleDown)
+	rated := statsConfig("rated", check.RolloutRestart)
 	rated2 := rated
 	rated2.Rate = 200
-	gone := statsConfig("gone", engine.ForceDelete)
-	fresh := statsConfig("fresh", engine.ForceDelete)
+	gone := statsConfig("gone", check.ForceDelete)
+	fresh := statsConfig("fresh", check.ForceDelete)
 	base = NewRun([]Row{
-		statsRun("s", worse, 0, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", same, 0, 1100, [2]int{3, 0}, engine.Fail),
-		statsRun("s", better, 1, 1100, [2]int{10, 5}, engine.Fail),
-		statsRun("s", better, 2, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", better, 3, 1100, [2]int{20, 5}, engine.Fail),
-		statsRun("s", rated, 0, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", gone, 0, 1100, [2]int{0, 0}, engine.Pass),
+		statsRun("s", worse, 0, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", same, 0, 1100, [2]int{3, 0}, check.Fail),
+		statsRun("s", better, 1, 1100, [2]int{10, 5}, check.Fail),
+		statsRun("s", better, 2, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", better, 3, 1100, [2]int{20, 5}, check.Fail),
+		statsRun("s", rated, 0, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", gone, 0, 1100, [2]int{0, 0}, check.Pass),
 	})
 	next = NewRun([]Row{
-		statsRun("s", fresh, 0, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", worse, 0, 1100, [2]int{30, 10}, engine.Fail),
-		statsRun("s", same, 0, 1100, [2]int{2, 2}, engine.Fail),
-		statsRun("s", better, 1, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", better, 2, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", better, 3, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", rated2, 0, 2200, [2]int{0, 0}, engine.Pass),
+		statsRun("s", fresh, 0, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", worse, 0, 1100, [2]int{30, 10}, check.Fail),
+		statsRun("s", same, 0, 1100, [2]int{2, 2}, check.Fail),
+		statsRun("s", better, 1, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", better, 2, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", better, 3, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", rated2, 0, 2200, [2]int{0, 0}, check.Pass),
 	})
 	return base, next
 }
@@ -119,7 +119,7 @@ func TestCompareNoRowsInCommon(t *testing.T) {
 }
 
 func TestConfigDiffs(t *testing.T) {
-	a := statsConfig("x", engine.RolloutRestart)
+	a := statsConfig("x", check.RolloutRestart)
 	if d := ConfigDiffs(a, a); d != nil {
 		t.Errorf("ConfigDiffs of equal configs = %q", d)
 	}
@@ -128,7 +128,7 @@ func TestConfigDiffs(t *testing.T) {
 	if d := ConfigDiffs(a, b); d != nil {
 		t.Errorf("ConfigDiffs ignoring why and settle = %q", d)
 	}
-	b.PreStop, b.KeepAlive, b.Count, b.Path, b.Expect, b.Replicas = "none", true, 3, "/slow", engine.AtMost(0.01), 2
+	b.PreStop, b.KeepAlive, b.Count, b.Path, b.Expect, b.Replicas = check.PreStop{None: true}, true, 3, "/slow", check.AtMost(0.01), 2
 	want := []string{"count: 2 → 3", "keep-alive: false → true", "path: / → /slow"}
 	if got := ConfigDiffs(a, b); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ConfigDiffs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -6,16 +6,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 )
 
 // PooledPropagation is endpoint propagation over every row of a run: the per-pod samples of
 // the control and data plane pooled, and kube-proxy's histograms summed.
 type PooledPropagation struct {
-	ControlPlane engine.Durations  `json:"controlPlane"`
-	DataPlane    engine.Durations  `json:"dataPlane"`
-	KubeProxy    *engine.Durations `json:"kubeProxy,omitempty"`
+	ControlPlane check.Durations  `json:"controlPlane"`
+	DataPlane    check.Durations  `json:"dataPlane"`
+	KubeProxy    *check.Durations `json:"kubeProxy,omitempty"`
 }
 
 // Pool pools the propagation of rows (those without an Explanation are skipped).
@@ -40,20 +40,20 @@ func Pool(rows []Row) PooledPropagation {
 			kp = sum
 		}
 	}
-	out := PooledPropagation{ControlPlane: withoutSamples(engine.Summarize(cp)), DataPlane: withoutSamples(engine.Summarize(dp))}
+	out := PooledPropagation{ControlPlane: withoutSamples(check.Summarize(cp)), DataPlane: withoutSamples(check.Summarize(dp))}
 	if haveKP && kp.Count > 0 {
 		s := kp.Summary()
-		out.KubeProxy = &engine.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}
+		out.KubeProxy = &check.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}
 	}
 	return out
 }
 
-func withoutSamples(d engine.Durations) engine.Durations {
+func withoutSamples(d check.Durations) check.Durations {
 	d.Samples = nil
 	return d
 }
 
-func histogram(bs []engine.Bucket) proxymetrics.Histogram {
+func histogram(bs []check.HistogramBucket) proxymetrics.Histogram {
 	var h proxymetrics.Histogram
 	for _, b := range bs {
 		le := b.UpperBound
@@ -67,7 +67,7 @@ func histogram(bs []engine.Bucket) proxymetrics.Histogram {
 }
 
 // durationsCell says "p50 120ms · p99 1.1s · max 1.2s (n 9)", or "—" with no sample.
-func durationsCell(d engine.Durations) string {
+func durationsCell(d check.Durations) string {
 	if d.N == 0 {
 		return "—"
 	}

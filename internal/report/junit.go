@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // JUnitFile is the name of the JUnit report WriteAll writes.
@@ -54,8 +54,8 @@ func (run Run) WriteJUnit(w io.Writer) error {
 		c := junitCase{Name: r.Config.String(), ClassName: r.Suite, Time: r.Duration.Seconds(), SystemOut: r.Summary.String()}
 		msg := &junitMessage{Message: reason(r), Body: fmt.Sprintf("expected %s\n%s", r.Config.Expect, r.Summary)}
 		switch status(r) {
-		case engine.Pass:
-		case engine.Fail:
+		case check.Pass:
+		case check.Fail:
 			c.Failure = msg
 			s.Failures++
 		default:

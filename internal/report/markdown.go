@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // WriteMarkdown writes the conformance table for humans and PR comments: the versions the
@@ -63,7 +63,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	first := true
 	for _, r := range run.Rows {
 		st := status(r)
-		if st == engine.Pass {
+		if st == check.Pass {
 			continue
 		}
 		if first {

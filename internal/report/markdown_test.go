@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -105,8 +105,8 @@ func TestWriteMarkdown(t *testing.T) {
 func TestWriteMarkdownFailAndEscapes(t *testing.T) {
 	rows := syntheticRows()[:2]
 	rows[0].Suite = "odd|suite"
-	rows[0].Verdict = engine.Verdict{Status: engine.Fail, Reason: "3 of 2000 failed | expected none\nsecond line"}
-	rows[1].Verdict = engine.Verdict{}
+	rows[0].Verdict = check.Verdict{Status: check.Fail, Reason: "3 of 2000 failed | expected none\nsecond line"}
+	rows[1].Verdict = check.Verdict{}
 	// The load ran without keep-alive though the scenario asked for it: say what was measured.
 	rows[1].Summary.KeepAlive, rows[1].Summary.TransparentRetry = false, false
 	md := markdown(t, NewRun(rows))
@@ -157,8 +157,8 @@ func TestFailuresCell(t *testing.T) {
 }
 
 func TestWorstCell(t *testing.T) {
-	d := func(n, requests, failed int) engine.DisruptionResult {
-		r := engine.DisruptionResult{Kind: engine.DeletePod, N: n, Requests: requests, Failed: failed}
+	d := func(n, requests, failed int) check.DisruptionResult {
+		r := check.DisruptionResult{Kind: check.DeletePod, N: n, Requests: requests, Failed: failed}
 		if requests > 0 {
 			r.SuccessRatio = float64(requests-failed) / float64(requests)
 		}
@@ -166,15 +166,15 @@ func TestWorstCell(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		in   []engine.DisruptionResult
+		in   []check.DisruptionResult
 		want string
 	}{
 		{"none recorded", nil, "—"},
-		{"all clean", []engine.DisruptionResult{d(1, 400, 0), d(2, 410, 0), d(3, 390, 0)}, "100% (all 3)"},
-		{"the worst is named", []engine.DisruptionResult{d(1, 400, 2), d(2, 400, 10), d(3, 400, 1)}, "97.50% (#2)"},
-		{"first among equals", []engine.DisruptionResult{d(1, 400, 0), d(2, 400, 4), d(3, 400, 4)}, "99.00% (#2)"},
+		{"all clean", []check.DisruptionResult{d(1, 400, 0), d(2, 410, 0), d(3, 390, 0)}, "100% (all 3)"},
+		{"the worst is named", []check.DisruptionResult{d(1, 400, 2), d(2, 400, 10), d(3, 400, 1)}, "97.50% (#2)"},
+		{"first among equals", []check.DisruptionResult{d(1, 400, 0), d(2, 400, 4), d(3, 400, 4)}, "99.00% (#2)"},
 		// A disruption that saw no request has ratio 0: it is the worst, and says why.
-		{"no requests", []engine.DisruptionResult{d(1, 400, 40), d(2, 0, 0)}, "no requests (#2)"},
+		{"no requests", []check.DisruptionResult{d(1, 400, 40), d(2, 0, 0)}, "no requests (#2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := worstCell(tc.in); got != tc.want {
@@ -203,20 +203,20 @@ func TestWriteMarkdownNoPodIdentity(t *testing.T) {
 func TestWriteMarkdownExplained(t *testing.T) {
 	rows := syntheticRows()[:2]
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	rows[1].Explanation = &engine.Explanation{
+	rows[1].Explanation = &check.Explanation{
 		Phases: map[timeline.Phase]int{timeline.PhasePropagation: 50, timeline.PhaseUnknown: 6},
-		Propagation: engine.Propagation{
-			ControlPlane:     engine.Summarize([]time.Duration{ms(100), ms(300)}),
-			KubeProxy:        &engine.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
-			KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 2}, {UpperBound: 1, Count: 4}, {Inf: true, Count: 4}},
+		Propagation: check.PropagationSummary{
+			ControlPlane:     check.Summarize([]time.Duration{ms(100), ms(300)}),
+			KubeProxy:        &check.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
+			KubeProxyBuckets: []check.HistogramBucket{{UpperBound: 0.25, Count: 2}, {UpperBound: 1, Count: 4}, {Inf: true, Count: 4}},
 		},
-		Recommendation: &engine.Recommendation{PreStop: 3 * time.Second, GraceSeconds: 5, Routed: ms(1200),
+		Recommendation: &check.Recommendation{PreStop: 3 * time.Second, GraceSeconds: 5, Routed: ms(1200),
 			RoutedFrom: "control plane p99 300ms + kube-proxy programming p99 900ms", Fit: "short",
 			Advice: "most failures (50) are propagation: set preStop sleep ≥ 3s"},
 	}
-	rows[0].Explanation = &engine.Explanation{Propagation: engine.Propagation{
-		ControlPlane: engine.Summarize([]time.Duration{ms(200)}), DataPlane: engine.Summarize([]time.Duration{ms(1100), ms(1300)}),
-		KubeProxyBuckets: []engine.Bucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 1, Count: 3}, {Inf: true, Count: 3}},
+	rows[0].Explanation = &check.Explanation{Propagation: check.PropagationSummary{
+		ControlPlane: check.Summarize([]time.Duration{ms(200)}), DataPlane: check.Summarize([]time.Duration{ms(1100), ms(1300)}),
+		KubeProxyBuckets: []check.HistogramBucket{{UpperBound: 0.25, Count: 1}, {UpperBound: 1, Count: 3}, {Inf: true, Count: 3}},
 	}}
 	run := NewRun(rows)
 	if p := run.Propagation; p == nil || p.ControlPlane.N != 3 || p.DataPlane.N != 2 || p.KubeProxy == nil || p.KubeProxy.N != 7 {

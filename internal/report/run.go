@@ -10,7 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/atomicfile"
 )
 
 // Names of the files WriteAll writes.
@@ -80,13 +81,13 @@ func Summarize(run Run) Counts {
 		c.Runs = len(run.Rows)
 		for _, s := range Group(run.Rows) {
 			switch s.Status {
-			case engine.Pass:
+			case check.Pass:
 				c.Pass++
-			case engine.Fail:
+			case check.Fail:
 				c.Fail++
 			case Flaky:
 				c.Flaky++
-			case engine.Error:
+			case check.Error:
 				c.Error++
 			default:
 				c.HarnessFault++
@@ -96,11 +97,11 @@ func Summarize(run Run) Counts {
 	}
 	for _, r := range run.Rows {
 		switch status(r) {
-		case engine.Pass:
+		case check.Pass:
 			c.Pass++
-		case engine.Fail:
+		case check.Fail:
 			c.Fail++
-		case engine.Error:
+		case check.Error:
 			c.Error++
 		default:
 			c.HarnessFault++
@@ -110,18 +111,18 @@ func Summarize(run Run) Counts {
 }
 
 // status returns the row's verdict status, HarnessFault when it is empty or unknown.
-func status(r Row) engine.Status {
+func status(r Row) check.Status {
 	switch s := r.Verdict.Status; s {
-	case engine.Pass, engine.Fail, engine.HarnessFault, engine.Error:
+	case check.Pass, check.Fail, check.HarnessFault, check.Error:
 		return s
 	}
-	return engine.HarnessFault
+	return check.HarnessFault
 }
 
 // reason returns the row's verdict reason, saying so when the row was never judged.
 func reason(r Row) string {
 	switch r.Verdict.Status {
-	case engine.Pass, engine.Fail, engine.HarnessFault, engine.Error:
+	case check.Pass, check.Fail, check.HarnessFault, check.Error:
 		return r.Verdict.Reason
 	case "":
 		return "no verdict recorded for this row"
@@ -178,7 +179,7 @@ func writeFiles(dir string, files []reportFile) (paths []string, err error) {
 		if err := f.write(&buf); err != nil {
 			return paths, fmt.Errorf("write reports: %s: %w", f.name, err)
 		}
-		if err := engine.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 			return paths, fmt.Errorf("write reports: %w", err)
 		}
 		paths = append(paths, path)

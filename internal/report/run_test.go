@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 func mustJSON(t *testing.T, v any) string {
@@ -52,9 +52,9 @@ func TestSummarize(t *testing.T) {
 	if got, want := Summarize(run), (Counts{Pass: 2, HarnessFault: 1}); got != want {
 		t.Errorf("Summarize = %+v; want %+v", got, want)
 	}
-	run.Rows[0].Verdict.Status = engine.Fail
-	run.Rows = append(run.Rows, Row{}, Row{Verdict: engine.Verdict{Status: "weird"}},
-		Row{Verdict: engine.Verdict{Status: engine.Error, Reason: "deploy: timed out"}})
+	run.Rows[0].Verdict.Status = check.Fail
+	run.Rows = append(run.Rows, Row{}, Row{Verdict: check.Verdict{Status: "weird"}},
+		Row{Verdict: check.Verdict{Status: check.Error, Reason: "deploy: timed out"}})
 	// Rows never judged, or judged with an unknown status, are harness faults; rows that
 	// could not run to the end are errors.
 	c := Summarize(run)

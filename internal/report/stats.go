@@ -4,20 +4,20 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
 // Flaky is the combined status of a repeated row whose runs disagree: some passed, some
 // failed. It never counts as passing.
-const Flaky engine.Status = "flaky"
+const Flaky check.Status = "flaky"
 
 // RowKey identifies a row across its repeated runs, and across the runs that compare sets
 // side by side.
 type RowKey struct {
-	Suite      string                `json:"suite"`
-	Name       string                `json:"name"`
-	Disruption engine.DisruptionKind `json:"disruption"`
+	Suite      string               `json:"suite"`
+	Name       string               `json:"name"`
+	Disruption check.DisruptionKind `json:"disruption"`
 }
 
 // KeyOf returns the key of a row: its suite, variant name and disruption kind.
@@ -35,14 +35,14 @@ func (k RowKey) String() string {
 type RowStats struct {
 	Key RowKey `json:"key"`
 	// Config is the first run's configuration.
-	Config engine.Config `json:"config"`
+	Config check.Applied `json:"config"`
 	Runs   int           `json:"runs"`
 	// Repeats, FailuresPerRun, RequestsPerRun and Statuses have one entry per run, in the order
 	// the runs were given: its Row.Repeat, failed requests, requests and verdict status.
-	Repeats        []int           `json:"repeats"`
-	FailuresPerRun []int           `json:"failuresPerRun"`
-	RequestsPerRun []int           `json:"requestsPerRun"`
-	Statuses       []engine.Status `json:"statuses"`
+	Repeats        []int          `json:"repeats"`
+	FailuresPerRun []int          `json:"failuresPerRun"`
+	RequestsPerRun []int          `json:"requestsPerRun"`
+	Statuses       []check.Status `json:"statuses"`
 	// Failures and Requests are pooled over the runs; FailureRatio is their ratio (0 without
 	// requests) and Interval its 95 % interval (stats.Wilson).
 	Failures     int            `json:"failures"`
@@ -51,13 +51,13 @@ type RowStats struct {
 	Interval     stats.Interval `json:"interval"`
 	// Worst is the disruption with the lowest success ratio over all runs, and WorstRun the
 	// 1-based index, among Runs, of the run it happened in; nil when no disruption was recorded.
-	Worst    *engine.DisruptionResult `json:"worst,omitempty"`
-	WorstRun int                      `json:"worstRun,omitempty"`
+	Worst    *check.DisruptionResult `json:"worst,omitempty"`
+	WorstRun int                     `json:"worstRun,omitempty"`
 	// Passed is how many runs passed: the verdict is stable when Passed is 0 or Runs.
 	Passed int `json:"passed"`
 	// Status combines the runs' verdicts: Error or HarnessFault if any run was one (in that
 	// order), Pass if every run passed, Fail if every run failed, Flaky otherwise.
-	Status engine.Status `json:"status"`
+	Status check.Status `json:"status"`
 }
 
 // Repeated reports whether any row is one of several runs of the same row (Row.Repeat > 0).
@@ -90,13 +90,13 @@ func Group(rows []Row) []RowStats {
 		s.RequestsPerRun = append(s.RequestsPerRun, r.Summary.Requests)
 		st := status(r)
 		s.Statuses = append(s.Statuses, st)
-		if st == engine.Pass {
+		if st == check.Pass {
 			s.Passed++
 		}
 		s.Failures += r.Summary.Failed
 		s.Requests += r.Summary.Requests
 		if len(r.Disruptions) > 0 {
-			w := engine.WorstDisruption(r.Disruptions)
+			w := check.WorstDisruption(r.Disruptions)
 			if s.Worst == nil || w.SuccessRatio < s.Worst.SuccessRatio {
 				s.Worst, s.WorstRun = &w, s.Runs
 			}
@@ -114,15 +114,15 @@ func Group(rows []Row) []RowStats {
 }
 
 // combine is the status of a row from the statuses of its runs (see RowStats.Status).
-func combine(ss []engine.Status) engine.Status {
+func combine(ss []check.Status) check.Status {
 	var pass, fail, fault, errs int
 	for _, s := range ss {
 		switch s {
-		case engine.Pass:
+		case check.Pass:
 			pass++
-		case engine.Fail:
+		case check.Fail:
 			fail++
-		case engine.Error:
+		case check.Error:
 			errs++
 		default:
 			fault++
@@ -130,21 +130,21 @@ func combine(ss []engine.Status) engine.Status {
 	}
 	switch {
 	case errs > 0:
-		return engine.Error
+		return check.Error
 	case fault > 0:
-		return engine.HarnessFault
+		return check.HarnessFault
 	case fail == 0 && pass > 0:
-		return engine.Pass
+		return check.Pass
 	case pass == 0 && fail > 0:
-		return engine.Fail
+		return check.Fail
 	case pass == 0 && fail == 0:
-		return engine.HarnessFault // no run at all: nothing was judged
+		return check.HarnessFault // no run at all: nothing was judged
 	}
 	return Flaky
 }
 
 // statsLabel is verdictLabel, knowing Flaky.
-func statsLabel(s engine.Status) string {
+func statsLabel(s check.Status) string {
 	if s == Flaky {
 		return "〰️ flaky"
 	}

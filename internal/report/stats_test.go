@@ -8,49 +8,49 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // statsConfig is a row configuration for the statistics tests.
-func statsConfig(name string, d engine.DisruptionKind) engine.Config {
-	return engine.Config{
-		Name: name, App: "app", PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3,
+func statsConfig(name string, d check.DisruptionKind) check.Applied {
+	return check.Applied{
+		Name: name, App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3,
 		Path: "/", Rate: 100, Method: "GET", Disruption: d, Count: 2, Settle: 3 * time.Second,
-		Expect: engine.Zero(),
+		Expect: check.Zero(),
 	}
 }
 
 // run is one run of a row: requests, failures in each of its two disruptions (the rest of
 // the requests succeed), its repeat number and its verdict.
-func statsRun(suite string, c engine.Config, repeat, requests int, failed [2]int, st engine.Status) Row {
+func statsRun(suite string, c check.Applied, repeat, requests int, failed [2]int, st check.Status) Row {
 	r := Row{Suite: suite, Config: c, Repeat: repeat, Started: t0.Add(time.Duration(repeat) * time.Minute),
-		Verdict: engine.Verdict{Status: st, Reason: "synthetic"}}
+		Verdict: check.Verdict{Status: st, Reason: "synthetic"}}
 	r.Summary = loadgen.Summary{Requests: requests, Failed: failed[0] + failed[1], Valid: true,
 		Failures: map[loadgen.Class]int{loadgen.ClassEOF: failed[0] + failed[1]}}
 	r.Summary.OK = requests - r.Summary.Failed
 	r.Summary.FailureRatio = float64(r.Summary.Failed) / float64(requests)
 	for i, f := range failed {
 		n := 400
-		r.Disruptions = append(r.Disruptions, engine.DisruptionResult{Kind: c.Disruption, N: i + 1,
+		r.Disruptions = append(r.Disruptions, check.DisruptionResult{Kind: c.Disruption, N: i + 1,
 			Requests: n, Failed: f, SuccessRatio: float64(n-f) / float64(n)})
 	}
 	return r
 }
 
 func TestGroup(t *testing.T) {
-	a := statsConfig("a", engine.RolloutRestart)
-	b := statsConfig("b", engine.DeletePod)
-	aScale := statsConfig("a", engine.ScaleDown) // same name, another disruption: another row
+	a := statsConfig("a", check.RolloutRestart)
+	b := statsConfig("b", check.DeletePod)
+	aScale := statsConfig("a", check.ScaleDown) // same name, another disruption: another row
 	rows := []Row{
-		statsRun("s", a, 1, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", b, 1, 1000, [2]int{2, 1}, engine.Fail),
-		statsRun("s", a, 2, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", aScale, 1, 900, [2]int{0, 0}, engine.Pass),
-		statsRun("other", a, 1, 1100, [2]int{0, 0}, engine.Pass), // same row, another suite
-		statsRun("s", a, 3, 1100, [2]int{1, 2}, engine.Fail),
-		statsRun("s", b, 2, 1000, [2]int{0, 4}, engine.Fail),
+		statsRun("s", a, 1, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", b, 1, 1000, [2]int{2, 1}, check.Fail),
+		statsRun("s", a, 2, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", aScale, 1, 900, [2]int{0, 0}, check.Pass),
+		statsRun("other", a, 1, 1100, [2]int{0, 0}, check.Pass), // same row, another suite
+		statsRun("s", a, 3, 1100, [2]int{1, 2}, check.Fail),
+		statsRun("s", b, 2, 1000, [2]int{0, 4}, check.Fail),
 	}
 	got := Group(rows)
 	keys := make([]string, len(got))
@@ -79,15 +79,15 @@ func TestGroup(t *testing.T) {
 	if s.Passed != 2 || s.Status != Flaky {
 		t.Errorf("row a: %d passed, status %s; want 2 passed, flaky", s.Passed, s.Status)
 	}
-	if !slices.Equal(s.Statuses, []engine.Status{engine.Pass, engine.Pass, engine.Fail}) {
+	if !slices.Equal(s.Statuses, []check.Status{check.Pass, check.Pass, check.Fail}) {
 		t.Errorf("row a statuses = %v", s.Statuses)
 	}
 
 	b2 := got[1]
-	if b2.Status != engine.Fail || b2.Passed != 0 || !slices.Equal(b2.FailuresPerRun, []int{3, 4}) || b2.WorstRun != 2 {
+	if b2.Status != check.Fail || b2.Passed != 0 || !slices.Equal(b2.FailuresPerRun, []int{3, 4}) || b2.WorstRun != 2 {
 		t.Errorf("row b = %+v, want fail, 0 passed, failures 3, 4, worst in run 2", b2)
 	}
-	if one := got[3]; one.Runs != 1 || one.Status != engine.Pass || one.Worst == nil || one.Worst.Failed != 0 {
+	if one := got[3]; one.Runs != 1 || one.Status != check.Pass || one.Worst == nil || one.Worst.Failed != 0 {
 		t.Errorf("row a in suite other = %+v, want one passing run", one)
 	}
 	if Group(nil) != nil {
@@ -95,28 +95,28 @@ func TestGroup(t *testing.T) {
 	}
 
 	// A row without requests or disruptions: ratio 0 (no NaN in the JSON), interval [0, 1].
-	empty := Group([]Row{{Suite: "s", Config: a, Verdict: engine.Verdict{Status: engine.Error}}})
-	if e := empty[0]; e.FailureRatio != 0 || e.Interval != (stats.Interval{Lo: 0, Hi: 1}) || e.Worst != nil || e.Status != engine.Error {
+	empty := Group([]Row{{Suite: "s", Config: a, Verdict: check.Verdict{Status: check.Error}}})
+	if e := empty[0]; e.FailureRatio != 0 || e.Interval != (stats.Interval{Lo: 0, Hi: 1}) || e.Worst != nil || e.Status != check.Error {
 		t.Errorf("Group of a row with no requests = %+v", e)
 	}
 }
 
 func TestCombine(t *testing.T) {
-	P, F, H, E := engine.Pass, engine.Fail, engine.HarnessFault, engine.Error
+	P, F, H, E := check.Pass, check.Fail, check.HarnessFault, check.Error
 	for _, c := range []struct {
-		in   []engine.Status
-		want engine.Status
+		in   []check.Status
+		want check.Status
 	}{
-		{[]engine.Status{P}, P},
-		{[]engine.Status{P, P, P}, P},
-		{[]engine.Status{F, F}, F},
-		{[]engine.Status{P, F, P}, Flaky},
-		{[]engine.Status{F, P}, Flaky},
-		{[]engine.Status{P, H, P}, H},
-		{[]engine.Status{P, F, H}, H},
-		{[]engine.Status{P, "", P}, H}, // an unjudged run is a harness fault
-		{[]engine.Status{H, E, P}, E},
-		{[]engine.Status{E}, E},
+		{[]check.Status{P}, P},
+		{[]check.Status{P, P, P}, P},
+		{[]check.Status{F, F}, F},
+		{[]check.Status{P, F, P}, Flaky},
+		{[]check.Status{F, P}, Flaky},
+		{[]check.Status{P, H, P}, H},
+		{[]check.Status{P, F, H}, H},
+		{[]check.Status{P, "", P}, H}, // an unjudged run is a harness fault
+		{[]check.Status{H, E, P}, E},
+		{[]check.Status{E}, E},
 		{nil, H},
 	} {
 		if got := combine(c.in); got != c.want {
@@ -128,17 +128,17 @@ func TestCombine(t *testing.T) {
 // repeatedRun is a run of three rows: one run three times and flaky, one three times and
 // passing, one once and failing (its Repeat 0 sorts it first: it started first).
 func repeatedRun() Run {
-	a := statsConfig("flaky-row", engine.RolloutRestart)
-	b := statsConfig("steady-row", engine.DeletePod)
-	c := statsConfig("once-row", engine.ScaleDown)
+	a := statsConfig("flaky-row", check.RolloutRestart)
+	b := statsConfig("steady-row", check.DeletePod)
+	c := statsConfig("once-row", check.ScaleDown)
 	return NewRun([]Row{
-		statsRun("s", a, 1, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", b, 1, 1000, [2]int{0, 0}, engine.Pass),
-		statsRun("s", a, 2, 1100, [2]int{0, 0}, engine.Pass),
-		statsRun("s", b, 2, 1000, [2]int{0, 0}, engine.Pass),
-		statsRun("s", a, 3, 1100, [2]int{1, 2}, engine.Fail),
-		statsRun("s", b, 3, 1000, [2]int{0, 0}, engine.Pass),
-		statsRun("s", c, 0, 900, [2]int{5, 0}, engine.Fail),
+		statsRun("s", a, 1, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", b, 1, 1000, [2]int{0, 0}, check.Pass),
+		statsRun("s", a, 2, 1100, [2]int{0, 0}, check.Pass),
+		statsRun("s", b, 2, 1000, [2]int{0, 0}, check.Pass),
+		statsRun("s", a, 3, 1100, [2]int{1, 2}, check.Fail),
+		statsRun("s", b, 3, 1000, [2]int{0, 0}, check.Pass),
+		statsRun("s", c, 0, 900, [2]int{5, 0}, check.Fail),
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -32,7 +32,7 @@ const settleAfter = 4 * time.Second
 // start+loadDelay, failing as spans say, with pods rolled at the disruption times (each
 // settling settleAfter later, its preStop taking preStopSeconds). Each disruption's own
 // requests are those of the buckets that start within [at, at+settleAfter].
-func syntheticRow(suite string, s engine.Config, preStopSeconds int, start time.Time, loadDelay, d time.Duration,
+func syntheticRow(suite string, s check.Applied, preStopSeconds int, start time.Time, loadDelay, d time.Duration,
 	spans []failSpan, disruptions []time.Duration) Row {
 	loadStart := start.Add(loadDelay)
 	perBucket := s.Rate / 10
@@ -96,9 +96,9 @@ func syntheticRow(suite string, s engine.Config, preStopSeconds int, start time.
 	ev := func(at time.Duration, k observe.Kind, pod, detail string) {
 		tl.Events = append(tl.Events, observe.Event{Time: loadStart.Add(at), Kind: k, Pod: pod, Detail: detail})
 	}
-	var drs []engine.DisruptionResult
+	var drs []check.DisruptionResult
 	for di, at := range disruptions {
-		dr := engine.DisruptionResult{Kind: s.Disruption, N: di + 1, Started: loadStart.Add(at), Settled: loadStart.Add(at + settleAfter)}
+		dr := check.DisruptionResult{Kind: s.Disruption, N: di + 1, Started: loadStart.Add(at), Settled: loadStart.Add(at + settleAfter)}
 		for _, b := range buckets {
 			if b.Start < at || b.Start > at+settleAfter {
 				continue
@@ -160,22 +160,22 @@ func syntheticRow(suite string, s engine.Config, preStopSeconds int, start time.
 // syntheticRows are three rows: a passing row, a failing row with several failure classes and a
 // harness fault, plus text that needs escaping.
 func syntheticRows() []Row {
-	good := engine.Config{
+	good := check.Applied{
 		Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation; drain finishes in-flight requests",
-		App: "app", PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: engine.RolloutRestart, Count: 2, Settle: 3 * time.Second,
-		Expect: engine.Zero().WithMinSuccessRatioPerDisruption(0.95),
+		App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
+		Disruption: check.RolloutRestart, Count: 2, Settle: 3 * time.Second,
+		Expect: check.Zero().WithMinSuccessRatioPerDisruption(0.95),
 	}
-	naive := engine.Config{
+	naive := check.Applied{
 		Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing & the app exits at once",
-		App: "app", PreStop: "none", OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET", KeepAlive: true,
-		Disruption: engine.DeletePod, Count: 2, Settle: 3 * time.Second,
-		Expect: engine.Failures(loadgen.ClassRefused, loadgen.ClassReset),
+		App: "app", PreStop: check.PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET", KeepAlive: true,
+		Disruption: check.DeletePod, Count: 2, Settle: 3 * time.Second,
+		Expect: check.Failures(loadgen.ClassRefused, loadgen.ClassReset),
 	}
-	atMost := engine.Config{
-		Name: "exit-at-most", App: "app", PreStop: "exec:/app sleep 2s", OnSIGTERM: "exit",
+	atMost := check.Applied{
+		Name: "exit-at-most", App: "app", PreStop: check.PreStop{Exec: []string{"/app", "sleep", "2s"}}, OnSIGTERM: "exit",
 		GraceSeconds: 10, RequestDuration: 100 * time.Millisecond, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: engine.RolloutRestart, Count: 1, Settle: 3 * time.Second, Expect: engine.AtMost(0.001),
+		Disruption: check.RolloutRestart, Count: 1, Settle: 3 * time.Second, Expect: check.AtMost(0.001),
 	}
 	r1 := syntheticRow("rollout", good, 5, t0, 2*time.Second, 20*time.Second, nil, []time.Duration{4 * time.Second, 11 * time.Second})
 	r2 := syntheticRow("delete", naive, 0, t0.Add(time.Minute), 3*time.Second, 20*time.Second, []failSpan{

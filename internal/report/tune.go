@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/tune"
 )
 
 // Names of the files WriteTune writes.
@@ -28,7 +29,7 @@ const (
 var tuneHeader = []string{"#", "preStop s", "requests", "failed", "failure %", "worst disruption %", "verdict"}
 
 // tuneCells is one probe as a table row, plain text.
-func tuneCells(p engine.TuneProbe) []string {
+func tuneCells(p tune.Probe) []string {
 	n := strconv.Itoa(p.N)
 	if p.Retry {
 		n += " (retry)"
@@ -47,27 +48,27 @@ func tuneCells(p engine.TuneProbe) []string {
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 // byPreStop returns the probes sorted by preStop, those at the same value in the order they ran.
-func byPreStop(ps []engine.TuneProbe) []engine.TuneProbe {
+func byPreStop(ps []tune.Probe) []tune.Probe {
 	ps = slices.Clone(ps)
-	slices.SortStableFunc(ps, func(a, b engine.TuneProbe) int { return cmp.Compare(a.PreStop, b.PreStop) })
+	slices.SortStableFunc(ps, func(a, b tune.Probe) int { return cmp.Compare(a.PreStop, b.PreStop) })
 	return ps
 }
 
 // tuneHeadline says in a sentence what the tune found.
-func tuneHeadline(r *engine.TuneResult) string {
+func tuneHeadline(r *tune.Result) string {
 	switch r.Status {
-	case engine.TuneFound:
+	case tune.Found:
 		return fmt.Sprintf("Found: preStop %s s, confirmed by an independent run.", seconds(r.Found))
-	case engine.TuneUnconfirmed:
+	case tune.Unconfirmed:
 		return fmt.Sprintf("Not confirmed: the search found preStop %s s, but no confirmation run passed.", seconds(r.Found))
-	case engine.TuneNotFound:
+	case tune.NotFound:
 		return fmt.Sprintf("Not found: no preStop from %s s to %s s met the threshold.", seconds(r.Min), seconds(r.Max))
 	}
 	return "Incomplete: the tune stopped before it had an answer (a probe could not be judged twice, or it was interrupted)."
 }
 
 // tuneFacts are the tune's settings and cost, in display order.
-func tuneFacts(r *engine.TuneResult) []fact {
+func tuneFacts(r *tune.Result) []fact {
 	return []fact{
 		{"base", fmt.Sprintf("%s (suite %s)", r.Base, r.Suite)},
 		{"disruption", fmt.Sprintf("%s×%d", r.Disruption.Kind, r.Disruption.Count)},
@@ -80,7 +81,7 @@ func tuneFacts(r *engine.TuneResult) []fact {
 }
 
 // recommendationLines are the recommendation and its inputs; nil when there is none.
-func recommendationLines(rec *engine.Recommendation) []string {
+func recommendationLines(rec *check.Recommendation) []string {
 	if rec == nil {
 		return nil
 	}
@@ -98,7 +99,7 @@ func recommendationLines(rec *engine.Recommendation) []string {
 }
 
 // unjudged lists the probes that have no verdict on the app, with their reasons.
-func unjudged(r *engine.TuneResult) []string {
+func unjudged(r *tune.Result) []string {
 	var out []string
 	for _, p := range append(slices.Clone(r.Probes), r.Confirm...) {
 		if !p.Judged() {
@@ -112,10 +113,10 @@ func unjudged(r *engine.TuneResult) []string {
 // the settings, the curve (the search's probes by preStop: requests, failures, the worst
 // disruption's success ratio, the verdict), the confirmation runs, the recommendation with its
 // inputs when the confirming run has one, and the wall time.
-func TuneMarkdown(w io.Writer, r *engine.TuneResult) error {
+func TuneMarkdown(w io.Writer, r *tune.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
-	table := func(ps []engine.TuneProbe) {
+	table := func(ps []tune.Probe) {
 		p("| %s |\n|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(tuneHeader, " | "))
 		for _, pr := range ps {
 			p("| %s |\n", strings.Join(tuneCells(pr), " | "))
@@ -214,7 +215,7 @@ type tuneChart struct {
 // buildTuneChart lays out the curve: x is preStop seconds from 0 to Max; the left axis counts
 // failed requests, the right one is the worst disruption's success ratio. One point of each
 // series per judged probe; the value found is a vertical line.
-func buildTuneChart(r *engine.TuneResult) tuneChart {
+func buildTuneChart(r *tune.Result) tuneChart {
 	c := tuneChart{W: tuneW, H: tuneTop + tunePlotH + tuneAxisH, PlotX: tuneMarginL, PlotY: tuneTop,
 		PlotW: tuneW - tuneMarginL - tuneMarginR, PlotH: tunePlotH, ColFailures: colFailures, ColWorst: colWorst}
 	c.PlotRight, c.PlotBottom = c.PlotX+c.PlotW, c.PlotY+c.PlotH
@@ -253,14 +254,14 @@ func buildTuneChart(r *engine.TuneResult) tuneChart {
 		}
 		title := fmt.Sprintf("%s %d: preStop %s s: %d of %d failed; worst disruption %.2f%%: %s",
 			kind, p.N, seconds(p.PreStop), p.Failed, p.Requests, 100*p.WorstSuccessRatio, p.Status)
-		fp := tunePoint{x, yFail(p.Failed), title, p.Status != engine.Pass}
-		wp := tunePoint{x, yWorst(p.WorstSuccessRatio), title, p.Status != engine.Pass}
+		fp := tunePoint{x, yFail(p.Failed), title, p.Status != check.Pass}
+		wp := tunePoint{x, yWorst(p.WorstSuccessRatio), title, p.Status != check.Pass}
 		c.Failures, c.Worst = append(c.Failures, fp), append(c.Worst, wp)
 		fl = append(fl, fmt.Sprintf("%.1f,%.1f", fp.X, fp.Y))
 		wl = append(wl, fmt.Sprintf("%.1f,%.1f", wp.X, wp.Y))
 	}
 	c.FailLine, c.WorstLine = strings.Join(fl, " "), strings.Join(wl, " ")
-	if r.Status == engine.TuneFound || r.Status == engine.TuneUnconfirmed {
+	if r.Status == tune.Found || r.Status == tune.Unconfirmed {
 		label := "found " + seconds(r.Found) + " s"
 		if !r.FoundOK {
 			label += " (unconfirmed)"
@@ -312,7 +313,7 @@ type tunePage struct {
 // the curve as an inline SVG chart (failures and the worst disruption's success ratio against
 // preStop seconds, one point per judged probe, the value found marked) and as tables, the
 // confirmation runs and the recommendation. It has no scripts and loads nothing.
-func TuneHTML(w io.Writer, r *engine.TuneResult) error {
+func TuneHTML(w io.Writer, r *tune.Result) error {
 	p := tunePage{Base: r.Base, Headline: tuneHeadline(r), Note: r.Note, Status: string(r.Status),
 		Versions: strings.Join(versionsLine(r.Versions), " · "), Facts: tuneFacts(r), Header: tuneHeader,
 		Unjudged: unjudged(r), FoundOK: r.FoundOK, Recommendation: recommendationLines(r.Recommendation),
@@ -331,7 +332,7 @@ func TuneHTML(w io.Writer, r *engine.TuneResult) error {
 
 // TuneJSON writes the result as indented JSON (the probes' rows are not in it: each probe
 // names its row's file).
-func TuneJSON(w io.Writer, r *engine.TuneResult) error {
+func TuneJSON(w io.Writer, r *tune.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
@@ -343,8 +344,8 @@ func TuneJSON(w io.Writer, r *engine.TuneResult) error {
 // WriteTune writes the result's JSON, Markdown and HTML reports to dir/tune.json, dir/tune.md
 // and dir/tune.html, creating dir if needed, and returns the paths written. It stops at the
 // first error; files written before it are returned with it.
-func WriteTune(dir string, r *engine.TuneResult) (paths []string, err error) {
-	with := func(f func(io.Writer, *engine.TuneResult) error) func(io.Writer) error {
+func WriteTune(dir string, r *tune.Result) (paths []string, err error) {
+	with := func(f func(io.Writer, *tune.Result) error) func(io.Writer) error {
 		return func(w io.Writer) error { return f(w, r) }
 	}
 	return writeFiles(dir, []reportFile{

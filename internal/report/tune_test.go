@@ -9,41 +9,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/tune"
 )
 
 // probe is a judged probe of 1,000 requests with failed of them, the worst disruption at worst.
-func probe(n int, preStop time.Duration, failed int, worst float64) engine.TuneProbe {
-	st := engine.Pass
+func probe(n int, preStop time.Duration, failed int, worst float64) tune.Probe {
+	st := check.Pass
 	if failed > 0 {
-		st = engine.Fail
+		st = check.Fail
 	}
-	return engine.TuneProbe{N: n, PreStop: preStop, Variant: engine.TuneName("exit", preStop), Requests: 1000, Failed: failed,
+	return tune.Probe{N: n, PreStop: preStop, Variant: tune.Name("exit", preStop), Requests: 1000, Failed: failed,
 		FailureRatio: float64(failed) / 1000, Disruptions: 5, WorstSuccessRatio: worst, Status: st, Reason: "synthetic"}
 }
 
 // syntheticTune is a tune of the exit app that passes from 3.5 s: the search (with a harness
 // fault retried at 1 s) found 3 s, whose confirmation failed; 3.5 s was confirmed.
-func syntheticTune() *engine.TuneResult {
+func syntheticTune() *tune.Result {
 	ms := time.Millisecond
-	fault := engine.TuneProbe{N: 3, PreStop: time.Second, Variant: "exit-prestop-1s", Status: engine.HarnessFault,
+	fault := tune.Probe{N: 3, PreStop: time.Second, Variant: "exit-prestop-1s", Status: check.HarnessFault,
 		Reason: "the load stalled for 3s"}
 	retry := probe(4, time.Second, 30, 0.9)
 	retry.Retry = true
 	confirmFail, confirmPass := probe(9, 3*time.Second, 1, 0.995), probe(10, 3500*ms, 0, 1)
 	confirmFail.Confirm, confirmPass.Confirm = true, true
-	return &engine.TuneResult{
-		Suite: "tune", Base: "exit", Disruption: engine.Disruption{Kind: engine.RolloutRestart, Count: 5},
-		Expect: engine.Zero(), GraceSeconds: 30, Max: 20 * time.Second, Resolution: 500 * ms,
-		Status: engine.TuneFound, Found: 3500 * ms, FoundOK: true,
-		Probes: []engine.TuneProbe{probe(1, 0, 120, 0.85), probe(2, 500*ms, 80, 0.88), fault, retry,
+	return &tune.Result{
+		Suite: "tune", Base: "exit", Disruption: check.Disruption{Kind: check.RolloutRestart, Count: 5},
+		Expect: check.Zero(), GraceSeconds: 30, Max: 20 * time.Second, Resolution: 500 * ms,
+		Status: tune.Found, Found: 3500 * ms, FoundOK: true,
+		Probes: []tune.Probe{probe(1, 0, 120, 0.85), probe(2, 500*ms, 80, 0.88), fault, retry,
 			probe(5, 2*time.Second, 5, 0.97), probe(6, 4*time.Second, 0, 1), probe(7, 3*time.Second, 0, 1)},
-		Confirm: []engine.TuneProbe{confirmFail, confirmPass},
+		Confirm: []tune.Probe{confirmFail, confirmPass},
 		Note:    "the search found 3s; its confirmation failed at 3s, 3.5s passed",
 		Started: t0, Wall: 25*time.Minute + 12*time.Second,
-		Recommendation: &engine.Recommendation{PreStop: 4 * time.Second, GraceSeconds: 7, Routed: 2300 * ms,
+		Recommendation: &check.Recommendation{PreStop: 4 * time.Second, GraceSeconds: 7, Routed: 2300 * ms,
 			RoutedFrom: "data plane p99", RequestP99: 12 * ms, Fit: "short", Advice: "raise preStop to 4s"},
-		Versions: engine.Versions{Rollcheck: "dev", Kubernetes: "v1.34.3"},
+		Versions: check.Versions{Rollcheck: "dev", Kubernetes: "v1.34.3"},
 	}
 }
 
@@ -93,21 +94,21 @@ func TestTuneMarkdown(t *testing.T) {
 
 func TestTuneMarkdownOtherEnds(t *testing.T) {
 	for _, tc := range []struct {
-		edit func(*engine.TuneResult)
+		edit func(*tune.Result)
 		want []string
 		not  []string
 	}{
-		{func(r *engine.TuneResult) {
-			r.Status, r.Found, r.FoundOK, r.Confirm = engine.TuneNotFound, 0, false, nil
+		{func(r *tune.Result) {
+			r.Status, r.Found, r.FoundOK, r.Confirm = tune.NotFound, 0, false, nil
 		},
 			[]string{"**Not found: no preStop from 0 s to 20 s met the threshold.**"}, []string{"## Recommendation", "## Confirmation"}},
-		{func(r *engine.TuneResult) {
-			r.Status, r.Found, r.FoundOK = engine.TuneUnconfirmed, 3*time.Second, false
+		{func(r *tune.Result) {
+			r.Status, r.Found, r.FoundOK = tune.Unconfirmed, 3*time.Second, false
 		},
 			[]string{"**Not confirmed: the search found preStop 3 s, but no confirmation run passed.**"}, []string{"## Recommendation"}},
-		{func(r *engine.TuneResult) { r.Recommendation = nil }, []string{"The confirming run gave no recommendation."}, nil},
-		{func(r *engine.TuneResult) {
-			*r = engine.TuneResult{Base: "exit", Status: engine.TuneIncomplete, Max: 20 * time.Second, Resolution: time.Second}
+		{func(r *tune.Result) { r.Recommendation = nil }, []string{"The confirming run gave no recommendation."}, nil},
+		{func(r *tune.Result) {
+			*r = tune.Result{Base: "exit", Status: tune.Incomplete, Max: 20 * time.Second, Resolution: time.Second}
 		}, []string{"**Incomplete:", "No probe ran."}, []string{"## Curve\n\n|"}},
 	} {
 		r := syntheticTune()
@@ -157,7 +158,7 @@ func TestTuneHTML(t *testing.T) {
 		}
 	}
 
-	r.Status, r.Found, r.FoundOK, r.Confirm = engine.TuneNotFound, 0, false, nil
+	r.Status, r.Found, r.FoundOK, r.Confirm = tune.NotFound, 0, false, nil
 	buf.Reset()
 	if err := TuneHTML(&buf, r); err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestNiceCeil(t *testing.T) {
 func TestWriteTune(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tune")
 	r := syntheticTune()
-	r.Probes[0].Row = &engine.Row{Suite: "tune"}
+	r.Probes[0].Row = &check.Row{Suite: "tune"}
 	paths, err := WriteTune(dir, r)
 	if err != nil || len(paths) != 3 {
 		t.Fatalf("paths %v, err %v", paths, err)
@@ -188,7 +189,7 @@ func TestWriteTune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back engine.TuneResult
+	var back tune.Result
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}

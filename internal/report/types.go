@@ -3,13 +3,13 @@ package report
 import (
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // Row and Versions are the engine's: the reports read what Run returned.
 type (
-	Row      = engine.Row
-	Versions = engine.Versions
+	Row      = check.Row
+	Versions = check.Versions
 )
 
 // Run is a whole conformance run: every row, in the order they ran.

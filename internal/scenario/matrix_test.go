@@ -24,7 +24,7 @@ func TestMatrixRowsPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Plan: %v", err)
 			}
-			if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+			if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 				t.Fatalf("Check = %q, %v; want no warning and no error", warnings, err)
 			}
 			objs, err := p.Objects("rc-"+s.Name, 30080)

@@ -9,9 +9,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/fixtures/manifests"
 )
 
@@ -51,29 +49,29 @@ func Render(s Scenario, image string) ([]k8s.Object, error) {
 // Plan is the engine's Plan for a Scenario: the sample app rendered with its shutdown
 // configuration (the Scenario is its own variant: the manifest already holds the preStop,
 // grace period and replicas), the load and the disruption.
-func (s Scenario) Plan(suite, image string) (engine.Plan, error) {
+func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	s = s.WithDefaults()
 	objs, err := Render(s, image)
 	if err != nil {
-		return engine.Plan{}, err
+		return check.Plan{}, err
 	}
-	app := engine.App{Deployment: AppName, Port: SampleAppPort, Path: "/", Images: []string{image},
+	app := check.App{Deployment: AppName, Port: SampleAppPort, Path: "/", Images: []string{image},
 		OnSIGTERM: string(s.OnSIGTERM), RequestDuration: s.RequestDuration}
 	if s.DrainDelay > 0 {
 		app.OnSIGTERM += "+" + s.DrainDelay.String()
 	}
 	for _, o := range objs {
-		app.Objects = append(app.Objects, o.(client.Object))
+		app.Objects = append(app.Objects, o.(check.Object))
 	}
-	p := engine.Plan{
+	p := check.Plan{
 		Suite: suite, App: app,
-		Variant:    engine.Variant{Name: s.Name, Why: s.Why, Expect: s.Expect},
-		Disruption: engine.Disruption{Kind: s.Disruption, Count: s.Count},
-		Load:       engine.Load{Rate: s.Rate, Method: s.Method, KeepAlive: s.KeepAlive},
+		Variant:    check.Variant{Name: s.Name, Why: s.Why, Expect: s.Expect},
+		Disruption: check.Disruption{Kind: s.Disruption, Count: s.Count},
+		Load:       check.Load{Rate: s.Rate, Method: s.Method, KeepAlive: s.KeepAlive},
 		Settle:     s.Settle,
 	}
-	if _, err := p.Check(); err != nil {
-		return engine.Plan{}, err
+	if _, err := p.Validate(); err != nil {
+		return check.Plan{}, err
 	}
 	return p, nil
 }

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
@@ -32,35 +32,35 @@ const (
 
 // DisruptionKind and Outcome are the engine's; the aliases keep the matrix rows short.
 type (
-	DisruptionKind = engine.DisruptionKind
-	Outcome        = engine.Outcome
-	Verdict        = engine.Verdict
-	Status         = engine.Status
+	DisruptionKind = check.DisruptionKind
+	Outcome        = check.Outcome
+	Verdict        = check.Verdict
+	Status         = check.Status
 )
 
 // Disruption kinds.
 const (
-	RolloutRestart = engine.RolloutRestart
-	DeletePod      = engine.DeletePod
-	ForceDelete    = engine.ForceDelete
-	ScaleDown      = engine.ScaleDown
+	RolloutRestart = check.RolloutRestart
+	DeletePod      = check.DeletePod
+	ForceDelete    = check.ForceDelete
+	ScaleDown      = check.ScaleDown
 )
 
 // Expectations and statuses.
 const (
-	ExpectZero     = engine.ExpectZero
-	ExpectAtMost   = engine.ExpectAtMost
-	ExpectFailures = engine.ExpectFailures
-	Pass           = engine.Pass
-	Fail           = engine.Fail
-	HarnessFault   = engine.HarnessFault
+	ExpectZero     = check.ExpectZero
+	ExpectAtMost   = check.ExpectAtMost
+	ExpectFailures = check.ExpectFailures
+	Pass           = check.Pass
+	Fail           = check.Fail
+	HarnessFault   = check.HarnessFault
 )
 
 // Outcome constructors.
 var (
-	Zero     = engine.Zero
-	AtMost   = engine.AtMost
-	Failures = engine.Failures
+	Zero     = check.Zero
+	AtMost   = check.AtMost
+	Failures = check.Failures
 )
 
 // Defaults for the fields a Scenario may leave zero.

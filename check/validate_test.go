@@ -1,8 +1,10 @@
-package engine
+package check
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 )
 
@@ -101,13 +102,13 @@ spec:
 `
 
 // decodeAll builds objects from YAML as engine users do, with the e2e-framework decoder.
-func decodeAll(t *testing.T, manifests string) []client.Object {
+func decodeAll(t *testing.T, manifests string) []Object {
 	t.Helper()
 	objs, err := decoder.DecodeAll(context.Background(), strings.NewReader(manifests))
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	out := make([]client.Object, len(objs))
+	out := make([]Object, len(objs))
 	for i, o := range objs {
 		out[i] = o
 	}
@@ -126,7 +127,7 @@ func webPlan(t *testing.T) Plan {
 }
 
 // deploymentOf returns the Deployment named name in objs.
-func deploymentOf(t *testing.T, objs []client.Object, name string) *appsv1.Deployment {
+func deploymentOf(t *testing.T, objs []Object, name string) *appsv1.Deployment {
 	t.Helper()
 	for _, o := range objs {
 		if d, ok := o.(*appsv1.Deployment); ok && d.Name == name {
@@ -204,7 +205,7 @@ func TestCheckAccepts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := webPlan(t)
 			tc.mod(t, &p)
-			warnings, err := p.Check()
+			warnings, err := p.Validate()
 			if err != nil {
 				t.Errorf("Check: %v", err)
 			}
@@ -323,7 +324,7 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
 		t.Run(tc.name, func(t *testing.T) {
 			p := webPlan(t)
 			tc.mod(t, &p)
-			_, err := p.Check()
+			_, err := p.Validate()
 			if err == nil {
 				t.Fatalf("Check: no error, want %q", tc.want)
 			}
@@ -356,7 +357,7 @@ metadata: {name: web}
 	p.Variant.PreStop = &PreStop{Sleep: 2500 * time.Millisecond, Exec: []string{"sleep", "2"}}
 	p.Variant.Patch = []byte(`{"spec":{"replicaz":1}}`)
 	p.Load.Method = "DELETE"
-	_, err := p.Check()
+	_, err := p.Validate()
 	if err == nil {
 		t.Fatal("Check: no error")
 	}
@@ -389,7 +390,7 @@ metadata: {name: web}
 	// A port no container declares and the problems of the Deployment it would have found.
 	p = webPlan(t)
 	p.App.Port, p.Variant.Name = 9090, "Bad Name"
-	if _, err := p.Check(); err == nil || !strings.Contains(err.Error(), "port 9090") || !strings.Contains(err.Error(), `variant name "Bad Name"`) {
+	if _, err := p.Validate(); err == nil || !strings.Contains(err.Error(), "port 9090") || !strings.Contains(err.Error(), `variant name "Bad Name"`) {
 		t.Errorf("Check: %v, want both the port and the name", err)
 	}
 }
@@ -397,7 +398,7 @@ metadata: {name: web}
 func TestCheckWarnsWithoutReadinessProbe(t *testing.T) {
 	p := webPlan(t)
 	container(t, deploymentOf(t, p.App.Objects, "web"), "app").ReadinessProbe = nil
-	warnings, err := p.Check()
+	warnings, err := p.Validate()
 	if err != nil {
 		t.Fatalf("Check: %v: a missing readiness probe is a warning, not an error", err)
 	}
@@ -409,7 +410,7 @@ func TestCheckWarnsWithoutReadinessProbe(t *testing.T) {
 	if c := container(t, deploymentOf(t, p.App.Objects, "web"), "proxy"); c.ReadinessProbe != nil {
 		t.Fatal("the proxy sidecar has a readiness probe")
 	}
-	if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+	if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 		t.Errorf("Check = %q, %v; want no warning and no error", warnings, err)
 	}
 	// A patch that adds the probe removes the warning: the Deployment as applied is checked.
@@ -424,7 +425,7 @@ spec:
         readinessProbe:
           httpGet: {path: /readyz, port: 8080}
 `)
-	if warnings, err := p.Check(); err != nil || len(warnings) != 0 {
+	if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 		t.Errorf("Check with a patch adding the probe = %q, %v; want no warning and no error", warnings, err)
 	}
 }
@@ -444,15 +445,6 @@ func TestWithDefaults(t *testing.T) {
 	if got.App.Path != "/x" || got.App.PodHeader != "X-Who" || got.Disruption.Count != 1 || got.Load.Rate != 7 ||
 		got.Load.Method != "POST" || got.Load.Timeout != time.Second || got.Settle != time.Second {
 		t.Errorf("WithDefaults changed set fields: %+v", got)
-	}
-}
-
-func TestDisruptionTimeout(t *testing.T) {
-	if got, want := DisruptionTimeout(30), 3*time.Minute; got != want {
-		t.Errorf("DisruptionTimeout(30) = %s, want %s", got, want)
-	}
-	if got, want := DisruptionTimeout(0), 2*time.Minute; got != want {
-		t.Errorf("DisruptionTimeout(0) = %s, want %s", got, want)
 	}
 }
 
@@ -638,7 +630,7 @@ func TestVariantApplyNeedsThePort(t *testing.T) {
 	}
 }
 
-func TestDescribe(t *testing.T) {
+func TestApplied(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ps   *PreStop
@@ -652,31 +644,174 @@ func TestDescribe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := webPlan(t)
-			d := applied(t, Variant{Name: "v", PreStop: tc.ps, TerminationGracePeriodSeconds: ptr.To[int64](33), Replicas: ptr.To[int32](4)}, p.App)
-			cfg := Config{Name: "kept"}
-			describe(d, p.App.Port, &cfg)
-			if cfg.PreStop != tc.want {
+			p.Variant = Variant{Name: "kept", PreStop: tc.ps, TerminationGracePeriodSeconds: ptr.To[int64](33), Replicas: ptr.To[int32](4)}
+			cfg := p.Applied()
+			if cfg.PreStop.String() != tc.want {
 				t.Errorf("PreStop = %q, want %q", cfg.PreStop, tc.want)
 			}
-			if cfg.App != "web" || cfg.GraceSeconds != 33 || cfg.Replicas != 4 || cfg.Name != "kept" {
-				t.Errorf("describe = %+v, want app web, grace 33, replicas 4, the name kept", cfg)
+			if tc.ps != nil && !reflect.DeepEqual(cfg.PreStop, *tc.ps) {
+				t.Errorf("PreStop = %#v, want the variant's %#v", cfg.PreStop, *tc.ps)
+			}
+			if cfg.App != "web" || cfg.GraceSeconds != 33 || cfg.Replicas != 4 || cfg.Name != "kept" ||
+				cfg.Path != "/hello" || cfg.Rate != DefaultRate || cfg.Count != DefaultCount || cfg.Disruption != RolloutRestart {
+				t.Errorf("Applied = %+v, want app web, grace 33, replicas 4, the name kept and the plan's defaults", cfg)
 			}
 		})
 	}
 
 	// A Deployment that sets neither grace nor replicas: the API server's defaults; a hook on
 	// the sidecar only is not the app's.
-	d := deploymentOf(t, decodeAll(t, webYAML), "web")
+	p := webPlan(t)
+	d := deploymentOf(t, p.App.Objects, "web")
 	d.Spec.Replicas, d.Spec.Template.Spec.TerminationGracePeriodSeconds = nil, nil
 	container(t, d, "app").Lifecycle = nil
-	var cfg Config
-	describe(d, 8080, &cfg)
-	if cfg.PreStop != "none" || cfg.GraceSeconds != 30 || cfg.Replicas != 1 {
-		t.Errorf("describe = %+v, want preStop none, grace 30, replicas 1", cfg)
+	if cfg := p.Applied(); !cfg.PreStop.None || cfg.GraceSeconds != 30 || cfg.Replicas != 1 {
+		t.Errorf("Applied = %+v, want preStop none, grace 30, replicas 1", cfg)
 	}
 	container(t, d, "app").Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
-	describe(d, 8080, &cfg)
-	if cfg.PreStop != "tcpSocket" {
+	if cfg := p.Applied(); cfg.PreStop.String() != "tcpSocket" {
 		t.Errorf("PreStop = %q, want tcpSocket", cfg.PreStop)
+	}
+	// A plan whose Deployment cannot be built: the plan's part only.
+	p.App.Port = 9090
+	if cfg := p.Applied(); cfg.App != "" || cfg.Name != "web-drain" {
+		t.Errorf("Applied of a plan without the port = %+v, want no Deployment part", cfg)
+	}
+}
+
+func TestPreStopOutlastingGraceWarns(t *testing.T) {
+	p := webPlan(t)
+	p.Variant.PreStop = &PreStop{Sleep: 40 * time.Second}
+	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](30)
+	warnings, err := p.Validate()
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "preStop (40s) is longer than terminationGracePeriodSeconds (30s)") {
+		t.Errorf("Validate = %q, %v; want one warning about the preStop outlasting the grace period", warnings, err)
+	}
+	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](40)
+	if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
+		t.Errorf("Validate with grace = preStop: %q, %v; want no warning", warnings, err)
+	}
+}
+
+func TestPreStopDurationAndJSON(t *testing.T) {
+	for _, tc := range []struct {
+		ps    PreStop
+		want  time.Duration
+		known bool
+	}{
+		{PreStop{None: true}, 0, true},
+		{PreStop{}, 0, true},
+		{PreStop{Sleep: 5 * time.Second}, 5 * time.Second, true},
+		{PreStop{Exec: []string{"sleep", "5"}}, 5 * time.Second, true},
+		{PreStop{Exec: []string{"/bin/sleep", "1.5"}}, 1500 * time.Millisecond, true},
+		{PreStop{Exec: []string{"/app", "sleep", "5s"}}, 5 * time.Second, true},
+		{PreStop{Exec: []string{"sh", "-c", "sleep 5"}}, 0, false},
+		{PreStop{HTTPGet: "/prestop?sleep=1.5s"}, 1500 * time.Millisecond, true},
+		{PreStop{HTTPGet: "/prestop"}, 0, false},
+		{PreStop{TCPSocket: true}, 0, false},
+	} {
+		got, known := tc.ps.Duration()
+		if got != tc.want || known != tc.known {
+			t.Errorf("%s.Duration() = %s, %v; want %s, %v", tc.ps, got, known, tc.want, tc.known)
+		}
+		b, err := json.Marshal(tc.ps)
+		var back PreStop
+		if err == nil {
+			err = json.Unmarshal(b, &back)
+		}
+		if err != nil || !reflect.DeepEqual(back, tc.ps) {
+			t.Errorf("%s: JSON %s read back as %#v, %v", tc.ps, b, back, err)
+		}
+	}
+	// Rows written before PreStop was typed hold its short form.
+	for short, want := range map[string]PreStop{
+		`"none"`: {None: true}, `"sleep:5s"`: {Sleep: 5 * time.Second}, `"exec:/app sleep 5s"`: {Exec: []string{"/app", "sleep", "5s"}},
+		`"httpGet:/prestop?sleep=1s"`: {HTTPGet: "/prestop?sleep=1s"}, `"tcpSocket"`: {TCPSocket: true},
+	} {
+		var got PreStop
+		if err := json.Unmarshal([]byte(short), &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("read %s = %#v, %v; want %#v", short, got, err, want)
+		}
+	}
+	var bad PreStop
+	if err := json.Unmarshal([]byte(`"sleepy:5s"`), &bad); err == nil {
+		t.Error(`read "sleepy:5s": no error`)
+	}
+}
+
+func TestPlanObjects(t *testing.T) {
+	p := webPlan(t)
+	p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second}
+	p.Variant.Replicas = ptr.To[int32](2)
+	orig := deploymentOf(t, p.App.Objects, "web").DeepCopy()
+	objs, err := p.Objects("rc-web-drain", 30080)
+	if err != nil {
+		t.Fatalf("Objects: %v", err)
+	}
+	var kinds []string
+	for _, o := range objs {
+		kinds = append(kinds, kindOf(o)+"/"+o.GetName())
+		if o.GetNamespace() != "rc-web-drain" {
+			t.Errorf("%s %s in namespace %q, want rc-web-drain", kindOf(o), o.GetName(), o.GetNamespace())
+		}
+	}
+	if got, want := strings.Join(kinds, " "), "ConfigMap/web-config Service/web Deployment/web Service/rollcheck-load"; got != want {
+		t.Fatalf("Objects = %s, want %s", got, want)
+	}
+	dep := objs[2].(*appsv1.Deployment)
+	if r := dep.Spec.Replicas; r == nil || *r != 2 {
+		t.Errorf("replicas %v, want the variant's 2", r)
+	}
+	if h := container(t, dep, "app").Lifecycle.PreStop; h.Sleep == nil || h.Sleep.Seconds != 5 || h.Exec != nil {
+		t.Errorf("app preStop %+v, want the variant's sleep 5", h)
+	}
+	if pp := container(t, dep, "app").ImagePullPolicy; pp != corev1.PullNever {
+		t.Errorf("app imagePullPolicy %q, want Never", pp)
+	}
+	// The manifests are left as they were.
+	if now := deploymentOf(t, p.App.Objects, "web"); now.Namespace != "" || *now.Spec.Replicas != 3 ||
+		now.Spec.Template.Spec.Containers[0].Lifecycle.PreStop.Exec == nil || orig.Name != now.Name {
+		t.Errorf("Objects changed the manifests' Deployment: %+v", now)
+	}
+	for _, o := range p.App.Objects {
+		if o.GetNamespace() != "" {
+			t.Errorf("Objects set the namespace of the manifests' %s %s", kindOf(o), o.GetName())
+		}
+	}
+
+	// rollcheck's own Service selects the Deployment's pods on the app's port, on the NodePort.
+	svc := objs[3].(*corev1.Service)
+	if svc.Spec.Type != corev1.ServiceTypeNodePort {
+		t.Errorf("load Service type %q, want NodePort", svc.Spec.Type)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].NodePort != 30080 || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(8080) ||
+		svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Errorf("load Service ports %+v, want nodePort 30080 to port 8080", svc.Spec.Ports)
+	}
+	if len(svc.Spec.Selector) == 0 {
+		t.Error("load Service has no selector")
+	}
+	for k, v := range svc.Spec.Selector {
+		if dep.Spec.Template.Labels[k] != v {
+			t.Errorf("load Service selector %s=%s does not select the pods %v", k, v, dep.Spec.Template.Labels)
+		}
+	}
+	if svc.Labels[PartOfLabel] != PartOfValue {
+		t.Errorf("load Service labels %v, want %s=%s", svc.Labels, PartOfLabel, PartOfValue)
+	}
+
+	// Without a NodePort the Service is a plain ClusterIP one.
+	objs, err = p.Objects("ns", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc := objs[len(objs)-1].(*corev1.Service); svc.Spec.Type != "" || svc.Spec.Ports[0].NodePort != 0 {
+		t.Errorf("load Service without a NodePort: type %q, nodePort %d", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
+	}
+
+	// A Plan that does not validate gives its error and no objects.
+	p.App.Port = 9090
+	if objs, err := p.Objects("ns", 30080); err == nil || objs != nil {
+		t.Errorf("Objects of a bad plan = %d objects, %v", len(objs), err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"testing"
@@ -6,25 +6,25 @@ import (
 )
 
 func TestConfigString(t *testing.T) {
-	base := Config{Name: "prestop-5s", PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30, Method: "GET",
+	base := Applied{Name: "prestop-5s", PreStop: PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Method: "GET",
 		Disruption: RolloutRestart, Count: 3}
 	for _, tc := range []struct {
 		name       string
-		mod        func(*Config)
+		mod        func(*Applied)
 		want       string
 		wantShape  string
 		wantDisrup string
 	}{
-		{"as is", func(*Config) {},
+		{"as is", func(*Applied) {},
 			"prestop-5s: preStop=sleep:5s sigterm=drain grace=30s keepalive=off rollout-restart×3",
 			"preStop=sleep:5s sigterm=drain grace=30s keepalive=off", "rollout-restart×3"},
-		{"slow, patched, keep-alive POST", func(c *Config) {
+		{"slow, patched, keep-alive POST", func(c *Applied) {
 			c.RequestDuration, c.Patched, c.KeepAlive, c.Method = 5*time.Second, true, true, "POST"
 		}, "prestop-5s: preStop=sleep:5s sigterm=drain grace=30s req=5s +patch keepalive=on POST rollout-restart×3",
 			"preStop=sleep:5s sigterm=drain grace=30s req=5s +patch keepalive=on POST", "rollout-restart×3"},
 		// A user's app: what it does on SIGTERM is not known.
-		{"no sigterm, exec hook", func(c *Config) {
-			c.OnSIGTERM, c.PreStop, c.Disruption, c.Count, c.Method = "", "exec:/app sleep 5s", ForceDelete, 1, ""
+		{"no sigterm, exec hook", func(c *Applied) {
+			c.OnSIGTERM, c.PreStop, c.Disruption, c.Count, c.Method = "", PreStop{Exec: []string{"/app", "sleep", "5s"}}, ForceDelete, 1, ""
 		}, "prestop-5s: preStop=exec:/app sleep 5s grace=30s keepalive=off force-delete×1",
 			"preStop=exec:/app sleep 5s grace=30s keepalive=off", "force-delete×1"},
 	} {

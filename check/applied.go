@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 
 // String names the row, e.g.
 // "prestop-5s: preStop=sleep:5s sigterm=drain grace=30s keepalive=off rollout-restart×3".
-func (c Config) String() string {
+func (c Applied) String() string {
 	return c.Name + ": " + c.Shape() + " " + c.DisruptionString()
 }
 
 // Shape is the shutdown configuration and client mode, without name and disruption:
 // "preStop=sleep:5s sigterm=drain grace=30s req=5s keepalive=on POST".
-func (c Config) Shape() string {
+func (c Applied) Shape() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "preStop=%s", c.PreStop)
 	if c.OnSIGTERM != "" {
@@ -38,6 +38,6 @@ func (c Config) Shape() string {
 }
 
 // DisruptionString is the disruption and its count: "rollout-restart×3".
-func (c Config) DisruptionString() string {
+func (c Applied) DisruptionString() string {
 	return fmt.Sprintf("%s×%d", c.Disruption, c.Count)
 }

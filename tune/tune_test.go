@@ -1,9 +1,10 @@
-package engine
+package tune
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -18,10 +21,12 @@ const sec = time.Second
 
 // execSleep is a preStop builder with no whole-second limit, so the 0.5 s default resolution
 // stays.
-func execSleep(d time.Duration) PreStop { return PreStop{Exec: []string{"sleep", d.String()}} }
+func execSleep(d time.Duration) check.PreStop {
+	return check.PreStop{Exec: []string{"sleep", d.String()}}
+}
 
 // preStopOf is the preStop a probe's plan asks for, read back from either builder.
-func preStopOf(t *testing.T, p Plan) time.Duration {
+func preStopOf(t *testing.T, p check.Plan) time.Duration {
 	t.Helper()
 	ps := p.Variant.PreStop
 	switch {
@@ -41,18 +46,18 @@ func preStopOf(t *testing.T, p Plan) time.Duration {
 
 // fakeRow is what Run would return for p: 1,000 requests, failed of them, in one disruption,
 // judged against p's threshold.
-func fakeRow(p Plan, failed int) *Row {
+func fakeRow(p check.Plan, failed int) *check.Row {
 	p = p.WithDefaults()
 	sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
-	ds := []DisruptionResult{{Kind: p.Disruption.Kind, N: 1, Requests: 200, Failed: failed, SuccessRatio: float64(200-failed) / 200}}
-	return &Row{Suite: p.Suite, Repeat: p.Repeat, Summary: sum, Disruptions: ds, Verdict: p.Variant.Expect.Judge(sum, ds...),
-		Config: Config{Name: p.Variant.Name, Disruption: p.Disruption.Kind, PreStop: fmt.Sprint(p.Variant.PreStop)}}
+	ds := []check.DisruptionResult{{Kind: p.Disruption.Kind, N: 1, Requests: 200, Failed: failed, SuccessRatio: float64(200-failed) / 200}}
+	return &check.Row{Suite: p.Suite, Repeat: p.Repeat, Summary: sum, Disruptions: ds, Verdict: p.Variant.Expect.Judge(sum, ds...),
+		Config: check.Applied{Name: p.Variant.Name, Disruption: p.Disruption.Kind, PreStop: *p.Variant.PreStop}}
 }
 
 // threshold is a runner whose probes pass from preStop at on (never when on < 0), failing
 // less the closer they get; it records the values it ran.
-func threshold(t *testing.T, on time.Duration, ran *[]time.Duration) func(context.Context, Plan) (*Row, error) {
-	return func(_ context.Context, p Plan) (*Row, error) {
+func threshold(t *testing.T, on time.Duration, ran *[]time.Duration) func(context.Context, check.Plan) (*check.Row, error) {
+	return func(_ context.Context, p check.Plan) (*check.Row, error) {
 		d := preStopOf(t, p)
 		*ran = append(*ran, d)
 		failed := 0
@@ -63,7 +68,7 @@ func threshold(t *testing.T, on time.Duration, ran *[]time.Duration) func(contex
 	}
 }
 
-func secsOf(ps []TuneProbe) []float64 {
+func secsOf(ps []Probe) []float64 {
 	out := make([]float64, len(ps))
 	for i, p := range ps {
 		out[i] = p.PreStop.Seconds()
@@ -71,8 +76,8 @@ func secsOf(ps []TuneProbe) []float64 {
 	return out
 }
 
-func tunePlan(t *testing.T) Plan {
-	p := webPlan(t)
+func tunePlan(t *testing.T) check.Plan {
+	p := checktest.WebPlan()
 	p.Disruption.Count = 5
 	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](30)
 	return p
@@ -84,19 +89,19 @@ func TestTuneThresholds(t *testing.T) {
 		on      time.Duration
 		probes  []float64
 		confirm []float64
-		status  TuneStatus
+		status  Status
 		found   time.Duration
 	}{
-		{"at 0", 0, []float64{0}, []float64{0}, TuneFound, 0},
-		{"at 0.5s", 500 * time.Millisecond, []float64{0, 0.5}, []float64{0.5}, TuneFound, 500 * time.Millisecond},
+		{"at 0", 0, []float64{0}, []float64{0}, Found, 0},
+		{"at 0.5s", 500 * time.Millisecond, []float64{0, 0.5}, []float64{0.5}, Found, 500 * time.Millisecond},
 		// Exponential 0, 0.5, 1, 2, 4 (passes), then bisection 3, 3.5.
-		{"at 3.5s", 3500 * time.Millisecond, []float64{0, 0.5, 1, 2, 4, 3, 3.5}, []float64{3.5}, TuneFound, 3500 * time.Millisecond},
-		{"at 20s", 20 * sec, []float64{0, 0.5, 1, 2, 4, 8, 16, 20, 18, 19, 19.5}, []float64{20}, TuneFound, 20 * sec},
-		{"never", -1, []float64{0, 0.5, 1, 2, 4, 8, 16, 20}, nil, TuneNotFound, 0},
+		{"at 3.5s", 3500 * time.Millisecond, []float64{0, 0.5, 1, 2, 4, 3, 3.5}, []float64{3.5}, Found, 3500 * time.Millisecond},
+		{"at 20s", 20 * sec, []float64{0, 0.5, 1, 2, 4, 8, 16, 20, 18, 19, 19.5}, []float64{20}, Found, 20 * sec},
+		{"never", -1, []float64{0, 0.5, 1, 2, 4, 8, 16, 20}, nil, NotFound, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran []time.Duration
-			res, err := tune(context.Background(), threshold(t, tc.on, &ran), tunePlan(t), TuneOptions{PreStop: execSleep})
+			res, err := Run(context.Background(), threshold(t, tc.on, &ran), tunePlan(t), WithPreStop(execSleep))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +111,7 @@ func TestTuneThresholds(t *testing.T) {
 			if got := secsOf(res.Confirm); !slices.Equal(got, tc.confirm) {
 				t.Errorf("confirmations %v, want %v", got, tc.confirm)
 			}
-			if res.Status != tc.status || res.Found != tc.found || res.FoundOK != (tc.status == TuneFound) {
+			if res.Status != tc.status || res.Found != tc.found || res.FoundOK != (tc.status == Found) {
 				t.Errorf("status %s, found %s (ok %v); want %s, %s", res.Status, res.Found, res.FoundOK, tc.status, tc.found)
 			}
 			if len(ran) != len(tc.probes)+len(tc.confirm) {
@@ -128,22 +133,22 @@ func TestTuneThresholds(t *testing.T) {
 }
 
 func TestTuneProbeNamesAndPlans(t *testing.T) {
-	var plans []Plan
-	run := func(_ context.Context, p Plan) (*Row, error) {
+	var plans []check.Plan
+	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
 		plans = append(plans, p)
 		return fakeRow(p, 0), nil
 	}
-	res, err := tune(context.Background(), run, tunePlan(t), TuneOptions{Min: 1500 * time.Millisecond, PreStop: execSleep})
+	res, err := Run(context.Background(), run, tunePlan(t), WithRange(1500*time.Millisecond, 0), WithPreStop(execSleep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plans) != 2 || plans[0].Variant.Name != "web-drain-prestop-1p5s" || plans[0].Repeat != 1 || plans[1].Repeat != 2 {
 		t.Fatalf("plans %+v", plans)
 	}
-	if _, err := plans[0].Check(); err != nil {
+	if _, err := plans[0].Validate(); err != nil {
 		t.Errorf("probe plan: %v", err)
 	}
-	if res.Disruption.Count != 5 || res.Expect.Kind != ExpectZero || res.GraceSeconds != 30 || res.Base != "web-drain" {
+	if res.Disruption.Count != 5 || res.Expect.Kind != check.ExpectZero || res.GraceSeconds != 30 || res.Base != "web-drain" {
 		t.Errorf("result %+v", res)
 	}
 }
@@ -152,21 +157,21 @@ func TestTuneName(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "a-prestop-0s", 500 * time.Millisecond: "a-prestop-0p5s", 2 * sec: "a-prestop-2s", 19500 * time.Millisecond: "a-prestop-19p5s",
 	} {
-		if got := TuneName("a", d); got != want {
-			t.Errorf("TuneName(a, %s) = %q, want %q", d, got, want)
+		if got := Name("a", d); got != want {
+			t.Errorf("Name(a, %s) = %q, want %q", d, got, want)
 		}
 	}
 	// Cut to fit 40 characters, and not left ending in a dash.
 	long := strings.Repeat("x", 25) + "-" + strings.Repeat("y", 14)
-	if got, want := TuneName(long, 19500*time.Millisecond), strings.Repeat("x", 25)+"-prestop-19p5s"; got != want || !nameRE.MatchString(got) {
-		t.Errorf("TuneName(long) = %q, want %q", got, want)
+	if got, want := Name(long, 19500*time.Millisecond), strings.Repeat("x", 25)+"-prestop-19p5s"; got != want || !regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`).MatchString(got) {
+		t.Errorf("Name(long) = %q, want %q", got, want)
 	}
 }
 
 func TestTuneConfirmation(t *testing.T) {
 	// The first run at 3.5 s passes, its confirmation fails; 4 s passes.
 	runs := map[time.Duration]int{}
-	run := func(_ context.Context, p Plan) (*Row, error) {
+	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
 		d := preStopOf(t, p)
 		runs[d]++
 		failed := 0
@@ -175,24 +180,24 @@ func TestTuneConfirmation(t *testing.T) {
 		}
 		row := fakeRow(p, failed)
 		if failed == 0 {
-			row.Explanation = &Explanation{Recommendation: &Recommendation{PreStop: 4 * sec, GraceSeconds: 9}}
+			row.Explanation = &check.Explanation{Recommendation: &check.Recommendation{PreStop: 4 * sec, GraceSeconds: 9}}
 		}
 		return row, nil
 	}
-	res, err := tune(context.Background(), run, tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err := Run(context.Background(), run, tunePlan(t), WithPreStop(execSleep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := secsOf(res.Confirm); !slices.Equal(got, []float64{3.5, 4}) {
 		t.Fatalf("confirmations %v", got)
 	}
-	if res.Status != TuneFound || res.Found != 4*sec || !res.FoundOK || !strings.Contains(res.Note, "confirmation failed at 3.5s, 4s passed") {
+	if res.Status != Found || res.Found != 4*sec || !res.FoundOK || !strings.Contains(res.Note, "confirmation failed at 3.5s, 4s passed") {
 		t.Errorf("status %s, found %s, note %q", res.Status, res.Found, res.Note)
 	}
 	if res.Recommendation == nil || res.Recommendation.GraceSeconds != 9 {
 		t.Errorf("recommendation %+v, want the confirming row's", res.Recommendation)
 	}
-	if res.Confirm[0].Status != Fail || res.Confirm[1].Status != Pass {
+	if res.Confirm[0].Status != check.Fail || res.Confirm[1].Status != check.Pass {
 		t.Errorf("confirm statuses %s, %s", res.Confirm[0].Status, res.Confirm[1].Status)
 	}
 }
@@ -200,7 +205,7 @@ func TestTuneConfirmation(t *testing.T) {
 func TestTuneConfirmationNeverPasses(t *testing.T) {
 	// Only the search's runs pass: confirmation fails at 3.5, 4 and 4.5 s, and the result says so.
 	searching := true
-	run := func(_ context.Context, p Plan) (*Row, error) {
+	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
 		d := preStopOf(t, p)
 		failed := 0
 		if d < 3500*time.Millisecond || !searching {
@@ -211,14 +216,14 @@ func TestTuneConfirmationNeverPasses(t *testing.T) {
 		}
 		return fakeRow(p, failed), nil
 	}
-	res, err := tune(context.Background(), run, tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err := Run(context.Background(), run, tunePlan(t), WithPreStop(execSleep))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := secsOf(res.Confirm); !slices.Equal(got, []float64{3.5, 4, 4.5}) {
 		t.Fatalf("confirmations %v", got)
 	}
-	if res.Status != TuneUnconfirmed || res.FoundOK || res.Found != 3500*time.Millisecond || res.Recommendation != nil ||
+	if res.Status != Unconfirmed || res.FoundOK || res.Found != 3500*time.Millisecond || res.Recommendation != nil ||
 		!strings.Contains(res.Note, "no confirmation passed (failed at 3.5s, 4s, 4.5s)") {
 		t.Errorf("status %s, found %s (ok %v), note %q", res.Status, res.Found, res.FoundOK, res.Note)
 	}
@@ -226,26 +231,26 @@ func TestTuneConfirmationNeverPasses(t *testing.T) {
 
 func TestTuneNilExplanation(t *testing.T) {
 	var ran []time.Duration
-	res, err := tune(context.Background(), threshold(t, 2*sec, &ran), tunePlan(t), TuneOptions{PreStop: execSleep})
-	if err != nil || res.Status != TuneFound || res.Recommendation != nil {
+	res, err := Run(context.Background(), threshold(t, 2*sec, &ran), tunePlan(t), WithPreStop(execSleep))
+	if err != nil || res.Status != Found || res.Recommendation != nil {
 		t.Fatalf("err %v, status %s, recommendation %v", err, res.Status, res.Recommendation)
 	}
 }
 
 // faulty is a runner that fails at preStop at (a harness fault, then an error row as Run
 // returns it) the first times runs there, and otherwise passes from 2 s.
-func faulty(t *testing.T, at time.Duration, times int) func(context.Context, Plan) (*Row, error) {
+func faulty(t *testing.T, at time.Duration, times int) func(context.Context, check.Plan) (*check.Row, error) {
 	n := 0
-	return func(_ context.Context, p Plan) (*Row, error) {
+	return func(_ context.Context, p check.Plan) (*check.Row, error) {
 		d := preStopOf(t, p)
 		if d == at && n < times {
 			n++
 			row := fakeRow(p, 0)
 			if n == 1 {
-				row.Verdict = Verdict{HarnessFault, "the load stalled for 3s"}
+				row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: "the load stalled for 3s"}
 				return row, nil
 			}
-			row.Verdict = Verdict{Error, "deploy: timed out"}
+			row.Verdict = check.Verdict{Status: check.Error, Reason: "deploy: timed out"}
 			return row, errors.New("row x: deploy: timed out")
 		}
 		return fakeRow(p, map[bool]int{true: 2, false: 0}[d < 2*sec]), nil
@@ -253,7 +258,7 @@ func faulty(t *testing.T, at time.Duration, times int) func(context.Context, Pla
 }
 
 func TestTuneHarnessFaultRetriedOnce(t *testing.T) {
-	res, err := tune(context.Background(), faulty(t, sec, 1), tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err := Run(context.Background(), faulty(t, sec, 1), tunePlan(t), WithPreStop(execSleep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +266,10 @@ func TestTuneHarnessFaultRetriedOnce(t *testing.T) {
 	if got := secsOf(res.Probes); !slices.Equal(got, []float64{0, 0.5, 1, 1, 2, 1.5}) {
 		t.Fatalf("probes %v", got)
 	}
-	if p := res.Probes[2]; p.Status != HarnessFault || p.Retry || !res.Probes[3].Retry || res.Probes[3].Status != Fail {
+	if p := res.Probes[2]; p.Status != check.HarnessFault || p.Retry || !res.Probes[3].Retry || res.Probes[3].Status != check.Fail {
 		t.Errorf("probes 3 and 4: %+v, %+v", p, res.Probes[3])
 	}
-	if res.Status != TuneFound || res.Found != 2*sec {
+	if res.Status != Found || res.Found != 2*sec {
 		t.Errorf("status %s, found %s", res.Status, res.Found)
 	}
 	if c := res.Curve(); len(c) != 6 || c[1].PreStop != 500*time.Millisecond || c[2].PreStop != sec || !c[2].Retry {
@@ -273,11 +278,11 @@ func TestTuneHarnessFaultRetriedOnce(t *testing.T) {
 }
 
 func TestTuneHarnessFaultTwiceIsAnError(t *testing.T) {
-	res, err := tune(context.Background(), faulty(t, sec, 2), tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err := Run(context.Background(), faulty(t, sec, 2), tunePlan(t), WithPreStop(execSleep))
 	if err == nil || !strings.Contains(err.Error(), "probe 4, preStop 1s: error twice") {
 		t.Fatalf("error %v", err)
 	}
-	if res == nil || res.Status != TuneIncomplete || len(res.Probes) != 4 || res.Probes[3].Status != Error || res.FoundOK {
+	if res == nil || res.Status != Incomplete || len(res.Probes) != 4 || res.Probes[3].Status != check.Error || res.FoundOK {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -286,32 +291,32 @@ func TestTuneCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	run := func(ctx context.Context, p Plan) (*Row, error) {
+	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
 		if n++; n == 3 {
 			cancel()
 			row := fakeRow(p, 0)
-			row.Verdict = Verdict{Error, "interrupted"}
+			row.Verdict = check.Verdict{Status: check.Error, Reason: "interrupted"}
 			return row, fmt.Errorf("interrupted: %w", ctx.Err())
 		}
 		return fakeRow(p, 5), nil
 	}
-	res, err := tune(ctx, run, tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err := Run(ctx, run, tunePlan(t), WithPreStop(execSleep))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
-	if res == nil || len(res.Probes) != 3 || res.Status != TuneIncomplete || res.Wall <= 0 || res.Started.IsZero() {
+	if res == nil || len(res.Probes) != 3 || res.Status != Incomplete || res.Wall <= 0 || res.Started.IsZero() {
 		t.Fatalf("result %+v", res)
 	}
 	// Cancelled before it starts: no run.
-	res, err = tune(ctx, run, tunePlan(t), TuneOptions{PreStop: execSleep})
+	res, err = Run(ctx, run, tunePlan(t), WithPreStop(execSleep))
 	if !errors.Is(err, context.Canceled) || len(res.Probes) != 0 || n != 3 {
 		t.Errorf("err %v, probes %d, runs %d", err, len(res.Probes), n)
 	}
 }
 
 func TestTuneNativeSleep(t *testing.T) {
-	var plans []Plan
-	run := func(_ context.Context, p Plan) (*Row, error) {
+	var plans []check.Plan
+	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
 		plans = append(plans, p)
 		failed := 0
 		if p.Variant.PreStop.Sleep < 3500*time.Millisecond {
@@ -319,7 +324,7 @@ func TestTuneNativeSleep(t *testing.T) {
 		}
 		return fakeRow(p, failed), nil
 	}
-	res, err := tune(context.Background(), run, tunePlan(t), TuneOptions{})
+	res, err := Run(context.Background(), run, tunePlan(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +341,7 @@ func TestTuneNativeSleep(t *testing.T) {
 		t.Errorf("preStop 0: %+v, want none", ps)
 	}
 	for _, p := range plans[1:] {
-		if _, err := p.Check(); err != nil {
+		if _, err := p.Validate(); err != nil {
 			t.Errorf("%s: %v", p.Variant.Name, err)
 		}
 	}
@@ -345,10 +350,10 @@ func TestTuneNativeSleep(t *testing.T) {
 func TestTuneProgress(t *testing.T) {
 	var seen []string
 	var ran []time.Duration
-	o := TuneOptions{PreStop: execSleep, Max: 2 * sec, Progress: func(p TuneProbe) {
+	progress := WithProgress(func(p Probe) {
 		seen = append(seen, fmt.Sprintf("%d %s %v %q", p.N, p.PreStop, p.Confirm, p.Status))
-	}}
-	if _, err := tune(context.Background(), threshold(t, 0, &ran), tunePlan(t), o); err != nil {
+	})
+	if _, err := Run(context.Background(), threshold(t, 0, &ran), tunePlan(t), WithPreStop(execSleep), WithRange(0, 2*sec), progress); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{`1 0s false ""`, `1 0s false "pass"`, `2 0s true ""`, `2 0s true "pass"`}
@@ -360,37 +365,37 @@ func TestTuneProgress(t *testing.T) {
 func TestTuneOptionsCheck(t *testing.T) {
 	p := tunePlan(t)
 	for _, tc := range []struct {
-		o    TuneOptions
-		edit func(*Plan)
+		o    []Option
+		edit func(*check.Plan)
 		want string
 	}{
-		{TuneOptions{Min: 5 * sec, Max: 5 * sec}, nil, "min 5s is not below max 5s"},
-		{TuneOptions{Max: 11 * time.Minute, PreStop: execSleep}, nil, "max 11m0s: want at most 10m0s"},
-		{TuneOptions{Resolution: 50 * time.Millisecond, PreStop: execSleep}, nil, "resolution 50ms: want a multiple of 100ms"},
-		{TuneOptions{Resolution: -sec, PreStop: execSleep}, nil, "resolution -1s: want more than 0"},
-		{TuneOptions{Min: -sec}, nil, "min -1s: want 0 or more"},
-		{TuneOptions{Min: 500 * time.Millisecond}, nil, "the native sleep action takes whole seconds"},
-		{TuneOptions{}, func(p *Plan) { p.Variant.Expect = Failures() }, "a negative control has no preStop to tune"},
-		{TuneOptions{}, func(p *Plan) { p.Disruption.Count = 30 }, "preStop 0s: web-drain-prestop-0s: disruption count 30"},
-		{TuneOptions{Max: 6 * time.Minute}, nil, "preStop sleep 5m59s: want whole seconds from 1s to 5m"},
+		{[]Option{WithRange(5*sec, 5*sec)}, nil, "min 5s is not below max 5s"},
+		{[]Option{WithRange(0, 11*time.Minute), WithPreStop(execSleep)}, nil, "max 11m0s: want at most 10m0s"},
+		{[]Option{WithResolution(50 * time.Millisecond), WithPreStop(execSleep)}, nil, "resolution 50ms: want a multiple of 100ms"},
+		{[]Option{WithResolution(-sec), WithPreStop(execSleep)}, nil, "resolution -1s: want more than 0"},
+		{[]Option{WithRange(-sec, 0)}, nil, "min -1s: want 0 or more"},
+		{[]Option{WithRange(500*time.Millisecond, 0)}, nil, "the native sleep action takes whole seconds"},
+		{[]Option{}, func(p *check.Plan) { p.Variant.Expect = check.Failures() }, "a negative control has no preStop to tune"},
+		{[]Option{}, func(p *check.Plan) { p.Disruption.Count = 30 }, "preStop 0s: web-drain-prestop-0s: disruption count 30"},
+		{[]Option{WithRange(0, 6*time.Minute)}, nil, "preStop sleep 5m59s: want whole seconds from 1s to 5m"},
 	} {
 		q := p
 		if tc.edit != nil {
 			tc.edit(&q)
 		}
-		err := tc.o.Check(q)
+		err := Validate(q, tc.o...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: error %v, want one line with %q", tc.o, err, tc.want)
 		}
 	}
 	zero := p
-	zero.Variant.Expect = Outcome{}
-	if err := (TuneOptions{}).Check(zero); err != nil {
-		t.Errorf("a zero threshold means Zero(): %v", err)
+	zero.Variant.Expect = check.Outcome{}
+	if err := Validate(zero); err != nil {
+		t.Errorf("a zero threshold means check.Zero(): %v", err)
 	}
 	var ran []time.Duration
-	res, err := tune(context.Background(), threshold(t, 0, &ran), zero, TuneOptions{Max: 40 * sec})
-	if err != nil || res.Expect.Kind != ExpectZero || !strings.Contains(res.Note, "values above the grace period (30s)") {
+	res, err := Run(context.Background(), threshold(t, 0, &ran), zero, WithRange(0, 40*sec))
+	if err != nil || res.Expect.Kind != check.ExpectZero || !strings.Contains(res.Note, "values above the grace period (30s)") {
 		t.Errorf("err %v, expect %v, note %q", err, res.Expect, res.Note)
 	}
 }

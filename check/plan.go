@@ -1,15 +1,22 @@
-package engine
+package check
 
 import (
-	"context"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
+
+// Object is a Kubernetes object of an app's manifests: typed (a *appsv1.Deployment, a
+// *corev1.Service, …) as e2e-framework's decoder or client-go's scheme give them. It is the
+// same method set as controller-runtime's client.Object, so either converts to the other.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
 
 // DisruptionKind is how pods are taken away while the load runs.
 type DisruptionKind string
@@ -40,38 +47,13 @@ const (
 	PartOfValue = "rollcheck"
 )
 
-// Target is the cluster a Plan runs on and the way the load reaches it. Nothing in it is
-// specific to kind: the kind front ends (the suites, the CLI, rctest) fill it from the cluster
-// they created or reused.
-type Target struct {
-	// RESTConfig reaches the cluster's API server.
-	RESTConfig *rest.Config
-	// NodePort is the nodePort of the Service rollcheck creates for the load, and LoadURL the
-	// base URL under which that port answers where the load generator runs (kind maps the
-	// NodePort to 127.0.0.1, e.g. http://127.0.0.1:30080).
-	NodePort int32
-	LoadURL  string
-	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
-	// cluster must already have the images a Plan lists, or pull them.
-	LoadImages func(ctx context.Context, refs []string) error
-	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
-	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
-	// row's connections).
-	Reset func(ctx context.Context) error
-	// Versions describes the cluster (kind version, node image); the engine adds the
-	// Kubernetes version, Go, vegeta and rollcheck.
-	Versions Versions
-	// Logf receives progress lines; nil discards them.
-	Logf func(format string, args ...any)
-}
-
 // App is the application under test: the user's manifests (or the sample app's), as objects
 // to apply into a fresh namespace, and how to reach it.
 type App struct {
 	// Objects are the manifests: exactly one Deployment (or several, with Deployment naming
 	// the one under test) and whatever it needs (ConfigMaps, Secrets, Services,
 	// ServiceAccounts). Namespaced objects only; their namespace is replaced by the row's own.
-	Objects []client.Object
+	Objects []Object
 	// Deployment names the Deployment under test; empty when Objects hold only one.
 	Deployment string
 	// Port is the container port the app serves HTTP on; a container of the Deployment must
@@ -91,19 +73,6 @@ type App struct {
 	// RequestDuration is how long the app takes to answer, when known: the load's timeout and
 	// the settle time add it.
 	RequestDuration time.Duration
-}
-
-// PreStop is the preStop hook a Variant gives the app's container. Set exactly one field.
-type PreStop struct {
-	// None removes any preStop hook.
-	None bool `json:"none,omitempty"`
-	// Sleep is Kubernetes' native sleep action (GA in 1.34): no shell or sleep binary needed
-	// in the image. Whole seconds.
-	Sleep time.Duration `json:"sleep,omitempty"`
-	// Exec runs this command in the container.
-	Exec []string `json:"exec,omitempty"`
-	// HTTPGet is a path the kubelet GETs on the app's port.
-	HTTPGet string `json:"httpGet,omitempty"`
 }
 
 // Variant is the app's Deployment with a change: the configuration being benchmarked. Nil
@@ -171,16 +140,16 @@ type Versions struct {
 	ImageSource string `json:"nodeImageSource"` // upstream | offline
 }
 
-// Config says what a row ran, as the reports show it: the Deployment's shutdown
+// Applied says what a row ran, as the reports show it: the Deployment's shutdown
 // configuration as it was applied (read back from the rendered Deployment, so it is the same
 // for the sample app and a user's), the load and the disruption.
-type Config struct {
+type Applied struct {
 	Name string `json:"name"`
 	Why  string `json:"why,omitempty"`
 	// App is the Deployment under test.
 	App string `json:"app"`
-	// PreStop is "none", "sleep:5s", "exec:<command>" or "httpGet:<path>".
-	PreStop string `json:"preStop"`
+	// PreStop is the app container's preStop hook as applied (None when it has none).
+	PreStop PreStop `json:"preStop"`
 	// OnSIGTERM is what the app does on SIGTERM, when known.
 	OnSIGTERM       string        `json:"onSIGTERM,omitempty"`
 	GraceSeconds    int64         `json:"terminationGracePeriodSeconds"`
@@ -217,8 +186,8 @@ type DisruptionResult struct {
 
 // Row is the result of one Plan: one variant under one disruption.
 type Row struct {
-	Suite  string `json:"suite"`
-	Config Config `json:"config"`
+	Suite  string  `json:"suite"`
+	Config Applied `json:"config"`
 	// Repeat numbers the run of a row that is repeated (1-based); 0 for a row run once.
 	Repeat   int             `json:"repeat,omitempty"`
 	Started  time.Time       `json:"started"`

@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ var testVersions = Versions{
 // syntheticRow is a row of cfg, started at start, whose load of 10 requests per 100 ms bucket
 // ran for d from start+1s; failed[i] requests of bucket i failed with class c. Each disruption
 // starts at one of the given offsets of the load and settles 4 s later.
-func syntheticRow(suite string, cfg Config, start time.Time, d time.Duration, c loadgen.Class,
+func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c loadgen.Class,
 	failed map[int]int, disruptions []time.Duration) Row {
 	loadStart := start.Add(time.Second)
 	sum := loadgen.Summary{Target: "http://127.0.0.1:30080/", Method: cfg.Method, KeepAlive: cfg.KeepAlive,
@@ -76,13 +76,13 @@ func syntheticRow(suite string, cfg Config, start time.Time, d time.Duration, c 
 // syntheticRows are three rows, in the order they started: a pass, a negative control that
 // passed, and a harness fault.
 func syntheticRows() []Row {
-	good := Config{Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation", App: "app",
-		PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
+	good := Applied{Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation", App: "app",
+		PreStop: PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
 		Disruption: RolloutRestart, Count: 2, Settle: 3 * time.Second, Expect: Zero().WithMinSuccessRatioPerDisruption(0.95)}
-	naive := Config{Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing", App: "app",
-		PreStop: "none", OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "POST", KeepAlive: true,
+	naive := Applied{Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing", App: "app",
+		PreStop: PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "POST", KeepAlive: true,
 		Disruption: DeletePod, Count: 2, Settle: 3 * time.Second, Expect: Failures(loadgen.ClassReset)}
-	slow := Config{Name: "slow", App: "web", PreStop: "exec:/app sleep 2s", GraceSeconds: 10,
+	slow := Applied{Name: "slow", App: "web", PreStop: PreStop{Exec: []string{"/app", "sleep", "2s"}}, GraceSeconds: 10,
 		RequestDuration: 100 * time.Millisecond, Replicas: 2, Patched: true, Path: "/healthz", Rate: 100, Method: "GET",
 		Disruption: ScaleDown, Count: 1, Settle: time.Second, Expect: AtMost(0.001).WithMaxDisruptionSeconds(1)}
 	r1 := syntheticRow("rollout", good, t0, 20*time.Second, "", nil, []time.Duration{4 * time.Second, 11 * time.Second})

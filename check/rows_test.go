@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"encoding/json"
@@ -90,9 +90,9 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 }
 
 func TestRowFileNameIsSafe(t *testing.T) {
-	r := Row{Suite: "a/b c", Config: Config{Name: "../x", Disruption: "delete-pod"}}
-	if got, want := RowFileName(r), "a_b_c--.._x--delete-pod.json"; got != want {
-		t.Errorf("RowFileName = %q, want %q", got, want)
+	r := Row{Suite: "a/b c", Config: Applied{Name: "../x", Disruption: "delete-pod"}}
+	if got, want := r.FileName(), "a_b_c--.._x--delete-pod.json"; got != want {
+		t.Errorf("rowFileName = %q, want %q", got, want)
 	}
 	dir := t.TempDir()
 	path, err := WriteRow(dir, r)
@@ -106,9 +106,9 @@ func TestRowFileNameIsSafe(t *testing.T) {
 
 func TestWriteRowNeedsNames(t *testing.T) {
 	for _, r := range []Row{
-		{Config: Config{Name: "x", Disruption: DeletePod}},
-		{Suite: "s", Config: Config{Disruption: DeletePod}},
-		{Suite: "s", Config: Config{Name: "x"}},
+		{Config: Applied{Name: "x", Disruption: DeletePod}},
+		{Suite: "s", Config: Applied{Disruption: DeletePod}},
+		{Suite: "s", Config: Applied{Name: "x"}},
 	} {
 		if _, err := WriteRow(t.TempDir(), r); err == nil {
 			t.Errorf("WriteRow(%q, %q, %q): no error", r.Suite, r.Config.Name, r.Config.Disruption)
@@ -156,39 +156,5 @@ func TestReadRowsMissingAndEmpty(t *testing.T) {
 	rows, err := ReadRows(dir)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.md")
-	for _, content := range []string{"first\n", "second, longer\n"} {
-		if err := WriteFileAtomic(path, []byte(content)); err != nil {
-			t.Fatalf("WriteFileAtomic: %v", err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil || string(b) != content {
-			t.Errorf("file holds %q, %v; want %q", b, err, content)
-		}
-	}
-	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, %v; want 0644", st.Mode().Perm(), err)
-	}
-	// A directory that does not exist: an error naming the path, and nothing left behind.
-	missing := filepath.Join(dir, "nope", "report.md")
-	if err := WriteFileAtomic(missing, []byte("x")); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Errorf("WriteFileAtomic into a missing directory: %v, want an error naming %s", err, missing)
-	}
-	// The rename fails onto a directory: the temporary file is removed.
-	sub := filepath.Join(dir, "sub")
-	if err := os.MkdirAll(filepath.Join(sub, "taken"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(filepath.Join(sub, "taken"), []byte("x")); err == nil {
-		t.Error("WriteFileAtomic onto a directory: no error")
-	}
-	ents, _ := os.ReadDir(sub)
-	if len(ents) != 1 {
-		t.Errorf("%d entries left in %s, want only the directory: %v", len(ents), sub, ents)
 	}
 }

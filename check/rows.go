@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"cmp"
@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/rollcheck/rollcheck/internal/atomicfile"
 )
 
-// RowsDir is the directory, under the artifacts directory, that WriteRow writes rows into.
-const RowsDir = "rows"
+// rowsDir is the directory, under the artifacts directory, that WriteRow writes rows into.
+const rowsDir = "rows"
 
 // WriteRow writes row as indented JSON to dir/rows/<suite>--<name>--<disruption>.json,
 // creating the directories it needs, and returns the file's path. A row written earlier
@@ -22,8 +24,8 @@ func WriteRow(dir string, row Row) (string, error) {
 		return "", fmt.Errorf("write row: suite %q, name %q and disruption %q are all required",
 			row.Suite, row.Config.Name, row.Config.Disruption)
 	}
-	name := RowFileName(row)
-	rows := filepath.Join(dir, RowsDir)
+	name := row.FileName()
+	rows := filepath.Join(dir, rowsDir)
 	if err := os.MkdirAll(rows, 0o755); err != nil {
 		return "", fmt.Errorf("write row %s: %w", name, err)
 	}
@@ -32,16 +34,16 @@ func WriteRow(dir string, row Row) (string, error) {
 		return "", fmt.Errorf("write row %s: encode: %w", name, err)
 	}
 	path := filepath.Join(rows, name)
-	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
 		return "", fmt.Errorf("write row: %w", err)
 	}
 	return path, nil
 }
 
-// RowFileName returns the base name WriteRow gives row's file:
-// <suite>--<name>--<disruption>.json, with any character other than letters,
+// FileName returns the base name WriteRow gives the row's file:
+// <suite>--<name>--<disruption>[--r<repeat>].json, with any character other than letters,
 // digits, '.', '_' and '-' replaced by '_'.
-func RowFileName(row Row) string {
+func (row Row) FileName() string {
 	rep := ""
 	if row.Repeat > 0 {
 		rep = fmt.Sprintf("--r%d", row.Repeat)
@@ -68,7 +70,7 @@ func safeName(s string) string {
 // or name, is an error naming the file. A missing rows directory is an error that
 // wraps fs.ErrNotExist; an empty one gives no rows and no error.
 func ReadRows(dir string) ([]Row, error) {
-	rowsDir := filepath.Join(dir, RowsDir)
+	rowsDir := filepath.Join(dir, rowsDir)
 	entries, err := os.ReadDir(rowsDir)
 	if err != nil {
 		return nil, fmt.Errorf("read rows: %w", err)
@@ -114,30 +116,11 @@ func readRow(path string) (Row, error) {
 	return row, nil
 }
 
-// WriteFileAtomic writes b to a temporary file next to path and renames it to path.
-func WriteFileAtomic(path string, b []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(b); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+// ClearRows removes the rows WriteRow wrote under dir (a new run starts with none of an old
+// one's); no rows is no error.
+func ClearRows(dir string) error {
+	if err := os.RemoveAll(filepath.Join(dir, rowsDir)); err != nil {
+		return fmt.Errorf("clear rows: %w", err)
 	}
 	return nil
 }

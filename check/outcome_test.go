@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // summary is a valid load run of n requests whose failures are given by class.
@@ -334,5 +335,43 @@ func TestJudgeMinDisruptionsWithFailures(t *testing.T) {
 	}
 	if err := Zero().WithMinDisruptionsWithFailures(1).Validate(); err == nil {
 		t.Error("minDisruptionsWithFailures on a zero-failures outcome validated")
+	}
+}
+
+func TestJudgeMechanism(t *testing.T) {
+	o := Failures(loadgen.ClassEOF, loadgen.ClassReset).ByPhase(timeline.PhasePropagation)
+	pass := Verdict{Status: Pass, Reason: "40 of 1000 requests failed"}
+	for _, tc := range []struct {
+		name   string
+		phases map[timeline.Phase]int
+		status Status
+		reason string
+	}{
+		{"right mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 36, timeline.PhaseUnknown: 4}, Pass, "36 of 40 failures are propagation"},
+		{"right count, wrong mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 31, timeline.PhaseSteady: 9}, Fail, "right count, wrong mechanism: only 31 of 40 failures are propagation, expected at least 80% (by phase: propagation 31, steady 9)"},
+		{"not attributed", nil, Pass, ""},
+	} {
+		v := o.JudgeMechanism(pass, tc.phases)
+		if v.Status != tc.status || !strings.Contains(v.Reason, tc.reason) {
+			t.Errorf("%s: %+v, want %s with %q", tc.name, v, tc.status, tc.reason)
+		}
+	}
+	// A well-configured row that failed says which phases broke it.
+	v := Zero().JudgeMechanism(Verdict{Status: Fail, Reason: "9 of 1242 requests failed (0.725%), expected none"}, map[timeline.Phase]int{timeline.PhasePropagation: 9})
+	if v.Status != Fail || !strings.HasSuffix(v.Reason, "; by phase: propagation 9") {
+		t.Errorf("failing zero row: %+v", v)
+	}
+	// Harness faults stay what they are.
+	if v := o.JudgeMechanism(Verdict{Status: HarnessFault, Reason: "stalled"}, map[timeline.Phase]int{timeline.PhaseSteady: 3}); v.Reason != "stalled" {
+		t.Errorf("harness fault changed: %+v", v)
+	}
+	if err := Zero().ByPhase(timeline.PhasePropagation).Validate(); err == nil {
+		t.Error("phases on a zero-failures row validated")
+	}
+	if err := o.ByPhase("nope").Validate(); err == nil || !strings.Contains(err.Error(), `expect phase "nope"`) {
+		t.Errorf("unknown phase: %v", err)
+	}
+	if s := o.String(); s != "failures (eof|reset) by propagation" {
+		t.Errorf("String %q", s)
 	}
 }

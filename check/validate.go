@@ -1,4 +1,4 @@
-package engine
+package check
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rollcheck/rollcheck/internal/limits"
 	"github.com/rollcheck/rollcheck/internal/oneline"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -29,10 +29,11 @@ var clusterScoped = []string{"Namespace", "Node", "PersistentVolume", "ClusterRo
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
-// Check validates the Plan (with its defaults filled) before any cluster work and reports
+// Validate checks the Plan (with its defaults filled) before any cluster work and reports
 // every problem at once, on one line. Warnings are things that are allowed but weaken the
-// verdict, such as a Deployment without a readiness probe.
-func (p Plan) Check() (warnings []string, err error) {
+// verdict, such as a Deployment without a readiness probe, or a preStop that outlasts the
+// grace period.
+func (p Plan) Validate() (warnings []string, err error) {
 	p = p.WithDefaults()
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -89,8 +90,12 @@ func (p Plan) Check() (warnings []string, err error) {
 			if r := replicas(d); r < 2 && p.Disruption.Kind == ScaleDown {
 				bad("scale-down needs at least 2 replicas, the Deployment has %d", r)
 			}
-			if c := appContainer(d, p.App.Port); c != nil && c.ReadinessProbe == nil {
+			c := appContainer(d, p.App.Port)
+			if c != nil && c.ReadinessProbe == nil {
 				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s has no readiness probe, so a rollout does not wait for new pods to serve and its verdict says little", d.Name, c.Name))
+			}
+			if pre, known := preStopOf(c).Duration(); c != nil && known && pre > time.Duration(grace(d))*time.Second {
+				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s's preStop (%s) is longer than terminationGracePeriodSeconds (%ds): the kubelet cuts the hook at the grace period's end and gives SIGTERM only its 2 s minimum before SIGKILL", d.Name, c.Name, pre, grace(d)))
 			}
 			if lb := p.loadBound(d); valid && lb > loadgen.MaxDuration {
 				bad("%d × %s disruptions may take up to %s with a grace period of %ds, longer than the load may run (%s): fewer disruptions or a shorter grace period",
@@ -130,19 +135,9 @@ func (p Plan) WithDefaults() Plan {
 	return p
 }
 
-// DisruptionTimeout is how long one disruption may take to settle: twice the grace period
-// (preStop, drain, SIGKILL for each pod a rollout replaces in turn) plus two minutes for
-// scheduling and readiness.
-func DisruptionTimeout(graceSeconds int64) time.Duration {
-	return time.Duration(2*graceSeconds)*time.Second + 2*time.Minute
-}
-
-// loadBound is how long the load may have to run for this plan: the settle before and after
-// and every disruption taking as long as it may. The load is stopped as soon as the last
-// disruption settled; this only bounds it.
+// loadBound is how long the load may have to run for this plan with the Deployment d.
 func (p Plan) loadBound(d *appsv1.Deployment) time.Duration {
-	return 2*(p.Settle+p.App.RequestDuration) + p.Load.Timeout + time.Minute +
-		time.Duration(p.Disruption.Count)*DisruptionTimeout(grace(d))
+	return limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, grace(d))
 }
 
 // replicas is the Deployment's replica count, 1 when it sets none (the API server's default).
@@ -250,7 +245,7 @@ func (a App) check() []error {
 }
 
 // kindOf is an object's kind: from its type meta, or its Go type when that is empty.
-func kindOf(o client.Object) string {
+func kindOf(o Object) string {
 	if k := o.GetObjectKind().GroupVersionKind().Kind; k != "" {
 		return k
 	}
@@ -282,52 +277,6 @@ func appContainer(d *appsv1.Deployment, port int32) *corev1.Container {
 				return c
 			}
 		}
-	}
-	return nil
-}
-
-func (ps *PreStop) check() []error {
-	if ps == nil {
-		return nil
-	}
-	n := 0
-	var errs []error
-	if ps.None {
-		n++
-	}
-	if ps.Sleep != 0 {
-		n++
-		if ps.Sleep < time.Second || ps.Sleep > 5*time.Minute || ps.Sleep%time.Second != 0 {
-			errs = append(errs, fmt.Errorf("preStop sleep %s: want whole seconds from 1s to 5m", ps.Sleep))
-		}
-	}
-	if ps.Exec != nil {
-		n++
-		if len(ps.Exec) == 0 || ps.Exec[0] == "" {
-			errs = append(errs, errors.New("preStop exec: empty command"))
-		}
-	}
-	if ps.HTTPGet != "" {
-		n++
-		if !strings.HasPrefix(ps.HTTPGet, "/") {
-			errs = append(errs, fmt.Errorf("preStop httpGet %q: the path must start with /", ps.HTTPGet))
-		}
-	}
-	if n != 1 {
-		errs = append(errs, fmt.Errorf("preStop: set exactly one of none, sleep, exec and httpGet (%d set)", n))
-	}
-	return errs
-}
-
-// handler is the hook a PreStop asks for, nil for None.
-func (ps *PreStop) handler(port int32) *corev1.LifecycleHandler {
-	switch {
-	case ps.Sleep != 0:
-		return &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(ps.Sleep / time.Second)}}
-	case ps.Exec != nil:
-		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: slices.Clone(ps.Exec)}}
-	case ps.HTTPGet != "":
-		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: ps.HTTPGet, Port: intstr.FromInt32(port)}}
 	}
 	return nil
 }
@@ -407,24 +356,92 @@ func strategicPatch(d *appsv1.Deployment, patch []byte) (*appsv1.Deployment, err
 	return &nd, nil
 }
 
-// describe fills the parts of a row's Config read from the Deployment as applied.
-func describe(d *appsv1.Deployment, port int32, cfg *Config) {
-	cfg.App = d.Name
-	cfg.GraceSeconds = grace(d)
-	cfg.Replicas = int(replicas(d))
-	cfg.PreStop = "none"
-	c := appContainer(d, port)
-	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
-		return
+// Deployment returns the Deployment under test as the Variant changes it (a copy; the
+// manifests are not changed), with imagePullPolicy Never on the containers that run
+// App.Images.
+func (p Plan) Deployment() (*appsv1.Deployment, error) {
+	p = p.WithDefaults()
+	orig, err := p.App.deployment()
+	if err != nil {
+		return nil, err
 	}
-	switch h := c.Lifecycle.PreStop; {
-	case h.Sleep != nil:
-		cfg.PreStop = fmt.Sprintf("sleep:%ds", h.Sleep.Seconds)
-	case h.Exec != nil:
-		cfg.PreStop = "exec:" + strings.Join(h.Exec.Command, " ")
-	case h.HTTPGet != nil:
-		cfg.PreStop = "httpGet:" + h.HTTPGet.Path
-	case h.TCPSocket != nil:
-		cfg.PreStop = "tcpSocket"
+	return p.Variant.apply(orig, p.App)
+}
+
+// AppContainer is the name of the container that declares App.Port in the Deployment as the
+// Variant changes it: the one the load reaches, whose preStop a Variant sets and whose logs
+// hold the app's lifecycle lines. Empty when there is none.
+func (p Plan) AppContainer() string {
+	d, err := p.Deployment()
+	if err != nil {
+		return ""
 	}
+	if c := appContainer(d, p.App.Port); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
+// Applied says what a row of the Plan runs, as the reports show it. The Deployment's part (its
+// name, grace period, replicas and the app container's preStop) is read back from the
+// Deployment as the Variant changes it, so it is the same for the sample app and a user's; it
+// is left zero when that Deployment cannot be built.
+func (p Plan) Applied() Applied {
+	p = p.WithDefaults()
+	a := Applied{
+		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
+		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
+		KeepAlive: p.Load.KeepAlive, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
+		Expect: p.Variant.Expect,
+	}
+	if d, err := p.Deployment(); err == nil {
+		a.App, a.GraceSeconds, a.Replicas = d.Name, grace(d), int(replicas(d))
+		a.PreStop = preStopOf(appContainer(d, p.App.Port))
+	}
+	return a
+}
+
+// Objects returns what a row of the Plan applies into namespace ns: the app's manifests
+// unchanged but for their namespace, the Deployment as the Variant changes it, and rollcheck's
+// load Service (LoadServiceName; a NodePort on nodePort when it is not 0). rollcheck check
+// --dry-run prints them. An invalid Plan is an error.
+func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
+	p = p.WithDefaults()
+	if _, err := p.Validate(); err != nil {
+		return nil, err
+	}
+	orig, _ := p.App.deployment()
+	dep, err := p.Variant.apply(orig, p.App)
+	if err != nil {
+		return nil, err
+	}
+	var objs []Object
+	for _, o := range p.App.Objects {
+		if o == Object(orig) {
+			continue
+		}
+		c := o.DeepCopyObject().(Object)
+		c.SetNamespace(ns)
+		c.SetResourceVersion("")
+		objs = append(objs, c)
+	}
+	dep.Namespace, dep.ResourceVersion = ns, ""
+	return append(objs, dep, loadService(ns, dep, p.App.Port, nodePort)), nil
+}
+
+// loadService is rollcheck's own Service for the load: it selects the Deployment's pods on
+// the app's port, as a NodePort when nodePort is not 0.
+func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev1.Service {
+	svc := &corev1.Service{}
+	svc.APIVersion, svc.Kind = "v1", "Service"
+	svc.Name, svc.Namespace = LoadServiceName, ns
+	svc.Labels = map[string]string{PartOfLabel: PartOfValue}
+	svc.Spec.Selector = dep.Spec.Selector.MatchLabels
+	sp := corev1.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
+	if nodePort != 0 {
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		sp.NodePort = nodePort
+	}
+	svc.Spec.Ports = []corev1.ServicePort{sp}
+	return svc
 }

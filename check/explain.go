@@ -1,0 +1,110 @@
+package check
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// Explanation says why a row's requests failed and what its numbers call for: every failed
+// request attributed to a phase of one pod's termination (or start), endpoint propagation
+// measured twice, and the preStop and grace period the measurements recommend.
+type Explanation struct {
+	// Phases counts the row's failed requests by phase (timeline.Phases); every failed
+	// request is in exactly one.
+	Phases map[timeline.Phase]int `json:"phases,omitempty"`
+	// Propagation is how long the Service kept routing to a deleted pod, by two measures.
+	Propagation PropagationSummary `json:"propagation"`
+	// RequestP99 is the 99th percentile of the successful requests' latency (the drain time
+	// the grace period must leave), RequestMax their maximum.
+	RequestP99 time.Duration `json:"requestP99"`
+	RequestMax time.Duration `json:"requestMax"`
+	// Recommendation is the preStop and grace period the numbers call for; nil when there is
+	// nothing to base one on (no pod was deleted, or propagation was not seen).
+	Recommendation *Recommendation `json:"recommendation,omitempty"`
+}
+
+// Durations summarises a set of measured durations: how many, p50, p99 and the largest.
+type Durations struct {
+	N   int           `json:"n"`
+	P50 time.Duration `json:"p50"`
+	P99 time.Duration `json:"p99"`
+	Max time.Duration `json:"max"`
+	// Samples are the measured durations (per pod), so that runs can be pooled; empty for a
+	// histogram's numbers.
+	Samples []time.Duration `json:"samples,omitempty"`
+}
+
+// HistogramBucket is one cumulative bucket of a histogram: Count observations were at most UpperBound
+// seconds (the last bucket's bound is +Inf, written as 0 with Inf set).
+type HistogramBucket struct {
+	UpperBound float64 `json:"le"`
+	Inf        bool    `json:"inf,omitempty"`
+	Count      uint64  `json:"count"`
+}
+
+// PropagationSummary is endpoint propagation for the pods a row deleted, measured twice
+// (timeline.Propagation is one pod's).
+type PropagationSummary struct {
+	// ControlPlane: per deleted pod, deletion seen → its endpoint is not ready (or removed) in
+	// the Service's EndpointSlices.
+	ControlPlane Durations `json:"controlPlane"`
+	// DataPlane: per deleted pod that still answered after its deletion, deletion seen → the
+	// last request it answered (needs the app to name its pod; App.PodHeader). A pod that stops
+	// accepting at once (no preStop) gives no measure: it is left out; so does keep-alive load,
+	// whose pinned connections outlive routing.
+	DataPlane Durations `json:"dataPlane"`
+	// KubeProxy is kube-proxy's own kubeproxy_network_programming_duration_seconds over the
+	// row (the histogram's change between the row's start and end, summed over every node):
+	// endpoint change → rules programmed. Nil when it could not be read; KubeProxyError says why.
+	KubeProxy      *Durations `json:"kubeProxy,omitempty"`
+	KubeProxyError string     `json:"kubeProxyError,omitempty"`
+	// KubeProxyBuckets is that change as histogram buckets, so that runs can be pooled.
+	KubeProxyBuckets []HistogramBucket `json:"kubeProxyBuckets,omitempty"`
+}
+
+// Recommendation is "preStop sleep ≥ PreStop, terminationGracePeriodSeconds ≥ GraceSeconds"
+// with the inputs it came from, and what it means for the row's own configuration.
+//
+// The formula (README, "What to set"):
+//
+//	routed  = data-plane p99 when measured (keep-alive off, the app names its pod, a pod kept
+//	          serving after its deletion), else control-plane p99 + kube-proxy programming p99
+//	preStop = routed + 1 s margin, rounded up to the whole second (the native sleep action)
+//	grace   = preStop + request p99 + 2 s, rounded up to the whole second
+//
+// The 2 s are the kubelet's minimum between SIGTERM and SIGKILL after a preStop hook, and
+// leave the app time to close its listener and exit once the last request is answered.
+type Recommendation struct {
+	PreStop      time.Duration `json:"preStop"`
+	GraceSeconds int64         `json:"terminationGracePeriodSeconds"`
+	// Routed is the routed time the preStop must outlast, and RoutedFrom says which measure
+	// gave it.
+	Routed     time.Duration `json:"routed"`
+	RoutedFrom string        `json:"routedFrom"`
+	RequestP99 time.Duration `json:"requestP99"`
+	// Verdict on the row's own configuration: "headroom" (both at or above the
+	// recommendation), "short" (one below it) or "" when the row's preStop is not a sleep of
+	// known length.
+	Fit string `json:"fit,omitempty"`
+	// Advice says it in a sentence: the headroom of a passing row, or the smallest change the
+	// numbers call for in a failing one.
+	Advice string `json:"advice"`
+}
+
+// Summarize returns the count, p50, p99 (nearest rank) and maximum of ds, with ds sorted as
+// Samples: pool the Samples of several rows and summarize them again.
+func Summarize(ds []time.Duration) Durations {
+	if len(ds) == 0 {
+		return Durations{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := func(q float64) time.Duration {
+		i := int(math.Ceil(q*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return Durations{N: len(s), P50: rank(0.5), P99: rank(0.99), Max: s[len(s)-1], Samples: s}
+}

@@ -1,0 +1,198 @@
+package check
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// PreStop is a container's preStop hook: the one a Variant gives the app's container, or the
+// one a row ran with (Applied.PreStop). In a Variant set exactly one of None, Sleep, Exec and
+// HTTPGet; a row read from the user's own manifests may also hold TCPSocket.
+type PreStop struct {
+	// None is no preStop hook (in a Variant: remove any).
+	None bool `json:"none,omitempty"`
+	// Sleep is Kubernetes' native sleep action (GA in 1.34): no shell or sleep binary needed
+	// in the image. Whole seconds.
+	Sleep time.Duration `json:"sleep,omitempty"`
+	// Exec runs this command in the container.
+	Exec []string `json:"exec,omitempty"`
+	// HTTPGet is a path the kubelet GETs on the app's port.
+	HTTPGet string `json:"httpGet,omitempty"`
+	// TCPSocket is a deprecated tcpSocket hook found in a user's manifest (the kubelet only
+	// logs it); a Variant cannot set it.
+	TCPSocket bool `json:"tcpSocket,omitempty"`
+}
+
+// NativeSleep is the preStop a tune probe or a recommendation sets for d: no hook for 0, else
+// Kubernetes' native sleep action (whole seconds).
+func NativeSleep(d time.Duration) PreStop {
+	if d == 0 {
+		return PreStop{None: true}
+	}
+	return PreStop{Sleep: d}
+}
+
+// String is the short form the reports show: "none", "sleep:5s", "exec:<command>",
+// "httpGet:<path>" or "tcpSocket".
+func (ps PreStop) String() string {
+	switch {
+	case ps.Sleep != 0:
+		return fmt.Sprintf("sleep:%ds", int64(ps.Sleep/time.Second))
+	case ps.Exec != nil:
+		return "exec:" + strings.Join(ps.Exec, " ")
+	case ps.HTTPGet != "":
+		return "httpGet:" + ps.HTTPGet
+	case ps.TCPSocket:
+		return "tcpSocket"
+	}
+	return "none"
+}
+
+// Duration is how long the hook holds the container before SIGTERM, when that can be known
+// without running it: none is 0; a native sleep its length; an exec whose command is a sleep
+// ("sleep 5", "/bin/sleep 1.5", the sample app's "/app sleep 5s") and an httpGet with a
+// ?sleep=<duration> query (the sample app's) the length they name. Anything else: false.
+func (ps PreStop) Duration() (time.Duration, bool) {
+	switch {
+	case ps.Sleep != 0:
+		return ps.Sleep, true
+	case ps.Exec != nil:
+		f := ps.Exec
+		if n := len(f); n >= 2 && n <= 3 && path.Base(f[n-2]) == "sleep" {
+			if secs, err := strconv.ParseFloat(f[n-1], 64); err == nil {
+				return time.Duration(secs * float64(time.Second)), true
+			}
+			d, err := time.ParseDuration(f[n-1])
+			return d, err == nil
+		}
+		return 0, false
+	case ps.HTTPGet != "":
+		if _, q, ok := strings.Cut(ps.HTTPGet, "?"); ok {
+			if v, err := url.ParseQuery(q); err == nil && v.Get("sleep") != "" {
+				d, err := time.ParseDuration(v.Get("sleep"))
+				return d, err == nil
+			}
+		}
+		return 0, false
+	case ps.TCPSocket:
+		return 0, false
+	}
+	return 0, true
+}
+
+// UnmarshalJSON reads the typed form and, for rows written before PreStop was typed, the
+// short form of String ("sleep:5s", "exec:/app sleep 5s", …).
+func (ps *PreStop) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		return ps.fromShort(s)
+	}
+	type plain PreStop
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*ps = PreStop(p)
+	return nil
+}
+
+// fromShort parses the short form String gives (an exec command's arguments split at spaces).
+func (ps *PreStop) fromShort(s string) error {
+	kind, arg, _ := strings.Cut(s, ":")
+	switch kind {
+	case "none":
+		*ps = PreStop{None: true}
+	case "sleep":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return fmt.Errorf("preStop %q: %w", s, err)
+		}
+		*ps = PreStop{Sleep: d}
+	case "exec":
+		*ps = PreStop{Exec: strings.Fields(arg)}
+	case "httpGet":
+		*ps = PreStop{HTTPGet: arg}
+	case "tcpSocket":
+		*ps = PreStop{TCPSocket: true}
+	default:
+		return fmt.Errorf("preStop %q: not none, sleep:, exec:, httpGet: or tcpSocket", s)
+	}
+	return nil
+}
+
+// preStopOf is the typed form of a container's preStop hook.
+func preStopOf(c *corev1.Container) PreStop {
+	if c == nil || c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+		return PreStop{None: true}
+	}
+	switch h := c.Lifecycle.PreStop; {
+	case h.Sleep != nil:
+		return PreStop{Sleep: time.Duration(h.Sleep.Seconds) * time.Second}
+	case h.Exec != nil:
+		return PreStop{Exec: slices.Clone(h.Exec.Command)}
+	case h.HTTPGet != nil:
+		return PreStop{HTTPGet: h.HTTPGet.Path}
+	case h.TCPSocket != nil:
+		return PreStop{TCPSocket: true}
+	}
+	return PreStop{None: true}
+}
+
+func (ps *PreStop) check() []error {
+	if ps == nil {
+		return nil
+	}
+	n := 0
+	var errs []error
+	if ps.None {
+		n++
+	}
+	if ps.Sleep != 0 {
+		n++
+		if ps.Sleep < time.Second || ps.Sleep > 5*time.Minute || ps.Sleep%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("preStop sleep %s: want whole seconds from 1s to 5m", ps.Sleep))
+		}
+	}
+	if ps.Exec != nil {
+		n++
+		if len(ps.Exec) == 0 || ps.Exec[0] == "" {
+			errs = append(errs, errors.New("preStop exec: empty command"))
+		}
+	}
+	if ps.HTTPGet != "" {
+		n++
+		if !strings.HasPrefix(ps.HTTPGet, "/") {
+			errs = append(errs, fmt.Errorf("preStop httpGet %q: the path must start with /", ps.HTTPGet))
+		}
+	}
+	if ps.TCPSocket {
+		errs = append(errs, errors.New("preStop tcpSocket: a Variant cannot set it (deprecated; the kubelet ignores it)"))
+	}
+	if n != 1 {
+		errs = append(errs, fmt.Errorf("preStop: set exactly one of none, sleep, exec and httpGet (%d set)", n))
+	}
+	return errs
+}
+
+// handler is the hook a PreStop asks for, nil for None.
+func (ps *PreStop) handler(port int32) *corev1.LifecycleHandler {
+	switch {
+	case ps.Sleep != 0:
+		return &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(ps.Sleep / time.Second)}}
+	case ps.Exec != nil:
+		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: slices.Clone(ps.Exec)}}
+	case ps.HTTPGet != "":
+		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: ps.HTTPGet, Port: intstr.FromInt32(port)}}
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package engine
+
+import (
+	"context"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// Target is the cluster a check.Plan runs on and the way the load reaches it. Nothing in it is
+// specific to kind: the kind front ends (the suites, the CLI, rctest) fill it from the cluster
+// they created or reused.
+type Target struct {
+	// RESTConfig reaches the cluster's API server.
+	RESTConfig *rest.Config
+	// NodePort is the nodePort of the Service rollcheck creates for the load, and LoadURL the
+	// base URL under which that port answers where the load generator runs (kind maps the
+	// NodePort to 127.0.0.1, e.g. http://127.0.0.1:30080).
+	NodePort int32
+	LoadURL  string
+	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
+	// cluster must already have the images a check.Plan lists, or pull them.
+	LoadImages func(ctx context.Context, refs []string) error
+	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
+	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
+	// row's connections).
+	Reset func(ctx context.Context) error
+	// check.Versions describes the cluster (kind version, node image); the engine adds the
+	// Kubernetes version, Go, vegeta and rollcheck.
+	Versions check.Versions
+	// Logf receives progress lines; nil discards them.
+	Logf func(format string, args ...any)
+}

@@ -1,0 +1,71 @@
+package tune_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/tune"
+)
+
+// Run looks for the smallest preStop with which the base Plan meets its threshold under its
+// disruption repeated Count times. On a cluster the Runner is engine.Run on a Target:
+//
+//	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+//
+// Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on. The
+// hook is an exec of sleep (the image needs a sleep binary), so half seconds are possible; with
+// the default, the native sleep action, the resolution would be whole seconds.
+func ExampleRun() {
+	base := checktest.WebPlan() // see check.Plan for building one from a user's manifests
+	base.Disruption.Count = 5
+	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+		pre, _ := p.Variant.PreStop.Duration()
+		failed := 0
+		if pre < 3*time.Second {
+			failed = 10
+		}
+		sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
+		return &check.Row{Suite: p.Suite, Config: p.Applied(), Summary: sum, Verdict: p.Variant.Expect.Judge(sum)}, nil
+	}
+	opts := []tune.Option{
+		tune.WithRange(0, 10*time.Second),
+		tune.WithResolution(500 * time.Millisecond),
+		tune.WithPreStop(func(d time.Duration) check.PreStop {
+			if d == 0 {
+				return check.PreStop{None: true}
+			}
+			return check.PreStop{Exec: []string{"sleep", fmt.Sprint(d.Seconds())}}
+		}),
+		tune.WithProgress(func(p tune.Probe) {
+			if p.Status != "" {
+				fmt.Printf("probe %d: preStop %s: %d of %d failed: %s\n", p.N, p.PreStop, p.Failed, p.Requests, p.Status)
+			}
+		}),
+	}
+	if err := tune.Validate(base, opts...); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("the probe at 1.5s:", tune.Name(base.Variant.Name, 1500*time.Millisecond))
+	res, err := tune.Run(context.Background(), run, base, opts...)
+	if err != nil {
+		fmt.Println("no answer:", err) // res still holds the probes that ran
+		return
+	}
+	fmt.Println(res.Status, res.Found)
+	// Output:
+	// the probe at 1.5s: web-drain-prestop-1p5s
+	// probe 1: preStop 0s: 10 of 1000 failed: fail
+	// probe 2: preStop 500ms: 10 of 1000 failed: fail
+	// probe 3: preStop 1s: 10 of 1000 failed: fail
+	// probe 4: preStop 2s: 10 of 1000 failed: fail
+	// probe 5: preStop 4s: 0 of 1000 failed: pass
+	// probe 6: preStop 3s: 0 of 1000 failed: pass
+	// probe 7: preStop 2.5s: 10 of 1000 failed: fail
+	// probe 8: preStop 3s: 0 of 1000 failed: pass
+	// found 3s
+}

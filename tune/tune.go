@@ -1,0 +1,449 @@
+package tune
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/oneline"
+)
+
+// Defaults and limits of the options.
+const (
+	DefaultMax        = 20 * time.Second
+	DefaultResolution = 500 * time.Millisecond
+	// Longest is the longest preStop a tune tries.
+	Longest = 10 * time.Minute
+	// Step is the unit of the range and the resolution, and the finest resolution.
+	Step = 100 * time.Millisecond
+	// Confirmations is how many confirmation runs a tune makes at most: the value the search
+	// found, then one resolution higher after each failed confirmation.
+	Confirmations = 3
+)
+
+// Runner runs one Plan and returns its row, as engine.Run does on a Target:
+//
+//	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+type Runner func(ctx context.Context, p check.Plan) (*check.Row, error)
+
+// Option configures a tune.
+type Option func(*options)
+
+type options struct {
+	min, max, resolution time.Duration
+	preStop              func(time.Duration) check.PreStop
+	progress             func(Probe)
+}
+
+// WithRange bounds the preStop values tried (default 0 to DefaultMax; max at most Longest).
+// Both are multiples of Step.
+func WithRange(min, max time.Duration) Option {
+	return func(o *options) { o.min, o.max = min, max }
+}
+
+// WithResolution is the precision of the answer: the search stops when the smallest passing
+// value and the largest failing one are this close (default DefaultResolution; a multiple of
+// Step).
+func WithResolution(d time.Duration) Option { return func(o *options) { o.resolution = d } }
+
+// WithPreStop turns a preStop length into the hook a probe's Variant gets. Without it:
+// check.NativeSleep, Kubernetes' sleep action, which takes whole seconds only: the range must
+// then be whole seconds, and a resolution that is not is raised to the next whole second (the
+// result's Note says so).
+func WithPreStop(f func(time.Duration) check.PreStop) Option {
+	return func(o *options) { o.preStop = f }
+}
+
+// WithProgress calls f when a probe starts (its Status empty) and when it ends.
+func WithProgress(f func(Probe)) Option { return func(o *options) { o.progress = f } }
+
+// Status is how a tune ended.
+type Status string
+
+// Statuses of a tune.
+const (
+	// Found: a value passed in the search and an independent run confirmed it.
+	Found Status = "found"
+	// Unconfirmed: the search found a value, but no confirmation run passed.
+	Unconfirmed Status = "unconfirmed"
+	// NotFound: no value up to the range's end passed.
+	NotFound Status = "not-found"
+	// Incomplete: a probe could not be judged twice in a row, or the context ended.
+	Incomplete Status = "incomplete"
+)
+
+// Probe is one run of the base Plan at one preStop value: the numbers of its curve point
+// and its verdict. Row is the full row, for the caller to write (it is not in the JSON; File
+// names the file WriteRow gives it).
+type Probe struct {
+	// N numbers the probes of a tune in the order they ran, confirmations included (1-based).
+	N int `json:"n"`
+	// Confirm marks a confirmation run; Retry the second run at a value whose first run
+	// was a harness fault or an error.
+	Confirm bool          `json:"confirm,omitempty"`
+	Retry   bool          `json:"retry,omitempty"`
+	PreStop time.Duration `json:"preStop"`
+	// Variant is the probe's variant name (the base's, suffixed with the value); Hook the
+	// preStop as the row applied it (its String: "sleep:2s", "httpGet:/prestop?sleep=1.5s", "none").
+	Variant string        `json:"variant"`
+	Hook    check.PreStop `json:"hook"`
+	File    string        `json:"file,omitempty"`
+
+	Requests     int     `json:"requests"`
+	Failed       int     `json:"failed"`
+	FailureRatio float64 `json:"failureRatio"`
+	// Disruptions is how many disruptions were recorded, and WorstSuccessRatio the success
+	// ratio of the worst of them (0 when none was).
+	Disruptions       int          `json:"disruptions"`
+	WorstSuccessRatio float64      `json:"worstSuccessRatio"`
+	Status            check.Status `json:"status"`
+	Reason            string       `json:"reason"`
+
+	Row *check.Row `json:"-"`
+}
+
+// Judged reports whether the probe has a verdict on the app (pass or fail), so that it is a
+// point of the curve; a harness fault or an error is not.
+func (p Probe) Judged() bool { return p.Status == check.Pass || p.Status == check.Fail }
+
+// Result is what Tune found, and every probe it ran to find it.
+type Result struct {
+	Suite string `json:"suite"`
+	// Base is the base Plan's variant name, Disruption its disruption (Count is K) and Expect
+	// the threshold every probe is judged against.
+	Base       string           `json:"base"`
+	Disruption check.Disruption `json:"disruption"`
+	Expect     check.Outcome    `json:"expect"`
+	// GraceSeconds is the base's terminationGracePeriodSeconds, as applied.
+	GraceSeconds int64 `json:"terminationGracePeriodSeconds"`
+	// Min, Max and Resolution are the search's, as used (Resolution raised for the native
+	// sleep action).
+	Min        time.Duration `json:"min"`
+	Max        time.Duration `json:"max"`
+	Resolution time.Duration `json:"resolution"`
+
+	Status Status `json:"status"`
+	// Probes are the search's runs, in order; Confirm the confirmation runs.
+	Probes  []Probe `json:"probes"`
+	Confirm []Probe `json:"confirm,omitempty"`
+	// Found is the confirmed value (FoundOK), or the search's answer when no confirmation
+	// passed (Unconfirmed); 0 otherwise.
+	Found   time.Duration `json:"found"`
+	FoundOK bool          `json:"foundOK"`
+	// Note says what the caller should know: a resolution raised, a confirmation that needed a
+	// higher value, values above the grace period.
+	Note    string        `json:"note,omitempty"`
+	Started time.Time     `json:"started"`
+	Wall    time.Duration `json:"wall"`
+	// Recommendation is the confirming row's (Explanation.Recommendation): the preStop and
+	// grace period its measurements call for; nil when there is none.
+	Recommendation *check.Recommendation `json:"recommendation,omitempty"`
+	Versions       check.Versions        `json:"versions"`
+}
+
+// Curve returns the judged probes, search and confirmation, sorted by preStop (probes at the
+// same value in the order they ran): the points of the failures-against-preStop curve.
+func (r *Result) Curve() []Probe {
+	var c []Probe
+	for _, p := range append(slices.Clone(r.Probes), r.Confirm...) {
+		if p.Judged() {
+			c = append(c, p)
+		}
+	}
+	slices.SortStableFunc(c, func(a, b Probe) int {
+		return cmp.Or(cmp.Compare(a.PreStop, b.PreStop), cmp.Compare(a.N, b.N))
+	})
+	return c
+}
+
+// Run finds the smallest preStop that makes the base Plan meet its threshold under its
+// disruption repeated Disruption.Count times. The base Plan's Variant is the configuration
+// tuned; each probe is one run of it with Variant.PreStop set by WithPreStop (default
+// check.NativeSleep) and the variant's name suffixed with the value ("web-prestop-1p5s"; see
+// Name). Its Expect is the threshold (a zero Outcome means check.Zero()).
+//
+// The search probes the range's start; when that fails, start + resolution·2^k for k = 0, 1,
+// 2... (capped at the range's end) until a probe passes, then bisects between the last failing
+// and the first passing value down to the resolution. An independent run then confirms the
+// value found; when it fails, the next value (one resolution up) is confirmed instead,
+// Confirmations runs at most, and the Note says so. No passing value is NotFound, not an error.
+//
+// A probe that ends as a harness fault or an error is run again once; a second one ends the
+// tune with the result so far and an error, as does the end of ctx (the error wraps
+// ctx.Err()). Bad options are an error before any run.
+func Run(ctx context.Context, run Runner, base check.Plan, opts ...Option) (*Result, error) {
+	t, err := newTuner(base, opts)
+	if err != nil {
+		return nil, err
+	}
+	res := t.res
+	res.Started = time.Now()
+	err = t.search(ctx, run)
+	res.Wall = time.Since(res.Started)
+	for _, p := range append(slices.Clone(res.Probes), res.Confirm...) {
+		if p.Row != nil && p.Row.Versions != (check.Versions{}) {
+			res.Versions = p.Row.Versions
+			break
+		}
+	}
+	if err != nil {
+		res.Status, res.FoundOK = Incomplete, false
+	}
+	return res, err
+}
+
+// Validate checks a tune of base with opts before any cluster work: the options, the
+// threshold and the Plans of the probes at the ends of the range. Every problem is reported on
+// one line.
+func Validate(base check.Plan, opts ...Option) error {
+	_, err := newTuner(base, opts)
+	return err
+}
+
+type tuner struct {
+	base check.Plan
+	o    options
+	kMax int // index of Max: value(kMax) == Max
+	res  *Result
+	runs map[time.Duration]int // runs per value so far, for Plan.Repeat
+}
+
+func newTuner(base check.Plan, opts []Option) (*tuner, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	var notes []string
+	if o.max == 0 {
+		o.max = DefaultMax
+	}
+	if o.resolution == 0 {
+		o.resolution = DefaultResolution
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"min", o.min}, {"max", o.max}, {"resolution", o.resolution}} {
+		if f.d%Step != 0 {
+			bad("%s %s: want a multiple of %s", f.name, f.d, Step)
+		}
+	}
+	if o.min < 0 {
+		bad("min %s: want 0 or more", o.min)
+	}
+	if o.max > Longest {
+		bad("max %s: want at most %s", o.max, Longest)
+	}
+	if o.min >= o.max {
+		bad("min %s is not below max %s", o.min, o.max)
+	}
+	if o.resolution < 0 {
+		bad("resolution %s: want more than 0", o.resolution)
+	}
+	if o.preStop == nil {
+		o.preStop = check.NativeSleep
+		if o.min%time.Second != 0 || o.max%time.Second != 0 {
+			bad("min %s, max %s: the native sleep action takes whole seconds (or give another preStop)", o.min, o.max)
+		}
+		if r := o.resolution; r > 0 && r%time.Second != 0 {
+			o.resolution = (r/time.Second + 1) * time.Second
+			notes = append(notes, fmt.Sprintf("resolution %s raised to %s: the native sleep action takes whole seconds", r, o.resolution))
+		}
+	}
+	if reflect.ValueOf(base.Variant.Expect).IsZero() {
+		base.Variant.Expect = check.Zero()
+	}
+	if base.Variant.Expect.Kind == check.ExpectFailures {
+		bad("expect %s: a negative control has no preStop to tune (tune looks for the smallest preStop that passes)", base.Variant.Expect)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("tune %s: %w", base.Variant.Name, oneline.Join(errs))
+	}
+	base = base.WithDefaults()
+	t := &tuner{base: base, o: o, runs: map[time.Duration]int{},
+		kMax: int((o.max - o.min + o.resolution - 1) / o.resolution)}
+	// The probes at the ends of the range (and next to them: the longest names) stand for all.
+	for _, k := range slices.Compact([]int{0, 1, t.kMax - 1, t.kMax}) {
+		if _, err := t.plan(t.value(k)).Validate(); err != nil {
+			return nil, fmt.Errorf("tune %s: preStop %s: %w", base.Variant.Name, t.value(k), err)
+		}
+	}
+	// The probe plans are valid, so the Deployment applies.
+	grace := base.Applied().GraceSeconds
+	if o.max > time.Duration(grace)*time.Second {
+		notes = append(notes, fmt.Sprintf("values above the grace period (%ds) are cut short by it", grace))
+	}
+	t.res = &Result{Suite: base.Suite, Base: base.Variant.Name, Disruption: base.Disruption,
+		Expect: base.Variant.Expect, GraceSeconds: grace, Min: o.min, Max: o.max, Resolution: o.resolution,
+		Probes: []Probe{}, Note: strings.Join(notes, "; ")}
+	return t, nil
+}
+
+// value is the k-th value of the grid Min, Min+Resolution, ..., capped at Max.
+func (t *tuner) value(k int) time.Duration {
+	return min(t.o.min+time.Duration(k)*t.o.resolution, t.o.max)
+}
+
+// plan is the base check.Plan with the preStop d, named after it.
+func (t *tuner) plan(d time.Duration) check.Plan {
+	p := t.base
+	ps := t.o.preStop(d)
+	p.Variant.PreStop = &ps
+	p.Variant.Name = Name(t.base.Variant.Name, d)
+	return p
+}
+
+// Name is the variant name of a probe of base at preStop d: "web-prestop-1p5s" (a dot is
+// not allowed in a name). base is shortened when the name would be longer than 40 characters.
+func Name(base string, d time.Duration) string {
+	ms := d.Milliseconds()
+	v := fmt.Sprintf("%ds", ms/1000)
+	if f := ms % 1000; f != 0 {
+		v = fmt.Sprintf("%dp%ss", ms/1000, strings.TrimRight(fmt.Sprintf("%03d", f), "0"))
+	}
+	suffix := "-prestop-" + v
+	if n := 40 - len(suffix); len(base) > n {
+		base = strings.TrimRight(base[:n], "-")
+	}
+	return base + suffix
+}
+
+// search runs the probes: Min, then exponentially up, then bisection, then confirmation.
+func (t *tuner) search(ctx context.Context, run Runner) error {
+	res := t.res
+	pass, err := t.probe(ctx, run, 0, false)
+	if err != nil {
+		return err
+	}
+	lo, hi := -1, 0 // lo: the largest index that failed; hi: the smallest that passed
+	if !pass {
+		lo = 0
+		for step := 1; ; step *= 2 {
+			k := min(step, t.kMax)
+			if pass, err = t.probe(ctx, run, k, false); err != nil {
+				return err
+			}
+			if pass {
+				hi = k
+				break
+			}
+			lo = k
+			if k == t.kMax {
+				res.Status = NotFound
+				return nil
+			}
+		}
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if pass, err = t.probe(ctx, run, mid, false); err != nil {
+				return err
+			}
+			if pass {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+	}
+
+	searched := t.value(hi)
+	var failed []string
+	for range Confirmations {
+		p, err := t.probe(ctx, run, hi, true)
+		if err != nil {
+			return err
+		}
+		if p {
+			c := res.Confirm[len(res.Confirm)-1]
+			res.Status, res.Found, res.FoundOK = Found, c.PreStop, true
+			if c.Row != nil && c.Row.Explanation != nil {
+				res.Recommendation = c.Row.Explanation.Recommendation
+			}
+			if len(failed) > 0 {
+				t.note("the search found %s; its confirmation failed at %s, %s passed", searched, strings.Join(failed, ", "), c.PreStop)
+			}
+			return nil
+		}
+		failed = append(failed, t.value(hi).String())
+		if hi == t.kMax {
+			break
+		}
+		hi++
+	}
+	res.Status, res.Found = Unconfirmed, searched
+	t.note("the search found %s but no confirmation passed (failed at %s)", searched, strings.Join(failed, ", "))
+	return nil
+}
+
+func (t *tuner) note(format string, a ...any) {
+	if t.res.Note != "" {
+		t.res.Note += "; "
+	}
+	t.res.Note += fmt.Sprintf(format, a...)
+}
+
+// probe runs the value of index k (again once when the run cannot be judged) and reports
+// whether it passed. Its error ends the tune: a value that could not be judged twice, or ctx.
+func (t *tuner) probe(ctx context.Context, run Runner, k int, confirm bool) (bool, error) {
+	d := t.value(k)
+	var last Probe
+	for attempt := 1; attempt <= 2; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("tune %s interrupted: %w", t.base.Variant.Name, err)
+		}
+		p := t.plan(d)
+		t.runs[d]++
+		p.Repeat = t.runs[d]
+		pr := Probe{N: len(t.res.Probes) + len(t.res.Confirm) + 1, Confirm: confirm, Retry: attempt > 1,
+			PreStop: d, Variant: p.Variant.Name}
+		if t.o.progress != nil {
+			t.o.progress(pr)
+		}
+		row, err := run(ctx, p)
+		pr.fill(row, err)
+		if confirm {
+			t.res.Confirm = append(t.res.Confirm, pr)
+		} else {
+			t.res.Probes = append(t.res.Probes, pr)
+		}
+		if t.o.progress != nil {
+			t.o.progress(pr)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("tune %s interrupted at probe %d: %w", t.base.Variant.Name, pr.N, err)
+		}
+		if pr.Judged() {
+			return pr.Status == check.Pass, nil
+		}
+		last = pr
+	}
+	return false, fmt.Errorf("tune %s: probe %d, preStop %s: %s twice, the last: %s", t.base.Variant.Name, last.N, d, last.Status, last.Reason)
+}
+
+// fill sets the probe's numbers and verdict from its row; a run error makes it an Error.
+func (p *Probe) fill(row *check.Row, err error) {
+	p.Row = row
+	if row != nil {
+		s := row.Summary
+		p.Hook, p.Requests, p.Failed, p.FailureRatio = row.Config.PreStop, s.Requests, s.Failed, s.FailureRatio
+		p.Disruptions = len(row.Disruptions)
+		p.WorstSuccessRatio = check.WorstDisruption(row.Disruptions).SuccessRatio
+		p.Status, p.Reason = row.Verdict.Status, row.Verdict.Reason
+		if row.Suite != "" && row.Config.Name != "" && row.Config.Disruption != "" {
+			p.File = row.FileName()
+		}
+	}
+	switch {
+	case err != nil:
+		p.Status, p.Reason = check.Error, err.Error()
+	case row == nil:
+		p.Status, p.Reason = check.Error, "the run returned no row"
+	}
+}
