@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,31 +16,33 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
-	"sigs.k8s.io/e2e-framework/support/kind"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
 // Cluster is a kind cluster rollcheck created or reused.
 type Cluster struct {
 	Options
-	Config     *KindConfig
-	Client     klient.Client
-	Kubeconfig string
+	Config *KindConfig
+	Client klient.Client
 	// Created is true when Up created the cluster (false when it reused one).
-	Created  bool
-	provider *kind.Cluster
+	Created bool
+	kind    kindAPI
 	loadedImages
 }
 
 // Up creates the cluster described by o, or reuses a running one of the same name, and waits
-// until its node is Ready and its system pods run. Bad options, a missing Docker engine or kind
-// binary give an error before anything is created.
+// until its nodes are Ready and its system pods run. kind runs in-process (its Go API): no kind
+// binary is needed, only a Docker engine. Bad options or a missing Docker engine or node image
+// give an error before anything is created. A Cluster is returned whenever one may exist (also
+// with an error), so that the caller can release it.
 func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
@@ -49,15 +53,16 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := dockerAnswers(ctx); err != nil {
 		return nil, err
 	}
-	kindPath, err := exec.LookPath(o.KindPath)
+	ref, err := ResolveNodeImage(ctx, o.NodeImage)
 	if err != nil {
-		return nil, fmt.Errorf("kind binary %q not found (make tools builds it): %w", o.KindPath, err)
+		return nil, err
 	}
+	o.NodeImage, o.ImageSource = ref, imageSource(ref)
 	// kind would pull a missing image; rollcheck never lets it (no registry traffic by surprise).
 	if _, err := run(ctx, "docker", "image", "inspect", o.NodeImage); err != nil {
 		return nil, fmt.Errorf("node image %s is not in the Docker engine: make cluster picks, pulls or builds one (see README)", o.NodeImage)
 	}
-	kc, err := LoadKindConfig(o.KindConfig)
+	kc, err := o.kindConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +70,8 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Options: o, Config: kc}
-	c.provider = kind.NewCluster(o.Name)
-	c.provider.WithOpts(kind.WithPath(kindPath), kind.WithImage(o.NodeImage))
-
-	exists, err := c.exists(ctx)
+	c := &Cluster{Options: o, Config: kc, kind: newKind(o.Logf)}
+	exists, err := c.exists()
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +86,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 			exists = false
 		}
 	}
+	start := time.Now()
 	if exists {
 		if err := c.checkReusable(ctx); err != nil {
 			return nil, err
@@ -91,34 +94,19 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		o.Logf("reusing kind cluster %q", o.Name)
 	} else {
 		o.Logf("creating kind cluster %q (node image %s, %s)", o.Name, o.NodeImage, o.ImageSource)
-	}
-	cfgFile, err := os.CreateTemp("", "rollcheck-kind-config-*.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("write kind config: %w", err)
-	}
-	defer os.Remove(cfgFile.Name())
-	if _, err := cfgFile.Write(rendered); err != nil {
-		cfgFile.Close()
-		return nil, fmt.Errorf("write kind config: %w", err)
-	}
-	cfgFile.Close()
-
-	start := time.Now()
-	kubeconfig, err := c.provider.Create(ctx, "--config", cfgFile.Name(), "--wait", "3m")
-	if err != nil {
-		if !exists {
-			// kind deletes a cluster whose creation failed; make sure nothing is left behind.
-			_ = c.provider.Destroy(context.WithoutCancel(ctx))
+		// kind's Create takes no context: a cancelled ctx is seen when it returns, and the
+		// caller's release deletes what it made. On failure kind deletes its nodes itself.
+		c.Created = true
+		if err := c.create(rendered); err != nil {
+			return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
 		}
-		return nil, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
-	}
-	c.Created = !exists
-	c.Kubeconfig = kubeconfig
-	if c.Created {
 		o.Logf("kind cluster %q created in %s", o.Name, time.Since(start).Round(time.Second))
+		if err := ctx.Err(); err != nil {
+			return c, fmt.Errorf("create kind cluster %q: %w", o.Name, err)
+		}
 	}
-	if c.Client, err = klient.NewWithKubeConfigFile(kubeconfig); err != nil {
-		return c, fmt.Errorf("client for cluster %q: %w", o.Name, err)
+	if err := c.connect(); err != nil {
+		return c, err
 	}
 	if err := c.waitSystemReady(ctx); err != nil {
 		return c, err
@@ -126,19 +114,55 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.isolateDNS(ctx); err != nil {
 		return c, err
 	}
-	n, err := c.SweepNamespaces(ctx)
-	if err != nil {
-		return c, err
-	}
-	if n > 0 {
-		o.Logf("swept %d namespace(s) that earlier runs left behind (label %s)", n, PartOfSelector)
-	}
 	o.Logf("cluster %q ready after %s", o.Name, time.Since(start).Round(100*time.Millisecond))
 	return c, nil
 }
 
-// PartOfSelector selects the namespaces rollcheck's runs create (engine.PartOfLabel).
-const PartOfSelector = engine.PartOfLabel + "=" + engine.PartOfValue
+// create runs kind's create with the rendered config. kind always writes a kubeconfig file:
+// it goes to a temporary directory removed at once, so the user's ~/.kube/config is left alone
+// (connect reads the kubeconfig from kind in memory).
+func (c *Cluster) create(rendered []byte) error {
+	return withScratchKubeconfig(func(path string) error {
+		return c.kind.Create(c.Name,
+			kindcluster.CreateWithRawConfig(rendered),
+			kindcluster.CreateWithNodeImage(c.NodeImage),
+			kindcluster.CreateWithWaitForReady(3*time.Minute),
+			kindcluster.CreateWithKubeconfigPath(path),
+			kindcluster.CreateWithDisplayUsage(false),
+			kindcluster.CreateWithDisplaySalutation(false),
+		)
+	})
+}
+
+// connect makes the cluster's client from the kubeconfig kind gives (no file is written).
+func (c *Cluster) connect() error {
+	kubeconfig, err := c.kind.KubeConfig(c.Name, false)
+	if err != nil {
+		return fmt.Errorf("kubeconfig of cluster %q: %w", c.Name, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(kubeconfig))
+	if err == nil {
+		c.Client, err = klient.New(cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("client for cluster %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+// withScratchKubeconfig calls f with the path of a kubeconfig file in a new temporary directory,
+// removed when f returns.
+func withScratchKubeconfig(f func(path string) error) error {
+	dir, err := os.MkdirTemp("", "rollcheck-kubeconfig-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	return f(filepath.Join(dir, "kubeconfig"))
+}
+
+// PartOfSelector selects the namespaces rollcheck's runs create (check.PartOfLabel).
+const PartOfSelector = check.PartOfLabel + "=" + check.PartOfValue
 
 // SweepNamespaces deletes every namespace labelled PartOfSelector and waits, at most 3 minutes,
 // until they are gone; it returns how many there were. Only one run uses a cluster at a time, so
@@ -153,52 +177,31 @@ func (c *Cluster) SweepNamespaces(ctx context.Context) (int, error) {
 }
 
 // Existing returns a handle on the named cluster, which must exist already: it never creates
-// one. Its Client works; its Config is not loaded. The caller removes c.Kubeconfig.
+// one. Its Client works; its Config is not loaded.
 func Existing(ctx context.Context, o Options) (*Cluster, error) {
-	c, err := existing(o)
-	if err != nil {
-		return nil, err
-	}
-	exists, err := c.exists(ctx)
+	c := existing(o)
+	exists, err := c.exists()
 	if err != nil {
 		return nil, err
 	}
 	if !exists {
 		return nil, fmt.Errorf("no kind cluster %q: make cluster creates one", o.Name)
 	}
-	kc, err := run(ctx, c.KindPath, "get", "kubeconfig", "--name", o.Name)
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig of cluster %q: %w", o.Name, err)
-	}
-	f, err := os.CreateTemp("", "rollcheck-kubeconfig-*")
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig of cluster %q: %w", o.Name, err)
-	}
-	c.Kubeconfig = f.Name()
-	_, err = f.WriteString(kc)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		c.Client, err = klient.NewWithKubeConfigFile(c.Kubeconfig)
-	}
-	if err != nil {
-		os.Remove(c.Kubeconfig)
-		return nil, fmt.Errorf("client for cluster %q: %w", o.Name, err)
+	if err := c.connect(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
 // Release deletes the cluster if Up created it and it is not to be kept; a reused or kept
-// cluster is left running. It also removes the kubeconfig file Up wrote.
+// cluster is left running.
 func (c *Cluster) Release(ctx context.Context) error {
-	if !c.Created || c.Keep {
-		if c.Created {
-			c.Logf("keeping kind cluster %q (%s is set)", c.Name, EnvKeep)
-		}
-		if c.Kubeconfig != "" {
-			_ = os.Remove(c.Kubeconfig)
-		}
+	switch {
+	case !c.Created:
+		c.Logf("leaving kind cluster %q running: this run did not create it", c.Name)
+		return nil
+	case c.Keep:
+		c.Logf("keeping kind cluster %q (%s is set; make down deletes it)", c.Name, EnvKeep)
 		return nil
 	}
 	return c.Delete(ctx)
@@ -207,18 +210,19 @@ func (c *Cluster) Release(ctx context.Context) error {
 // Delete deletes the cluster, whoever created it.
 func (c *Cluster) Delete(ctx context.Context) error {
 	c.Logf("deleting kind cluster %q", c.Name)
-	if err := c.provider.Destroy(ctx); err != nil {
+	err := withScratchKubeconfig(func(path string) error { return c.kind.Delete(c.Name, path) })
+	if err != nil {
 		return fmt.Errorf("delete kind cluster %q: %w", c.Name, err)
 	}
 	return nil
 }
 
-// ExportLogs writes the cluster's logs (kind export logs) into dir.
+// ExportLogs writes the cluster's logs (what kind export logs writes) into dir.
 func (c *Cluster) ExportLogs(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export logs: %w", err)
 	}
-	if err := c.provider.ExportLogs(ctx, dir); err != nil {
+	if err := c.kind.CollectLogs(c.Name, dir); err != nil {
 		return fmt.Errorf("export logs of cluster %q to %s: %w", c.Name, dir, err)
 	}
 	return nil
@@ -249,11 +253,7 @@ func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
 		return v, fmt.Errorf("versions: server version: %w", err)
 	}
 	v.Kubernetes = sv.GitVersion
-	out, err := run(ctx, c.KindPath, "version")
-	if err != nil {
-		return v, fmt.Errorf("versions: kind version: %w", err)
-	}
-	v.Kind = strings.TrimSpace(out)
+	v.Kind = KindVersion()
 	img, err := run(ctx, "docker", "inspect", "-f", "{{.Config.Image}}", c.Name+"-control-plane")
 	if err != nil {
 		return v, fmt.Errorf("versions: node image: %w", err)
@@ -263,26 +263,21 @@ func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
 	return v, nil
 }
 
-// imageSource tells the node image's source from its reference, as scripts/node-image-choice.sh
-// does: rollcheck's offline images are rollcheck/kind-node:*.
+// imageSource tells the node image's source from its reference (or the choice "offline"), as
+// scripts/node-image-choice.sh does: rollcheck's offline images are rollcheck/kind-node:*.
 func imageSource(ref string) string {
-	if strings.HasPrefix(ref, "rollcheck/kind-node:") {
+	if ref == SourceOffline || strings.HasPrefix(ref, offlineRepo+":") {
 		return SourceOffline
 	}
 	return SourceUpstream
 }
 
-func (c *Cluster) exists(ctx context.Context) (bool, error) {
-	out, err := run(ctx, c.KindPath, "get", "clusters")
+func (c *Cluster) exists() (bool, error) {
+	names, err := c.kind.List()
 	if err != nil {
 		return false, fmt.Errorf("list kind clusters: %w", err)
 	}
-	for _, l := range strings.Split(out, "\n") {
-		if strings.TrimSpace(l) == c.Name {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.Contains(names, c.Name), nil
 }
 
 // checkReusable refuses to reuse a cluster that runs another node image or lacks the port mapping.
@@ -422,11 +417,8 @@ func runIn(ctx context.Context, dir string, env []string, name string, args ...s
 
 // Down deletes the named cluster if it exists; a missing cluster is not an error.
 func Down(ctx context.Context, o Options) error {
-	c, err := existing(o)
-	if err != nil {
-		return err
-	}
-	exists, err := c.exists(ctx)
+	c := existing(o)
+	exists, err := c.exists()
 	if err != nil {
 		return err
 	}
@@ -439,28 +431,19 @@ func Down(ctx context.Context, o Options) error {
 
 // ExportLogs exports the logs of the named cluster into dir, if the cluster exists.
 func ExportLogs(ctx context.Context, o Options, dir string) error {
-	c, err := existing(o)
-	if err != nil {
-		return err
-	}
-	if exists, err := c.exists(ctx); err != nil || !exists {
+	c := existing(o)
+	if exists, err := c.exists(); err != nil || !exists {
 		return fmt.Errorf("export logs: no kind cluster %q (%v)", o.Name, err)
 	}
 	return c.ExportLogs(ctx, dir)
 }
 
 // existing is a handle on the named cluster for Down, ExportLogs and Existing, without creating it.
-func existing(o Options) (*Cluster, error) {
+func existing(o Options) *Cluster {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	kindPath, err := exec.LookPath(o.KindPath)
-	if err != nil {
-		return nil, fmt.Errorf("kind binary %q not found: %w", o.KindPath, err)
-	}
-	c := &Cluster{Options: o, provider: kind.NewCluster(o.Name)}
-	c.provider.WithOpts(kind.WithPath(kindPath))
-	return c, nil
+	return &Cluster{Options: o, kind: newKind(o.Logf)}
 }
 
 // FlushConntrack deletes the nodes' conntrack entries for connections to the app's NodePort and
@@ -473,15 +456,16 @@ func existing(o Options) (*Cluster, error) {
 // client times out. A scenario that kills pods abruptly would leave such entries behind and
 // fail the next, well-behaved scenario; the suites flush between specs.
 func (c *Cluster) FlushConntrack(ctx context.Context) (int, error) {
-	out, err := run(ctx, c.KindPath, "get", "nodes", "--name", c.Name)
+	nodes, err := c.kind.ListNodes(c.Name)
 	if err != nil {
 		return 0, fmt.Errorf("flush conntrack: list nodes: %w", err)
 	}
 	total := 0
-	for _, node := range strings.Fields(out) {
-		cmd := exec.CommandContext(ctx, "docker", "exec", node, "conntrack", "-D", "-p", "tcp",
-			"--orig-port-dst", fmt.Sprint(c.Config.NodePort))
-		msg, err := cmd.CombinedOutput()
+	for _, node := range nodes {
+		var buf bytes.Buffer
+		err := node.CommandContext(ctx, "conntrack", "-D", "-p", "tcp",
+			"--orig-port-dst", fmt.Sprint(c.Config.NodePort)).SetStdout(&buf).SetStderr(&buf).Run()
+		msg := buf.Bytes()
 		// conntrack exits 1 when no entry matched; its summary line says how many it deleted.
 		var n int
 		if i := strings.Index(string(msg), "): "); i >= 0 {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,8 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient"
+	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // fakeAPIServer answers the few requests SweepNamespaces makes: discovery, listing namespaces by
@@ -98,7 +103,7 @@ func namespaces(names ...string) map[string]*corev1.Namespace {
 		name, value, labelled := strings.Cut(n, "=")
 		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
 		if labelled {
-			ns.Labels = map[string]string{engine.PartOfLabel: value}
+			ns.Labels = map[string]string{check.PartOfLabel: value}
 		}
 		m[name] = ns
 	}
@@ -146,19 +151,76 @@ func fakeTool(t *testing.T, dir, name, body string) string {
 	return p
 }
 
-// TestExistingCreatesNothing: Existing (behind `rollcheck cluster versions`) only looks for the
-// cluster; with none it says so in one line and never runs kind create nor docker.
-func TestExistingCreatesNothing(t *testing.T) {
+// A node image choice resolves without pulling: upstream is kind's own constant, offline the
+// newest rollcheck/kind-node image the Docker engine lists, auto the upstream image when present.
+func TestResolveNodeImage(t *testing.T) {
 	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	kind := fakeTool(t, dir, "kind", `echo "kind $*" >>`+calls+`
-case "$1 $2" in
-  "get clusters") echo other-cluster ;;
+	fakeTool(t, dir, "docker", `case "$1 $2" in
+  "image inspect") exit 1 ;;
+  "image ls") printf '%s\n' rollcheck/kind-node:v1.34.3-new rollcheck/kind-node:v1.34.3-old ;;
+  *) exit 1 ;;
 esac
 `)
-	fakeTool(t, dir, "docker", `echo "docker $*" >>`+calls+"\nexit 1\n")
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	o := Options{Name: "rollcheck", KindPath: kind, NodeImage: "kindest/node:v1", ImageSource: SourceUpstream}
+	for choice, want := range map[string]string{
+		"upstream":     kinddefaults.Image,
+		"offline":      "rollcheck/kind-node:v1.34.3-new",
+		"auto":         "rollcheck/kind-node:v1.34.3-new",
+		"example/n:v1": "example/n:v1",
+	} {
+		if got, err := ResolveNodeImage(context.Background(), choice); err != nil || got != want {
+			t.Errorf("ResolveNodeImage(%q) = %q, %v; want %q", choice, got, err, want)
+		}
+	}
+}
+
+// fakeKind stands in for kind's provider and records the calls.
+type fakeKind struct {
+	clusters []string
+	calls    []string
+}
+
+func (f *fakeKind) List() ([]string, error) {
+	f.calls = append(f.calls, "List")
+	return f.clusters, nil
+}
+func (f *fakeKind) Create(name string, _ ...kindcluster.CreateOption) error {
+	f.calls = append(f.calls, "Create "+name)
+	return nil
+}
+func (f *fakeKind) KubeConfig(name string, _ bool) (string, error) {
+	f.calls = append(f.calls, "KubeConfig "+name)
+	return "", errors.New("no kubeconfig in the fake")
+}
+func (f *fakeKind) ListNodes(name string) ([]nodes.Node, error) {
+	f.calls = append(f.calls, "ListNodes "+name)
+	return nil, nil
+}
+func (f *fakeKind) CollectLogs(name, dir string) error {
+	f.calls = append(f.calls, "CollectLogs "+name)
+	return nil
+}
+func (f *fakeKind) Delete(name, kubeconfig string) error {
+	f.calls = append(f.calls, "Delete "+name)
+	if kubeconfig == "" {
+		return errors.New("kind would edit the user's kubeconfig")
+	}
+	return nil
+}
+
+func useFakeKind(t *testing.T, f *fakeKind) {
+	t.Helper()
+	saved := newKindAPI
+	newKindAPI = func(func(string, ...any)) kindAPI { return f }
+	t.Cleanup(func() { newKindAPI = saved })
+}
+
+// TestExistingCreatesNothing: Existing (behind `rollcheck cluster versions`) only looks for the
+// cluster; with none it says so in one line and never creates one.
+func TestExistingCreatesNothing(t *testing.T) {
+	f := &fakeKind{clusters: []string{"other-cluster"}}
+	useFakeKind(t, f)
+	o := Options{Name: "rollcheck", NodeImage: "kindest/node:v1"}
 	c, err := Existing(context.Background(), o)
 	if err == nil || c != nil {
 		t.Fatalf("Existing with no cluster: %v, %v; want an error", c, err)
@@ -166,9 +228,67 @@ esac
 	if want := `no kind cluster "rollcheck"`; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %q, want one line containing %q", err, want)
 	}
-	b, _ := os.ReadFile(calls)
-	if got := strings.TrimSpace(string(b)); got != "kind get clusters" {
-		t.Fatalf("calls:\n%s\nwant only: kind get clusters", got)
+	if got := strings.Join(f.calls, ", "); got != "List" {
+		t.Fatalf("calls: %s; want only List", got)
+	}
+}
+
+// The policy: logs when the run failed, the cluster deleted only when this run created it and
+// it is not kept. (Without a client the namespace sweeps have nothing to talk to.)
+func TestTeardownPolicy(t *testing.T) {
+	for _, c := range []struct {
+		created, keep, failed bool
+		want                  string
+	}{
+		{false, false, false, ""},
+		{false, false, true, "CollectLogs rc"},
+		{true, false, false, "Delete rc"},
+		{true, true, false, ""},
+		{true, false, true, "CollectLogs rc, Delete rc"},
+		{true, true, true, "CollectLogs rc"},
+	} {
+		f := &fakeKind{}
+		var lines []string
+		logf := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
+		r := &Run{LogsDir: t.TempDir(), Failed: c.failed,
+			Cluster: &Cluster{Options: Options{Name: "rc", Keep: c.keep, Logf: logf}, Created: c.created, kind: f}}
+		if err := r.Teardown(context.Background(), DefaultTeardown...); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(f.calls, ", "); got != c.want {
+			t.Errorf("created %v keep %v failed %v: calls %q, want %q (log %q)", c.created, c.keep, c.failed, got, c.want, lines)
+		}
+	}
+	// Nothing acquired: nothing to release.
+	if err := (&Run{Failed: true}).Teardown(context.Background(), DefaultTeardown...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Setup stops at the first failing step and marks the run failed; Teardown runs every step
+// even when the context is cancelled.
+func TestSetupAndTeardownOrder(t *testing.T) {
+	var ran []string
+	step := func(name string, err error) Step {
+		return func(ctx context.Context, r *Run) error { ran = append(ran, name); return err }
+	}
+	r := &Run{}
+	if err := r.Setup(context.Background(), step("a", nil), step("b", errors.New("b failed")), step("c", nil)); err == nil || !r.Failed {
+		t.Fatalf("Setup: %v, failed %v", err, r.Failed)
+	}
+	if got := strings.Join(ran, ""); got != "ab" {
+		t.Fatalf("Setup ran %q, want ab", got)
+	}
+	ran = nil
+	r.Cluster = &Cluster{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := r.Teardown(ctx, step("x", errors.New("x failed")), func(ctx context.Context, r *Run) error {
+		ran = append(ran, "y")
+		return ctx.Err()
+	})
+	if got := strings.Join(ran, ""); got != "xy" || err == nil || !strings.Contains(err.Error(), "x failed") || strings.Contains(err.Error(), "canceled") {
+		t.Fatalf("Teardown ran %q, error %v; want xy, x's error only", ran, err)
 	}
 }
 

@@ -1,28 +1,19 @@
 package cluster
 
 import (
-	"errors"
+	"context"
+	_ "embed"
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
-)
 
-// Environment variables read by FromEnv.
-const (
-	EnvName        = "ROLLCHECK_CLUSTER_NAME"      // kind cluster name (default "rollcheck")
-	EnvKindConfig  = "ROLLCHECK_KIND_CONFIG"       // kind config file (default <repo>/kind-config.yaml)
-	EnvKind        = "ROLLCHECK_KIND"              // kind binary (default "kind" on PATH)
-	EnvNodeImage   = "ROLLCHECK_NODE_IMAGE_REF"    // node image reference (default: kind's own default)
-	EnvImageSource = "ROLLCHECK_NODE_IMAGE_SOURCE" // "offline" or "upstream"
-	EnvWorkers     = "ROLLCHECK_WORKERS"           // number of worker nodes (default 0)
-	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"      // a boolean knob (see BoolKnob): keep the cluster
+	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
 // Image sources.
@@ -34,116 +25,100 @@ const (
 // Options says which cluster to create or reuse and how.
 type Options struct {
 	Name        string // kind cluster name
-	KindConfig  string // path of the kind config file
-	KindPath    string // kind binary
-	NodeImage   string // node image; it must be present in the Docker engine (Up never pulls)
-	ImageSource string // SourceUpstream or SourceOffline
+	KindConfig  string // path of a kind config file; empty: the embedded DefaultKindConfig
+	NodeImage   string // auto, upstream, offline or an image reference (see ResolveNodeImage); Up never pulls
+	ImageSource string // SourceUpstream or SourceOffline: set by Up from the resolved NodeImage
 	Workers     int    // worker nodes besides the control plane
 	Keep        bool   // keep the cluster when done
-	RepoRoot    string // repository root (fixtures, manifests)
 	Logf        func(format string, args ...any)
 }
 
-// DefaultKindConfig is the repository's kind-config.yaml without its comments (they say why
-// kube-proxy's metrics listen on 0.0.0.0:10249 of the node), for suites and checks that run
-// outside the rollcheck repository (a user's own module) with no ROLLCHECK_KIND_CONFIG.
-const DefaultKindConfig = `kind: Cluster
-apiVersion: kind.x-k8s.io/v1alpha4
-networking:
-  podSubnet: 10.244.0.0/16
-kubeadmConfigPatches:
-- |
-  kind: KubeProxyConfiguration
-  apiVersion: kubeproxy.config.k8s.io/v1alpha1
-  metricsBindAddress: "0.0.0.0:10249"
-nodes:
-- role: control-plane
-  extraPortMappings:
-  - containerPort: 30080
-    hostPort: 30080
-    listenAddress: 127.0.0.1
-    protocol: TCP
-`
+// DefaultKindConfig is rollcheck's kind config (kind-config.yaml in this package, whose comments
+// say why each setting is there): one control-plane node, the app's NodePort 30080 mapped to
+// 127.0.0.1:30080, kube-proxy's metrics reachable through the API server's pod proxy.
+//
+//go:embed kind-config.yaml
+var DefaultKindConfig []byte
 
-// FromEnv reads Options from the environment; repoRoot locates kind-config.yaml and fixtures.
-// Outside the repository (repoRoot empty) and without ROLLCHECK_KIND_CONFIG, the kind config
-// is DefaultKindConfig, written to a file in the temporary directory.
-func FromEnv(repoRoot string) (Options, error) {
-	kindConfig := os.Getenv(EnvKindConfig)
-	if kindConfig == "" && repoRoot != "" {
-		kindConfig = filepath.Join(repoRoot, "kind-config.yaml")
-	}
-	if kindConfig == "" {
-		kindConfig = filepath.Join(os.TempDir(), "rollcheck-default-kind-config.yaml")
-		if err := os.WriteFile(kindConfig, []byte(DefaultKindConfig), 0o644); err != nil {
-			return Options{}, fmt.Errorf("write the default kind config: %w", err)
-		}
+// FromEnv reads the cluster's Options from the ROLLCHECK_* environment, every knob checked by
+// its rule (see Knobs) and every problem reported at once, on one line. It runs nothing: Up
+// resolves the node image choice.
+func FromEnv() (Options, error) {
+	if err := oneline.Join(CheckKnobs(os.Getenv, true)); err != nil {
+		return Options{}, err
 	}
 	o := Options{
-		Name:        envOr(EnvName, "rollcheck"),
-		KindConfig:  kindConfig,
-		KindPath:    envOr(EnvKind, "kind"),
-		NodeImage:   envOr(EnvNodeImage, kinddefaults.Image),
-		ImageSource: envOr(EnvImageSource, SourceUpstream),
-		RepoRoot:    repoRoot,
+		Name:       envOr(EnvName, "rollcheck"),
+		KindConfig: os.Getenv(EnvKindConfig),
+		NodeImage:  nodeImageChoice(os.Getenv),
 	}
-	keep, err := BoolKnob(EnvKeep, os.Getenv(EnvKeep))
-	if err != nil {
-		return o, err
-	}
-	o.Keep = keep
-	if w := os.Getenv(EnvWorkers); w != "" {
-		n, err := strconv.Atoi(w)
-		if err != nil {
-			return o, fmt.Errorf("%s=%q: not a number", EnvWorkers, w)
-		}
-		o.Workers = n
-	}
+	o.Keep, _ = parseBool(os.Getenv(EnvKeep))
+	o.Workers, _ = strconv.Atoi(envOr(EnvWorkers, "0"))
 	return o, o.Validate()
 }
 
-// BoolKnob reads the value of the boolean knob name: 1, true, yes, on mean true; 0, false, no,
-// off and empty mean false (any case); anything else is an error. scripts/lib.sh's bool_knob
-// accepts exactly the same values.
-func BoolKnob(name, value string) (bool, error) {
-	switch strings.ToLower(value) {
-	case "1", "true", "yes", "on":
-		return true, nil
-	case "", "0", "false", "no", "off":
-		return false, nil
+// ResolveNodeImage turns a node image choice into a reference: upstream is kind's own default
+// (defaults.Image of the kind module in go.mod); offline the newest rollcheck/kind-node image in
+// the Docker engine (make node-image builds it); auto the upstream image when the Docker engine
+// has it, else the newest offline one; anything else is taken as an image reference. Nothing is
+// pulled: scripts/node-image-choice.sh pulls or builds for make e2e.
+func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
+	switch choice {
+	case SourceUpstream:
+		return kinddefaults.Image, nil
+	case SourceOffline, "auto":
+		if choice == "auto" {
+			if _, err := run(ctx, "docker", "image", "inspect", kinddefaults.Image); err == nil {
+				return kinddefaults.Image, nil
+			}
+		}
+		out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", offlineRepo)
+		if err != nil && choice == SourceOffline {
+			return "", fmt.Errorf("%s=offline: list the offline node images: %w", EnvNodeImage, err)
+		}
+		if refs := strings.Fields(out); err == nil && len(refs) > 0 {
+			return refs[0], nil // docker lists the newest first
+		}
+		if choice == "auto" {
+			return kinddefaults.Image, nil // Up says it is missing, and how to get it
+		}
+		return "", fmt.Errorf("%s=offline: no %s image in the Docker engine: make node-image builds one", EnvNodeImage, offlineRepo)
 	}
-	return false, fmt.Errorf("%s=%s: want 1, true, yes, on or 0, false, no, off (or unset)", name, value)
+	return choice, nil
 }
+
+// offlineRepo is the repository of the node images scripts/node-image.sh builds.
+const offlineRepo = "rollcheck/kind-node"
 
 // Validate checks the options before any expensive work.
 func (o Options) Validate() error {
 	var errs []error
-	if o.Name == "" || strings.ContainsAny(o.Name, " /:") {
-		errs = append(errs, fmt.Errorf("cluster name %q: must be a non-empty DNS label", o.Name))
+	if !clusterName.MatchString(o.Name) {
+		errs = append(errs, fmt.Errorf("cluster name %q: want lower-case letters, digits, '.' and '-' (at most 50)", o.Name))
 	}
 	if o.Workers < 0 || o.Workers > 5 {
 		errs = append(errs, fmt.Errorf("%s=%d: want 0 to 5 workers", EnvWorkers, o.Workers))
 	}
-	if o.ImageSource != SourceUpstream && o.ImageSource != SourceOffline {
-		errs = append(errs, fmt.Errorf("%s=%q: want %q or %q", EnvImageSource, o.ImageSource, SourceUpstream, SourceOffline))
-	}
 	if o.NodeImage == "" {
-		errs = append(errs, fmt.Errorf("no node image: set %s (make cluster does)", EnvNodeImage))
+		errs = append(errs, fmt.Errorf("no node image: set %s", EnvNodeImage))
 	}
-	if o.ImageSource == SourceOffline && o.Workers > 0 {
+	if imageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
 		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, o.Workers))
 	}
-	if _, err := os.Stat(o.KindConfig); err != nil {
-		errs = append(errs, fmt.Errorf("kind config: %w", err))
+	if o.KindConfig != "" {
+		if _, err := os.Stat(o.KindConfig); err != nil {
+			errs = append(errs, fmt.Errorf("kind config: %w", err))
+		}
 	}
-	if len(errs) == 0 {
-		return nil
+	return oneline.Join(errs)
+}
+
+// kindConfig reads the kind config the options name (the embedded default when none).
+func (o Options) kindConfig() (*KindConfig, error) {
+	if o.KindConfig == "" {
+		return ParseKindConfig("kind-config.yaml (embedded)", DefaultKindConfig)
 	}
-	msgs := make([]string, len(errs))
-	for i, e := range errs {
-		msgs[i] = e.Error()
-	}
-	return errors.New(strings.Join(msgs, "; "))
+	return LoadKindConfig(o.KindConfig)
 }
 
 // KindConfig is the parsed kind config plus what rollcheck needs from it.
@@ -161,6 +136,11 @@ func LoadKindConfig(path string) (*KindConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read kind config: %w", err)
 	}
+	return ParseKindConfig(path, b)
+}
+
+// ParseKindConfig checks a kind config as LoadKindConfig does; path names it in errors.
+func ParseKindConfig(path string, b []byte) (*KindConfig, error) {
 	var c kindv1.Cluster
 	if err := yaml.UnmarshalStrict(b, &c); err != nil {
 		return nil, fmt.Errorf("parse kind config %s: %w", path, err)
@@ -210,7 +190,7 @@ func (kc *KindConfig) Render(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("kind config: want one control-plane node, got %d", len(nodes)-o.Workers)
 	}
 	c.Nodes = nodes
-	if o.ImageSource == SourceOffline {
+	if imageSource(o.NodeImage) == SourceOffline {
 		c.Networking.DisableDefaultCNI = true
 	}
 	b, err := yaml.Marshal(c)
@@ -225,24 +205,4 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
-}
-
-// RepoRoot finds the repository root by walking up from the working directory to the
-// directory holding rollcheck's go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find repository root: %w", err)
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(b), "module github.com/rollcheck/rollcheck\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find repository root: no go.mod of github.com/rollcheck/rollcheck above the working directory")
-		}
-		dir = parent
-	}
 }

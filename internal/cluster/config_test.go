@@ -22,8 +22,17 @@ func writeConfig(t *testing.T, body string) string {
 
 const header = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n"
 
+func embedded(t *testing.T) *KindConfig {
+	t.Helper()
+	kc, err := Options{}.kindConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
 func TestLoadKindConfigOfTheRepository(t *testing.T) {
-	kc, err := LoadKindConfig("../../kind-config.yaml")
+	kc, err := LoadKindConfig("kind-config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,19 +69,16 @@ func TestLoadKindConfigRejects(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	kc, err := LoadKindConfig("../../kind-config.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := embedded(t)
 	for _, c := range []struct {
 		o       Options
 		nodes   int
 		noCNI   bool
 		workers int
 	}{
-		{Options{ImageSource: SourceUpstream}, 1, false, 0},
-		{Options{ImageSource: SourceUpstream, Workers: 2}, 3, false, 2},
-		{Options{ImageSource: SourceOffline}, 1, true, 0},
+		{Options{NodeImage: "kindest/node:v1"}, 1, false, 0},
+		{Options{NodeImage: "kindest/node:v1", Workers: 2}, 3, false, 2},
+		{Options{NodeImage: "rollcheck/kind-node:v1"}, 1, true, 0},
 	} {
 		b, err := kc.Render(c.o)
 		if err != nil {
@@ -100,7 +106,7 @@ func TestRender(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	cfg := writeConfig(t, header)
-	good := Options{Name: "rollcheck", KindConfig: cfg, NodeImage: "kindest/node:v1.34.0", ImageSource: SourceUpstream}
+	good := Options{Name: "rollcheck", KindConfig: cfg, NodeImage: "kindest/node:v1.34.0"}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +114,12 @@ func TestOptionsValidate(t *testing.T) {
 		mut  func(*Options)
 		want string
 	}{
-		{func(o *Options) { o.Name = "has space" }, "DNS label"},
+		{func(o *Options) { o.Name = "has space" }, "lower-case letters"},
+		{func(o *Options) { o.Name = "Upper" }, "lower-case letters"},
 		{func(o *Options) { o.Workers = -1 }, "0 to 5 workers"},
-		{func(o *Options) { o.ImageSource = "cloud" }, `"upstream" or "offline"`},
 		{func(o *Options) { o.NodeImage = "" }, "no node image"},
-		{func(o *Options) { o.ImageSource, o.Workers = SourceOffline, 1 }, "single-node bridge CNI"},
+		{func(o *Options) { o.NodeImage, o.Workers = SourceOffline, 1 }, "single-node bridge CNI"},
+		{func(o *Options) { o.NodeImage, o.Workers = "rollcheck/kind-node:v1", 1 }, "single-node bridge CNI"},
 		{func(o *Options) { o.KindConfig = cfg + ".missing" }, "kind config"},
 	}
 	for _, b := range bad {
@@ -125,28 +132,77 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
+	for _, k := range Knobs {
+		t.Setenv(k.Name, "")
+	}
 	t.Setenv(EnvWorkers, "two")
-	if _, err := FromEnv("../.."); err == nil || !strings.Contains(err.Error(), "not a number") {
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvWorkers+`="two": want a whole number from 0 to 5`) {
 		t.Fatalf("bad %s accepted: %v", EnvWorkers, err)
 	}
 	t.Setenv(EnvWorkers, "")
 	t.Setenv(EnvKeep, "1")
-	t.Setenv(EnvImageSource, SourceOffline)
-	t.Setenv(EnvNodeImage, "rollcheck/kind-node:v1")
-	o, err := FromEnv("../..")
+	t.Setenv(EnvNodeImageOf, "rollcheck/kind-node:v1")
+	o, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Keep || o.Name != "rollcheck" || o.ImageSource != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" {
+	if !o.Keep || o.Name != "rollcheck" || imageSource(o.NodeImage) != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" || o.KindConfig != "" {
 		t.Fatalf("options %+v", o)
 	}
 	t.Setenv(EnvKeep, "maybe")
-	if _, err := FromEnv("../.."); err == nil || !strings.Contains(err.Error(), EnvKeep+"=maybe") {
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvKeep+`="maybe"`) {
 		t.Fatalf("%s=maybe accepted: %v", EnvKeep, err)
 	}
 	t.Setenv(EnvKeep, "false")
-	if o, err := FromEnv("../.."); err != nil || o.Keep {
+	if o, err := FromEnv(); err != nil || o.Keep {
 		t.Fatalf("%s=false: keep %v, error %v; want the cluster not kept", EnvKeep, o.Keep, err)
+	}
+}
+
+// Every knob has one rule; CheckKnobs reports every problem at once, one error each.
+func TestCheckKnobs(t *testing.T) {
+	dir := t.TempDir()
+	good := map[string]string{
+		EnvName: "rollcheck-2.x", EnvKindConfig: writeConfig(t, header), EnvNodeImage: "kindest/node:v1.34.0",
+		EnvWorkers: "5", EnvKeep: "On", EnvRepeat: "20", EnvLabels: "smoke && !negative-control || /^rollout/",
+		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
+		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm",
+	}
+	if errs := CheckKnobs(func(k string) string { return good[k] }, false); len(errs) > 0 {
+		t.Fatalf("good knobs refused: %v", errs)
+	}
+	bad := map[string]string{
+		EnvName:        "Rollcheck",
+		EnvKindConfig:  dir,
+		EnvNodeImage:   "bad value",
+		EnvWorkers:     "6",
+		EnvKeep:        "maybe",
+		EnvRepeat:      "0",
+		EnvLabels:      "(smoke && negative-control",
+		EnvSuites:      dir + "/none",
+		EnvGinkgoFlags: "-v",
+		"K8S_VERSION":  "1.34",
+	}
+	errs := CheckKnobs(func(k string) string { return bad[k] }, false)
+	if len(errs) != len(bad) {
+		t.Fatalf("%d problems, want %d: %v", len(errs), len(bad), errs)
+	}
+	for i, err := range errs {
+		if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "ROLLCHECK_") && !strings.HasPrefix(err.Error(), "K8S_") {
+			t.Errorf("problem %d %q: want one line naming its knob", i, err)
+		}
+	}
+	if errs := CheckKnobs(func(k string) string { return bad[k] }, true); len(errs) != 5 {
+		t.Errorf("cluster knobs only: %d problems, want 5: %v", len(errs), errs)
+	}
+	for _, labels := range []string{"smoke; rm -rf /", "a & b", "(x"} {
+		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvLabels: labels}[k] }, false); len(errs) != 1 {
+			t.Errorf("%s=%q: %v, want one problem", EnvLabels, labels, errs)
+		}
+	}
+	offline := map[string]string{EnvNodeImage: "offline", EnvWorkers: "2"}
+	if errs := CheckKnobs(func(k string) string { return offline[k] }, true); len(errs) != 1 || !strings.Contains(errs[0].Error(), "single-node") {
+		t.Errorf("offline with workers: %v", errs)
 	}
 }
 
@@ -175,39 +231,18 @@ func TestBoolKnob(t *testing.T) {
 	}
 }
 
-// DefaultKindConfig is the repository's kind-config.yaml without its comments.
-func TestDefaultKindConfigMatchesRepoFile(t *testing.T) {
-	b, err := os.ReadFile("../../kind-config.yaml")
-	if err != nil {
-		t.Fatal(err)
+// The one kind config is the embedded file; there is none at the repository root any more.
+func TestOneKindConfig(t *testing.T) {
+	b, err := os.ReadFile("kind-config.yaml")
+	if err != nil || string(b) != string(DefaultKindConfig) {
+		t.Fatalf("DefaultKindConfig is not kind-config.yaml of this package (%v)", err)
 	}
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(l, "#") {
-			lines = append(lines, l)
-		}
-	}
-	if got := strings.Join(lines, "\n"); got != DefaultKindConfig {
-		t.Errorf("kind-config.yaml and DefaultKindConfig differ:\n%s\n---\n%s", got, DefaultKindConfig)
+	if _, err := os.Stat("../../kind-config.yaml"); err == nil {
+		t.Fatal("a second kind-config.yaml at the repository root: the embedded one is the only one")
 	}
 }
 
-// Outside the repository the default config is used, and it validates.
-func TestFromEnvOutsideTheRepo(t *testing.T) {
-	t.Setenv(EnvKindConfig, "")
-	t.Setenv(EnvKeep, "")
-	t.Setenv(EnvWorkers, "")
-	o, err := FromEnv("")
-	if err != nil {
-		t.Fatalf("FromEnv outside the repo: %v", err)
-	}
-	kc, err := LoadKindConfig(o.KindConfig)
-	if err != nil || kc.HostPort != 30080 {
-		t.Fatalf("default kind config %s: %+v, %v", o.KindConfig, kc, err)
-	}
-}
-
-// Both kind configs make kube-proxy's metrics reachable through the API server's pod proxy
+// The kind config makes kube-proxy's metrics reachable through the API server's pod proxy
 // (internal/proxymetrics), and Render keeps the patch. kind v0.30.0 generates kube-proxy's
 // configuration as a document of kind KubeProxyConfiguration, apiVersion
 // kubeproxy.config.k8s.io/v1alpha1 (pkg/cluster/internal/kubeadm/config.go), and applies each
@@ -220,14 +255,13 @@ func TestKindConfigsExposeKubeProxyMetrics(t *testing.T) {
 		"metricsBindAddress": "0.0.0.0:10249",
 	}
 	for name, path := range map[string]string{
-		"kind-config.yaml":  "../../kind-config.yaml",
-		"DefaultKindConfig": writeConfig(t, DefaultKindConfig),
+		"DefaultKindConfig": writeConfig(t, string(DefaultKindConfig)),
 	} {
 		kc, err := LoadKindConfig(path)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		b, err := kc.Render(Options{ImageSource: SourceUpstream, Workers: 1})
+		b, err := kc.Render(Options{NodeImage: "kindest/node:v1", Workers: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -25,9 +25,14 @@ const AppImagesKept = 3
 // Tags of this form sort by build time.
 var appTag = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}$`)
 
+// AppPackage is the sample app's Go package; its directory holds the image's Dockerfile.
+const AppPackage = "github.com/rollcheck/rollcheck/fixtures/app"
+
 // BuildAppImage builds the sample app (fixtures/app) as a static binary, wraps it in its
 // FROM-scratch image with a tag unique to this build (never :latest), and loads the image into
-// the cluster's nodes. It returns the image reference.
+// the cluster's nodes. It returns the image reference. The app is built from the rollcheck
+// module as the go command finds it from the working directory: this repository, or the module
+// cache when a user's module requires rollcheck; no checkout is needed.
 func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "rollcheck-app-image-")
@@ -36,10 +41,14 @@ func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
 	}
 	defer os.RemoveAll(dir)
 
-	src := filepath.Join(c.RepoRoot, "fixtures", "app")
+	src, err := run(ctx, "go", "list", "-f", "{{.Dir}}", AppPackage)
+	if err != nil {
+		return "", fmt.Errorf("build app image: the sample app %s is not found from the working directory (run inside a module that requires github.com/rollcheck/rollcheck): %w", AppPackage, err)
+	}
+	src = strings.TrimSpace(src)
 	bin := filepath.Join(dir, "app")
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./fixtures/app"}
-	if _, err := runIn(ctx, c.RepoRoot, []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
+	build := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, AppPackage}
+	if _, err := runIn(ctx, "", []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
 		return "", fmt.Errorf("build app binary: %w", err)
 	}
 	if err := copyFile(filepath.Join(src, "Dockerfile"), filepath.Join(dir, "Dockerfile")); err != nil {
@@ -54,8 +63,8 @@ func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("docker build %s: %w", ref, err)
 	}
 	PruneAppImages(ctx, ref, c.Logf)
-	if err := c.provider.LoadImage(ctx, ref); err != nil {
-		return "", fmt.Errorf("load %s into cluster %q: %w", ref, c.Name, err)
+	if err := c.LoadImages(ctx, []string{ref}); err != nil {
+		return "", err
 	}
 	c.Logf("app image %s built and loaded in %s", ref, time.Since(start).Round(100*time.Millisecond))
 	return ref, nil

@@ -3,10 +3,17 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 )
 
@@ -37,44 +44,93 @@ func (c *Cluster) Target() engine.Target {
 	}
 }
 
-// LoadImages loads images from the local Docker engine into the cluster's nodes (kind load
-// docker-image). An image this Cluster loaded already, with the same image ID, is not loaded
-// again: every row of a check names the same images.
+// LoadImages loads images from the local Docker engine into the cluster's nodes, as kind load
+// docker-image does: the images are saved with docker save and imported into every node that
+// does not have them with that image ID (nodeutils.LoadImageArchive). An image this Cluster
+// loaded already, with the same image ID, is not looked at again: every row of a check names the
+// same images.
 func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
+	ids := map[string]string{}
+	var todo []string
 	for _, ref := range refs {
 		id, err := run(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref)
 		if err != nil {
 			return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
 		}
-		id = strings.TrimSpace(id)
+		ids[ref] = strings.TrimSpace(id)
 		c.loadedMu.Lock()
-		done := c.loaded[ref] == id
+		done := c.loaded[ref] == ids[ref]
 		c.loadedMu.Unlock()
-		if done {
-			continue
+		if !done && !slices.Contains(todo, ref) {
+			todo = append(todo, ref)
 		}
-		if err := c.provider.LoadImage(ctx, ref); err != nil {
-			return fmt.Errorf("load image %s into cluster %q: %w", ref, c.Name, err)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	all, err := c.kind.ListNodes(c.Name)
+	if err != nil {
+		return fmt.Errorf("load images into cluster %q: list nodes: %w", c.Name, err)
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("load images into cluster %q: no nodes", c.Name)
+	}
+	var need []nodes.Node
+	for _, n := range all {
+		for _, ref := range todo {
+			// The offline node's crictl shim cannot answer: the image is loaded then.
+			if id, err := nodeutils.ImageID(n, ref); err != nil || id != ids[ref] {
+				need = append(need, n)
+				break
+			}
 		}
-		c.loadedMu.Lock()
-		if c.loaded == nil {
-			c.loaded = map[string]string{}
+	}
+	if len(need) > 0 {
+		start := time.Now()
+		if err := loadArchive(ctx, todo, need); err != nil {
+			return fmt.Errorf("load %s into cluster %q: %w", strings.Join(todo, ", "), c.Name, err)
 		}
-		c.loaded[ref] = id
-		c.loadedMu.Unlock()
+		c.Logf("loaded %s into %d node(s) in %s", strings.Join(todo, ", "), len(need), time.Since(start).Round(100*time.Millisecond))
+	}
+	c.loadedMu.Lock()
+	if c.loaded == nil {
+		c.loaded = map[string]string{}
+	}
+	for _, ref := range todo {
+		c.loaded[ref] = ids[ref]
+	}
+	c.loadedMu.Unlock()
+	return nil
+}
+
+// loadArchive saves refs with docker save into a temporary file and imports it into every node.
+func loadArchive(ctx context.Context, refs []string, into []nodes.Node) error {
+	dir, err := os.MkdirTemp("", "rollcheck-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tar := filepath.Join(dir, "images.tar")
+	if _, err := run(ctx, "docker", append([]string{"save", "-o", tar}, refs...)...); err != nil {
+		return err
+	}
+	for _, n := range into {
+		f, err := os.Open(tar)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n, err)
+		}
 	}
 	return nil
 }
 
 // versions describes the cluster for rows: kind's version and the node image.
-func (c *Cluster) versions() engine.Versions {
-	v := engine.Versions{NodeImage: c.NodeImage, ImageSource: c.ImageSource}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if out, err := run(ctx, c.KindPath, "version"); err == nil {
-		v.Kind = strings.TrimSpace(out)
-	}
-	return v
+func (c *Cluster) versions() check.Versions {
+	return check.Versions{NodeImage: c.NodeImage, ImageSource: c.ImageSource, Kind: KindVersion()}
 }
 
 // LocalImagesMissing returns the images of refs that are not in the local Docker engine.
