@@ -7,7 +7,7 @@ SHELL := /usr/bin/env bash
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: ## everything that needs no cluster: gofmt, vet, unit tests (loadgen, app, scenario, report), script tests
+test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag), go test ./..., script tests
 	@bash scripts/test.sh
 
 bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s

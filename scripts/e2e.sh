@@ -67,7 +67,7 @@ suites_rc=0
 color=""; [ -t 1 ] || color=--no-color
 # One pass of the matrix takes about 20 minutes; 60 minutes a pass leaves room for slow machines.
 suite_timeout=$((60 * ${ROLLCHECK_REPEAT:-1}))m
-step suites "$GINKGO" -r --keep-going $color --timeout="$suite_timeout" --poll-progress-after=120s \
+step suites "$GINKGO" -r --tags=e2e --keep-going $color --timeout="$suite_timeout" --poll-progress-after=120s \
   ${ROLLCHECK_LABELS:+--label-filter="$ROLLCHECK_LABELS"} \
   --output-dir="$ARTIFACTS" --junit-report=junit.xml --json-report=ginkgo-report.json \
   ${ROLLCHECK_GINKGO_FLAGS:-} $SUITES || suites_rc=$?

@@ -1,3 +1,5 @@
+//go:build e2e
+
 package suites_test
 
 import (
@@ -20,7 +22,7 @@ const suiteNeeds = 45 * time.Minute
 
 func TestConformance(t *testing.T) {
 	if d, ok := t.Deadline(); ok && time.Until(d) < suiteNeeds && !onlySmoke() {
-		t.Fatalf("go test's -timeout (%s left) is shorter than the matrix needs (%s): the timeout would panic mid-run and leak the cluster; run make e2e, or go test -timeout 90m ./suites", time.Until(d).Round(time.Second), suiteNeeds)
+		t.Fatalf("go test's -timeout (%s left) is shorter than the matrix needs (%s): the timeout would panic mid-run and leak the cluster; run make e2e, or go test -tags e2e -timeout 90m ./suites", time.Until(d).Round(time.Second), suiteNeeds)
 	}
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "rollcheck conformance")

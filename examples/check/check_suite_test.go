@@ -1,7 +1,10 @@
+//go:build e2e
+
 // Package check_test is a user's own Ginkgo suite for their app, written with rollcheck's
 // public API only (spec, engine, rctest): it reads the same check file the CLI runs and
 // asserts what the team knows of its app — the manifests as they are drop requests during a
-// rollout, and a 5 s preStop sleep fixes it.
+// rollout, and a 5 s preStop sleep fixes it. It needs a cluster, hence the build tag e2e:
+// go test -tags e2e ./examples/check, or make e2e.
 package check_test
 
 import (
