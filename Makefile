@@ -46,5 +46,5 @@ docker: ## make sure a Docker engine answers (installs and starts Debian's docke
 node-image: ## build the offline kind node image (cached: seconds when nothing changed)
 	@bash scripts/node-image.sh
 
-tools: ## build kind, ginkgo and the rollcheck CLI (pinned in go.mod) into the cache
+tools: ## build ginkgo and the rollcheck CLI (pinned in go.mod; kind runs inside rollcheck) into the cache
 	@bash scripts/tools.sh

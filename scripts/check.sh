@@ -10,8 +10,6 @@ LOG_PREFIX=check
 validate_knobs
 [ -n "${SPEC:-}" ] || { printf 'make check: SPEC=path/to/check.yaml is required\n' >&2; exit 2; }
 [ -f "$SPEC" ] || { printf 'make check: SPEC=%s: no such file\n' "$SPEC" >&2; exit 2; }
-RC=$ROLLCHECK_CACHE/bin/rollcheck
-export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
 step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
 step tools bash "$REPO_ROOT/scripts/tools.sh"
 # Bad input is found before any cluster work: the same command with --dry-run.

@@ -8,8 +8,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=cluster
 validate_knobs
-export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
-RC=$ROLLCHECK_CACHE/bin/rollcheck
 
 case "${1:-up}" in
   up)

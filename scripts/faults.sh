@@ -19,8 +19,6 @@ source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=faults
 validate_knobs
 cd "$REPO_ROOT"
-export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
-RC=$ROLLCHECK_CACHE/bin/rollcheck
 NODE=${ROLLCHECK_CLUSTER_NAME:-rollcheck}-control-plane
 OUT=$ARTIFACTS/faults
 rm -rf "$OUT"; mkdir -p "$OUT"

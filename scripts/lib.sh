@@ -135,91 +135,20 @@ bool_knob() {
   [ "$v" = true ]
 }
 
-# knob_problems: one line per configuration problem in the ROLLCHECK_* knobs (and the pinned
-# versions), nothing when all is well. It runs no tool: it must answer on a fresh machine.
-knob_problems() {
-  local v w f words stripped depth i c
-  local ref_re='^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$'
-  local name_re='^[a-z0-9]([a-z0-9.-]{0,48}[a-z0-9])?$'
-  local label_chars_re='^[A-Za-z0-9 _.:{}&|!,()-]*$'
-  local flag_re='^--[A-Za-z][A-Za-z0-9.-]*(=.*)?$'
-  local version_re='^v[0-9]+\.[0-9]+\.[0-9]+$'
-  bool_value "${ROLLCHECK_KEEP_CLUSTER:-}" >/dev/null \
-    || echo "ROLLCHECK_KEEP_CLUSTER=$ROLLCHECK_KEEP_CLUSTER: want 1, true, yes, on or 0, false, no, off (or unset)"
-  v=${ROLLCHECK_WORKERS:-}
-  if [ -n "$v" ] && { ! [[ $v =~ ^[0-9]{1,2}$ ]] || [ "$((10#$v))" -gt 5 ]; }; then
-    echo "ROLLCHECK_WORKERS=$v: want a whole number from 0 to 5"
-  elif [ -n "$v" ] && [ "$((10#$v))" -gt 0 ] && [ "${ROLLCHECK_NODE_IMAGE:-}" = offline ]; then
-    echo "ROLLCHECK_WORKERS=$v: the offline node image (ROLLCHECK_NODE_IMAGE=offline) is single-node; use 0 workers or the upstream image"
-  fi
-  v=${ROLLCHECK_REPEAT:-}
-  if [ -n "$v" ] && { ! [[ $v =~ ^[0-9]{1,3}$ ]] || [ "$((10#$v))" -lt 1 ] || [ "$((10#$v))" -gt 20 ]; }; then
-    echo "ROLLCHECK_REPEAT=$v: want a whole number from 1 to 20"
-  fi
-  v=${ROLLCHECK_NODE_IMAGE:-auto}
-  case "$v" in
-    auto | upstream | offline) ;;
-    *) [[ $v =~ $ref_re ]] || echo "ROLLCHECK_NODE_IMAGE=$v: want auto, upstream, offline or an image reference with a tag (repo:tag)" ;;
-  esac
-  v=${ROLLCHECK_CLUSTER_NAME:-rollcheck}
-  [[ $v =~ $name_re ]] || echo "ROLLCHECK_CLUSTER_NAME=$v: want lower-case letters, digits, '.' and '-' (at most 50)"
-  if [ -n "${ROLLCHECK_KIND_CONFIG:-}" ] && [ ! -f "$ROLLCHECK_KIND_CONFIG" ]; then
-    echo "ROLLCHECK_KIND_CONFIG=$ROLLCHECK_KIND_CONFIG: no such file"
-  fi
-  read -r -a words <<<"${ROLLCHECK_SUITES:-}"
-  for w in ${words[@]+"${words[@]}"}; do
-    case "$w" in
-      /*) f=$w ;;
-      *) f=$REPO_ROOT/$w ;;
-    esac
-    [ -d "$f" ] || echo "ROLLCHECK_SUITES: $w: no such directory (relative to $REPO_ROOT)"
-  done
-  v=${ROLLCHECK_LABELS:-}
-  if [ -n "$v" ]; then
-    # Ginkgo's filter language: labels, && || ! , ( ) and /regular expressions/ (set aside here).
-    stripped=$(sed -E 's#/[^/]*/#R#g' <<<"$v")
-    depth=0
-    for ((i = 0; i < ${#stripped}; i++)); do
-      c=${stripped:i:1}
-      if [ "$c" = "(" ]; then depth=$((depth + 1)); fi
-      if [ "$c" = ")" ]; then
-        depth=$((depth - 1))
-        if [ "$depth" -lt 0 ]; then break; fi
-      fi
-    done
-    if [ "$depth" -ne 0 ]; then
-      echo "ROLLCHECK_LABELS=$v: unbalanced parentheses"
-    elif [[ $stripped == */* ]]; then
-      echo "ROLLCHECK_LABELS=$v: unterminated /regular expression/"
-    elif ! [[ $stripped =~ $label_chars_re ]]; then
-      echo "ROLLCHECK_LABELS=$v: illegal character (a label filter has labels, && || ! , ( ) and /regexp/)"
-    elif [[ $(sed -E 's/&&|[|][|]//g' <<<"$stripped") == *[\&\|]* ]]; then
-      echo "ROLLCHECK_LABELS=$v: a lone & or | (Ginkgo wants && and ||)"
-    elif [ -z "${stripped//[ ()!]/}" ]; then
-      echo "ROLLCHECK_LABELS=$v: no label in the filter"
-    fi
-  fi
-  read -r -a words <<<"${ROLLCHECK_GINKGO_FLAGS:-}"
-  for w in ${words[@]+"${words[@]}"}; do
-    [[ $w =~ $flag_re ]] || echo "ROLLCHECK_GINKGO_FLAGS: $w: want --flag or --flag=value (Ginkgo flags only; suites are chosen by ROLLCHECK_SUITES)"
-  done
-  for v in ROLLCHECK_PULL_TIMEOUT ROLLCHECK_DOCKER_WAIT; do
-    if [ -n "${!v:-}" ] && ! [[ ${!v} =~ ^[1-9][0-9]{0,4}$ ]]; then echo "$v=${!v}: want a whole number of seconds"; fi
-  done
-  for v in K8S_VERSION ETCD_VERSION COREDNS_VERSION; do
-    [[ ${!v} =~ $version_re ]] || echo "$v=${!v}: want a version like v1.2.3"
-  done
-  [[ $DEBIAN_SUITE =~ ^[a-z]+$ ]] || echo "DEBIAN_SUITE=$DEBIAN_SUITE: want a Debian suite name such as bookworm"
+# The rollcheck CLI the scripts run; validate_knobs builds it.
+RC=$ROLLCHECK_CACHE/bin/rollcheck
+
+# build_cli: build the rollcheck CLI into $RC under a time limit (seconds when Go's build cache is
+# warm). Nothing else is built: it must answer quickly on a fresh machine too.
+build_cli() {
+  mkdir -p "$ROLLCHECK_CACHE/bin"
+  retry_timeout 3 600 "go build the rollcheck CLI" -- go -C "$REPO_ROOT" build -o "$RC" ./cmd/rollcheck
 }
 
-# validate_knobs: check every knob before any Docker, tool or cluster work; print one line per
-# problem, all at once, and exit 2 if there is any.
+# validate_knobs: check every knob before any Docker, tool or cluster work, with the rules that
+# live in Go (internal/cluster.Knobs, through `rollcheck knobs`): one line per problem, all at
+# once, and exit 2 if there is any.
 validate_knobs() {
-  local problems line
-  problems=$(knob_problems)
-  [ -z "$problems" ] && return 0
-  while IFS= read -r line; do
-    printf '%s [%s] ERROR: %s\n' "$(date -u +%H:%M:%S)" "${LOG_PREFIX:-rollcheck}" "$line" >&2
-  done <<<"$problems"
-  exit 2
+  build_cli
+  "$RC" knobs || exit "$?"
 }

@@ -12,8 +12,6 @@ validate_knobs
 [ -n "${ARGS:-}" ] || { printf 'make tune: ARGS is required, e.g. ARGS="--sample exit" (rollcheck tune -h)\n' >&2; exit 2; }
 # ARGS keeps its quotes: ARGS="-f check.yaml --exec 'sleep {}'".
 eval "set -- $ARGS"
-RC=$ROLLCHECK_CACHE/bin/rollcheck
-export ROLLCHECK_KIND=$ROLLCHECK_CACHE/bin/kind
 step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
 step tools bash "$REPO_ROOT/scripts/tools.sh"
 # Bad input is found before any cluster work: the same command with --dry-run.
