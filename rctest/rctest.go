@@ -1,5 +1,6 @@
 // Package rctest is rollcheck for Ginkgo suites: a kind cluster set up (or reused) from
-// BeforeSuite and cleaned up with DeferCleanup, a Check that runs one engine.Plan as a spec
+// BeforeSuite and cleaned up with DeferCleanup (SetUp, or its pieces Acquire, SweepStale,
+// LoadImages and Release in the suite's own order), a Check that runs one engine.Plan as a spec
 // and always writes its row, and Gomega matchers on rows. The built-in conformance matrix
 // and users' own suites use it alike; package engine itself never imports Ginkgo.
 //
@@ -19,17 +20,17 @@ import (
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
-	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
 // Cluster is a kind cluster ready for checks: the engine's Target and where rows go.
 type Cluster struct {
 	// Target is what engine.Run needs.
 	Target engine.Target
-	// Artifacts is the directory for rows, raw results and logs ($ARTIFACTS, else
-	// <repo>/_artifacts, else ./_artifacts).
+	// Artifacts is the directory for rows, raw results and logs ($ARTIFACTS, else _artifacts
+	// in the working directory).
 	Artifacts string
-	c         *cluster.Cluster
+	suite     string
+	run       *cluster.Run
 }
 
 var anyFailed bool
@@ -45,56 +46,91 @@ func Logf(format string, args ...any) {
 	GinkgoWriter.Printf("%s %s\n", time.Now().UTC().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
-// SetUp creates or reuses the kind cluster described by the ROLLCHECK_* environment (as make
-// e2e does: see the README), sweeps namespaces a killed run left behind, and registers the
-// cleanup: cluster logs exported when a spec failed, every namespace of the suite waited for,
-// the cluster deleted if SetUp created it and ROLLCHECK_KEEP_CLUSTER is not set. Call it from
-// BeforeSuite; it fails the suite when no cluster can be had.
+// SetUp is the one-call default of a suite's BeforeSuite: Acquire the kind cluster the
+// ROLLCHECK_* environment describes (as make e2e does: see the README), register Release with
+// DeferCleanup, then SweepStale. It fails the suite when no cluster can be had. A suite that
+// wants another order calls the same pieces itself.
 func SetUp(ctx context.Context, suite string) *Cluster {
 	GinkgoHelper()
-	root, _ := cluster.RepoRoot()
-	opts, err := cluster.FromEnv(root)
+	c := Acquire(ctx, suite)
+	DeferCleanup(c.Release, NodeTimeout(cluster.TeardownTimeout+time.Minute))
+	c.SweepStale(ctx)
+	return c
+}
+
+// Acquire creates the kind cluster the ROLLCHECK_* environment describes, or reuses a running
+// one, and waits until it is ready; kind runs in-process, so no kind binary is needed, only a
+// Docker engine and the node image. It registers no cleanup: call Release (usually with
+// DeferCleanup). When it fails it has already released what it created, and it fails the spec.
+func Acquire(ctx context.Context, suite string) *Cluster {
+	GinkgoHelper()
+	opts, err := cluster.FromEnv()
 	Expect(err).NotTo(HaveOccurred(), "cluster configuration")
 	opts.Logf = Logf
+	art, err := Artifacts()
+	Expect(err).NotTo(HaveOccurred())
+	r := &cluster.Run{Options: opts, LogsDir: filepath.Join(art, "cluster-logs", suite)}
+	start := time.Now()
+	if err := r.Setup(ctx, cluster.CreateOrReuse); err != nil {
+		if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
+			Logf("cleanup after a failed set-up: %v", terr)
+		}
+		Expect(err).NotTo(HaveOccurred(), "a kind cluster is required: make e2e creates one (see README)")
+	}
+	c := r.Cluster
+	Logf("cluster %q up in %s (created: %v)", c.Name, time.Since(start).Round(100*time.Millisecond), c.Created)
+	return &Cluster{Target: c.Target(), Artifacts: art, suite: suite, run: r}
+}
+
+// Artifacts is where rows, raw results and logs go: $ARTIFACTS, else _artifacts in the working
+// directory (go test runs a suite in its package's directory). It is created if missing.
+func Artifacts() (string, error) {
 	art := os.Getenv("ARTIFACTS")
 	if art == "" {
-		art = filepath.Join(root, "_artifacts")
+		art = "_artifacts"
 	}
-	Expect(os.MkdirAll(art, 0o755)).To(Succeed())
+	art, err := filepath.Abs(art)
+	if err == nil {
+		err = os.MkdirAll(art, 0o755)
+	}
+	if err != nil {
+		return "", fmt.Errorf("artifacts directory: %w", err)
+	}
+	return art, nil
+}
 
-	start := time.Now()
-	c, err := cluster.Up(ctx, opts)
-	if c != nil {
-		DeferCleanup(func(ctx SpecContext) {
-			if anyFailed && c.Client != nil {
-				dir := filepath.Join(art, "cluster-logs", suite)
-				if err := c.ExportLogs(ctx, dir); err != nil {
-					Logf("export logs: %v", err)
-				} else {
-					Logf("cluster logs exported to %s", dir)
-				}
-			}
-			var sweepErr error
-			if c.Client != nil {
-				_, sweepErr = kube.SweepNamespaces(ctx, c.Client, engine.PartOfLabel+"="+engine.PartOfValue, 3*time.Minute)
-			}
-			Expect(c.Release(ctx)).To(Succeed())
-			Expect(sweepErr).NotTo(HaveOccurred(), "namespaces of this suite left behind")
-		}, NodeTimeout(5*time.Minute))
-	}
-	Expect(err).NotTo(HaveOccurred(), "a kind cluster is required: make e2e creates one (see README)")
-	Logf("cluster %q up in %s (created: %v)", c.Name, time.Since(start).Round(100*time.Millisecond), c.Created)
-	return &Cluster{Target: c.Target(), Artifacts: art, c: c}
+// SweepStale deletes the namespaces earlier runs left behind (a killed run does) and waits until
+// they are gone; they would hold the NodePort. It fails the spec if they do not go.
+func (c *Cluster) SweepStale(ctx context.Context) {
+	GinkgoHelper()
+	Expect(c.run.Setup(ctx, cluster.SweepStale)).To(Succeed())
+}
+
+// LoadImages loads images from the local Docker engine into the cluster's nodes (as kind load
+// docker-image does); engine.Run also loads the images a Plan lists.
+func (c *Cluster) LoadImages(ctx context.Context, refs ...string) {
+	GinkgoHelper()
+	Expect(c.run.Setup(ctx, cluster.LoadImages(refs...))).To(Succeed())
+}
+
+// Release is the suite's cleanup: the cluster's logs exported into
+// Artifacts/cluster-logs/<suite> when a spec failed, every namespace of the suite waited for,
+// and the cluster deleted if Acquire created it and ROLLCHECK_KEEP_CLUSTER is not set.
+func (c *Cluster) Release(ctx context.Context) {
+	GinkgoHelper()
+	c.run.Failed = c.run.Failed || anyFailed
+	Expect(c.run.Teardown(ctx, cluster.DefaultTeardown...)).To(Succeed())
 }
 
 // Client is a client of the cluster's API server.
-func (c *Cluster) Client() klient.Client { return c.c.Client }
+func (c *Cluster) Client() klient.Client { return c.run.Cluster.Client }
 
-// SampleAppImage builds rollcheck's sample app (fixtures/app) into an image with a tag unique
-// to this build and loads it into the cluster; it needs the rollcheck repository.
+// SampleAppImage builds rollcheck's sample app (fixtures/app, from the rollcheck module the
+// working directory's module requires) into an image with a tag unique to this build and loads
+// it into the cluster.
 func (c *Cluster) SampleAppImage(ctx context.Context) string {
 	GinkgoHelper()
-	ref, err := c.c.BuildAppImage(ctx)
+	ref, err := c.run.Cluster.BuildAppImage(ctx)
 	Expect(err).NotTo(HaveOccurred(), "build and load the sample app image")
 	return ref
 }

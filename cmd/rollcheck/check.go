@@ -17,7 +17,6 @@ import (
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
-	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -117,8 +116,7 @@ func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
 	// locally), all before any cluster work.
-	root, _ := cluster.RepoRoot()
-	opts, err := cluster.FromEnv(root)
+	opts, err := cluster.FromEnv()
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -155,40 +153,26 @@ func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans [
 	})
 }
 
-// onCluster creates or reuses the cluster and returns work's exit code on it. Whatever
-// happens, it then sweeps the namespaces rollcheck made, exports the cluster's logs into
-// artifacts/cluster-logs unless the code is 0, and deletes the cluster if it created it (unless
-// kept); a sweep that fails raises the code to exitBadInput. cmd names the subcommand in its
-// lines.
+// onCluster acquires the cluster by the policy every front end follows (cluster.DefaultSetup:
+// create or reuse, sweep what earlier runs left) and returns work's exit code on it. Whatever
+// happens, it then releases it (cluster.DefaultTeardown: the cluster's logs exported into
+// artifacts/cluster-logs unless the code is 0, this run's namespaces waited for, the cluster
+// deleted if this run created it and it is not kept); a cleanup that fails raises the code to
+// exitBadInput. cmd names the subcommand in its lines.
 func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string, stderr io.Writer, work func(*cluster.Cluster) int) (code int) {
-	logf := logLine(stderr, cmd)
-	cl, err := cluster.Up(ctx, opts)
-	if cl != nil {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-			defer cancel()
-			if cl.Client != nil {
-				if _, err := kube.SweepNamespaces(cctx, cl.Client, engine.PartOfLabel+"="+engine.PartOfValue, 3*time.Minute); err != nil {
-					logf("cleanup: %v", err)
-					code = max(code, exitBadInput)
-				}
-				if code != exitPass {
-					dir := filepath.Join(artifacts, "cluster-logs")
-					if err := cl.ExportLogs(cctx, dir); err == nil {
-						logf("cluster logs in %s", dir)
-					}
-				}
-			}
-			if err := cl.Release(cctx); err != nil {
-				logf("cleanup: %v", err)
-			}
-		}()
-	}
-	if err != nil {
+	r := &cluster.Run{Options: opts, LogsDir: filepath.Join(artifacts, "cluster-logs")}
+	defer func() {
+		r.Failed = r.Failed || code != exitPass
+		if err := r.Teardown(ctx, cluster.DefaultTeardown...); err != nil {
+			logLine(stderr, cmd)("cleanup: %v", err)
+			code = max(code, exitBadInput)
+		}
+	}()
+	if err := r.Setup(ctx, cluster.DefaultSetup...); err != nil {
 		fmt.Fprintf(stderr, "rollcheck %s: %v\n", cmd, err)
 		return exitBadInput
 	}
-	return work(cl)
+	return work(r.Cluster)
 }
 
 // checkRows runs every plan on the cluster, writes the reports and decides the exit code.

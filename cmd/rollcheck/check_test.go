@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// fakeTools puts a docker that answers `info` and knows no image, and a kind that records
-// being called, first on PATH; it returns the file kind records into.
+// fakeTools puts a docker that answers `info`, knows no image and records every other call (kind,
+// in-process, drives the cluster through it) first on PATH; it returns the file it records into.
 func fakeTools(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -21,9 +21,7 @@ func fakeTools(t *testing.T) string {
 		}
 	}
 	write("docker", `case "$1" in info) echo 28.2.2;; image) exit 1;; *) echo "docker $*" >> `+calls+`; exit 1;; esac`)
-	write("kind", `echo "kind $*" >> `+calls)
 	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
-	t.Setenv("ROLLCHECK_KIND", filepath.Join(dir, "kind"))
 	return calls
 }
 

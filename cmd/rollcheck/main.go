@@ -7,16 +7,22 @@
 //	rollcheck compare [--alpha 0.05] BASE NEW  compare two conformance.json files (exit 0 no significant regression, 1 one, 2 bad input)
 //	rollcheck tune --sample exit|drain|ignore | -f CHECK.yaml [--variant NAME]  find the smallest preStop that
 //	                            meets the threshold (exit 0 found and confirmed, 1 not, 2 bad input or no verdict)
-//	rollcheck cluster up        create or reuse the cluster, wait until it is ready; print
-//	                            "created" or "reused" on stdout (also when it fails after that)
+//	rollcheck e2e [--ginkgo PATH] [--artifacts DIR]  the conformance suites (make e2e): check every knob,
+//	                            acquire the cluster, run ginkgo on ROLLCHECK_SUITES, write the report,
+//	                            release the cluster (exit: ginkgo's, 1 report or cluster, 2 bad knob, 130 interrupted)
+//	rollcheck knobs             check every ROLLCHECK_* knob: one line per problem and exit 2, or nothing
+//	rollcheck cluster up        create or reuse the cluster (kept), wait until it is ready; print
+//	                            "created" or "reused" on stdout
 //	rollcheck cluster down      delete the cluster
 //	rollcheck cluster logs DIR  export the cluster's logs into DIR
 //	rollcheck cluster versions  print the existing cluster's Kubernetes, kind and node image
 //	                            versions as JSON (an error when there is none: creates nothing)
+//	rollcheck cluster default-image  print kind's default (upstream) node image
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
 //	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
 //
-// Configuration comes from the ROLLCHECK_* environment variables (see internal/cluster).
+// Configuration comes from the ROLLCHECK_* environment variables (internal/cluster.Knobs).
+// kind runs in-process (its Go API): no kind binary is needed.
 package main
 
 import (
@@ -25,19 +31,29 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
-	"time"
+
+	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck check -h | tune -h | compare BASE NEW | cluster up|down|logs DIR|versions | report DIR"
+const usage = "usage: rollcheck check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == "knobs" {
+		os.Exit(knobs(os.Stderr, "knobs"))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "e2e" {
+		// e2e handles SIGINT and SIGTERM itself: it passes them on to ginkgo.
+		stop()
+		os.Exit(e2e(os.Args[2:], os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "compare" {
 		os.Exit(compare(os.Args[2:], os.Stdout, os.Stderr))
 	}
@@ -64,32 +80,31 @@ func run(ctx context.Context, args []string) error {
 	if len(args) < 2 || args[0] != "cluster" {
 		return fmt.Errorf("%s", usage)
 	}
-	root, err := cluster.RepoRoot()
+	if len(args) == 2 && args[1] == "default-image" {
+		fmt.Println(kinddefaults.Image)
+		return nil
+	}
+	opts, err := cluster.FromEnv()
 	if err != nil {
 		return err
 	}
-	opts, err := cluster.FromEnv(root)
-	if err != nil {
-		return err
-	}
-	opts.Logf = func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "%s [cluster] %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, a...))
-	}
+	opts.Logf = logLine(os.Stderr, "cluster")
 	switch args[1] {
 	case "up":
-		c, err := cluster.Up(ctx, opts)
-		if c != nil {
-			// scripts/e2e.sh deletes at the end only a cluster this says it created.
-			if c.Created {
-				fmt.Println("created")
-			} else {
-				fmt.Println("reused")
+		// make cluster: the cluster stays; only a set-up that fails releases it by the policy.
+		r := &cluster.Run{Options: opts, LogsDir: filepath.Join(artifactsDir(), "cluster-logs")}
+		if err := r.Setup(ctx, cluster.DefaultSetup...); err != nil {
+			if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
+				opts.Logf("cleanup: %v", terr)
 			}
-			if c.Kubeconfig != "" {
-				defer os.Remove(c.Kubeconfig)
-			}
+			return err
 		}
-		return err
+		if r.Cluster.Created {
+			fmt.Println("created")
+		} else {
+			fmt.Println("reused")
+		}
+		return nil
 	case "down":
 		return cluster.Down(ctx, opts)
 	case "logs":
@@ -102,7 +117,6 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		defer os.Remove(c.Kubeconfig)
 		v, err := c.Versions(ctx)
 		if err != nil {
 			return err

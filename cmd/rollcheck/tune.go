@@ -87,11 +87,7 @@ func tune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, ta.describe())
 		return exitPass
 	}
-	root, _ := cluster.RepoRoot()
-	if ta.sample != "" && root == "" {
-		return bad("--sample builds the sample app from fixtures/app: run it inside the rollcheck repository")
-	}
-	opts, err := cluster.FromEnv(root)
+	opts, err := cluster.FromEnv()
 	if err != nil {
 		return bad("%v", err)
 	}
