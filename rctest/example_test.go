@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -16,7 +16,7 @@ import (
 // asserting the row's verdict. examples/check is a complete one.
 func ExampleCluster_Check() {
 	var kc *rctest.Cluster
-	var plans []engine.Plan
+	var plans []check.Plan
 	_ = BeforeSuite(func(ctx context.Context) {
 		c, err := spec.Load("check.yaml")
 		Expect(err).NotTo(HaveOccurred())

@@ -5,29 +5,29 @@ import (
 
 	"github.com/onsi/gomega/types"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // Pass succeeds when a row's verdict is pass; its failure message gives the row, the
 // verdict's reason and the load summary.
-func Pass() types.GomegaMatcher { return HaveStatus(engine.Pass) }
+func Pass() types.GomegaMatcher { return HaveStatus(check.Pass) }
 
 // HaveStatus succeeds when a row's verdict has the given status.
-func HaveStatus(s engine.Status) types.GomegaMatcher { return &statusMatcher{want: s} }
+func HaveStatus(s check.Status) types.GomegaMatcher { return &statusMatcher{want: s} }
 
-type statusMatcher struct{ want engine.Status }
+type statusMatcher struct{ want check.Status }
 
-func rowOf(actual any) (*engine.Row, error) {
+func rowOf(actual any) (*check.Row, error) {
 	switch r := actual.(type) {
-	case *engine.Row:
+	case *check.Row:
 		if r == nil {
 			return nil, fmt.Errorf("expected a row, got nil")
 		}
 		return r, nil
-	case engine.Row:
+	case check.Row:
 		return &r, nil
 	}
-	return nil, fmt.Errorf("expected an engine.Row or *engine.Row, got %T", actual)
+	return nil, fmt.Errorf("expected an check.Row or *check.Row, got %T", actual)
 }
 
 func (m *statusMatcher) Match(actual any) (bool, error) {
@@ -63,12 +63,12 @@ func (m *worstMatcher) Match(actual any) (bool, error) {
 	if len(r.Disruptions) == 0 {
 		return false, fmt.Errorf("row %s recorded no disruption", r.Config.Name)
 	}
-	return engine.WorstDisruption(r.Disruptions).SuccessRatio >= m.ratio, nil
+	return check.WorstDisruption(r.Disruptions).SuccessRatio >= m.ratio, nil
 }
 
 func (m *worstMatcher) FailureMessage(actual any) string {
 	r, _ := rowOf(actual)
-	w := engine.WorstDisruption(r.Disruptions)
+	w := check.WorstDisruption(r.Disruptions)
 	return fmt.Sprintf("row %s: %s %d/%d succeeded %.2f%% of %d requests, want at least %.2f%%",
 		r.Config.Name, w.Kind, w.N, len(r.Disruptions), 100*w.SuccessRatio, w.Requests, 100*m.ratio)
 }

@@ -1,6 +1,6 @@
 // Package rctest is rollcheck for Ginkgo suites: a kind cluster set up (or reused) from
 // BeforeSuite and cleaned up with DeferCleanup (SetUp, or its pieces Acquire, SweepStale,
-// LoadImages and Release in the suite's own order), a Check that runs one engine.Plan as a spec
+// LoadImages and Release in the suite's own order), a Check that runs one check.Plan as a spec
 // and always writes its row, and Gomega matchers on rows. The built-in conformance matrix
 // and users' own suites use it alike; package engine itself never imports Ginkgo.
 //
@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/e2e-framework/klient"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 )
@@ -140,11 +141,11 @@ func (c *Cluster) SampleAppImage(ctx context.Context) string {
 // into Ginkgo's JSON and JUnit reports; a run that could not finish (deploy, serving wait,
 // disruption, cluster) fails the spec. Whether the row's verdict passes is the caller's to
 // assert, usually with Expect(row).To(rctest.Pass()).
-func (c *Cluster) Check(ctx context.Context, p engine.Plan) *engine.Row {
+func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 	GinkgoHelper()
 	row, err := engine.Run(ctx, c.Target, p, engine.WithArtifacts(c.Artifacts), engine.WithProgress(logProgress))
 	if row != nil {
-		path, werr := engine.WriteRow(c.Artifacts, *row)
+		path, werr := check.WriteRow(c.Artifacts, *row)
 		Expect(werr).NotTo(HaveOccurred(), "write the row")
 		AddReportEntry("row", path)
 		AddReportEntry("load", row.Summary.String())
@@ -155,21 +156,21 @@ func (c *Cluster) Check(ctx context.Context, p engine.Plan) *engine.Row {
 		}
 	}
 	Expect(err).NotTo(HaveOccurred())
-	if row.Verdict.Status == engine.HarnessFault {
+	if row.Verdict.Status == check.HarnessFault {
 		Fail("harness fault, not a verdict on the app: " + row.Verdict.Reason)
 	}
 	return row
 }
 
 func logProgress(p engine.Progress) {
-	switch p.Phase {
-	case engine.PhaseDisruption:
+	switch p.Step {
+	case engine.StepDisruption:
 		Logf("%s: disruption %d/%d starts (load %+v)", p.Row, p.N, p.Count, p.Load)
-	case engine.PhaseSettled:
+	case engine.StepSettled:
 		Logf("%s: disruption %d/%d settled %s (load %+v)", p.Row, p.N, p.Count, p.Detail, p.Load)
-	case engine.PhaseLoadTicker:
+	case engine.StepLoadTicker:
 		Logf("%s: load %+v", p.Row, p.Load)
 	default:
-		Logf("%s: %s %s", p.Row, p.Phase, p.Detail)
+		Logf("%s: %s %s", p.Row, p.Step, p.Detail)
 	}
 }

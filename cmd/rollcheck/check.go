@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
@@ -45,7 +46,7 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 // check runs `rollcheck check`; it returns the exit code.
-func check(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -147,7 +148,7 @@ func checkImages(ctx context.Context, c *spec.Check, stderr io.Writer) error {
 
 // runChecks creates or reuses the cluster, runs every plan, writes the reports and decides
 // the exit code.
-func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []engine.Plan, artifacts string, stdout, stderr io.Writer) int {
+func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []check.Plan, artifacts string, stdout, stderr io.Writer) int {
 	return onCluster(ctx, opts, artifacts, "check", stderr, func(cl *cluster.Cluster) int {
 		return checkRows(ctx, cl, plans, artifacts, stdout, logLine(stderr, "check"))
 	})
@@ -176,17 +177,16 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 }
 
 // checkRows runs every plan on the cluster, writes the reports and decides the exit code.
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []engine.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t := cl.Target()
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
-	rowsDir := filepath.Join(artifacts, engine.RowsDir)
-	_ = os.RemoveAll(rowsDir)
-	var rows []engine.Row
+	_ = check.ClearRows(artifacts)
+	var rows []check.Row
 	for i, p := range plans {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
 		row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
 		if row != nil {
-			if _, werr := engine.WriteRow(artifacts, *row); werr != nil {
+			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
 				logf("write row: %v", werr)
 			}
 			rows = append(rows, *row)
@@ -222,17 +222,21 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []engine.Plan, ar
 // progressPrinter shows each step of a row: disruptions, requests and failures so far.
 func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
 	return func(p engine.Progress) {
-		switch p.Phase {
-		case engine.PhaseDisruption:
+		switch p.Step {
+		case engine.StepDisruption:
 			logf("  %s: disruption %d/%d starts; %d requests, %d failed so far", p.Row, p.N, p.Count, p.Load.Sent, p.Load.Failed)
-		case engine.PhaseSettled:
-			logf("  %s: disruption %d/%d settled %s; %d requests, %d failed so far", p.Row, p.N, p.Count, p.Detail, p.Load.Sent, p.Load.Failed)
-		case engine.PhaseLoadTicker:
+		case engine.StepSettled:
+			pod := "" // the deleted pod, for delete-pod and force-delete
+			if p.Detail != "" {
+				pod = " (pod " + p.Detail + ")"
+			}
+			logf("  %s: disruption %d/%d settled%s; %d requests, %d failed so far", p.Row, p.N, p.Count, pod, p.Load.Sent, p.Load.Failed)
+		case engine.StepLoadTicker:
 			logf("  %s: %d requests, %d failed so far", p.Row, p.Load.Sent, p.Load.Failed)
-		case engine.PhaseTeardown:
+		case engine.StepTeardown:
 			logf("  %s: teardown of namespace %s", p.Row, p.Detail)
 		default:
-			logf("  %s: %s %s", p.Row, p.Phase, p.Detail)
+			logf("  %s: %s %s", p.Row, p.Step, p.Detail)
 		}
 	}
 }
@@ -254,7 +258,7 @@ func flagsCheck(manifests, images, disruptions multi, deployment, path, method, 
 		c.Load.Timeout = &metav1.Duration{Duration: d}
 	}
 	if len(disruptions) == 0 {
-		disruptions = multi{string(engine.RolloutRestart)}
+		disruptions = multi{string(check.RolloutRestart)}
 	}
 	for _, d := range disruptions {
 		kind, count, _ := strings.Cut(d, "=")
@@ -264,7 +268,7 @@ func flagsCheck(manifests, images, disruptions multi, deployment, path, method, 
 				errs = append(errs, fmt.Sprintf("--disruption %q: count is not a number", d))
 			}
 		}
-		c.Disruptions = append(c.Disruptions, spec.Disruption{Kind: engine.DisruptionKind(kind), Count: n})
+		c.Disruptions = append(c.Disruptions, spec.Disruption{Kind: check.DisruptionKind(kind), Count: n})
 	}
 	v := spec.Variant{Name: "as-is"}
 	if prestop != "" {
@@ -300,7 +304,7 @@ func flagsCheck(manifests, images, disruptions multi, deployment, path, method, 
 }
 
 // dryRunPrint prints, per row, the objects the check would apply.
-func dryRunPrint(plans []engine.Plan, stdout, stderr io.Writer) int {
+func dryRunPrint(plans []check.Plan, stdout, stderr io.Writer) int {
 	done := map[string]bool{}
 	for _, p := range plans {
 		fmt.Fprintf(stderr, "row: %s under %s×%d\n", p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)

@@ -28,7 +28,7 @@ func fakeTools(t *testing.T) string {
 func runCheck(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := check(context.Background(), args, &out, &errb)
+	code := checkCmd(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

@@ -8,27 +8,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // compareRow is one run of the row name: failed of 1100 requests, judged by Expect Zero.
-func compareRow(name string, rate, repeat, failed int) engine.Row {
-	c := engine.Config{Name: name, App: "app", PreStop: "sleep:5s", OnSIGTERM: "drain", GraceSeconds: 30,
-		Replicas: 3, Path: "/", Rate: rate, Method: "GET", Disruption: engine.RolloutRestart, Count: 2,
-		Settle: 3 * time.Second, Expect: engine.Zero()}
+func compareRow(name string, rate, repeat, failed int) check.Row {
+	c := check.Applied{Name: name, App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30,
+		Replicas: 3, Path: "/", Rate: rate, Method: "GET", Disruption: check.RolloutRestart, Count: 2,
+		Settle: 3 * time.Second, Expect: check.Zero()}
 	s := loadgen.Summary{Requests: 1100, Failed: failed, OK: 1100 - failed, Valid: true,
 		FailureRatio: float64(failed) / 1100, Failures: map[loadgen.Class]int{}}
 	if failed > 0 {
 		s.Failures[loadgen.ClassEOF] = failed
 	}
-	return engine.Row{Suite: "rollout", Config: c, Repeat: repeat, Summary: s, Verdict: c.Expect.Judge(s),
+	return check.Row{Suite: "rollout", Config: c, Repeat: repeat, Summary: s, Verdict: c.Expect.Judge(s),
 		Started: time.Date(2026, 3, 14, 9, 0, repeat, 0, time.UTC)}
 }
 
 // writeRun writes rows as a conformance.json in dir/name and returns its path.
-func writeRun(t *testing.T, dir, name string, rows ...engine.Row) string {
+func writeRun(t *testing.T, dir, name string, rows ...check.Row) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := report.NewRun(rows).WriteJSON(&buf); err != nil {
@@ -174,7 +174,7 @@ func TestCompareHelp(t *testing.T) {
 func TestCompareAppConfigurationChange(t *testing.T) {
 	dir := t.TempDir()
 	old := compareRow("as-is", 100, 0, 80)
-	old.Config.PreStop = "none"
+	old.Config.PreStop = check.PreStop{None: true}
 	base := writeRun(t, dir, "base.json", old)
 	next := writeRun(t, dir, "new.json", compareRow("as-is", 100, 0, 0))
 	code, out, stderr := runCompare(base, next)

@@ -36,16 +36,21 @@ import (
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image | report DIR"
+const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "-version" || os.Args[1] == "version") {
+		fmt.Println("rollcheck", engine.Version())
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "knobs" {
 		os.Exit(knobs(os.Stderr, "knobs"))
 	}
@@ -58,12 +63,12 @@ func main() {
 		os.Exit(compare(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "check" {
-		code := check(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		code := checkCmd(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "tune" {
-		code := tune(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		code := tuneCmd(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
@@ -128,7 +133,7 @@ func run(ctx context.Context, args []string) error {
 
 // writeReport merges the rows the suites wrote into the run's reports and prints the table.
 func writeReport(dir string) error {
-	rows, err := engine.ReadRows(dir)
+	rows, err := check.ReadRows(dir)
 	if err != nil {
 		return err
 	}

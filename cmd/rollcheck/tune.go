@@ -6,18 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/spec"
+	"github.com/rollcheck/rollcheck/tune"
 )
 
 const tuneUsage = `usage: rollcheck tune --sample exit|drain|ignore [--disruption rollout-restart] [--count 5] [flags]
@@ -54,13 +55,31 @@ harness fault or an error; 130: interrupted.`
 type tuneArgs struct {
 	sample     scenario.Shutdown // the sample app's mode, or "" for a check file
 	check      *spec.Check
-	base       engine.Plan
-	opts       engine.TuneOptions
+	base       check.Plan
+	opts       tuneSettings
 	artifacts  string
 	keep       bool
 	dryRun     bool
-	disruption engine.DisruptionKind
+	disruption check.DisruptionKind
 	count      int
+}
+
+// tuneSettings are the search's flags, as tune.Options take them.
+type tuneSettings struct {
+	Min, Max, Resolution time.Duration
+	PreStop              func(time.Duration) check.PreStop
+}
+
+// options are the settings as tune's options, with progress reported to f.
+func (o tuneSettings) options(f func(tune.Probe)) []tune.Option {
+	opts := []tune.Option{tune.WithRange(o.Min, o.Max), tune.WithResolution(o.Resolution)}
+	if o.PreStop != nil {
+		opts = append(opts, tune.WithPreStop(o.PreStop))
+	}
+	if f != nil {
+		opts = append(opts, tune.WithProgress(f))
+	}
+	return opts
 }
 
 // sampleImage stands for the sample app's image until it is built: the input is checked first.
@@ -70,7 +89,7 @@ const sampleImage = "rollcheck/app:tune"
 const sampleGrace = 30
 
 // tune runs `rollcheck tune`; it returns the exit code.
-func tune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func tuneCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rollcheck tune: "+format+"\n", a...)
 		return exitBadInput
@@ -112,7 +131,7 @@ func parseTune(args []string) (*tuneArgs, error) {
 		sample, file, variant, disruption, execCmd, artifacts string
 		count                                                 int
 		keep, dryRun                                          bool
-		o                                                     engine.TuneOptions
+		o                                                     tuneSettings
 	)
 	fs.StringVar(&sample, "sample", "", "the sample app: exit, drain or ignore")
 	fs.StringVar(&file, "f", "", "check file")
@@ -121,8 +140,8 @@ func parseTune(args []string) (*tuneArgs, error) {
 	fs.IntVar(&count, "count", 0, "disruptions per probe")
 	fs.StringVar(&execCmd, "exec", "", "preStop command, {} replaced by the seconds")
 	fs.DurationVar(&o.Min, "min", 0, "smallest preStop")
-	fs.DurationVar(&o.Max, "max", engine.DefaultTuneMax, "largest preStop")
-	fs.DurationVar(&o.Resolution, "resolution", engine.DefaultTuneResolution, "resolution")
+	fs.DurationVar(&o.Max, "max", tune.DefaultMax, "largest preStop")
+	fs.DurationVar(&o.Resolution, "resolution", tune.DefaultResolution, "resolution")
 	fs.StringVar(&artifacts, "artifacts", defaultTuneArtifacts(), "reports directory")
 	fs.BoolVar(&keep, "keep-cluster", false, "keep a cluster this run created")
 	fs.BoolVar(&dryRun, "dry-run", false, "check the input only")
@@ -142,7 +161,7 @@ func parseTune(args []string) (*tuneArgs, error) {
 	case count < 0 || count > 20:
 		return nil, fmt.Errorf("--count %d: want 1 to 20", count)
 	}
-	ta := &tuneArgs{artifacts: artifacts, keep: keep, dryRun: dryRun, disruption: engine.DisruptionKind(disruption), count: count, opts: o}
+	ta := &tuneArgs{artifacts: artifacts, keep: keep, dryRun: dryRun, disruption: check.DisruptionKind(disruption), count: count, opts: o}
 	var err error
 	if sample != "" {
 		if variant != "" || execCmd != "" {
@@ -160,7 +179,7 @@ func parseTune(args []string) (*tuneArgs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ta.opts.Check(ta.base); err != nil {
+	if err := tune.Validate(ta.base, ta.opts.options(nil)...); err != nil {
 		return nil, err
 	}
 	return ta, nil
@@ -179,7 +198,7 @@ func (ta *tuneArgs) describe() string {
 	}
 	threshold := b.Variant.Expect.String()
 	if threshold == "" {
-		threshold = engine.Zero().String()
+		threshold = check.Zero().String()
 	}
 	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; artifacts in %s",
 		b.Variant.Name, b.Disruption.Kind, b.WithDefaults().Disruption.Count, o.Min, o.Max, o.Resolution, hook,
@@ -192,62 +211,64 @@ func defaultTuneArtifacts() string { return filepath.Join(envOr("ARTIFACTS", "_a
 
 // sampleBase is the sample app in shutdown mode m, without preStop, with a 30 s grace period and
 // no failure allowed, under kind×count (defaults rollout-restart×5).
-func sampleBase(m scenario.Shutdown, kind engine.DisruptionKind, count int, image string) (engine.Plan, error) {
+func sampleBase(m scenario.Shutdown, kind check.DisruptionKind, count int, image string) (check.Plan, error) {
 	switch m {
 	case scenario.ShutdownExit, scenario.ShutdownDrain, scenario.ShutdownIgnore:
 	default:
-		return engine.Plan{}, fmt.Errorf("--sample %q: want exit, drain or ignore", m)
+		return check.Plan{}, fmt.Errorf("--sample %q: want exit, drain or ignore", m)
 	}
 	if kind == "" {
-		kind = engine.RolloutRestart
+		kind = check.RolloutRestart
 	}
 	if count == 0 {
 		count = 5
 	}
-	s := scenario.Scenario{Name: "sample-" + string(m), OnSIGTERM: m, GraceSeconds: sampleGrace,
-		Why: "tune: the smallest preStop with which the sample app loses no request", Disruption: kind, Count: count,
-		Expect: engine.Zero()}
+	grace := int64(sampleGrace)
+	s := scenario.Scenario{App: scenario.Sample{OnSIGTERM: m},
+		Variant: check.Variant{Name: "sample-" + string(m), TerminationGracePeriodSeconds: &grace,
+			Why: "tune: the smallest preStop with which the sample app loses no request", Expect: check.Zero()},
+		Disruption: check.Disruption{Kind: kind, Count: count}}
 	return s.Plan("tune", image)
 }
 
 // samplePreStop is the sample app's own preStop endpoint, which sleeps for any Go duration.
-func samplePreStop(d time.Duration) engine.PreStop {
+func samplePreStop(d time.Duration) check.PreStop {
 	if d == 0 {
-		return engine.PreStop{None: true}
+		return check.PreStop{None: true}
 	}
-	return engine.PreStop{HTTPGet: "/prestop?sleep=" + d.String()}
+	return check.PreStop{HTTPGet: "/prestop?sleep=" + d.String()}
 }
 
 // execPreStop is the --exec builder: the command with {} replaced by the seconds ("1.5").
-func execPreStop(cmd string) (func(time.Duration) engine.PreStop, error) {
+func execPreStop(cmd string) (func(time.Duration) check.PreStop, error) {
 	fields := strings.Fields(cmd)
 	if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, "{}") }) {
 		return nil, fmt.Errorf("--exec %q: put {} where the seconds go, as in 'sleep {}'", cmd)
 	}
-	return func(d time.Duration) engine.PreStop {
+	return func(d time.Duration) check.PreStop {
 		if d == 0 {
-			return engine.PreStop{None: true}
+			return check.PreStop{None: true}
 		}
 		s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
 		argv := make([]string, len(fields))
 		for i, f := range fields {
 			argv[i] = strings.ReplaceAll(f, "{}", s)
 		}
-		return engine.PreStop{Exec: argv}
+		return check.PreStop{Exec: argv}
 	}, nil
 }
 
 // checkBase is the check file's Plan of the variant named (or its only one) under the
 // disruption named (or its only one; one it does not list runs DefaultCount times), with
 // count disruptions when count is not 0.
-func checkBase(file, variant string, kind engine.DisruptionKind, count int) (*spec.Check, engine.Plan, error) {
+func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spec.Check, check.Plan, error) {
 	c, err := spec.Load(file)
 	if err != nil {
-		return nil, engine.Plan{}, err
+		return nil, check.Plan{}, err
 	}
 	plans, _, err := c.Plans()
 	if err != nil {
-		return nil, engine.Plan{}, fmt.Errorf("%s: %v", c.Name(), err)
+		return nil, check.Plan{}, fmt.Errorf("%s: %v", c.Name(), err)
 	}
 	var names []string
 	for _, v := range c.Variants {
@@ -255,20 +276,20 @@ func checkBase(file, variant string, kind engine.DisruptionKind, count int) (*sp
 	}
 	switch {
 	case variant == "" && len(names) > 1:
-		return nil, engine.Plan{}, fmt.Errorf("%s has %d variants (%s): name the base with --variant", file, len(names), strings.Join(names, ", "))
+		return nil, check.Plan{}, fmt.Errorf("%s has %d variants (%s): name the base with --variant", file, len(names), strings.Join(names, ", "))
 	case variant == "":
 		variant = names[0]
 	case !slices.Contains(names, variant):
-		return nil, engine.Plan{}, fmt.Errorf("--variant %q: %s has %s", variant, file, strings.Join(names, ", "))
+		return nil, check.Plan{}, fmt.Errorf("--variant %q: %s has %s", variant, file, strings.Join(names, ", "))
 	}
 	var kinds []string
 	for _, d := range c.Disruptions {
 		kinds = append(kinds, string(d.Kind))
 	}
 	if kind == "" && len(kinds) > 1 {
-		return nil, engine.Plan{}, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
+		return nil, check.Plan{}, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
 	}
-	var base engine.Plan
+	var base check.Plan
 	for _, p := range plans {
 		if p.Variant.Name == variant {
 			base = p
@@ -278,7 +299,7 @@ func checkBase(file, variant string, kind engine.DisruptionKind, count int) (*sp
 		}
 	}
 	if kind != "" && base.Disruption.Kind != kind {
-		base.Disruption = engine.Disruption{Kind: kind}
+		base.Disruption = check.Disruption{Kind: kind}
 	}
 	if count > 0 {
 		base.Disruption.Count = count
@@ -305,18 +326,21 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 	}
 	t := cl.Target()
 	t.Logf = func(string, ...any) {} // the progress lines say what matters
-	_ = os.RemoveAll(filepath.Join(ta.artifacts, engine.RowsDir))
+	_ = check.ClearRows(ta.artifacts)
 	o := ta.opts
-	o.Progress = func(p engine.TuneProbe) {
+	progress := func(p tune.Probe) {
 		logf("%s", probeLine(p))
 		if p.Status != "" && p.Row != nil {
-			if _, err := engine.WriteRow(ta.artifacts, *p.Row); err != nil {
+			if _, err := check.WriteRow(ta.artifacts, *p.Row); err != nil {
 				logf("write row: %v", err)
 			}
 		}
 	}
 	logf("tuning %s under %s×%d: preStop %s to %s", base.Variant.Name, base.Disruption.Kind, base.Disruption.Count, o.Min, o.Max)
-	res, err := engine.Tune(ctx, t, base, o, engine.WithArtifacts(ta.artifacts), engine.WithProgress(progressPrinter(logf)))
+	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.artifacts), engine.WithProgress(progressPrinter(logf)))
+	}
+	res, err := tune.Run(ctx, run, base, o.options(progress)...)
 	if res != nil {
 		paths, werr := report.WriteTune(ta.artifacts, res)
 		if werr != nil {
@@ -331,7 +355,7 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		logf("%v", err)
 		return exitCode(ctx, exitBadInput)
 	}
-	if res.Status == engine.TuneFound {
+	if res.Status == tune.Found {
 		return exitPass
 	}
 	return exitFail
@@ -347,7 +371,7 @@ func exitCode(ctx context.Context, code int) int {
 
 // probeLine is a probe's progress line: "probe 3: preStop 2s: starts" when it starts,
 // "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass" when it ends.
-func probeLine(p engine.TuneProbe) string {
+func probeLine(p tune.Probe) string {
 	s := fmt.Sprintf("probe %d: preStop %s: ", p.N, p.PreStop)
 	switch {
 	case p.Confirm:

@@ -12,13 +12,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/tune"
 )
 
 func runTuneCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := tune(context.Background(), args, &out, &errb)
+	code := tuneCmd(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -145,8 +146,8 @@ func TestParseTuneSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := ta.base
-	if b.Suite != "tune" || b.Variant.Name != "sample-exit" || b.Disruption != (engine.Disruption{Kind: engine.RolloutRestart, Count: 5}) ||
-		b.Variant.Expect.Kind != engine.ExpectZero || b.App.OnSIGTERM != "exit" {
+	if b.Suite != "tune" || b.Variant.Name != "sample-exit" || b.Disruption != (check.Disruption{Kind: check.RolloutRestart, Count: 5}) ||
+		b.Variant.Expect.Kind != check.ExpectZero || b.App.OnSIGTERM != "exit" {
 		t.Errorf("base %+v", b)
 	}
 	for _, o := range b.App.Objects {
@@ -170,7 +171,7 @@ func TestParseTuneSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ta.base.Variant.Name != "sample-drain" || ta.base.Disruption != (engine.Disruption{Kind: engine.DeletePod, Count: 2}) || !ta.keep || ta.opts.Max != 8*time.Second {
+	if ta.base.Variant.Name != "sample-drain" || ta.base.Disruption != (check.Disruption{Kind: check.DeletePod, Count: 2}) || !ta.keep || ta.opts.Max != 8*time.Second {
 		t.Errorf("args %+v", ta)
 	}
 }
@@ -180,8 +181,8 @@ func TestParseTuneCheckFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := ta.base; b.Variant.Name != "prestop-5s" || b.Disruption != (engine.Disruption{Kind: engine.RolloutRestart, Count: 4}) ||
-		b.Variant.Expect.Kind != engine.ExpectZero || ta.check == nil {
+	if b := ta.base; b.Variant.Name != "prestop-5s" || b.Disruption != (check.Disruption{Kind: check.RolloutRestart, Count: 4}) ||
+		b.Variant.Expect.Kind != check.ExpectZero || ta.check == nil {
 		t.Errorf("base %+v", b)
 	}
 	if got := ta.opts.PreStop(1500 * time.Millisecond); !slices.Equal(got.Exec, []string{"/bin/sleep", "1.5"}) {
@@ -193,30 +194,30 @@ func TestParseTuneCheckFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ta.opts.PreStop != nil || ta.base.Disruption != (engine.Disruption{Kind: engine.ScaleDown}) ||
+	if ta.opts.PreStop != nil || ta.base.Disruption != (check.Disruption{Kind: check.ScaleDown}) ||
 		ta.base.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
 		t.Errorf("args %+v", ta)
 	}
 	ta, err = parseTune([]string{"-f", twoDisruptions(t), "--variant", "as-is", "--disruption", "delete-pod"})
-	if err != nil || ta.base.Disruption != (engine.Disruption{Kind: engine.DeletePod, Count: 2}) {
+	if err != nil || ta.base.Disruption != (check.Disruption{Kind: check.DeletePod, Count: 2}) {
 		t.Errorf("err %v, disruption %+v: want the file's delete-pod×2", err, ta.base.Disruption)
 	}
 }
 
 func TestProbeLine(t *testing.T) {
-	p := engine.TuneProbe{N: 3, PreStop: 2 * time.Second}
+	p := tune.Probe{N: 3, PreStop: 2 * time.Second}
 	if got := probeLine(p); got != "probe 3: preStop 2s: starts" {
 		t.Errorf("start: %q", got)
 	}
-	p.Requests, p.Failed, p.WorstSuccessRatio, p.Status = 1523, 0, 1, engine.Pass
+	p.Requests, p.Failed, p.WorstSuccessRatio, p.Status = 1523, 0, 1, check.Pass
 	if got, want := probeLine(p), "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass"; got != want {
 		t.Errorf("end: %q, want %q", got, want)
 	}
-	p.Confirm, p.PreStop, p.Failed, p.WorstSuccessRatio, p.Status = true, 1500*time.Millisecond, 12, 0.9725, engine.Fail
+	p.Confirm, p.PreStop, p.Failed, p.WorstSuccessRatio, p.Status = true, 1500*time.Millisecond, 12, 0.9725, check.Fail
 	if got, want := probeLine(p), "confirmation probe 3: preStop 1.5s: 12 of 1,523 failed (worst disruption 97.25 %): fail"; got != want {
 		t.Errorf("confirmation: %q, want %q", got, want)
 	}
-	p.Confirm, p.Retry, p.Status, p.Reason = false, true, engine.HarnessFault, "the load stalled"
+	p.Confirm, p.Retry, p.Status, p.Reason = false, true, check.HarnessFault, "the load stalled"
 	if got, want := probeLine(p), "retried probe 3: preStop 1.5s: harness-fault: the load stalled"; got != want {
 		t.Errorf("harness fault: %q, want %q", got, want)
 	}

@@ -17,7 +17,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -29,7 +29,7 @@ func TestHello(t *testing.T) {
 
 var (
 	kc    *rctest.Cluster
-	plans = map[string]engine.Plan{}
+	plans = map[string]check.Plan{}
 )
 
 var _ = BeforeSuite(func(ctx context.Context) {
@@ -52,7 +52,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 var _ = Describe("the hello app under rollout restarts", Serial, func() {
 	It("drops requests as it is: it exits at SIGTERM", func(ctx SpecContext) {
 		row := kc.Check(ctx, plans["as-is"])
-		Expect(row).To(rctest.HaveStatus(engine.Fail))
+		Expect(row).To(rctest.HaveStatus(check.Fail))
 		Expect(row.Summary.Failed).To(BeNumerically(">", 0))
 		Expect(row.PodIdentity).To(BeFalse(), "hello names no pod")
 	}, SpecTimeout(10*time.Minute))
