@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -35,90 +36,104 @@ func MeasuredBound(worst float64) float64 {
 }
 
 // Row builds a Scenario from a base with a disruption and an expected Outcome.
-func Row(base scenario.Scenario, d scenario.DisruptionKind, expect scenario.Outcome, why string) scenario.Scenario {
-	base.Disruption, base.Expect, base.Why = d, expect, why
+func Row(base scenario.Scenario, d check.DisruptionKind, expect check.Outcome, why string) scenario.Scenario {
+	base.Disruption.Kind, base.Variant.Expect, base.Variant.Why = d, expect, why
 	return base
+}
+
+// sample is a base row: the sample app doing on on SIGTERM, with preStop pre (nil: none) and a
+// grace period of grace seconds.
+func sample(name string, on scenario.Shutdown, pre *check.PreStop, grace int64) scenario.Scenario {
+	if pre == nil {
+		pre = &check.PreStop{None: true}
+	}
+	return scenario.Scenario{App: scenario.Sample{OnSIGTERM: on},
+		Variant: check.Variant{Name: name, PreStop: pre, TerminationGracePeriodSeconds: &grace}}
+}
+
+// keepAlive is s renamed, with keep-alive load of method and requests that take req.
+func keepAlive(s scenario.Scenario, name, method string, req time.Duration) scenario.Scenario {
+	s.Variant.Name, s.Load.KeepAlive, s.Load.Method, s.App.RequestDuration = name, true, method, req
+	return s
 }
 
 // The shutdown configurations of the conformance matrix; the suites pair them with a
 // disruption and the outcome the mechanics predict.
 var (
 	// Naive: no preStop, the app exits at SIGTERM.
-	Naive = scenario.Scenario{Name: "naive", OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30}
+	Naive = sample("naive", scenario.ShutdownExit, nil, 30)
 	// DrainOnly: no preStop, the app drains on SIGTERM (closes its listener at once).
-	DrainOnly = scenario.Scenario{Name: "drain-only", OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	DrainOnly = sample("drain-only", scenario.ShutdownDrain, nil, 30)
 	// PreStopExit: preStop exec sleep 5 s, then the app exits at SIGTERM.
-	PreStopExit = scenario.Scenario{Name: "prestop-exit", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
-		OnSIGTERM: scenario.ShutdownExit, GraceSeconds: 30}
+	PreStopExit = sample("prestop-exit", scenario.ShutdownExit, scenario.ExecSleep(5*time.Second), 30)
 	// PreStopDrain: preStop exec sleep 5 s, then drain: the textbook configuration.
-	PreStopDrain = scenario.Scenario{Name: "prestop-drain", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
-		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	PreStopDrain = sample("prestop-drain", scenario.ShutdownDrain, scenario.ExecSleep(5*time.Second), 30)
 	// NativeSleepDrain: the native sleep action (Kubernetes 1.34 GA) for 5 s, then drain.
-	NativeSleepDrain = scenario.Scenario{Name: "native-sleep-drain", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
-		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	NativeSleepDrain = sample("native-sleep-drain", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
 	// HTTPPreStopDrain: an httpGet preStop to the app that sleeps 5 s, then drain.
-	HTTPPreStopDrain = scenario.Scenario{Name: "http-prestop-drain", PreStop: scenario.PreStopHTTP, PreStopSeconds: 5,
-		OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30}
+	HTTPPreStopDrain = sample("http-prestop-drain", scenario.ShutdownDrain, scenario.HTTPSleep(5*time.Second), 30)
 )
 
 // SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
-var SlowRequests = scenario.Scenario{Name: "slow-requests", PreStop: scenario.PreStopSleep, PreStopSeconds: 2,
-	OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 3, RequestDuration: 5 * time.Second}
+var SlowRequests = func() scenario.Scenario {
+	s := sample("slow-requests", scenario.ShutdownDrain, scenario.NativeSleep(2*time.Second), 3)
+	s.App.RequestDuration = 5 * time.Second
+	return s
+}()
 
 // RolloutRows is the rollout-restart matrix.
 func RolloutRows() []scenario.Scenario {
-	d := scenario.RolloutRestart
-	ignore := scenario.Scenario{Name: "ignore-sigterm", PreStop: scenario.PreStopSleep, PreStopSeconds: 5,
-		OnSIGTERM: scenario.ShutdownIgnore, GraceSeconds: 8}
-	ignoreKA := ignore
-	ignoreKA.Name, ignoreKA.KeepAlive, ignoreKA.Method, ignoreKA.RequestDuration = "ignore-sigterm-keepalive", true, "POST", 200*time.Millisecond
-	exitKA := PreStopExit
-	exitKA.Name, exitKA.KeepAlive, exitKA.Method, exitKA.RequestDuration = "prestop-exit-keepalive", true, "POST", 200*time.Millisecond
-	exitKAGet := exitKA
-	exitKAGet.Name, exitKAGet.Method = "prestop-exit-keepalive-get", "GET"
+	d := check.RolloutRestart
+	ignore := sample("ignore-sigterm", scenario.ShutdownIgnore, scenario.NativeSleep(5*time.Second), 8)
+	ignoreKA := keepAlive(ignore, "ignore-sigterm-keepalive", "POST", 200*time.Millisecond)
+	exitKA := keepAlive(PreStopExit, "prestop-exit-keepalive", "POST", 200*time.Millisecond)
+	exitKAGet := keepAlive(PreStopExit, "prestop-exit-keepalive-get", "GET", 200*time.Millisecond)
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
+		Row(Naive, d, check.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
 			"negative control: the app is gone at SIGTERM while kube-proxy still sends new connections to it for the endpoint propagation delay"),
-		Row(DrainOnly, d, scenario.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
+		Row(DrainOnly, d, check.Failures(ConnectionFailures...).ByPhase(timeline.PhasePropagation),
 			"draining does not help new connections: the listener closes at SIGTERM, before kube-proxy stops sending connections to the pod"),
-		Row(PreStopExit, d, scenario.Zero(),
+		Row(PreStopExit, d, check.Zero(),
 			"the preStop sleep outlasts endpoint propagation; with keep-alive off and instant requests nothing is in flight when the app exits"),
-		Row(exitKA, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhasePinnedConnection, timeline.PhaseInFlightCut),
+		Row(exitKA, d, check.Failures(CutInFlight...).ByPhase(timeline.PhasePinnedConnection, timeline.PhaseInFlightCut),
 			"keep-alive pins connections to the old pod through the preStop sleep; exiting cuts the requests in flight on them, and a POST is not retried"),
-		Row(exitKAGet, d, scenario.Zero(),
+		Row(exitKAGet, d, check.Zero(),
 			"as prestop-exit-keepalive, but GET: Go's client silently retries a GET whose reused connection died, hiding the cut requests (transparent retry)"),
-		Row(PreStopDrain, d, scenario.Zero(),
+		Row(PreStopDrain, d, check.Zero(),
 			"the textbook configuration: preStop sleep outlasts endpoint propagation, then in-flight requests finish"),
-		Row(NativeSleepDrain, d, scenario.Zero(),
+		Row(NativeSleepDrain, d, check.Zero(),
 			"as prestop-drain, with the native sleep action instead of an exec hook"),
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
+		Row(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"requests take 5 s; grace 3 s minus preStop 2 s leaves 1 s, which the kubelet rounds up to its 2 s minimum: SIGKILL comes 4 s after deletion and cuts the requests in flight"),
-		Row(ignore, d, scenario.Zero(),
+		Row(ignore, d, check.Zero(),
 			"the app ignores SIGTERM and SIGKILL ends it at 8 s, but with keep-alive off and endpoints long gone nothing is in flight"),
-		Row(ignoreKA, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL, timeline.PhasePinnedConnection),
+		Row(ignoreKA, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL, timeline.PhasePinnedConnection),
 			"the app ignores SIGTERM; keep-alive connections stay pinned to it until SIGKILL at 8 s cuts the requests in flight on them"),
 	}
 }
 
 // DeletePodRows is the graceful pod delete matrix.
 func DeletePodRows() []scenario.Scenario {
-	d := scenario.DeletePod
+	d := check.DeletePod
 	return []scenario.Scenario{
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
+		Row(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
-		Row(Naive, d, scenario.AtMost(MeasuredBound(40.0/1106)),
+		Row(Naive, d, check.AtMost(MeasuredBound(40.0/1106)),
 			"endpoint removal and SIGTERM race: 1, 6, 36 and 40 failures of about 1,100 requests in four runs of an earlier session, 39, 0 and 0 of about 2,000 in three runs of ROLLCHECK_REPEAT=3 (worst 3.6 %). The replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone; a measured bound (MeasuredBound), not a negative control"),
-		Row(HTTPPreStopDrain, d, scenario.Zero(),
+		Row(HTTPPreStopDrain, d, check.Zero(),
 			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain"),
-		Row(PreStopDrainSlow, d, scenario.Zero(),
+		Row(PreStopDrainSlow, d, check.Zero(),
 			"5 s requests finish well within the 30 s grace period (compare the force-delete suite)"),
 	}
 }
 
 // PreStopDrainSlow is PreStopDrain with requests that take 5 s: the 30 s grace period lets
 // them finish, unless something shortens it.
-var PreStopDrainSlow = scenario.Scenario{Name: "prestop-drain-slow", PreStop: scenario.PreStopExec, PreStopSeconds: 5,
-	OnSIGTERM: scenario.ShutdownDrain, GraceSeconds: 30, RequestDuration: 5 * time.Second}
+var PreStopDrainSlow = func() scenario.Scenario {
+	s := sample("prestop-drain-slow", scenario.ShutdownDrain, scenario.ExecSleep(5*time.Second), 30)
+	s.App.RequestDuration = 5 * time.Second
+	return s
+}()
 
 // ForceDeleteRows is the forced delete (grace 0) matrix.
 //
@@ -127,26 +142,26 @@ var PreStopDrainSlow = scenario.Scenario{Name: "prestop-drain-slow", PreStop: sc
 // the container its 2 s minimum between SIGTERM and SIGKILL (pkg/kubelet pod_workers.go,
 // kuberuntime minimumGracePeriodInSeconds).
 func ForceDeleteRows() []scenario.Scenario {
-	d := scenario.ForceDelete
+	d := check.ForceDelete
 	return []scenario.Scenario{
-		Row(Naive, d, scenario.AtMost(MeasuredBound(79.0/1239)),
+		Row(Naive, d, check.AtMost(MeasuredBound(79.0/1239)),
 			"endpoint removal and SIGTERM start together and race: earlier sessions saw 1 to 52 failures in about 1,000 requests, ROLLCHECK_REPEAT=3 here 12, 7 and 19 of about 1,400, and a full make e2e 79 of 1,239 (the worst, 6.4 %); so this is no negative control (prestop-drain-slow is) but a measured bound (MeasuredBound)"),
-		Row(PreStopDrain, d, scenario.AtMost(MeasuredBound(9.0/1242)),
+		Row(PreStopDrain, d, check.AtMost(MeasuredBound(9.0/1242)),
 			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Measured: 9 of 1,242 requests in one disruption of an earlier make e2e, and 3, 0 and 0 of about 1,300 with ROLLCHECK_REPEAT=3 (the zero-failure row was flaky: 2 of 3); a measured bound (MeasuredBound)"),
-		Row(PreStopDrainSlow, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
+		Row(PreStopDrainSlow, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 	}
 }
 
 // ScaleDownRows is the scale down (and back up) matrix.
 func ScaleDownRows() []scenario.Scenario {
-	d := scenario.ScaleDown
+	d := check.ScaleDown
 	return []scenario.Scenario{
-		Row(SlowRequests, d, scenario.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL).WithMinDisruptionsWithFailures(1),
+		Row(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL).WithMinDisruptionsWithFailures(1),
 			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
-		Row(Naive, d, scenario.AtMost(MeasuredBound(11.0/1843)),
+		Row(Naive, d, check.AtMost(MeasuredBound(11.0/1843)),
 			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: 0 failures in every run of earlier sessions, 3, 0 and 2 of about 2,000 with ROLLCHECK_REPEAT=3, 5 of 1,942 in a full make e2e, 1, 1, 0, 0 and 9 with ROLLCHECK_REPEAT=5, then 11 of 1,843 in a full make e2e (the worst, 0.60 %). The race is real, so the row is a measured bound (MeasuredBound), not called safe"),
-		Row(PreStopDrain, d, scenario.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
+		Row(PreStopDrain, d, check.Zero(), "preStop sleep outlasts endpoint propagation, then drain"),
 	}
 }
 
@@ -155,14 +170,20 @@ func AllRows() []scenario.Scenario {
 	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows())
 }
 
-// RowName names a table row: the Scenario's own String.
-func RowName(s scenario.Scenario) string { return s.WithDefaults().String() }
+// RowName names a table row as the reports do (check.Applied's String): "naive: preStop=none
+// sigterm=exit grace=30s keepalive=off rollout-restart×3".
+func RowName(s scenario.Scenario) string {
+	p, err := s.Plan("matrix", "rollcheck/app:name")
+	if err != nil {
+		return s.Variant.Name + " (invalid)"
+	}
+	return p.Applied().String()
+}
 
 // RowLabels are the Ginkgo labels of a row: its disruption and its expectation.
 func RowLabels(s scenario.Scenario) []string {
-	s = s.WithDefaults()
-	l := []string{string(s.Disruption), string(s.Expect.Kind)}
-	if s.Expect.Kind == scenario.ExpectFailures {
+	l := []string{string(s.Disruption.Kind), string(s.Variant.Expect.Kind)}
+	if s.Variant.Expect.Kind == check.ExpectFailures {
 		l = append(l, "negative-control")
 	}
 	return l
@@ -171,9 +192,14 @@ func RowLabels(s scenario.Scenario) []string {
 // RowTimeout is a generous SpecTimeout for a row: every disruption may take its grace period
 // twice over, plus deploy, settle and cleanup time.
 func RowTimeout(s scenario.Scenario) time.Duration {
-	s = s.WithDefaults()
-	perDisruption := time.Duration(2*s.GraceSeconds+int64(s.Replicas*20+s.PreStopSeconds)) * time.Second
-	return 3*time.Minute + 2*s.Settle + time.Duration(s.Count)*perDisruption
+	p, err := s.Plan("matrix", "rollcheck/app:name")
+	if err != nil {
+		return 3 * time.Minute // the spec fails at its Plan
+	}
+	a := p.Applied()
+	pre, _ := a.PreStop.Duration()
+	perDisruption := time.Duration(2*a.GraceSeconds+int64(a.Replicas*20))*time.Second + pre.Round(time.Second)
+	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
 }
 
 // EnvRepeat is how many times every row runs (1 to 20, default 1).

@@ -3,7 +3,7 @@ package suites
 import (
 	"testing"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/check"
 )
 
 func TestMeasuredBound(t *testing.T) {
@@ -20,11 +20,11 @@ func TestMeasuredBound(t *testing.T) {
 // every row validates.
 func TestRowsBounds(t *testing.T) {
 	for _, s := range AllRows() {
-		if err := s.WithDefaults().Validate(); err != nil {
-			t.Errorf("%s: %v", s.Name, err)
+		if _, err := s.Plan("matrix", "rollcheck/app:t1"); err != nil {
+			t.Errorf("%s: %v", s.Variant.Name, err)
 		}
-		if s.Expect.Kind == scenario.ExpectAtMost && (s.Expect.MaxRatio >= 0.15 || s.Expect.MaxRatio < 0.005) {
-			t.Errorf("%s under %s: bound %v is not a measured one", s.Name, s.Disruption, s.Expect.MaxRatio)
+		if e := s.Variant.Expect; e.Kind == check.ExpectAtMost && (e.MaxRatio >= 0.15 || e.MaxRatio < 0.005) {
+			t.Errorf("%s under %s: bound %v is not a measured one", s.Variant.Name, s.Disruption.Kind, e.MaxRatio)
 		}
 	}
 	if n := len(AllRows()); n != 20 {
@@ -36,11 +36,8 @@ func TestRowsBounds(t *testing.T) {
 // stale-conntrack timeout could pass it for the wrong reason.
 func TestNegativeControlsNamePhases(t *testing.T) {
 	for _, s := range AllRows() {
-		if s.Expect.Kind == scenario.ExpectFailures && len(s.Expect.Phases) == 0 {
-			t.Errorf("%s under %s: a negative control without expected phases", s.Name, s.Disruption)
-		}
-		if err := s.Expect.Validate(); err != nil {
-			t.Errorf("%s under %s: %v", s.Name, s.Disruption, err)
+		if e := s.Variant.Expect; e.Kind == check.ExpectFailures && len(e.Phases) == 0 {
+			t.Errorf("%s under %s: a negative control without expected phases", s.Variant.Name, s.Disruption.Kind)
 		}
 	}
 }

@@ -11,13 +11,12 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
-	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/kube"
@@ -28,9 +27,10 @@ import (
 
 // smokeApp is a well-behaved configuration: native sleep preStop, drain on SIGTERM.
 var smokeApp = scenario.Scenario{
-	Name: "smoke", PreStop: scenario.PreStopSleep, PreStopSeconds: 2, OnSIGTERM: scenario.ShutdownDrain,
-	GraceSeconds: 30, Disruption: scenario.RolloutRestart, Replicas: 3, Expect: scenario.Zero(),
-}.WithDefaults()
+	App:        scenario.Sample{OnSIGTERM: scenario.ShutdownDrain},
+	Variant:    check.Variant{Name: "smoke", PreStop: scenario.NativeSleep(2 * time.Second), Expect: check.Zero()},
+	Disruption: check.Disruption{Kind: check.RolloutRestart},
+}
 
 var _ = Describe("a kind cluster with the sample app", Ordered, Label("smoke"), func() {
 	var ns, url string
@@ -38,23 +38,23 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Label("smoke"), 
 	BeforeAll(func(ctx SpecContext) {
 		c := kc.Client()
 		var err error
-		ns, err = kube.CreateNamespace(ctx, c, "smoke", map[string]string{engine.PartOfLabel: engine.PartOfValue})
+		ns, err = kube.CreateNamespace(ctx, c, "smoke", map[string]string{check.PartOfLabel: check.PartOfValue})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(kube.TeardownNamespace(ctx, c, ns)).To(Succeed())
 			Expect(kc.Target.Reset(ctx)).To(Succeed())
 		}, NodeTimeout(3*time.Minute))
-		objs, err := scenario.Render(smokeApp, app)
+		// The sample app as the smoke Variant changes it, with rollcheck's load Service on the
+		// NodePort, applied by hand: what the engine does, step by step.
+		p, err := smokeApp.Plan("smoke", app)
 		Expect(err).NotTo(HaveOccurred())
-		svc := &corev1.Service{}
-		svc.Name = "smoke"
-		svc.Spec.Type = corev1.ServiceTypeNodePort
-		svc.Spec.Selector = map[string]string{"app": scenario.AppName}
-		svc.Spec.Ports = []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(scenario.SampleAppPort), NodePort: kc.Target.NodePort}}
-		for _, o := range append(objs, k8s.Object(svc)) {
-			o.SetNamespace(ns)
+		objs, err := p.Objects(ns, kc.Target.NodePort)
+		Expect(err).NotTo(HaveOccurred())
+		kobjs := make([]k8s.Object, len(objs))
+		for i, o := range objs {
+			kobjs[i] = o
 		}
-		Expect(kube.Apply(ctx, c, append(objs, svc)...)).To(Succeed())
+		Expect(kube.Apply(ctx, c, kobjs...)).To(Succeed())
 		Expect(kube.WaitRollout(ctx, c, ns, scenario.AppName, 3*time.Minute)).To(Succeed())
 		url = kc.Target.LoadURL + "/"
 		rctest.Logf("sample app deployed in %s", ns)

@@ -43,7 +43,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	// Every row is validated before any cluster work: a bad row fails in seconds.
 	for _, s := range suites.AllRows() {
 		_, err := s.Plan("check", "rollcheck/app:validate")
-		Expect(err).NotTo(HaveOccurred(), "matrix row %s", s.Name)
+		Expect(err).NotTo(HaveOccurred(), "matrix row %s", s.Variant.Name)
 	}
 	kc = rctest.SetUp(ctx, "conformance")
 	app = kc.SampleAppImage(ctx)

@@ -2,11 +2,11 @@ package scenario_test
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/suites"
 )
 
@@ -20,14 +20,14 @@ func TestMatrixRowsPlan(t *testing.T) {
 	nativeSleep := 0
 	for _, s := range rows {
 		t.Run(suites.RowName(s), func(t *testing.T) {
-			p, err := s.Plan(string(s.Disruption), "rollcheck-app:t123")
+			p, err := s.Plan(string(s.Disruption.Kind), "rollcheck-app:t123")
 			if err != nil {
 				t.Fatalf("Plan: %v", err)
 			}
 			if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 				t.Fatalf("Check = %q, %v; want no warning and no error", warnings, err)
 			}
-			objs, err := p.Objects("rc-"+s.Name, 30080)
+			objs, err := p.Objects("rc-"+s.Variant.Name, 30080)
 			if err != nil {
 				t.Fatalf("Objects: %v", err)
 			}
@@ -44,11 +44,11 @@ func TestMatrixRowsPlan(t *testing.T) {
 			if c.ImagePullPolicy != corev1.PullNever {
 				t.Errorf("imagePullPolicy %q, want Never", c.ImagePullPolicy)
 			}
-			if s.PreStop == scenario.PreStopSleep {
+			if ps := s.Variant.PreStop; ps != nil && ps.Sleep != 0 {
 				nativeSleep++
 				if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil ||
-					c.Lifecycle.PreStop.Sleep.Seconds != int64(s.PreStopSeconds) {
-					t.Errorf("native sleep row: preStop %+v, want a Sleep handler of %d s", c.Lifecycle, s.PreStopSeconds)
+					c.Lifecycle.PreStop.Sleep.Seconds != int64(ps.Sleep/time.Second) {
+					t.Errorf("native sleep row: preStop %+v, want a Sleep handler of %s", c.Lifecycle, ps.Sleep)
 				}
 			}
 		})
@@ -58,8 +58,8 @@ func TestMatrixRowsPlan(t *testing.T) {
 	}
 	// The row named native-sleep-drain is the matrix's native sleep row.
 	for _, s := range rows {
-		if s.Name == "native-sleep-drain" && s.PreStop != scenario.PreStopSleep {
-			t.Errorf("native-sleep-drain has preStop %s", s.PreStop)
+		if s.Variant.Name == "native-sleep-drain" && (s.Variant.PreStop == nil || s.Variant.PreStop.Sleep == 0) {
+			t.Errorf("native-sleep-drain has preStop %v", s.Variant.PreStop)
 		}
 	}
 }

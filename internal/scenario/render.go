@@ -7,13 +7,12 @@ import (
 	"text/template"
 
 	"sigs.k8s.io/e2e-framework/klient/decoder"
-	"sigs.k8s.io/e2e-framework/klient/k8s"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/fixtures/manifests"
 )
 
-// AppName is the name of the sample app's Deployment and Service in every namespace.
+// AppName is the name of the sample app's Deployment in every namespace.
 const AppName = "app"
 
 // SampleAppPort is the port the sample app serves on.
@@ -21,57 +20,27 @@ const SampleAppPort = 8080
 
 var appTemplate = template.Must(template.ParseFS(manifests.FS, "app.yaml.tmpl"))
 
-// Render returns the sample app's Deployment for a Scenario, running image.
-func Render(s Scenario, image string) ([]k8s.Object, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
+// Render returns the sample app's Deployment for a row named name: the app's settings as its
+// flags, image, 3 replicas, a 30 s grace period and no preStop (a Variant changes those).
+func Render(name string, a Sample, image string) ([]check.Object, error) {
 	if image == "" {
-		return nil, fmt.Errorf("render %s: no image", s.Name)
+		return nil, fmt.Errorf("render %s: no image", name)
 	}
 	var buf bytes.Buffer
 	err := appTemplate.Execute(&buf, map[string]any{
-		"Name": AppName, "Scenario": s.Name, "Image": image,
-		"Replicas": s.Replicas, "GraceSeconds": s.GraceSeconds, "Shutdown": string(s.OnSIGTERM),
-		"DrainDelay": s.DrainDelay.String(), "RequestDuration": s.RequestDuration.String(),
-		"PreStop": string(s.PreStop), "PreStopSeconds": s.PreStopSeconds,
+		"Name": AppName, "Scenario": name, "Image": image, "Shutdown": string(a.OnSIGTERM),
+		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", s.Name, err)
+		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
 	objs, err := decoder.DecodeAll(context.Background(), &buf)
 	if err != nil {
-		return nil, fmt.Errorf("render %s: decode manifests: %w", s.Name, err)
+		return nil, fmt.Errorf("render %s: decode manifests: %w", name, err)
 	}
-	return objs, nil
-}
-
-// Plan is the engine's Plan for a Scenario: the sample app rendered with its shutdown
-// configuration (the Scenario is its own variant: the manifest already holds the preStop,
-// grace period and replicas), the load and the disruption.
-func (s Scenario) Plan(suite, image string) (check.Plan, error) {
-	s = s.WithDefaults()
-	objs, err := Render(s, image)
-	if err != nil {
-		return check.Plan{}, err
+	out := make([]check.Object, len(objs))
+	for i, o := range objs {
+		out[i] = o
 	}
-	app := check.App{Deployment: AppName, Port: SampleAppPort, Path: "/", Images: []string{image},
-		OnSIGTERM: string(s.OnSIGTERM), RequestDuration: s.RequestDuration}
-	if s.DrainDelay > 0 {
-		app.OnSIGTERM += "+" + s.DrainDelay.String()
-	}
-	for _, o := range objs {
-		app.Objects = append(app.Objects, o.(check.Object))
-	}
-	p := check.Plan{
-		Suite: suite, App: app,
-		Variant:    check.Variant{Name: s.Name, Why: s.Why, Expect: s.Expect},
-		Disruption: check.Disruption{Kind: s.Disruption, Count: s.Count},
-		Load:       check.Load{Rate: s.Rate, Method: s.Method, KeepAlive: s.KeepAlive},
-		Settle:     s.Settle,
-	}
-	if _, err := p.Validate(); err != nil {
-		return check.Plan{}, err
-	}
-	return p, nil
+	return out, nil
 }
