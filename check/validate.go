@@ -29,6 +29,20 @@ var clusterScoped = []string{"Namespace", "Node", "PersistentVolume", "ClusterRo
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
+// MaxRepeat is the most runs of one row a check asks for (Plan.Repeat, a check file's repeat,
+// ROLLCHECK_REPEAT).
+const MaxRepeat = 20
+
+// ValidName is the rule of every name rollcheck turns into a namespace or a file name (a
+// variant's, a check's): 1 to 40 lower-case letters, digits and dashes, a letter or digit at
+// each end.
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%q: want 1-40 lower-case letters, digits and dashes", name)
+	}
+	return nil
+}
+
 // Validate checks the Plan (with its defaults filled) before any cluster work and reports
 // every problem at once, on one line. Warnings are things that are allowed but weaken the
 // verdict, such as a Deployment without a readiness probe, or a preStop that outlasts the
@@ -45,8 +59,11 @@ func (p Plan) Validate() (warnings []string, err error) {
 		errs = append(errs, derr)
 	}
 	errs = append(errs, p.App.check()...)
-	if v := p.Variant; !nameRE.MatchString(v.Name) {
-		bad("variant name %q: want 1-40 lower-case letters, digits and dashes", v.Name)
+	if err := ValidName(p.Variant.Name); err != nil {
+		bad("variant name %v", err)
+	}
+	if p.Repeat < 0 || p.Repeat > MaxRepeat {
+		bad("repeat %d: want 0 (once) to %d", p.Repeat, MaxRepeat)
 	}
 	errs = append(errs, p.Variant.PreStop.check()...)
 	if g := p.Variant.TerminationGracePeriodSeconds; g != nil && (*g < 0 || *g > 600) {

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -178,8 +177,6 @@ func cleanYAMLError(err error) string {
 	return strings.Join(strings.Fields(msg), " ")
 }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
-
 // Name is the check's name, used as the suite of its rows.
 func (c *Check) Name() string {
 	if c.Metadata.Name != "" {
@@ -221,8 +218,8 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if c.Kind != Kind {
 		bad("kind %q: want %s", c.Kind, Kind)
 	}
-	if n := c.Name(); !dnsLabel.MatchString(n) {
-		bad("metadata.name %q: want 1-40 lower-case letters, digits and dashes", n)
+	if err := check.ValidName(c.Name()); err != nil {
+		bad("metadata.name %v", err)
 	}
 	objs, err := c.objects()
 	if err != nil {
@@ -244,8 +241,8 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if len(c.Disruptions) == 0 {
 		bad("disruptions: none listed")
 	}
-	if c.Repeat < 0 || c.Repeat > 20 {
-		bad("repeat %d: want 1 to 20", c.Repeat)
+	if c.Repeat < 0 || c.Repeat > check.MaxRepeat {
+		bad("repeat %d: want 1 to %d", c.Repeat, check.MaxRepeat)
 	}
 	if len(c.Variants) == 0 {
 		bad("variants: none listed (an as-is variant with only a name and expect checks the manifests unchanged)")

@@ -1,14 +1,13 @@
 package suites
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -202,18 +201,5 @@ func RowTimeout(s scenario.Scenario) time.Duration {
 	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
 }
 
-// EnvRepeat is how many times every row runs (1 to 20, default 1).
-const EnvRepeat = "ROLLCHECK_REPEAT"
-
-// RepeatFromEnv reads ROLLCHECK_REPEAT.
-func RepeatFromEnv() (int, error) {
-	v := os.Getenv(EnvRepeat)
-	if v == "" {
-		return 1, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 20 {
-		return 0, fmt.Errorf("%s=%q: want a whole number from 1 to 20", EnvRepeat, v)
-	}
-	return n, nil
-}
+// RepeatFromEnv reads ROLLCHECK_REPEAT (1 to check.MaxRepeat, default 1) by its knob's rule.
+func RepeatFromEnv() (int, error) { return cluster.Repeat(os.Getenv) }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -138,9 +137,9 @@ func e2e(args []string, stderr io.Writer) (code int) {
 // suiteTimeout is ginkgo's --timeout: one pass of the matrix takes about 20 minutes; 60 minutes
 // a pass (ROLLCHECK_REPEAT passes) leaves room for slow machines.
 func suiteTimeout() time.Duration {
-	repeat, err := strconv.Atoi(os.Getenv(cluster.EnvRepeat))
-	if err != nil || repeat < 1 {
-		repeat = 1
+	repeat, err := cluster.Repeat(os.Getenv)
+	if err != nil {
+		repeat = 1 // the knobs were checked before; a bad one never gets here
 	}
 	return time.Duration(repeat) * time.Hour
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // Environment variables: the knobs of make e2e, make check, rctest.SetUp and the CLI. Knobs
@@ -75,7 +77,7 @@ var Knobs = []Knob{
 	}},
 	{EnvWorkers, true, wholeNumber(0, 5)},
 	{EnvKeep, true, func(v string) error { _, err := parseBool(v); return err }},
-	{EnvRepeat, false, wholeNumber(1, 20)},
+	{EnvRepeat, false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLabels, false, func(v string) error {
 		_, err := types.ParseLabelFilter(v)
 		if err != nil {
@@ -152,6 +154,19 @@ func CheckKnobs(getenv func(string) string, clusterOnly bool) []error {
 		errs = append(errs, fmt.Errorf("%s=%q: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, w))
 	}
 	return errs
+}
+
+// Repeat is ROLLCHECK_REPEAT, how many times every row of the matrix runs, by its knob's rule:
+// 1 when unset.
+func Repeat(getenv func(string) string) (int, error) {
+	v := getenv(EnvRepeat)
+	if v == "" {
+		return 1, nil
+	}
+	if err := wholeNumber(1, check.MaxRepeat)(v); err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", EnvRepeat, v, err)
+	}
+	return strconv.Atoi(v)
 }
 
 // nodeImageChoice is the node image the environment asks for: the reference make e2e chose, else
