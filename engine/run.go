@@ -29,6 +29,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/limits"
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
+	"github.com/rollcheck/rollcheck/internal/proxymetrics/scrape"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -215,7 +216,7 @@ func (r *runner) measure(ctx context.Context) error {
 		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
 	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
-	kpBefore, kpErr := proxymetrics.Scrape(ctx, cs)
+	kpBefore, kpErr := scrape.KubeProxy(ctx, cs)
 	atk, err := loadgen.Start(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("start the load: %w", err)
@@ -443,7 +444,7 @@ func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxyme
 	if beforeErr != nil {
 		return kubeProxyNumbers{err: beforeErr.Error()}
 	}
-	after, err := proxymetrics.Scrape(ctx, cs)
+	after, err := scrape.KubeProxy(ctx, cs)
 	if err != nil {
 		return kubeProxyNumbers{err: err.Error()}
 	}

@@ -12,9 +12,6 @@
 package proxymetrics
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,10 +24,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Where Scrape finds kube-proxy and what it reads.
@@ -72,69 +65,6 @@ type Source struct {
 }
 
 func (s Source) String() string { return fmt.Sprintf("%s (%d restarts)", s.Pod, s.Restarts) }
-
-// Scrape reads Metric from every running kube-proxy pod of the cluster through the API server's
-// pod proxy and returns the sum. It returns ErrNoKubeProxy when there is no kube-proxy pod, and
-// an error when one cannot be read: a sum over only some nodes would be wrong without saying so.
-func Scrape(ctx context.Context, cs kubernetes.Interface) (Histogram, error) {
-	lctx, cancel := context.WithTimeout(ctx, CallTimeout)
-	pods, err := cs.CoreV1().Pods(Namespace).List(lctx, metav1.ListOptions{LabelSelector: Selector})
-	cancel()
-	if err != nil {
-		return Histogram{}, fmt.Errorf("list the kube-proxy pods (%s in %s): %w", Selector, Namespace, err)
-	}
-	if len(pods.Items) == 0 {
-		return Histogram{}, ErrNoKubeProxy
-	}
-	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
-	var total Histogram
-	for _, p := range pods.Items {
-		if p.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		h, err := scrapePod(ctx, cs, p.Name)
-		if err != nil {
-			return Histogram{}, err
-		}
-		if total, err = total.Add(h); err != nil {
-			return Histogram{}, fmt.Errorf("add the metrics of kube-proxy %s to the others': %w", p.Name, err)
-		}
-		var restarts int32
-		for _, st := range p.Status.ContainerStatuses {
-			restarts += st.RestartCount
-		}
-		total.Sources = append(total.Sources, Source{Pod: p.Name, Restarts: restarts})
-	}
-	if len(total.Sources) == 0 {
-		return Histogram{}, fmt.Errorf("none of the %d kube-proxy pods (%s in %s) is running", len(pods.Items), Selector, Namespace)
-	}
-	return total, nil
-}
-
-func scrapePod(ctx context.Context, cs kubernetes.Interface, pod string) (Histogram, error) {
-	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
-	defer cancel()
-	b, err := cs.CoreV1().Pods(Namespace).ProxyGet("http", pod, MetricsPort, "metrics", nil).DoRaw(ctx)
-	if err != nil {
-		// DoRaw's error says only "the server is currently unable to handle the request": the
-		// API server's reason is in the Status it answered with.
-		var st metav1.Status
-		if json.Unmarshal(b, &st) == nil && st.Kind == "Status" && st.Message != "" {
-			err = fmt.Errorf("%w: %s", err, st.Message)
-		}
-		err = fmt.Errorf("read the metrics of kube-proxy %s/%s through the API server's pod proxy (port %s): %w", Namespace, pod, MetricsPort, err)
-		if apierrors.IsServiceUnavailable(err) {
-			// The API server could not connect to the pod (its own answer: "error trying to reach service").
-			err = fmt.Errorf("%w; kube-proxy serves its metrics on 127.0.0.1:%s by default, out of the pod proxy's reach: set metricsBindAddress: \"0.0.0.0:%s\" in its KubeProxyConfiguration (rollcheck's kind-config.yaml does; an existing cluster needs creating anew)", err, MetricsPort, MetricsPort)
-		}
-		return Histogram{}, err
-	}
-	h, err := Parse(bytes.NewReader(b))
-	if err != nil {
-		return Histogram{}, fmt.Errorf("kube-proxy %s/%s: %w", Namespace, pod, err)
-	}
-	return h, nil
-}
 
 // Parse reads Metric from kube-proxy's metrics in the Prometheus text format, summed over its
 // series (one per IP family). kube-proxy exposes the histogram only once it has programmed a

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // Geometry of a timeline chart, in SVG user units (pixels).
@@ -154,22 +154,22 @@ func buildChart(r Row) chart {
 	if !r.LoadStarted.IsZero() {
 		loadOff = r.LoadStarted.Sub(r.Started)
 	}
-	plotted := func(k observe.Kind) bool {
+	plotted := func(k timeline.Kind) bool {
 		switch k {
-		case observe.Disruption, observe.DisruptionDone, observe.PodDeleting, observe.EndpointReady,
-			observe.EndpointUnready, observe.EndpointRemoved, observe.PodGone, observe.K8sEvent:
+		case timeline.Disruption, timeline.DisruptionDone, timeline.PodDeleting, timeline.EndpointReady,
+			timeline.EndpointUnready, timeline.EndpointRemoved, timeline.PodGone, timeline.K8sEvent:
 			return true
 		}
 		return false
 	}
-	var events []observe.Event
+	var events []timeline.Event
 	if r.Timeline != nil {
 		for _, e := range r.Timeline.Events {
 			if plotted(e.Kind) {
 				events = append(events, e)
 			}
 		}
-		slices.SortStableFunc(events, func(a, b observe.Event) int { return a.Time.Compare(b.Time) })
+		slices.SortStableFunc(events, func(a, b timeline.Event) int { return a.Time.Compare(b.Time) })
 	}
 
 	// The x domain: from Started to the end of the load or the last event, whichever is later.
@@ -283,15 +283,15 @@ func buildChart(r Row) chart {
 		}
 		x := xOf(at)
 		switch e.Kind {
-		case observe.Disruption:
+		case timeline.Disruption:
 			nd++
 			c.Markers = append(c.Markers, marker{x, c.BarsY - 4, c.AxisY, colDisruption, 1.5, "",
 				fmt.Sprintf("D%d", nd), markerLabel, eventTitle(r.Started, e)})
-		case observe.DisruptionDone:
+		case timeline.DisruptionDone:
 			nDone++
 			c.Markers = append(c.Markers, marker{x, c.BarsY - 4, c.AxisY, colDisruption, 1.2, "4 3",
 				fmt.Sprintf("✓%d", nDone), markerLabel, eventTitle(r.Started, e)})
-		case observe.PodDeleting:
+		case timeline.PodDeleting:
 			c.Markers = append(c.Markers, marker{x, c.BarsY, c.BarsBottom + rugGap + rugH, colDeleting, 1, "2 2",
 				"", 0, eventTitle(r.Started, e)})
 		}
@@ -342,7 +342,7 @@ func bucketTitle(at, width time.Duration, b loadgen.Bucket) string {
 	return s
 }
 
-func eventTitle(start time.Time, e observe.Event) string {
+func eventTitle(start time.Time, e timeline.Event) string {
 	s := fmt.Sprintf("+%s %s", secs(e.Time.Sub(start)), e.Kind)
 	if e.Pod != "" {
 		s += " " + e.Pod
@@ -390,25 +390,25 @@ type podState struct {
 	unrdy time.Duration // endpoint-unready
 	rem   time.Duration // endpoint-removed
 	gone  time.Duration // pod-gone
-	has   map[observe.Kind]bool
+	has   map[timeline.Kind]bool
 	shown bool // has an event inside the domain
-	evs   []observe.Event
+	evs   []timeline.Event
 }
 
 // buildLanes lays out one lane per pod that had an endpoint or lifecycle moment during the
 // chart's domain, or that served through it.
-func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf func(time.Duration) float64) ([]lane, []string) {
+func buildLanes(r Row, events []timeline.Event, end time.Duration, y float64, xOf func(time.Duration) float64) ([]lane, []string) {
 	pods := map[string]*podState{}
 	var order []*podState
 	outside := 0
 	for _, e := range events {
-		if e.Pod == "" || e.Kind == observe.Disruption || e.Kind == observe.DisruptionDone {
+		if e.Pod == "" || e.Kind == timeline.Disruption || e.Kind == timeline.DisruptionDone {
 			continue
 		}
 		at := e.Time.Sub(r.Started)
 		p := pods[e.Pod]
 		if p == nil {
-			p = &podState{name: e.Pod, has: map[observe.Kind]bool{}}
+			p = &podState{name: e.Pod, has: map[timeline.Kind]bool{}}
 			pods[e.Pod] = p
 			order = append(order, p)
 		}
@@ -418,15 +418,15 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 			}
 		}
 		switch e.Kind {
-		case observe.EndpointReady:
+		case timeline.EndpointReady:
 			set(&p.ready)
-		case observe.PodDeleting:
+		case timeline.PodDeleting:
 			set(&p.del)
-		case observe.EndpointUnready:
+		case timeline.EndpointUnready:
 			set(&p.unrdy)
-		case observe.EndpointRemoved:
+		case timeline.EndpointRemoved:
 			set(&p.rem)
-		case observe.PodGone:
+		case timeline.PodGone:
 			set(&p.gone)
 		}
 		p.has[e.Kind] = true
@@ -442,7 +442,7 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 	clamp := func(d time.Duration) time.Duration { return min(max(d, 0), end) }
 	for _, p := range order {
 		// A pod that served through the whole chart has a lane too: it carried the load.
-		servedThrough := p.has[observe.EndpointReady] && p.ready < 0 && !p.has[observe.EndpointRemoved] && !p.has[observe.PodGone]
+		servedThrough := p.has[timeline.EndpointReady] && p.ready < 0 && !p.has[timeline.EndpointRemoved] && !p.has[timeline.PodGone]
 		if !p.shown && !servedThrough {
 			continue
 		}
@@ -461,31 +461,31 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 		}
 		// Serving: from endpoint-ready (or the start) until deletion began, it went unready, or
 		// it left the endpoints.
-		if p.has[observe.EndpointReady] {
+		if p.has[timeline.EndpointReady] {
 			stop := end
 			for _, k := range []struct {
-				kind observe.Kind
+				kind timeline.Kind
 				at   time.Duration
-			}{{observe.PodDeleting, p.del}, {observe.EndpointUnready, p.unrdy}, {observe.EndpointRemoved, p.rem}} {
+			}{{timeline.PodDeleting, p.del}, {timeline.EndpointUnready, p.unrdy}, {timeline.EndpointRemoved, p.rem}} {
 				if p.has[k.kind] && k.at >= p.ready {
 					stop = min(stop, k.at)
 				}
 			}
 			band(p.ready, stop, colServing, p.name+": ready endpoint")
 		}
-		if p.has[observe.PodDeleting] {
+		if p.has[timeline.PodDeleting] {
 			stop := end
-			if p.has[observe.EndpointUnready] && p.unrdy >= p.del {
+			if p.has[timeline.EndpointUnready] && p.unrdy >= p.del {
 				stop = p.unrdy
-			} else if p.has[observe.EndpointRemoved] && p.rem >= p.del {
+			} else if p.has[timeline.EndpointRemoved] && p.rem >= p.del {
 				stop = p.rem
 			}
-			if p.has[observe.EndpointReady] && p.ready <= p.del {
+			if p.has[timeline.EndpointReady] && p.ready <= p.del {
 				band(p.del, stop, colRouted, fmt.Sprintf("%s: still a ready endpoint %s after deletion began", p.name, secs(stop-p.del)))
 			}
-			if p.has[observe.EndpointUnready] && p.unrdy >= p.del {
+			if p.has[timeline.EndpointUnready] && p.unrdy >= p.del {
 				rstop := end
-				if p.has[observe.EndpointRemoved] && p.rem >= p.unrdy {
+				if p.has[timeline.EndpointRemoved] && p.rem >= p.unrdy {
 					rstop = p.rem
 				}
 				band(p.unrdy, rstop, colTerminate, fmt.Sprintf("%s: terminating endpoint for %s", p.name, secs(rstop-p.unrdy)))
@@ -498,17 +498,17 @@ func buildLanes(r Row, events []observe.Event, end time.Duration, y float64, xOf
 			}
 			t := tick{X: xOf(at), Y: y + 1, H: laneH - 2, Title: eventTitle(r.Started, e)}
 			switch e.Kind {
-			case observe.EndpointReady:
+			case timeline.EndpointReady:
 				t.Color = colEPReady
-			case observe.PodDeleting:
+			case timeline.PodDeleting:
 				t.Color = colDeleting
-			case observe.EndpointUnready:
+			case timeline.EndpointUnready:
 				t.Color = colEPUnready
-			case observe.EndpointRemoved:
+			case timeline.EndpointRemoved:
 				t.Color = colEPRemoved
-			case observe.PodGone:
+			case timeline.PodGone:
 				t.Color = colPodGone
-			case observe.K8sEvent, observe.AppEvent, observe.ContainerStarted, observe.ContainerExited, observe.AppLogEnded:
+			case timeline.K8sEvent, timeline.AppEvent, timeline.ContainerStarted, timeline.ContainerExited, timeline.AppLogEnded:
 				// Kubelet events, container starts and exits, the app's own lifecycle lines:
 				// dots, each named on hover.
 				t.Color, t.Dot, t.Y = colK8sEvent, true, y+laneH/2

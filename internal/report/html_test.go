@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 func renderHTML(t *testing.T, run Run) string {
@@ -239,10 +239,10 @@ func TestChartMergesNarrowBuckets(t *testing.T) {
 
 func TestChartEventsOutsideTheDomain(t *testing.T) {
 	r := syntheticRows()[0]
-	r.Timeline = &observe.Timeline{Events: []observe.Event{
-		{Time: r.Started.Add(-time.Minute), Kind: observe.Disruption},
-		{Time: r.Started.Add(-time.Minute), Kind: observe.PodDeleting, Pod: "early"},
-		{Time: r.Started.Add(2 * time.Second), Kind: observe.PodCreated, Pod: "not-drawn"},
+	r.Timeline = &timeline.Timeline{Events: []timeline.Event{
+		{Time: r.Started.Add(-time.Minute), Kind: timeline.Disruption},
+		{Time: r.Started.Add(-time.Minute), Kind: timeline.PodDeleting, Pod: "early"},
+		{Time: r.Started.Add(2 * time.Second), Kind: timeline.PodCreated, Pod: "not-drawn"},
 	}}
 	c := buildChart(r)
 	if len(c.Markers) != 0 {

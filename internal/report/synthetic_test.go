@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // t0 is the start of the first synthetic row.
@@ -92,9 +92,9 @@ func syntheticRow(suite string, s check.Applied, preStopSeconds int, start time.
 	sum.FailureRatio = float64(sum.Failed) / float64(sum.Requests)
 	sum.AchievedRate = float64(s.Rate)
 
-	tl := &observe.Timeline{Namespace: "rc-" + s.Name, Started: start, Ended: loadStart.Add(d)}
-	ev := func(at time.Duration, k observe.Kind, pod, detail string) {
-		tl.Events = append(tl.Events, observe.Event{Time: loadStart.Add(at), Kind: k, Pod: pod, Detail: detail})
+	tl := &timeline.Timeline{Namespace: "rc-" + s.Name, Started: start, Ended: loadStart.Add(d)}
+	ev := func(at time.Duration, k timeline.Kind, pod, detail string) {
+		tl.Events = append(tl.Events, timeline.Event{Time: loadStart.Add(at), Kind: k, Pod: pod, Detail: detail})
 	}
 	var drs []check.DisruptionResult
 	for di, at := range disruptions {
@@ -121,28 +121,28 @@ func syntheticRow(suite string, s check.Applied, preStopSeconds int, start time.
 	for i := range s.Replicas {
 		p := fmt.Sprintf("%s-old%02d", rs, i)
 		pods = append(pods, p)
-		ev(-loadDelay+time.Second, observe.PodCreated, p, "")
-		ev(-loadDelay+3*time.Second, observe.EndpointReady, p, "")
+		ev(-loadDelay+time.Second, timeline.PodCreated, p, "")
+		ev(-loadDelay+3*time.Second, timeline.EndpointReady, p, "")
 	}
 	gen := 0
 	for di, at := range disruptions {
-		ev(at, observe.Disruption, "", fmt.Sprintf("%s %d/%d", s.Disruption, di+1, len(disruptions)))
+		ev(at, timeline.Disruption, "", fmt.Sprintf("%s %d/%d", s.Disruption, di+1, len(disruptions)))
 		// Roll one pod per disruption: a new one comes up, the oldest goes.
 		victim := pods[0]
 		pods = pods[1:]
 		gen++
 		np := fmt.Sprintf("%s-new%02d", rs, gen)
 		pods = append(pods, np)
-		ev(at+100*time.Millisecond, observe.PodCreated, np, "")
-		ev(at+1500*time.Millisecond, observe.EndpointReady, np, "")
+		ev(at+100*time.Millisecond, timeline.PodCreated, np, "")
+		ev(at+1500*time.Millisecond, timeline.EndpointReady, np, "")
 		del := at + 1600*time.Millisecond
-		ev(del, observe.PodDeleting, victim, "grace 30s")
-		ev(del+50*time.Millisecond, observe.K8sEvent, victim, "Killing: Stopping container app")
-		ev(del+700*time.Millisecond, observe.EndpointUnready, victim, "ready=false serving=true terminating=true")
-		ev(del+time.Duration(preStopSeconds)*time.Second+1200*time.Millisecond, observe.EndpointRemoved, victim, "")
-		ev(del+time.Duration(preStopSeconds)*time.Second+1500*time.Millisecond, observe.PodGone, victim, "")
-		ev(at+settleAfter, observe.DisruptionDone, "", fmt.Sprintf("%s %d/%d settled", s.Disruption, di+1, len(disruptions)))
-		tl.Propagation = append(tl.Propagation, observe.Propagation{
+		ev(del, timeline.PodDeleting, victim, "grace 30s")
+		ev(del+50*time.Millisecond, timeline.K8sEvent, victim, "Killing: Stopping container app")
+		ev(del+700*time.Millisecond, timeline.EndpointUnready, victim, "ready=false serving=true terminating=true")
+		ev(del+time.Duration(preStopSeconds)*time.Second+1200*time.Millisecond, timeline.EndpointRemoved, victim, "")
+		ev(del+time.Duration(preStopSeconds)*time.Second+1500*time.Millisecond, timeline.PodGone, victim, "")
+		ev(at+settleAfter, timeline.DisruptionDone, "", fmt.Sprintf("%s %d/%d settled", s.Disruption, di+1, len(disruptions)))
+		tl.Propagation = append(tl.Propagation, timeline.Propagation{
 			Pod: victim, DeletingAt: loadStart.Add(del), ToUnready: 700 * time.Millisecond,
 			ToRemoved: time.Duration(preStopSeconds)*time.Second + 1200*time.Millisecond,
 		})
