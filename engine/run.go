@@ -237,7 +237,7 @@ func (r *runner) measure(ctx context.Context) error {
 	sleep(dctx, p.Settle+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: dep.Name, Selector: selectorOf(dep),
 		Timeout: timeout, Logf: r.logf}
-	kind := disrupt.Kind(p.Disruption.Kind)
+	kind := p.Disruption.Kind
 	var recs []disrupt.Record
 	var derr error
 	if dctx.Err() == nil {

@@ -15,18 +15,19 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
-// Kind is how pods are taken away (the engine's DisruptionKind values).
-type Kind string
+// Kind is how pods are taken away: the model's DisruptionKind, one list of kinds.
+type Kind = check.DisruptionKind
 
-// Disruption kinds.
+// Disruption kinds (check's).
 const (
-	RolloutRestart Kind = "rollout-restart"
-	DeletePod      Kind = "delete-pod"
-	ForceDelete    Kind = "force-delete"
-	ScaleDown      Kind = "scale-down"
+	RolloutRestart = check.RolloutRestart
+	DeletePod      = check.DeletePod
+	ForceDelete    = check.ForceDelete
+	ScaleDown      = check.ScaleDown
 )
 
 // Target is the Deployment to disrupt.
