@@ -57,9 +57,9 @@ func HTTP5xxClass(code int) Class {
 // IsFailure reports whether c is a failure class, i.e. not ClassOK.
 func (c Class) IsFailure() bool { return c != ClassOK }
 
-// ClassifyStatus returns the class of an answer with the given HTTP status
+// classifyStatus returns the class of an answer with the given HTTP status
 // code: ClassOK for 200-399, ClassHTTP4xx, an HTTP5xxClass, or ClassOther.
-func ClassifyStatus(code int) Class {
+func classifyStatus(code int) Class {
 	switch {
 	case code >= 200 && code < 400:
 		return ClassOK
@@ -72,11 +72,11 @@ func ClassifyStatus(code int) Class {
 	}
 }
 
-// Classify returns the failure class of a transport error. It walks the
+// classify returns the failure class of a transport error. It walks the
 // error chain with errors.Is and errors.As (syscall errnos, io.EOF,
-// deadlines, net.Error timeouts) and falls back to ClassifyText on the error
+// deadlines, net.Error timeouts) and falls back to classifyText on the error
 // message. A nil error is ClassOK.
-func Classify(err error) Class {
+func classify(err error) Class {
 	if err == nil {
 		return ClassOK
 	}
@@ -92,14 +92,14 @@ func Classify(err error) Class {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ClassEOF
 	}
-	return ClassifyText(err.Error())
+	return classifyText(err.Error())
 }
 
-// ClassifyText returns the failure class of a flattened transport error
+// classifyText returns the failure class of a flattened transport error
 // message, as vegeta stores it in Result.Error. An empty message is ClassOK.
 // Timeouts are checked first, since a timed-out request's message may also
 // mention the operation that was cut short.
-func ClassifyText(msg string) Class {
+func classifyText(msg string) Class {
 	switch {
 	case msg == "":
 		return ClassOK
@@ -127,12 +127,12 @@ func ClassifyText(msg string) Class {
 // leaves the code 0 for transport errors.
 func classifyResult(code uint16, errText string) Class {
 	if code != 0 {
-		if c := ClassifyStatus(int(code)); c != ClassOK || errText == "" {
+		if c := classifyStatus(int(code)); c != ClassOK || errText == "" {
 			return c
 		}
 	}
 	if errText == "" {
 		return ClassOther // code 0 without an error: nothing was answered
 	}
-	return ClassifyText(errText)
+	return classifyText(errText)
 }

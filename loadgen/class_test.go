@@ -23,8 +23,8 @@ func TestHTTP5xxClass(t *testing.T) {
 	}
 	for code, want := range map[int]Class{200: ClassOK, 204: ClassOK, 302: ClassOK, 399: ClassOK, 400: ClassHTTP4xx,
 		404: ClassHTTP4xx, 499: ClassHTTP4xx, 502: "http_502", 101: ClassOther, 0: ClassOther, 700: ClassOther} {
-		if got := ClassifyStatus(code); got != want {
-			t.Errorf("ClassifyStatus(%d) = %q, want %q", code, got, want)
+		if got := classifyStatus(code); got != want {
+			t.Errorf("classifyStatus(%d) = %q, want %q", code, got, want)
 		}
 	}
 	if ClassOK.IsFailure() || !ClassEOF.IsFailure() {
@@ -52,8 +52,8 @@ func TestClassifyChain(t *testing.T) {
 		{errors.New("tls: bad certificate"), ClassOther},
 	}
 	for _, tc := range cases {
-		if got := Classify(tc.err); got != tc.want {
-			t.Errorf("Classify(%v) = %q, want %q", tc.err, got, tc.want)
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
@@ -98,11 +98,11 @@ func TestClassifyRealErrors(t *testing.T) {
 			t.Errorf("GET %s: no error, want %s", tc.url, tc.want)
 			continue
 		}
-		if got := Classify(err); got != tc.want {
-			t.Errorf("Classify(%v) = %q, want %q", err, got, tc.want)
+		if got := classify(err); got != tc.want {
+			t.Errorf("classify(%v) = %q, want %q", err, got, tc.want)
 		}
-		if got := ClassifyText(err.Error()); got != tc.want {
-			t.Errorf("ClassifyText(%q) = %q, want %q", err, got, tc.want)
+		if got := classifyText(err.Error()); got != tc.want {
+			t.Errorf("classifyText(%q) = %q, want %q", err, got, tc.want)
 		}
 	}
 }
@@ -124,8 +124,8 @@ func TestClassifyText(t *testing.T) {
 		`Get "http://nope.invalid/": dial tcp: lookup nope.invalid: no such host`:                                               ClassOther,
 	}
 	for msg, want := range cases {
-		if got := ClassifyText(msg); got != want {
-			t.Errorf("ClassifyText(%q) = %q, want %q", msg, got, want)
+		if got := classifyText(msg); got != want {
+			t.Errorf("classifyText(%q) = %q, want %q", msg, got, want)
 		}
 	}
 }

@@ -21,8 +21,8 @@ const (
 	// MaxRequests bounds Rate × Duration, since the ledger keeps every
 	// request in memory (about 120 bytes each).
 	MaxRequests = 10_000_000
-	// MaxWorkersLimit is the highest MaxWorkers a Config may ask for.
-	MaxWorkersLimit = 100_000
+	// maxWorkersLimit is the highest MaxWorkers a Config may ask for.
+	maxWorkersLimit = 100_000
 
 	// DefaultMethod is the HTTP method used when Config.Method is empty.
 	DefaultMethod = http.MethodGet
@@ -166,14 +166,14 @@ func (c Config) Validate() error {
 	if c.MaxConnections < 0 {
 		bad("maxConnections must be >= 0 (0 means unlimited), got %d", c.MaxConnections)
 	}
-	if c.MaxWorkers > MaxWorkersLimit {
-		bad("maxWorkers %d exceeds %d", c.MaxWorkers, MaxWorkersLimit)
+	if c.MaxWorkers > maxWorkersLimit {
+		bad("maxWorkers %d exceeds %d", c.MaxWorkers, maxWorkersLimit)
 	}
 	if c.MaxWorkers != 0 && c.Workers > c.MaxWorkers {
 		bad("workers %d exceeds maxWorkers %d", c.Workers, c.MaxWorkers)
 	}
-	if c.Workers > MaxWorkersLimit {
-		bad("workers %d exceeds %d", c.Workers, MaxWorkersLimit)
+	if c.Workers > maxWorkersLimit {
+		bad("workers %d exceeds %d", c.Workers, maxWorkersLimit)
 	}
 	if c.PodHeader != "" && !isToken(c.PodHeader) {
 		bad("podHeader %q is not a valid HTTP header name", c.PodHeader)

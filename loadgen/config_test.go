@@ -66,7 +66,7 @@ func TestValidate(t *testing.T) {
 		{"negative timeout", with(func(c *Config) { c.Timeout = -1 }), []string{"timeout must be >= 0"}},
 		{"negative connections", with(func(c *Config) { c.Connections = -1; c.MaxConnections = -2 }), []string{"connections must be >= 0", "maxConnections must be >= 0"}},
 		{"workers over max", with(func(c *Config) { c.Workers = 10; c.MaxWorkers = 5 }), []string{"workers 10 exceeds maxWorkers 5"}},
-		{"huge max workers", with(func(c *Config) { c.MaxWorkers = MaxWorkersLimit + 1 }), []string{"maxWorkers 100001 exceeds"}},
+		{"huge max workers", with(func(c *Config) { c.MaxWorkers = maxWorkersLimit + 1 }), []string{"maxWorkers 100001 exceeds"}},
 		{"bad pod header", with(func(c *Config) { c.PodHeader = "X Pod" }), []string{`podHeader "X Pod"`}},
 		{"everything wrong", Config{Target: "ftp://x", Rate: 0, Duration: 0, Timeout: -1},
 			[]string{"target:", "rate must be", "duration is required", "timeout must be"}},

@@ -20,7 +20,7 @@
 //
 // Vegeta flattens transport errors into strings (vegeta.Result.Error is
 // err.Error()), so a live attack classifies failures by the status code and by
-// the error text. [Classify] also accepts a real error and then walks its
+// the error text. classify also accepts a real error and then walks its
 // chain with errors.Is and errors.As for syscall errnos, timeouts and EOFs.
 // Wrapping the transport to keep the error chain was considered and rejected:
 // http.Client only takes its cheap timeout path for its own *http.Transport; for

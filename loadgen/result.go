@@ -20,9 +20,9 @@ import (
 const (
 	// BucketWidth is the width of a Bucket of the timeline.
 	BucketWidth = 100 * time.Millisecond
-	// DisruptionWindow is the width of the windows counted by
+	// disruptionWindow is the width of the windows counted by
 	// Result.DisruptionSeconds.
-	DisruptionWindow = time.Second
+	disruptionWindow = time.Second
 	// BurstGap is the longest gap between two failures of one Burst.
 	BurstGap = time.Second
 	// RateTolerance is the largest relative difference between the achieved
@@ -271,8 +271,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// ReadJSON decodes a Result written by WriteJSON.
-func ReadJSON(rd io.Reader) (*Result, error) {
+// readJSON decodes a Result written by WriteJSON.
+func readJSON(rd io.Reader) (*Result, error) {
 	var r Result
 	if err := json.NewDecoder(bufio.NewReader(rd)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding load result JSON: %w", err)
@@ -383,7 +383,7 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		}
 		bk.Failures[q.Class]++
 
-		if w := int64(off / DisruptionWindow); w != lastWindow {
+		if w := int64(off / disruptionWindow); w != lastWindow {
 			res.DisruptionSeconds++
 			lastWindow = w
 		}

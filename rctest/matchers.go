@@ -27,7 +27,7 @@ func rowOf(actual any) (*check.Row, error) {
 	case check.Row:
 		return &r, nil
 	}
-	return nil, fmt.Errorf("expected an check.Row or *check.Row, got %T", actual)
+	return nil, fmt.Errorf("expected a check.Row or *check.Row, got %T", actual)
 }
 
 func (m *statusMatcher) Match(actual any) (bool, error) {
