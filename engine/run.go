@@ -174,32 +174,19 @@ func (r *runner) run(ctx context.Context) (err error) {
 	return r.measure(ctx)
 }
 
+// measure deploys the app, waits until it serves, drives the load while the disruptions run,
+// and turns what was seen into the row.
 func (r *runner) measure(ctx context.Context) error {
 	p := r.p
-	r.progress(StepDeploy, 0, loadgen.Progress{}, r.ns)
-	objs, err := p.Objects(r.ns, r.t.NodePort)
-	if err != nil {
+	if err := r.deploy(ctx); err != nil {
 		return err
 	}
-	dep := r.dep
-	kobjs := make([]k8s.Object, len(objs))
-	for i, o := range objs {
-		kobjs[i] = o
-	}
-	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
-		return fmt.Errorf("deploy: %w", err)
-	}
-	timeout := limits.Disruption(r.row.Config.GraceSeconds)
-	if err := kube.WaitRollout(ctx, r.client, r.ns, dep.Name, 3*time.Minute); err != nil {
-		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
-	}
-
 	cs, err := kubernetes.NewForConfig(r.t.RESTConfig)
 	if err != nil {
 		return fmt.Errorf("observer client: %w", err)
 	}
 	container := p.AppContainer()
-	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container))
+	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(r.dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
@@ -210,18 +197,69 @@ func (r *runner) measure(ctx context.Context) error {
 	if err := waitServing(ctx, url, r.row.Config.Replicas, p.Load.Timeout, p.App.PodHeader, r.logf); err != nil {
 		return err
 	}
-
-	cfg := loadgen.Config{
-		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
-		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds), Timeout: p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
-	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
 	kpBefore, kpErr := scrape.KubeProxy(ctx, cs)
+	d, err := r.drive(ctx, url, obs)
+	if err != nil {
+		return err
+	}
+	defer d.atk.Stop()
+	tl := obs.Stop()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+	if d.waitErr != nil && d.loadFault == nil {
+		return fmt.Errorf("load: %w", d.waitErr)
+	}
+	// kube-proxy's measured lag, when it has one, is the propagation window's data-plane lag.
+	return r.judge(ctx, d, tl, kubeProxyDelta(ctx, cs, kpBefore, kpErr), container)
+}
+
+// deploy applies the app's objects into the row's namespace and waits for its rollout.
+func (r *runner) deploy(ctx context.Context) error {
+	r.progress(StepDeploy, 0, loadgen.Progress{}, r.ns)
+	objs, err := r.p.Objects(r.ns, r.t.NodePort)
+	if err != nil {
+		return err
+	}
+	kobjs := make([]k8s.Object, len(objs))
+	for i, o := range objs {
+		kobjs[i] = o
+	}
+	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
+		return fmt.Errorf("deploy: %w", err)
+	}
+	if err := kube.WaitRollout(ctx, r.client, r.ns, r.dep.Name, 3*time.Minute); err != nil {
+		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
+	}
+	return nil
+}
+
+// driven is what the load and the disruptions left: the load's result, the disruptions as they
+// happened, why they stopped early, and why the load cannot be trusted.
+type driven struct {
+	atk        *loadgen.Attack
+	res        *loadgen.Result
+	waitErr    error
+	recs       []disrupt.Record
+	disruptErr error
+	loadFault  error
+}
+
+// drive runs the constant load on url, lets it settle, disrupts Disruption.Count times (each
+// settling) and lets it settle again; it stops the load and waits for the requests in flight.
+func (r *runner) drive(ctx context.Context, url string, obs *observe.Observer) (*driven, error) {
+	p := r.p
+	cfg := loadgen.Config{
+		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
+		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds),
+		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
+	}
 	atk, err := loadgen.Start(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("start the load: %w", err)
+		return nil, fmt.Errorf("start the load: %w", err)
 	}
-	defer atk.Stop()
+	d := &driven{atk: atk}
 	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s to %s", p.Load.Rate, url))
 
 	// The disruptions stop early when the load does: a stalled generator or a load that ended
@@ -235,13 +273,10 @@ func (r *runner) measure(ctx context.Context) error {
 
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Settle+p.App.RequestDuration)
-	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: dep.Name, Selector: selectorOf(dep),
-		Timeout: timeout, Logf: r.logf}
-	kind := p.Disruption.Kind
-	var recs []disrupt.Record
-	var derr error
+	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
+		Timeout: limits.Disruption(r.row.Config.GraceSeconds), Logf: r.logf}
 	if dctx.Err() == nil {
-		recs, derr = disrupt.Repeat(dctx, dt, kind, p.Disruption.Count,
+		d.recs, d.disruptErr = disrupt.Repeat(dctx, dt, p.Disruption.Kind, p.Disruption.Count,
 			func(rec disrupt.Record) {
 				obs.Mark(observe.Disruption, fmt.Sprintf("%s %d/%d", rec.Kind, rec.N, p.Disruption.Count))
 				r.progress(StepDisruption, rec.N, atk.Progress(), "")
@@ -251,37 +286,33 @@ func (r *runner) measure(ctx context.Context) error {
 				r.progress(StepSettled, rec.N, atk.Progress(), rec.Pod)
 			})
 	}
-	if derr == nil {
+	if d.disruptErr == nil {
 		sleep(dctx, p.Settle)
 	}
 	// Stopping the load leaves the requests in flight to finish (up to the timeout) with
 	// nothing new sent: the stall monitor must not read that as a stalled generator.
 	mon.stop()
-	loadFault := context.Cause(dctx)
-	if errors.Is(loadFault, context.Canceled) && ctx.Err() != nil {
-		loadFault = nil // the caller cancelled: reported as the error below
+	d.loadFault = context.Cause(dctx)
+	if errors.Is(d.loadFault, context.Canceled) && ctx.Err() != nil {
+		d.loadFault = nil // the caller cancelled: reported as the error by measure
 	}
 	atk.Stop()
-	res, werr := atk.Wait()
-	tl := obs.Stop()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
-	}
-	if werr != nil && loadFault == nil {
-		return fmt.Errorf("load: %w", werr)
-	}
+	d.res, d.waitErr = atk.Wait()
+	return d, nil
+}
 
-	row := r.row
+// judge fills the row from what was driven and observed: the summary and timeline, every failed
+// request attributed, the disruptions' windows, the explanation, the raw files, and the verdict.
+func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp kubeProxyNumbers, container string) error {
+	p, row, res := r.p, r.row, d.res
 	row.Summary = res.Summary()
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	// kube-proxy's measured lag, when it has one, is the propagation window's data-plane lag.
-	kp := kubeProxyDelta(ctx, cs, kpBefore, kpErr)
 	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container}
-	if d := kp.durations; d != nil && d.N > 0 {
-		in.ProgrammingLag = d.P99 + attribute.Tolerance
+	if kd := kp.durations; kd != nil && kd.N > 0 {
+		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}
 	attr := attribute.Attribute(in)
-	row.Disruptions = windows(recs, res.Requests, attr.BySeq)
+	row.Disruptions = windows(d.recs, res.Requests, attr.BySeq)
 	row.Versions.Vegeta = res.VegetaVersion
 	for i := range res.Requests {
 		if res.Requests[i].Pod != "" {
@@ -291,23 +322,24 @@ func (r *runner) measure(ctx context.Context) error {
 	}
 	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity)
 	if r.o.artifacts != "" {
+		var err error
 		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, attr); err != nil {
 			return err
 		}
 	}
-	switch {
-	case loadFault != nil:
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: loadFault.Error()}
+	switch derr := d.disruptErr; {
+	case d.loadFault != nil:
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: d.loadFault.Error()}
 	case derr != nil && res.EndReason != loadgen.EndStopped:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
 	case derr != nil:
-		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(dep)))
-	case len(recs) != p.Disruption.Count:
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(recs), p.Disruption.Count)}
+		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
+	case len(d.recs) != p.Disruption.Count:
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(d.recs), p.Disruption.Count)}
 	default:
 		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
 	}
-	r.progress(StepDone, 0, atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
+	r.progress(StepDone, 0, d.atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
 }
 
