@@ -280,7 +280,20 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
 	}
-	// A problem every variant has is the app's own: said once, without a variant's name.
+	plans, warnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Settle: settle}, objs != nil)
+	errs = append(errs, verrs...)
+	if len(errs) > 0 {
+		return nil, warnings, errors.New(strings.Join(errs, "; "))
+	}
+	return plans, warnings, nil
+}
+
+// variantPlans builds and validates the rows of every variant under every disruption from the
+// base Plan (suite, app, load, settle). A problem every variant has is the app's own: said once,
+// without a variant's name. manifestsOK is false when the manifests did not decode (their error
+// is reported already): the variants are then checked on their own only.
+func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.Plan, warnings, errs []string) {
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	type problem struct{ variant, msg string }
 	var found []problem
 	count := map[string]map[string]bool{}
@@ -294,9 +307,9 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 		}
 		valid++
 		for _, d := range c.Disruptions {
-			p := check.Plan{Suite: c.Name(), App: app, Variant: ev, Disruption: check.Disruption{Kind: d.Kind, Count: d.Count},
-				Load: load, Settle: settle}
-			if objs == nil {
+			p := base
+			p.Variant, p.Disruption = ev, check.Disruption{Kind: d.Kind, Count: d.Count}
+			if !manifestsOK {
 				continue // the manifests' own error is reported above
 			}
 			ws, perr := p.Validate()
@@ -339,10 +352,7 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 			bad("variant %s: %s", f.variant, f.msg)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, warnings, errors.New(strings.Join(errs, "; "))
-	}
-	return plans, warnings, nil
+	return plans, warnings, errs
 }
 
 // problemsOf lists the problems of a Plan.Check error, without the variant's name that
