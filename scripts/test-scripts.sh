@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests of the shell entry points that need neither Docker nor a cluster: the node image
 # choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and retries,
-# knob validation and cluster ownership in e2e.sh (with fake docker, go and tools). Part of
+# and e2e.sh's knob check before any work (with fake docker, go and tools; the knobs' rules are
+# the real CLI's). Who deletes the cluster is internal/cluster's TestTeardownPolicy. Part of
 # `make test`.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test-scripts
@@ -19,7 +20,10 @@ case "$1 $2" in
 esac
 EOT
 printf '#!/usr/bin/env bash\necho rollcheck/kind-node:v0-test\n' >"$tmp/offline-builder"
-chmod +x "$tmp/bin/docker" "$tmp/offline-builder"
+# A fake rollcheck CLI: `cluster default-image` answers kind's default, as the real one does from
+# kind's Go constant.
+printf '#!/usr/bin/env bash\n[ "$*" = "cluster default-image" ] && echo kindest/node:v1.34.0@sha256:0123\n' >"$tmp/rollcheck"
+chmod +x "$tmp/bin/docker" "$tmp/offline-builder" "$tmp/rollcheck"
 
 failures=0
 # expect NAME WANT_RC WANT_SOURCE WANT_OUTPUT_SUBSTRING ENV...
@@ -27,9 +31,9 @@ expect() {
   local name=$1 want_rc=$2 want_src=$3 want_out=$4 out rc=0
   shift 4
   # The caller's choice (CI sets one) must not leak into the cases.
-  out=$(env -u ROLLCHECK_NODE_IMAGE PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" "$@" bash -c '
-    source "$REPO_ROOT/scripts/lib.sh"; source "$REPO_ROOT/scripts/node-image-choice.sh"
-    choose_node_image; echo "SOURCE=$ROLLCHECK_NODE_IMAGE_SOURCE REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
+  out=$(env -u ROLLCHECK_NODE_IMAGE PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" FAKE_RC="$tmp/rollcheck" "$@" bash -c '
+    source "$REPO_ROOT/scripts/lib.sh"; source "$REPO_ROOT/scripts/node-image-choice.sh"; RC=$FAKE_RC
+    choose_node_image; echo "SOURCE=$NODE_IMAGE_SOURCE REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
   if [ "$rc" -ne "$want_rc" ] || ! grep -q -- "$want_out" <<<"$out" || { [ -n "$want_src" ] && ! grep -q "SOURCE=$want_src " <<<"$out"; }; then
     echo "FAIL $name: rc=$rc (want $want_rc), want source '$want_src' and output containing '$want_out'; got:"
     sed 's/^/    /' <<<"$out"
@@ -119,8 +123,10 @@ r=0; { [ "$rc" -eq 143 ] && [ "$child_alive" -eq 0 ]; } || r=1
 ok_if "retry_timeout passes a TERM on to the command" "$r" "script exit $rc, command alive: $child_alive"
 if [ "$child_alive" -eq 1 ]; then kill "$(cat "$tmp/child.pid")"; fi
 
-# --- e2e.sh with fakes on PATH: docker, go (tools.sh builds fake kind, ginkgo, rollcheck) ---------
+# --- e2e.sh with fakes on PATH: docker, go (builds a rollcheck whose `knobs` and `cluster` are the
+# real CLI's and whose `e2e` only records; fake ginkgo) ---------------------------------------
 F=$tmp/e2e; mkdir -p "$F/bin" "$F/tools"
+go -C "$REPO_ROOT" build -o "$F/tools/rollcheck-real" ./cmd/rollcheck
 cat >"$F/bin/docker" <<'EOT'
 #!/usr/bin/env bash
 echo "docker $*" >>"$FAKE_CALLS"
@@ -132,25 +138,23 @@ EOT
 cat >"$F/bin/go" <<'EOT'
 #!/usr/bin/env bash
 echo "go $*" >>"$FAKE_CALLS"
+[ "$1" = -C ] && shift 2
 if [ "$1" = build ]; then # go build -o OUT PKG: install the fake tool named after PKG
   out=$3 pkg=$4
   case "$pkg" in
-    */kind) cp "$FAKE_TOOLS/kind" "$out" ;;
     */ginkgo) cp "$FAKE_TOOLS/ginkgo" "$out" ;;
     */rollcheck) cp "$FAKE_TOOLS/rollcheck" "$out" ;;
     *) exit 1 ;;
   esac
 fi
 EOT
-printf '#!/bin/sh\necho "kind v0.30.0 go1.25 linux/amd64"\n' >"$F/tools/kind"
 printf '#!/bin/sh\necho "ginkgo $*" >>"$FAKE_CALLS"\n[ "$1" = version ] && echo "Ginkgo Version 2.27.2"\nexit 0\n' >"$F/tools/ginkgo"
-cat >"$F/tools/rollcheck" <<'EOT'
+cat >"$F/tools/rollcheck" <<EOT
 #!/bin/sh
-echo "rollcheck $*" >>"$FAKE_CALLS"
-if [ "$1 $2" = "cluster up" ]; then
-  [ -z "$FAKE_UP" ] || echo "$FAKE_UP"
-  exit "${FAKE_UP_RC:-0}"
-fi
+echo "rollcheck \$*" >>"\$FAKE_CALLS"
+case "\$1" in knobs | cluster) exec "$F/tools/rollcheck-real" "\$@" ;; esac
+# check: --dry-run passes; the run itself exits with FAKE_CHECK_RC (default 0).
+case "\$1 \$*" in "check "*--dry-run*) exit 0 ;; "check "*) exit "\${FAKE_CHECK_RC:-0}" ;; esac
 EOT
 chmod +x "$F"/bin/* "$F"/tools/*
 
@@ -159,22 +163,27 @@ run_e2e() {
   rm -rf "$F/cache" "$F/artifacts" "$F/calls"; rc=0
   out=$(env -u ROLLCHECK_NODE_IMAGE -u ROLLCHECK_KEEP_CLUSTER -u ROLLCHECK_WORKERS -u ROLLCHECK_LABELS \
     -u ROLLCHECK_SUITES -u ROLLCHECK_GINKGO_FLAGS -u ROLLCHECK_REPEAT -u ROLLCHECK_CLUSTER_NAME -u ROLLCHECK_KIND_CONFIG \
-    PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" ARTIFACTS="$F/artifacts" \
-    ROLLCHECK_NODE_IMAGE=example/node:v1 ROLLCHECK_SUITES=suites "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
+    -u ROLLCHECK_NODE_IMAGE_REF PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" \
+    ARTIFACTS="$F/artifacts" ROLLCHECK_NODE_IMAGE=example/node:v1 ROLLCHECK_SUITES=suites "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
   calls=$(cat "$F/calls" 2>/dev/null || true)
 }
+# only_knob_work: the calls hold the CLI's build and its knob check, nothing else.
+only_knob_work() {
+  [ "$(grep -v -e '^go -C .* build -o .*/rollcheck \./cmd/rollcheck$' -e '^rollcheck knobs$' <<<"$calls")" = "" ]
+}
 
-# A bad knob stops make e2e at once: exit 2, one line naming it, no docker, no go, no cluster.
+# A bad knob stops make e2e at once: exit 2, one line naming it, no docker, no ginkgo, no cluster.
 while IFS='|' read -r knob value; do
   start=$(date +%s)
   run_e2e "$knob=$value"
   took=$(($(date +%s) - start))
-  r=0; { [ "$rc" -eq 2 ] && [ -z "$calls" ] && [ "$took" -lt 10 ] && [ "$(grep -c ERROR <<<"$out")" -eq 1 ] && grep -q "ERROR: $knob" <<<"$out"; } || r=1
+  r=0; { [ "$rc" -eq 2 ] && only_knob_work && [ "$took" -lt 10 ] && [ "$(grep -c ERROR <<<"$out")" -eq 1 ] && grep -q "ERROR: $knob" <<<"$out"; } || r=1
   ok_if "e2e.sh refuses $knob='$value' before any work (exit 2, ${took}s)" "$r" "exit $rc after ${took}s; calls: ${calls:-none}; output: $out"
 done <<'EOT'
 ROLLCHECK_WORKERS|abc
 ROLLCHECK_KEEP_CLUSTER|maybe
 ROLLCHECK_NODE_IMAGE|bad value
+ROLLCHECK_CLUSTER_NAME|Rollcheck
 ROLLCHECK_SUITES|suites/no-such-suite
 ROLLCHECK_LABELS|(smoke && negative-control
 ROLLCHECK_LABELS|smoke; rm -rf /
@@ -185,45 +194,34 @@ ROLLCHECK_GINKGO_FLAGS|--procs=2 suites/smoke
 ROLLCHECK_GINKGO_FLAGS|-v
 EOT
 run_e2e ROLLCHECK_WORKERS=abc ROLLCHECK_KEEP_CLUSTER=maybe ROLLCHECK_SUITES=nope ROLLCHECK_LABELS='(x' ROLLCHECK_REPEAT=0 ROLLCHECK_GINKGO_FLAGS=x
-r=0; { [ "$rc" -eq 2 ] && [ -z "$calls" ] && [ "$(grep -c ERROR <<<"$out")" -eq 6 ]; } || r=1
+r=0; { [ "$rc" -eq 2 ] && only_knob_work && [ "$(grep -c ERROR <<<"$out")" -eq 6 ]; } || r=1
 ok_if "e2e.sh reports every bad knob at once, one line each" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
 run_e2e ROLLCHECK_LABELS='smoke && !negative-control' ROLLCHECK_SUITES="suites $REPO_ROOT/suites" ROLLCHECK_REPEAT=20 \
-  ROLLCHECK_GINKGO_FLAGS='--v --flake-attempts=2' ROLLCHECK_WORKERS=2 ROLLCHECK_KEEP_CLUSTER=no FAKE_UP=reused
-r=0; { [ "$rc" -eq 0 ]; } || r=1
-ok_if "e2e.sh accepts good knobs" "$r" "exit $rc: $out"
+  ROLLCHECK_GINKGO_FLAGS='--v --flake-attempts=2' ROLLCHECK_WORKERS=2 ROLLCHECK_KEEP_CLUSTER=no
+r=0; { [ "$rc" -eq 0 ] && grep -q "^rollcheck e2e --ginkgo $F/cache/bin/ginkgo --artifacts $F/artifacts$" <<<"$calls"; } || r=1
+ok_if "e2e.sh accepts good knobs and hands over to rollcheck e2e" "$r" "exit $rc; calls: $calls; output: $out"
+# tools.sh downloads every module under a time limit first, then builds offline; no kind binary.
+first=$(grep -n -e '^go mod download' -e '^go build' <<<"$calls" | head -1)
+r=0; { [[ $first == *"go mod download"* ]] && grep -q "waiting up to 300s for: go mod download" <<<"$out" \
+  && grep -q "waiting up to 600s for: go build ginkgo (try 1/3)" <<<"$out" && ! grep -qi "build kind" <<<"$out"; } || r=1
+ok_if "tools.sh: go mod download first, builds under time limits, no kind binary" "$r" "calls: $calls; output: $out"
 
-# make e2e deletes only a cluster it created, and keeps it when told to.
-run_e2e FAKE_UP=created
-r=0; { [ "$rc" -eq 0 ] && grep -qx "rollcheck cluster down" <<<"$calls"; } || r=1
-ok_if "e2e.sh deletes the cluster it created" "$r" "exit $rc; calls: $calls; output: $out"
-run_e2e FAKE_UP=created ROLLCHECK_KEEP_CLUSTER=false
-r=0; { [ "$rc" -eq 0 ] && grep -qx "rollcheck cluster down" <<<"$calls"; } || r=1
-ok_if "e2e.sh: ROLLCHECK_KEEP_CLUSTER=false deletes it too" "$r" "exit $rc; calls: $calls; output: $out"
-run_e2e FAKE_UP=created ROLLCHECK_KEEP_CLUSTER=yes
-r=0; { [ "$rc" -eq 0 ] && ! grep -q "cluster down" <<<"$calls" && grep -q "keeping the cluster" <<<"$out"; } || r=1
-ok_if "e2e.sh keeps the cluster it created when ROLLCHECK_KEEP_CLUSTER=yes" "$r" "exit $rc; calls: $calls; output: $out"
-run_e2e FAKE_UP=reused
-r=0; { [ "$rc" -eq 0 ] && grep -q "rollcheck cluster up" <<<"$calls" && ! grep -q "cluster down" <<<"$calls" \
-  && grep -q "did not create it" <<<"$out"; } || r=1
-ok_if "e2e.sh leaves a reused cluster running" "$r" "exit $rc; calls: $calls; output: $out"
-run_e2e FAKE_UP=created FAKE_UP_RC=1
-r=0; { [ "$rc" -eq 1 ] && grep -qx "rollcheck cluster down" <<<"$calls" && grep -q "rollcheck cluster logs" <<<"$calls"; } || r=1
-ok_if "e2e.sh deletes a cluster it created when cluster up fails after creating it" "$r" "exit $rc; calls: $calls; output: $out"
-run_e2e FAKE_UP= FAKE_UP_RC=1
-r=0; { [ "$rc" -eq 1 ] && ! grep -q "cluster down" <<<"$calls"; } || r=1
-ok_if "e2e.sh deletes nothing when cluster up fails without creating" "$r" "exit $rc; calls: $calls; output: $out"
-# tools.sh downloads every module under a time limit first, then builds offline.
-run_e2e FAKE_UP=reused
-first_go=$(grep '^go ' <<<"$calls" | head -1)
-r=0; { [ "$first_go" = "go mod download" ] && [ "$(grep -c '^go build' <<<"$calls")" -eq 3 ] \
-  && grep -q "waiting up to 300s for: go mod download" <<<"$out" && grep -q "waiting up to 600s for: go build kind (try 1/3)" <<<"$out"; } || r=1
-ok_if "tools.sh: go mod download first, builds under time limits" "$r" "calls: $calls; output: $out"
+# scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck
+# check's exit code through: 0 every row passed, 1 a threshold broken, 2 bad input or no verdict.
+for want in 0 1 2; do
+  rm -rf "$F/cache" "$F/calls"; rc=0
+  out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" \
+    ARTIFACTS="$F/artifacts" ROLLCHECK_NODE_IMAGE=example/node:v1 SPEC="$REPO_ROOT/examples/check/check.yaml" FAKE_CHECK_RC=$want \
+    timeout 60 bash "$REPO_ROOT/scripts/check.sh" 2>&1) || rc=$?
+  r=0; { [ "$rc" -eq "$want" ] && grep -q "^rollcheck check -f .*check.yaml --artifacts" "$F/calls"; } || r=1
+  ok_if "check.sh exits with rollcheck check's code $want" "$r" "exit $rc; calls: $(cat "$F/calls" 2>/dev/null); output: $out"
+done
 
 # cluster.sh checks the knobs first too.
-rc=0; out=$(env PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" ROLLCHECK_CACHE="$F/cache" ROLLCHECK_WORKERS=abc \
+rc=0; out=$(env PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" ROLLCHECK_WORKERS=abc \
   bash "$REPO_ROOT/scripts/cluster.sh" up 2>&1) || rc=$?
 rm -f "$F/calls"
-r=0; { [ "$rc" -eq 2 ] && grep -q "ERROR: ROLLCHECK_WORKERS=abc" <<<"$out"; } || r=1
+r=0; { [ "$rc" -eq 2 ] && grep -q "ERROR: ROLLCHECK_WORKERS=\"abc\"" <<<"$out"; } || r=1
 ok_if "cluster.sh refuses a bad knob (exit 2)" "$r" "exit $rc: $out"
 
 # go test's default 10-minute timeout would panic in the middle of the matrix and skip its
