@@ -111,7 +111,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.waitSystemReady(ctx); err != nil {
 		return c, err
 	}
-	if err := c.isolateDNS(ctx); err != nil {
+	if err := c.applyDNSChoice(ctx); err != nil {
 		return c, err
 	}
 	o.Logf("cluster %q ready after %s", o.Name, time.Since(start).Round(100*time.Millisecond))
@@ -341,18 +341,84 @@ func (c *Cluster) waitSystemReady(ctx context.Context) error {
 	return nil
 }
 
+// dnsIsolation decides whether Up removes CoreDNS's forwarding of names outside the cluster,
+// and says why, for the one line Up logs. It is a choice of the kind front end, made only for a
+// cluster this run created: a reused cluster is left as it is (rollcheck cannot tell who
+// created it; one it created earlier got the same choice then). setting is
+// ROLLCHECK_ISOLATE_DNS: true or false force the choice; auto (or empty) isolates the offline
+// node image's clusters, which must send no query outside the machine, and leaves the upstream
+// image's as kind makes them, since there an app may resolve outside names (a user's CI).
+func dnsIsolation(setting, source string, created bool) (isolate bool, why string, err error) {
+	auto, on, err := isolateDNSValue(setting)
+	if err != nil {
+		return false, "", fmt.Errorf("%s=%q: %w", EnvIsolateDNS, setting, err)
+	}
+	switch {
+	case !created:
+		return false, "the cluster was reused, not created by this run: rollcheck changes CoreDNS only in a cluster it creates", nil
+	case !auto:
+		return on, fmt.Sprintf("%s=%s", EnvIsolateDNS, setting), nil
+	case source == SourceOffline:
+		return true, fmt.Sprintf("%s=auto: the offline node image, nothing leaves the machine", EnvIsolateDNS), nil
+	}
+	return false, fmt.Sprintf("%s=auto: the %s node image, outside names resolve as kind set up", EnvIsolateDNS, source), nil
+}
+
+// applyDNSChoice makes and logs the choice of dnsIsolation, in one line.
+func (c *Cluster) applyDNSChoice(ctx context.Context) error {
+	isolate, why, err := dnsIsolation(c.IsolateDNS, c.ImageSource, c.Created)
+	if err != nil {
+		return err
+	}
+	if !isolate {
+		c.Logf("CoreDNS: forwarding outside the cluster left as it is (%s)", why)
+		return nil
+	}
+	changed, err := c.isolateDNS(ctx)
+	if err != nil {
+		return err
+	}
+	if changed {
+		c.Logf("CoreDNS: forwarding outside the cluster removed (%s)", why)
+	} else {
+		c.Logf("CoreDNS: no forwarding outside the cluster to remove (%s)", why)
+	}
+	return nil
+}
+
 // isolateDNS drops CoreDNS's forwarding of names outside the cluster, so that no DNS query
-// leaves the machine; cluster names (Services) still resolve. Idempotent.
-func (c *Cluster) isolateDNS(ctx context.Context) error {
+// leaves the machine; cluster names (Services) still resolve. It restarts CoreDNS when it
+// changed its config, and says whether it did. Idempotent.
+func (c *Cluster) isolateDNS(ctx context.Context) (bool, error) {
 	r := c.Client.Resources("kube-system")
 	var cm corev1.ConfigMap
 	if err := r.Get(ctx, "coredns", "kube-system", &cm); err != nil {
-		return fmt.Errorf("get CoreDNS config: %w", err)
+		return false, fmt.Errorf("get CoreDNS config: %w", err)
 	}
-	corefile := cm.Data["Corefile"]
+	corefile, changed := withoutForward(cm.Data["Corefile"])
+	if !changed {
+		return false, nil
+	}
+	cm.Data["Corefile"] = corefile
+	if err := r.Update(ctx, &cm); err != nil {
+		return false, fmt.Errorf("update CoreDNS config: %w", err)
+	}
+	if err := kube.RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
+		return true, fmt.Errorf("restart CoreDNS: %w", err)
+	}
+	if err := kube.WaitRollout(ctx, c.Client, "kube-system", "coredns", 2*time.Minute); err != nil {
+		return true, fmt.Errorf("restart CoreDNS: %w", err)
+	}
+	return true, nil
+}
+
+// withoutForward returns the Corefile without its forward directives (with their blocks), and
+// whether there was one.
+func withoutForward(corefile string) (string, bool) {
+	lines := strings.Split(corefile, "\n")
 	var kept []string
 	skipping := false
-	for _, l := range strings.Split(corefile, "\n") {
+	for _, l := range lines {
 		t := strings.TrimSpace(l)
 		switch {
 		case skipping:
@@ -366,21 +432,7 @@ func (c *Cluster) isolateDNS(ctx context.Context) error {
 		}
 		kept = append(kept, l)
 	}
-	if len(kept) == len(strings.Split(corefile, "\n")) {
-		return nil
-	}
-	cm.Data["Corefile"] = strings.Join(kept, "\n")
-	if err := r.Update(ctx, &cm); err != nil {
-		return fmt.Errorf("update CoreDNS config: %w", err)
-	}
-	c.Logf("CoreDNS: forwarding outside the cluster removed")
-	if err := kube.RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
-		return fmt.Errorf("restart CoreDNS: %w", err)
-	}
-	if err := kube.WaitRollout(ctx, c.Client, "kube-system", "coredns", 2*time.Minute); err != nil {
-		return fmt.Errorf("restart CoreDNS: %w", err)
-	}
-	return nil
+	return strings.Join(kept, "\n"), len(kept) != len(lines)
 }
 
 func dockerAnswers(ctx context.Context) error {

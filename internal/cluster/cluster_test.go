@@ -303,3 +303,61 @@ func TestImageSource(t *testing.T) {
 		}
 	}
 }
+
+// CoreDNS's forwarding is removed only in a cluster this run created: by default for the
+// offline node image, never by default for the upstream one; ROLLCHECK_ISOLATE_DNS forces it.
+func TestDNSIsolation(t *testing.T) {
+	cases := []struct {
+		setting, source string
+		created         bool
+		isolate         bool
+		why             string
+	}{
+		{"", SourceOffline, true, true, "=auto: the offline node image"},
+		{"auto", SourceOffline, true, true, "=auto: the offline node image"},
+		{"", SourceUpstream, true, false, "=auto: the upstream node image"},
+		{"auto", SourceUpstream, true, false, "=auto: the upstream node image"},
+		{"true", SourceUpstream, true, true, EnvIsolateDNS + "=true"},
+		{"On", SourceUpstream, true, true, EnvIsolateDNS + "=On"},
+		{"false", SourceOffline, true, false, EnvIsolateDNS + "=false"},
+		{"0", SourceOffline, true, false, EnvIsolateDNS + "=0"},
+		// A reused cluster is never changed, whatever the setting.
+		{"", SourceOffline, false, false, "reused"},
+		{"true", SourceUpstream, false, false, "reused"},
+	}
+	for _, c := range cases {
+		isolate, why, err := dnsIsolation(c.setting, c.source, c.created)
+		if err != nil || isolate != c.isolate || !strings.Contains(why, c.why) || strings.Contains(why, "\n") {
+			t.Errorf("dnsIsolation(%q, %s, created %v) = %v, %q, %v; want %v, a line with %q",
+				c.setting, c.source, c.created, isolate, why, err, c.isolate, c.why)
+		}
+	}
+	for _, bad := range []string{"maybe", "Auto", " auto", "2"} {
+		if _, _, err := dnsIsolation(bad, SourceOffline, true); err == nil || !strings.HasPrefix(err.Error(), EnvIsolateDNS+"=") {
+			t.Errorf("dnsIsolation(%q): error %v, want one naming %s", bad, err, EnvIsolateDNS)
+		}
+		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvIsolateDNS: bad}[k] }, true); len(errs) != 1 {
+			t.Errorf("%s=%q: %v, want one problem", EnvIsolateDNS, bad, errs)
+		}
+		if err := (Options{Name: "rc", NodeImage: "kindest/node:v1", IsolateDNS: bad}).Validate(); err == nil {
+			t.Errorf("Options with IsolateDNS %q validated", bad)
+		}
+	}
+}
+
+func TestWithoutForward(t *testing.T) {
+	corefile := ".:53 {\n    errors\n    kubernetes cluster.local in-addr.arpa ip6.arpa {\n       pods insecure\n    }\n" +
+		"    forward . /etc/resolv.conf {\n       max_concurrent 1000\n    }\n    cache 30\n}\n"
+	got, changed := withoutForward(corefile)
+	want := ".:53 {\n    errors\n    kubernetes cluster.local in-addr.arpa ip6.arpa {\n       pods insecure\n    }\n    cache 30\n}\n"
+	if !changed || got != want {
+		t.Fatalf("withoutForward: changed %v,\n%s\nwant:\n%s", changed, got, want)
+	}
+	if again, changed := withoutForward(got); changed || again != got {
+		t.Errorf("second pass changed %v:\n%s", changed, again)
+	}
+	oneLine := ".:53 {\n    forward . 8.8.8.8\n    cache 30\n}\n"
+	if got, changed := withoutForward(oneLine); !changed || got != ".:53 {\n    cache 30\n}\n" {
+		t.Errorf("one-line forward: changed %v,\n%s", changed, got)
+	}
+}

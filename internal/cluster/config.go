@@ -30,6 +30,7 @@ type Options struct {
 	ImageSource string // SourceUpstream or SourceOffline: set by Up from the resolved NodeImage
 	Workers     int    // worker nodes besides the control plane
 	Keep        bool   // keep the cluster when done
+	IsolateDNS  string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
 	Logf        func(format string, args ...any)
 }
 
@@ -51,6 +52,7 @@ func FromEnv() (Options, error) {
 		Name:       envOr(EnvName, "rollcheck"),
 		KindConfig: os.Getenv(EnvKindConfig),
 		NodeImage:  nodeImageChoice(os.Getenv),
+		IsolateDNS: os.Getenv(EnvIsolateDNS),
 	}
 	o.Keep, _ = parseBool(os.Getenv(EnvKeep))
 	o.Workers, _ = strconv.Atoi(envOr(EnvWorkers, "0"))
@@ -104,6 +106,9 @@ func (o Options) Validate() error {
 	}
 	if imageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
 		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, o.Workers))
+	}
+	if _, _, err := isolateDNSValue(o.IsolateDNS); err != nil {
+		errs = append(errs, fmt.Errorf("%s=%q: %w", EnvIsolateDNS, o.IsolateDNS, err))
 	}
 	if o.KindConfig != "" {
 		if _, err := os.Stat(o.KindConfig); err != nil {

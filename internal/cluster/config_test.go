@@ -164,7 +164,7 @@ func TestCheckKnobs(t *testing.T) {
 	dir := t.TempDir()
 	good := map[string]string{
 		EnvName: "rollcheck-2.x", EnvKindConfig: writeConfig(t, header), EnvNodeImage: "kindest/node:v1.34.0",
-		EnvWorkers: "5", EnvKeep: "On", EnvRepeat: "20", EnvLabels: "smoke && !negative-control || /^rollout/",
+		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvLabels: "smoke && !negative-control || /^rollout/",
 		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
 		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm",
 	}

@@ -22,6 +22,7 @@ const (
 	EnvNodeImageOf = "ROLLCHECK_NODE_IMAGE_REF" // the node image make e2e chose (scripts/node-image-choice.sh)
 	EnvWorkers     = "ROLLCHECK_WORKERS"        // number of worker nodes (default 0)
 	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"   // a boolean knob (see BoolKnob): keep the cluster
+	EnvIsolateDNS  = "ROLLCHECK_ISOLATE_DNS"    // auto or a boolean: remove CoreDNS's forwarding outside a created cluster (see dnsIsolation)
 	EnvRepeat      = "ROLLCHECK_REPEAT"         // runs of every row (1 to 20)
 	EnvLabels      = "ROLLCHECK_LABELS"         // Ginkgo label filter of make e2e
 	EnvSuites      = "ROLLCHECK_SUITES"         // suite directories of make e2e
@@ -77,6 +78,7 @@ var Knobs = []Knob{
 	}},
 	{EnvWorkers, true, wholeNumber(0, 5)},
 	{EnvKeep, true, func(v string) error { _, err := parseBool(v); return err }},
+	{EnvIsolateDNS, true, func(v string) error { _, _, err := isolateDNSValue(v); return err }},
 	{EnvRepeat, false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLabels, false, func(v string) error {
 		_, err := types.ParseLabelFilter(v)
@@ -190,6 +192,18 @@ func BoolKnob(name, value string) (bool, error) {
 		return false, fmt.Errorf("%s=%s: %w", name, value, err)
 	}
 	return b, nil
+}
+
+// isolateDNSValue reads a value of ROLLCHECK_ISOLATE_DNS: auto (or empty) leaves the choice to
+// the node image (dnsIsolation); a boolean knob value forces it on or off.
+func isolateDNSValue(v string) (auto, on bool, err error) {
+	if v == "" || v == "auto" {
+		return true, false, nil
+	}
+	if on, err = parseBool(v); err != nil {
+		return false, false, errors.New("want auto, or 1, true, yes, on or 0, false, no, off (or unset: auto)")
+	}
+	return false, on, nil
 }
 
 func parseBool(v string) (bool, error) {
