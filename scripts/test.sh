@@ -13,3 +13,14 @@ step vet go vet ./...
 step vet-e2e go vet -tags e2e ./...
 step unit go test -count=1 ./...
 step scripts bash scripts/test-scripts.sh
+# The CI workflow users copy (examples/ci): actionlint, pinned, installed once into the cache
+# under a time limit (the Go module proxy only), then run offline (with shellcheck on the run:
+# scripts when shellcheck is on PATH). go test ./... above ran its
+# rollcheck commands with --dry-run (examples/ci/workflow_test.go).
+ACTIONLINT_VERSION=v1.7.12
+actionlint=$ROLLCHECK_CACHE/tools/actionlint-$ACTIONLINT_VERSION/actionlint
+if [ ! -x "$actionlint" ]; then
+  retry_timeout 3 600 "go install actionlint $ACTIONLINT_VERSION" -- \
+    env GOBIN="$(dirname "$actionlint")" go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+fi
+step actionlint run_limited 120 "$actionlint" -no-color examples/ci/rollcheck.yaml

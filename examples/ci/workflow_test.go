@@ -1,0 +1,323 @@
+// Package ci_test checks the GitHub Actions workflow users copy (rollcheck.yaml in this
+// directory) against the rollcheck CLI of this module, so that the two cannot drift apart
+// silently: every rollcheck command the workflow runs is run here on the example's files, with
+// --dry-run where the command has one and on generated conformance.json files for compare.
+// scripts/test.sh lints the workflow with actionlint.
+package ci_test
+
+import (
+	"bytes"
+	"fmt"
+	"go/version"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/spec"
+)
+
+type workflow struct {
+	Env  map[string]string `json:"env"`
+	Jobs map[string]struct {
+		Env   map[string]string `json:"env"`
+		Steps []step            `json:"steps"`
+	} `json:"jobs"`
+}
+
+type step struct {
+	Name string            `json:"name"`
+	If   string            `json:"if"`
+	Uses string            `json:"uses"`
+	Run  string            `json:"run"`
+	Env  map[string]string `json:"env"`
+	With map[string]any    `json:"with"`
+}
+
+func (s step) String() string {
+	if s.Name != "" {
+		return fmt.Sprintf("step %q", s.Name)
+	}
+	return "step " + s.Uses
+}
+
+func readWorkflow(t *testing.T) workflow {
+	t.Helper()
+	b, err := os.ReadFile("rollcheck.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(b, &w); err != nil {
+		t.Fatalf("rollcheck.yaml: %v", err)
+	}
+	if len(w.Jobs) == 0 {
+		t.Fatal("rollcheck.yaml: no jobs")
+	}
+	return w
+}
+
+// rollcheckLine matches a shell line that runs rollcheck: as its first command, after ; & | or
+// (, or in a command substitution.
+var rollcheckLine = regexp.MustCompile(`(^|[;&|(]\s*|\$\(\s*)rollcheck(\s|\)|$)`)
+
+// rollcheckLines are the lines of a run: script that run rollcheck (continuation lines joined,
+// comments left out).
+func rollcheckLines(script string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(script, "\\\n", " "), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "#") && rollcheckLine.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// shim stands in for rollcheck in the workflow's lines: it runs the CLI built from this module
+// with --dry-run added for the commands that have one, runs compare, knobs and cluster
+// default-image as they are (they create nothing), refuses anything else before it runs, and
+// records every call (args, exit code, stdout) under $RC_CALLS.
+const shim = `set -euo pipefail
+rollcheck() {
+  local call rc=0 extra=()
+  call=$(mktemp -d "$RC_CALLS/call.XXXXXX")
+  printf '%s\n' "$@" >"$call/args"
+  case "${1:-} ${2:-}" in
+    "check "* | "tune "*) extra=(--dry-run) ;;
+    "compare "* | "knobs "* | "cluster default-image") ;;
+    *) echo "the test knows no dry run for: rollcheck $*" >&2; echo 99 >"$call/rc"; return 99 ;;
+  esac
+  "$RC_BIN" "$@" "${extra[@]}" >"$call/stdout" || rc=$?
+  echo "$rc" >"$call/rc"
+  cat "$call/stdout"
+  return "$rc"
+}
+`
+
+// TestWorkflowRollcheckCommands runs every rollcheck command of the workflow, in a workspace
+// laid out as the workflow's checkout is, against the CLI of this module.
+func TestWorkflowRollcheckCommands(t *testing.T) {
+	w := readWorkflow(t)
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "rollcheck")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rollcheck").CombinedOutput(); err != nil {
+		t.Fatalf("go build the rollcheck CLI: %v\n%s", err, out)
+	}
+	examples, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, runner, calls := filepath.Join(tmp, "workspace"), filepath.Join(tmp, "runner"), filepath.Join(tmp, "calls")
+	for _, d := range []string{ws, runner, calls} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(examples, filepath.Join(ws, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	github := map[string]string{
+		"RUNNER_TEMP": runner, "GITHUB_WORKSPACE": ws, "GITHUB_OUTPUT": filepath.Join(runner, "output"),
+		"GITHUB_REPOSITORY": "example/app", "GITHUB_WORKFLOW": "rollcheck", "GITHUB_EVENT_NAME": "pull_request",
+		"RC_BIN": bin, "RC_CALLS": calls,
+	}
+	for _, k := range []string{"CHECK_FILE", "REPORTS", "BASE_REPORTS"} {
+		if w.Env[k] == "" || strings.Contains(w.Env[k], "${{") {
+			t.Fatalf("the workflow's env has no plain %s: the test reads it", k)
+		}
+	}
+	// What the check step leaves for compare (the check runs dry here, so it writes no
+	// report), and what the base step downloads: two runs of the check file's rows.
+	writeRun(t, filepath.Join(ws, w.Env["BASE_REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
+	writeRun(t, filepath.Join(ws, w.Env["REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
+
+	lines := 0
+	for _, job := range w.Jobs {
+		for _, s := range job.Steps {
+			for _, l := range rollcheckLines(s.Run) {
+				lines++
+				if strings.Contains(l, "${{") {
+					t.Errorf("%s: %q: pass expressions through env, not into a rollcheck line", s, l)
+					continue
+				}
+				env := os.Environ()
+				for _, m := range []map[string]string{w.Env, job.Env, s.Env, github} {
+					for k, v := range m {
+						if strings.Contains(v, "${{") {
+							v = "(an expression)"
+						}
+						env = append(env, k+"="+v)
+					}
+				}
+				cmd := exec.Command("bash", "-c", shim+l)
+				cmd.Dir, cmd.Env = ws, env
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Run(); err != nil {
+					t.Errorf("%s: %q: %v\n%s", s, l, err, stderr.String())
+				}
+			}
+		}
+	}
+	ran := readCalls(t, calls)
+	if len(ran) < lines {
+		t.Errorf("%d lines run rollcheck, %d calls recorded", lines, len(ran))
+	}
+	seen := map[string]bool{}
+	for _, c := range ran {
+		seen[c.args[0]] = true
+		t.Logf("ran rollcheck %s: exit %s", strings.Join(c.args, " "), c.rc)
+		if c.rc != "0" {
+			t.Errorf("rollcheck %s: exit %s, want 0", strings.Join(c.args, " "), c.rc)
+		}
+		switch c.args[0] {
+		case "check":
+			if !slices.Contains(c.args, "-f") || !strings.Contains(c.stdout, "kind: Deployment") {
+				t.Errorf("rollcheck %s --dry-run printed no Deployment:\n%s", strings.Join(c.args, " "), c.stdout)
+			}
+		case "compare":
+			if !strings.HasPrefix(c.stdout, "## rollcheck compare\n") || !strings.Contains(c.stdout, "compare: 2 rows, 0 significant regressions") {
+				t.Errorf("rollcheck %s printed no comparison:\n%s", strings.Join(c.args, " "), c.stdout)
+			}
+		}
+	}
+	for _, want := range []string{"check", "compare"} {
+		if !seen[want] {
+			t.Errorf("the workflow runs no rollcheck %s", want)
+		}
+	}
+}
+
+type call struct {
+	args       []string
+	rc, stdout string
+}
+
+func readCalls(t *testing.T, dir string) []call {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(dir, "call.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []call
+	for _, d := range dirs {
+		read := func(name string) string {
+			b, _ := os.ReadFile(filepath.Join(d, name))
+			return string(b)
+		}
+		calls = append(calls, call{args: strings.Split(strings.TrimSuffix(read("args"), "\n"), "\n"),
+			rc: strings.TrimSpace(read("rc")), stdout: read("stdout")})
+	}
+	return calls
+}
+
+// writeRun writes dir/conformance.json: one passing row of every plan of the check file.
+func writeRun(t *testing.T, dir, checkFile string) {
+	t.Helper()
+	c, err := spec.Load(checkFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []check.Row
+	for _, p := range plans {
+		a := p.WithDefaults().Applied()
+		s := loadgen.Summary{Requests: 1000, OK: 1000, Valid: true, Failures: map[loadgen.Class]int{}}
+		rows = append(rows, check.Row{Suite: c.Name(), Config: a, Summary: s, Verdict: a.Expect.Judge(s),
+			Started: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)})
+	}
+	var buf bytes.Buffer
+	if err := report.NewRun(rows).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conformance.json"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var (
+	dockerBuild = regexp.MustCompile(`docker build (?:.* )?-t (\S+)`)
+	pinned      = regexp.MustCompile(`@(v[0-9]+(\.[0-9]+)*|[0-9a-f]{40})$`)
+	goDirective = regexp.MustCompile(`(?m)^go ([0-9.]+)$`)
+	downloadAs  = regexp.MustCompile(`gh run download .*--name (\S+)`)
+)
+
+// TestWorkflowShape pins what the workflow's promises rest on: the image the check file loads
+// is the one it builds, every action is pinned, Go is new enough for this module, the reports
+// are uploaded also when the check fails, and the base is downloaded under the name they are
+// uploaded as.
+func TestWorkflowShape(t *testing.T) {
+	w := readWorkflow(t)
+	c, err := spec.Load(filepath.Join("../..", w.Env["CHECK_FILE"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needGo := goDirective.FindSubmatch(gomod)
+	if needGo == nil {
+		t.Fatal("go.mod: no go directive")
+	}
+	var built []string
+	var uploaded, downloaded string
+	for _, job := range w.Jobs {
+		for _, s := range job.Steps {
+			for _, m := range dockerBuild.FindAllStringSubmatch(s.Run, -1) {
+				built = append(built, m[1])
+			}
+			if m := downloadAs.FindStringSubmatch(s.Run); m != nil {
+				downloaded = m[1]
+				if !strings.Contains(s.If, "pull_request") {
+					t.Errorf("%s runs without a pull request (if: %q)", s, s.If)
+				}
+			}
+			if s.Uses == "" {
+				continue
+			}
+			if !pinned.MatchString(s.Uses) {
+				t.Errorf("%s: %s is not pinned to a version tag or a commit", s, s.Uses)
+			}
+			switch name, _, _ := strings.Cut(s.Uses, "@"); name {
+			case "actions/setup-go":
+				v, _ := s.With["go-version"].(string)
+				if version.Compare("go"+v, "go"+string(needGo[1])) < 0 {
+					t.Errorf("%s: go-version %q, want at least %s (go.mod)", s, v, needGo[1])
+				}
+			case "actions/upload-artifact":
+				uploaded, _ = s.With["name"].(string)
+				if !strings.Contains(s.If, "always()") && !strings.Contains(s.If, "!cancelled()") {
+					t.Errorf("%s: if %q: the reports must be uploaded also when the check fails", s, s.If)
+				}
+				if p, _ := s.With["path"].(string); p != "${{ env.REPORTS }}" {
+					t.Errorf("%s: path %q, want ${{ env.REPORTS }}", s, p)
+				}
+			}
+		}
+	}
+	for _, img := range c.Images() {
+		if !slices.Contains(built, img) {
+			t.Errorf("the check file loads %s; the workflow builds %v", img, built)
+		}
+	}
+	if uploaded == "" || uploaded != downloaded {
+		t.Errorf("reports uploaded as %q, the base downloaded as %q", uploaded, downloaded)
+	}
+}
