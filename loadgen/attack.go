@@ -40,6 +40,7 @@ type Attack struct {
 	ctxErr    error
 
 	done   chan struct{}
+	run    run // as finish judged it, for Serve's end line
 	result *Result
 	err    error
 }
@@ -49,6 +50,12 @@ type Attack struct {
 // or ctx ends, whichever comes first; then it waits for in-flight requests
 // (at most cfg.Timeout) and builds its Result.
 func Start(ctx context.Context, cfg Config) (*Attack, error) {
+	return start(ctx, cfg, nil)
+}
+
+// start is Start with a hook called with each request as it completes, on the one goroutine
+// that records them (Serve streams them).
+func start(ctx context.Context, cfg Config, onRequest func(Request)) (*Attack, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("starting load attack: %w", err)
@@ -94,6 +101,7 @@ func Start(ctx context.Context, cfg Config) (*Attack, error) {
 	pacer := vegeta.ConstantPacer{Freq: cfg.Rate, Per: time.Second}
 
 	rec := newRecorder(cfg, a)
+	rec.onRequest = onRequest
 	a.started = time.Now()
 	results := a.attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)
 	stopOnCancel := context.AfterFunc(ctx, func() { a.stop(EndCanceled, context.Cause(ctx)) })
@@ -158,6 +166,7 @@ func (a *Attack) finish(reqs []Request) {
 	if rn.endReason == "" || !rn.stopAt.Before(rn.started.Add(a.cfg.Duration)) {
 		rn.endReason, rn.stopAt, ctxErr = EndDuration, time.Time{}, nil
 	}
+	a.run = rn
 	a.result = aggregate(a.cfg, rn, reqs)
 	if rn.endReason == EndCanceled {
 		a.err = fmt.Errorf("load attack on %s ended early: %w", a.cfg.Target, ctxErr)
@@ -173,6 +182,8 @@ type recorder struct {
 	pods   map[string]string
 	errs   map[string]string
 	reqs   []Request
+	// onRequest, if set, sees each request as it is recorded.
+	onRequest func(Request)
 }
 
 // maxInterned bounds the error texts kept for de-duplication; texts with
@@ -210,6 +221,9 @@ func (rc *recorder) add(r *vegeta.Result) {
 		rc.a.failed.Add(1)
 	}
 	rc.reqs = append(rc.reqs, q)
+	if rc.onRequest != nil {
+		rc.onRequest(q)
+	}
 }
 
 func intern(m map[string]string, s string) string {
