@@ -34,6 +34,9 @@ func (c Applied) Shape() string {
 		ka += " " + c.Method
 	}
 	fmt.Fprintf(&b, " keepalive=%s", ka)
+	if c.LoadFrom == LoadFromCluster {
+		b.WriteString(" load=cluster") // host, the default, is left unsaid: the names rows had
+	}
 	return b.String()
 }
 

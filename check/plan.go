@@ -104,7 +104,23 @@ type Load struct {
 	KeepAlive bool
 	// Timeout per request (default loadgen's 2 s, plus App.RequestDuration).
 	Timeout time.Duration
+	// From is where the load comes from (default LoadFromHost).
+	From LoadFrom
 }
+
+// LoadFrom is where a row's load is sent from.
+type LoadFrom string
+
+// Load sources.
+const (
+	// LoadFromHost: the test process, through the NodePort kind maps to 127.0.0.1 (and so, on
+	// kind, through docker-proxy: a refused backend reaches the client as EOF or reset).
+	LoadFromHost LoadFrom = "host"
+	// LoadFromCluster: a load pod in the row's namespace, to the load Service's cluster address,
+	// its ledger streamed back through the API server (loadgen.Serve, loadgen.Follow): the path
+	// a client inside the cluster takes.
+	LoadFromCluster LoadFrom = "cluster"
+)
 
 // Disruption is what is done to the pods, and how often; each one settles before the next.
 type Disruption struct {
@@ -156,11 +172,14 @@ type Applied struct {
 	RequestDuration time.Duration `json:"requestDuration,omitempty"`
 	Replicas        int           `json:"replicas"`
 	// Patched is true when the variant applied a strategic-merge patch.
-	Patched    bool           `json:"patched,omitempty"`
-	Path       string         `json:"path"`
-	Rate       int            `json:"rate"`
-	Method     string         `json:"method"`
-	KeepAlive  bool           `json:"keepAlive"`
+	Patched   bool   `json:"patched,omitempty"`
+	Path      string `json:"path"`
+	Rate      int    `json:"rate"`
+	Method    string `json:"method"`
+	KeepAlive bool   `json:"keepAlive"`
+	// LoadFrom is where the load came from; empty in rows written before it was a dimension
+	// (they came from the host).
+	LoadFrom   LoadFrom       `json:"loadFrom,omitempty"`
 	Disruption DisruptionKind `json:"disruption"`
 	Count      int            `json:"count"`
 	Settle     time.Duration  `json:"settle"`

@@ -84,6 +84,9 @@ func (p Plan) Validate() (warnings []string, err error) {
 	if r := p.Load.Rate; r < 1 || r > 2000 {
 		bad("load rate %d req/s: want 1 to 2000", r)
 	}
+	if f := p.Load.From; f != LoadFromHost && f != LoadFromCluster {
+		bad("load from %q: want host or cluster", f)
+	}
 	if m := p.Load.Method; m != "GET" && m != "POST" {
 		bad("load method %q: want GET or POST", m)
 	}
@@ -142,6 +145,9 @@ func (p Plan) WithDefaults() Plan {
 	}
 	if p.Load.Method == "" {
 		p.Load.Method = "GET"
+	}
+	if p.Load.From == "" {
+		p.Load.From = LoadFromHost
 	}
 	if p.Load.Timeout == 0 {
 		p.Load.Timeout = loadgen.DefaultTimeout + p.App.RequestDuration
@@ -408,7 +414,7 @@ func (p Plan) Applied() Applied {
 	a := Applied{
 		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
-		KeepAlive: p.Load.KeepAlive, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
+		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
 	}
 	if d, err := p.Deployment(); err == nil {

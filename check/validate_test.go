@@ -815,3 +815,26 @@ func TestPlanObjects(t *testing.T) {
 		t.Errorf("Objects of a bad plan = %d objects, %v", len(objs), err)
 	}
 }
+
+// Where the load comes from is a dimension of the plan: host by default, cluster on request,
+// nothing else; the row's configuration says it (and its name, when it is not the default).
+func TestLoadFrom(t *testing.T) {
+	p := webPlan(t)
+	if got := p.WithDefaults().Load.From; got != LoadFromHost {
+		t.Errorf("default load from %q, want host", got)
+	}
+	if a := p.Applied(); a.LoadFrom != LoadFromHost || strings.Contains(a.String(), "load=") {
+		t.Errorf("host row: %+v named %q; want loadFrom host, unsaid in the name", a.LoadFrom, a)
+	}
+	p.Load.From = LoadFromCluster
+	if _, err := p.Validate(); err != nil {
+		t.Fatalf("Validate with load from the cluster: %v", err)
+	}
+	if a := p.Applied(); a.LoadFrom != LoadFromCluster || !strings.HasSuffix(a.Shape(), " load=cluster") {
+		t.Errorf("cluster row: loadFrom %q, shape %q", a.LoadFrom, a.Shape())
+	}
+	p.Load.From = "moon"
+	if _, err := p.Validate(); err == nil || !strings.Contains(err.Error(), `load from "moon": want host or cluster`) {
+		t.Errorf("Validate with load from the moon: %v", err)
+	}
+}

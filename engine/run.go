@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -145,9 +149,16 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return fmt.Errorf("client: %w", err)
 	}
 	r.row.Versions = r.versions()
-	if r.t.LoadImages != nil && len(r.p.App.Images) > 0 {
-		if err := r.t.LoadImages(ctx, r.p.App.Images); err != nil {
-			return fmt.Errorf("load images %s: %w", strings.Join(r.p.App.Images, ", "), err)
+	images := r.p.App.Images
+	if r.p.Load.From == check.LoadFromCluster {
+		if r.t.LoadImage == "" {
+			return errors.New("target: load from the cluster needs Target.LoadImage, the load pod's image")
+		}
+		images = append(slices.Clone(images), r.t.LoadImage)
+	}
+	if r.t.LoadImages != nil && len(images) > 0 {
+		if err := r.t.LoadImages(ctx, images); err != nil {
+			return fmt.Errorf("load images %s: %w", strings.Join(images, ", "), err)
 		}
 	}
 	if r.t.Reset != nil {
@@ -199,7 +210,7 @@ func (r *runner) measure(ctx context.Context) error {
 	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
 	kpBefore, kpErr := scrape.KubeProxy(ctx, cs)
-	d, err := r.drive(ctx, url, obs)
+	d, err := r.drive(ctx, cs, url, obs)
 	if err != nil {
 		return err
 	}
@@ -238,7 +249,7 @@ func (r *runner) deploy(ctx context.Context) error {
 // driven is what the load and the disruptions left: the load's result, the disruptions as they
 // happened, why they stopped early, and why the load cannot be trusted.
 type driven struct {
-	atk        *loadgen.Attack
+	atk        load
 	res        *loadgen.Result
 	waitErr    error
 	recs       []disrupt.Record
@@ -246,21 +257,22 @@ type driven struct {
 	loadFault  error
 }
 
-// drive runs the constant load on url, lets it settle, disrupts Disruption.Count times (each
-// settling) and lets it settle again; it stops the load and waits for the requests in flight.
-func (r *runner) drive(ctx context.Context, url string, obs *observe.Observer) (*driven, error) {
+// drive runs the constant load on url (from the host) or on the load Service's cluster address
+// (from a load pod), lets it settle, disrupts Disruption.Count times (each settling) and lets it
+// settle again; it stops the load and waits for the requests in flight.
+func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string, obs *observe.Observer) (*driven, error) {
 	p := r.p
 	cfg := loadgen.Config{
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
 		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds),
 		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
 	}
-	atk, err := loadgen.Start(ctx, cfg)
+	atk, err := r.startLoad(ctx, cs, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start the load: %w", err)
 	}
 	d := &driven{atk: atk}
-	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s to %s", p.Load.Rate, url))
+	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s from %s to %s", p.Load.Rate, p.Load.From, url))
 
 	// The disruptions stop early when the load does: a stalled generator or a load that ended
 	// makes the row a harness fault, never zero failures.
@@ -299,6 +311,33 @@ func (r *runner) drive(ctx context.Context, url string, obs *observe.Observer) (
 	atk.Stop()
 	d.res, d.waitErr = atk.Wait()
 	return d, nil
+}
+
+// startLoad starts the load of cfg from where the Plan says: the host, or a load pod sending to
+// the load Service's cluster address.
+func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loadgen.Config) (load, error) {
+	if r.p.Load.From != check.LoadFromCluster {
+		return loadgen.Start(ctx, cfg)
+	}
+	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the load Service's cluster address: %w", err)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return nil, fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
+	}
+	// The pod's target is the row's own Service: nothing outside the cluster, no DNS.
+	cfg.Target = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+	cfg.AllowRemote = true
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pull := corev1.PullIfNotPresent
+	if r.t.LoadImages != nil {
+		pull = corev1.PullNever // loaded with the app's images
+	}
+	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, pull, cfg, r.logf)
 }
 
 // judge fills the row from what was driven and observed: the summary and timeline, every failed
@@ -435,7 +474,7 @@ type monitor struct {
 	once sync.Once
 }
 
-func startMonitor(atk *loadgen.Attack, rate int, fault func(error), tick func(loadgen.Progress)) *monitor {
+func startMonitor(atk load, rate int, fault func(error), tick func(loadgen.Progress)) *monitor {
 	m := &monitor{done: make(chan struct{})}
 	m.wg.Add(1)
 	go func() {

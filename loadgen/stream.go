@@ -78,7 +78,9 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 type Remote struct {
 	sent, ok, failed atomic.Int64
 
-	done   chan struct{}
+	started     chan struct{}
+	startedOnce sync.Once
+	done        chan struct{}
 	result *Result
 	err    error
 }
@@ -88,7 +90,7 @@ type Remote struct {
 // that ends without its end line, or holds a line that does not decode, is an error: a lost
 // stream is never an attack with fewer failures.
 func Follow(r io.Reader) *Remote {
-	rm := &Remote{done: make(chan struct{})}
+	rm := &Remote{started: make(chan struct{}), done: make(chan struct{})}
 	go rm.read(r)
 	return rm
 }
@@ -99,6 +101,10 @@ func (rm *Remote) Progress() Progress {
 	ok, failed := rm.ok.Load(), rm.failed.Load()
 	return Progress{Sent: rm.sent.Load(), OK: ok, Failed: failed}
 }
+
+// Started returns a channel closed when the start line has been read (the attack runs), or when
+// the stream ended without one.
+func (rm *Remote) Started() <-chan struct{} { return rm.started }
 
 // Done returns a channel closed when the stream has ended.
 func (rm *Remote) Done() <-chan struct{} { return rm.done }
@@ -112,7 +118,9 @@ func (rm *Remote) Wait() (*Result, error) {
 }
 
 func (rm *Remote) read(r io.Reader) {
+	markStarted := func() { rm.startedOnce.Do(func() { close(rm.started) }) }
 	defer close(rm.done)
+	defer markStarted()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var start *streamStart
@@ -128,6 +136,7 @@ func (rm *Remote) read(r io.Reader) {
 		switch {
 		case l.Start != nil:
 			start = l.Start
+			markStarted()
 		case l.Req != nil:
 			reqs = append(reqs, *l.Req)
 			rm.sent.Add(1)

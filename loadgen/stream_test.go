@@ -46,6 +46,11 @@ func TestServeFollow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
+	select {
+	case <-rm.Started():
+	default:
+		t.Error("Started not closed after the whole stream")
+	}
 	// Every request line is in the ledger, in sending order, counted and classified as the
 	// attack counted them; the end reason says the caller stopped it.
 	if got := len(res.Requests); got != len(lines)-2 || got < 40 {

@@ -82,10 +82,12 @@ type Build struct {
 
 // LoadSettings is the constant load.
 type LoadSettings struct {
-	Rate      int              `json:"rate,omitempty"`
-	Method    string           `json:"method,omitempty"`
-	KeepAlive bool             `json:"keepAlive,omitempty"`
-	Timeout   *metav1.Duration `json:"timeout,omitempty"`
+	Rate      int    `json:"rate,omitempty"`
+	Method    string `json:"method,omitempty"`
+	KeepAlive bool   `json:"keepAlive,omitempty"`
+	// From is where the load is sent from: host (default) or cluster (a load pod).
+	From    string           `json:"from,omitempty"`
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
 // Disruption is one kind of disruption and how many times to repeat it.
@@ -399,7 +401,7 @@ func (c *Check) objects() ([]check.Object, error) {
 }
 
 func (l LoadSettings) engine() (check.Load, error) {
-	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive}
+	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From)}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)

@@ -174,3 +174,30 @@ variants:
 		t.Errorf("unknown phase: %v", err)
 	}
 }
+
+// load.from picks where the load is sent from; the model refuses anything but host and cluster.
+func TestLoadFrom(t *testing.T) {
+	doc := func(from string) []byte {
+		return []byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+load: {from: ` + from + `}
+disruptions: [{kind: rollout-restart}]
+variants: [{name: as-is, expect: {failures: 0}}]
+`)
+	}
+	for from, want := range map[string]string{"cluster": "", "host": "", "moon": `load from "moon": want host or cluster`} {
+		c, err := Parse(doc(from), "testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _, err := c.Plans()
+		switch {
+		case want == "" && (err != nil || string(plans[0].Load.From) != from):
+			t.Errorf("load.from %s: %v, plans %+v", from, err, plans)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("load.from %s: %v, want %q", from, err, want)
+		}
+	}
+}

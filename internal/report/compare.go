@@ -101,14 +101,24 @@ func changed(sep string, fs ...field) []string {
 }
 
 // ConfigDiffs lists the differences in how two rows were measured, which make their failure
-// ratios incomparable: disruption count, rate, method, keep-alive and path (the settle time
+// ratios incomparable: disruption count, rate, method, keep-alive, path and where the load came
+// from (the settle time
 // changes how many requests are sent, not what happens to each). Empty when they match. What
 // the app does differently (AppChanges) is what a comparison is for.
 func ConfigDiffs(base, next check.Applied) []string {
 	return changed(": ",
 		field{"count", base.Count, next.Count}, field{"rate", base.Rate, next.Rate},
 		field{"method", base.Method, next.Method}, field{"keep-alive", base.KeepAlive, next.KeepAlive},
-		field{"path", base.Path, next.Path})
+		field{"path", base.Path, next.Path}, field{"load from", loadFrom(base), loadFrom(next)})
+}
+
+// loadFrom is where a row's load came from; rows written before it was a dimension came from
+// the host.
+func loadFrom(a check.Applied) check.LoadFrom {
+	if a.LoadFrom == "" {
+		return check.LoadFromHost
+	}
+	return a.LoadFrom
 }
 
 // AppChanges lists how the app's shutdown configuration differs between two rows: preStop,

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// load is a running load, from the host (*loadgen.Attack) or from a load pod (*podLoad).
+type load interface {
+	Progress() loadgen.Progress
+	Done() <-chan struct{}
+	Stop()
+	Wait() (*loadgen.Result, error)
+}
+
+// loadPodName is the load pod's name in the row's namespace.
+const loadPodName = "rollcheck-load"
+
+// podLoad is the load sent by a pod in the row's namespace (cmd/rollcheck-load, which runs
+// loadgen.Serve) to the load Service's cluster address, its ledger followed through the API
+// server's pod log stream. Stop deletes the pod: its SIGTERM stops the attack, the requests in
+// flight complete and the end of the stream is written before it exits.
+type podLoad struct {
+	cs     kubernetes.Interface
+	ns     string
+	grace  int64
+	remote *loadgen.Remote
+	cancel context.CancelFunc
+}
+
+// startPodLoad creates the load pod running image against the load Service's cluster address
+// and follows its stream; it returns once the attack has started (its start line arrived).
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, pull corev1.PullPolicy, cfg loadgen.Config, logf func(string, ...any)) (*podLoad, error) {
+	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
+	// bound and a minute more before the kubelet ends it anyway.
+	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
+	deadline := int64((cfg.Duration + time.Minute) / time.Second)
+	args := []string{"--target=" + cfg.Target, "--rate=" + strconv.Itoa(cfg.Rate), "--duration=" + cfg.Duration.String(),
+		"--timeout=" + cfg.Timeout.String(), "--method=" + cfg.Method, "--keepalive=" + strconv.FormatBool(cfg.KeepAlive),
+		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: loadPodName, Namespace: ns,
+			Labels: map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         &deadline,
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			Containers: []corev1.Container{{
+				Name: "load", Image: image, ImagePullPolicy: pull, Args: args,
+				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
+					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true)},
+			}},
+		},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create the load pod: %w", err)
+	}
+	if err := waitContainerStarted(ctx, cs, ns, loadPodName, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("the load pod: %w", err)
+	}
+	// The stream outlives the caller's cancellation only as long as the pod does: Stop and a
+	// cancelled ctx delete the pod, which ends the stream.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stream, err := cs.CoreV1().Pods(ns).GetLogs(loadPodName, &corev1.PodLogOptions{Container: "load", Follow: true}).Stream(sctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("follow the load pod's stream: %w", err)
+	}
+	pl := &podLoad{cs: cs, ns: ns, grace: grace, remote: loadgen.Follow(stream), cancel: cancel}
+	go func() {
+		<-pl.remote.Done()
+		_ = stream.Close()
+	}()
+	context.AfterFunc(ctx, pl.Stop)
+	select {
+	case <-pl.remote.Started():
+	case <-time.After(time.Minute):
+		pl.Stop()
+		return nil, errors.New("the load pod wrote no start line within a minute")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	logf("load pod %s/%s sends %d req/s to %s", ns, loadPodName, cfg.Rate, cfg.Target)
+	return pl, nil
+}
+
+// waitContainerStarted waits until the pod's container runs (or already ended: its stream is
+// still there to read), and fails at once when it cannot start.
+func waitContainerStarted(ctx context.Context, cs kubernetes.Interface, ns, name string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			for _, st := range p.Status.ContainerStatuses {
+				switch {
+				case st.State.Running != nil, st.State.Terminated != nil:
+					return nil
+				case st.State.Waiting != nil && st.State.Waiting.Reason != "" && st.State.Waiting.Reason != "ContainerCreating":
+					return fmt.Errorf("container %s waits: %s: %s", st.Name, st.State.Waiting.Reason, st.State.Waiting.Message)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not running after %s (last error: %v)", timeout, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (pl *podLoad) Progress() loadgen.Progress { return pl.remote.Progress() }
+func (pl *podLoad) Done() <-chan struct{}      { return pl.remote.Done() }
+
+// Stop deletes the load pod gracefully: the pod stops its attack on SIGTERM and writes the end
+// of its stream. It returns at once and may be called more than once.
+func (pl *podLoad) Stop() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = pl.cs.CoreV1().Pods(pl.ns).Delete(ctx, loadPodName, metav1.DeleteOptions{GracePeriodSeconds: &pl.grace})
+	}()
+}
+
+// Wait returns the Result rebuilt from the pod's stream, once the stream has ended; a stream
+// that ended without its end line (the pod was killed, the log stream was cut) is an error.
+func (pl *podLoad) Wait() (*loadgen.Result, error) {
+	res, err := pl.remote.Wait()
+	pl.cancel()
+	return res, err
+}
