@@ -1,0 +1,92 @@
+// Command rollcheck-load is the load pod's program: it runs one constant-rate attack
+// (loadgen) against a Service of the cluster it runs in and writes the attack's ledger on
+// stdout as loadgen's stream (JSON lines: start, each request as it completes, end), which the
+// test process reads back through the pod's logs with loadgen.Follow (issue 17).
+//
+//	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
+//	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
+//
+// SIGTERM or SIGINT (the pod's deletion) stops the attack: nothing more is sent, the requests
+// in flight complete and are written, then the end line, and the program exits 0. Every load
+// loop is bounded: --duration is required and at most loadgen.MaxDuration.
+//
+// Everything on stdout is the stream. The container runtime merges stderr into the same pod
+// log, so rollcheck-load writes on stderr only when it fails: one line, then exit 2 for bad
+// flags (before anything is sent) or 1 when the stream cannot be written.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the program: it parses args into a loadgen.Config, serves the attack's stream on
+// stdout until it ends or ctx does, and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stderr, usage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rollcheck-load:", err)
+		return 2
+	}
+	if err := loadgen.Serve(ctx, cfg, stdout); err != nil {
+		fmt.Fprintln(stderr, "rollcheck-load: writing the stream:", oneLine(err))
+		return 1
+	}
+	return 0
+}
+
+const usage = "usage: rollcheck-load --target URL --rate N --duration D [--timeout D] [--method M] [--keepalive] [--pod-header H] [--name N]"
+
+// parse reads the flags into a validated Config; every problem is in one one-line error.
+func parse(args []string) (loadgen.Config, error) {
+	fs := flag.NewFlagSet("rollcheck-load", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	// The target is a cluster-internal Service address, never a loopback one.
+	cfg := loadgen.Config{AllowRemote: true}
+	fs.StringVar(&cfg.Target, "target", "", "URL to load, a Service of this cluster (required)")
+	fs.IntVar(&cfg.Rate, "rate", 0, "requests per second (required)")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "how long requests are sent (required, a bound)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 0, "per-request timeout (default loadgen.DefaultTimeout)")
+	fs.StringVar(&cfg.Method, "method", "", "HTTP method (default GET)")
+	fs.BoolVar(&cfg.KeepAlive, "keepalive", false, "reuse connections between requests")
+	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
+	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, fmt.Errorf("%v (%s)", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), usage)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, errors.New(oneLine(err))
+	}
+	return cfg, nil
+}
+
+// oneLine joins the lines of err (errors.Join's) with "; ".
+func oneLine(err error) string {
+	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
+}
