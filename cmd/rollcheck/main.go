@@ -18,6 +18,8 @@
 //	rollcheck cluster versions  print the existing cluster's Kubernetes, kind and node image
 //	                            versions as JSON (an error when there is none: creates nothing)
 //	rollcheck cluster default-image  print kind's default (upstream) node image
+//	rollcheck cluster load-image  build the load pod's image (cmd/rollcheck-load) and load it into
+//	                            the existing cluster, or take ROLLCHECK_LOAD_IMAGE's; print its reference
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
 //	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
 //
@@ -42,7 +44,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image | report DIR"
+const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image|load-image | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -127,6 +129,17 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return json.NewEncoder(os.Stdout).Encode(v)
+	case "load-image":
+		c, err := cluster.Existing(ctx, opts)
+		if err != nil {
+			return err
+		}
+		ref, err := c.LoadPodImage(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Println(ref)
+		return nil
 	}
 	return fmt.Errorf("%s", usage)
 }

@@ -31,6 +31,7 @@ type Options struct {
 	Workers     int    // worker nodes besides the control plane
 	Keep        bool   // keep the cluster when done
 	IsolateDNS  string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
+	LoadImage   string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
 	Logf        func(format string, args ...any)
 }
 
@@ -53,6 +54,7 @@ func FromEnv() (Options, error) {
 		KindConfig: os.Getenv(EnvKindConfig),
 		NodeImage:  nodeImageChoice(os.Getenv),
 		IsolateDNS: os.Getenv(EnvIsolateDNS),
+		LoadImage:  os.Getenv(EnvLoadImage),
 	}
 	o.Keep, _ = parseBool(os.Getenv(EnvKeep))
 	o.Workers, _ = strconv.Atoi(envOr(EnvWorkers, "0"))
@@ -109,6 +111,11 @@ func (o Options) Validate() error {
 	}
 	if _, _, err := isolateDNSValue(o.IsolateDNS); err != nil {
 		errs = append(errs, fmt.Errorf("%s=%q: %w", EnvIsolateDNS, o.IsolateDNS, err))
+	}
+	if o.LoadImage != "" {
+		if err := loadImageRule(o.LoadImage); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", EnvLoadImage, o.LoadImage, err))
+		}
 	}
 	if o.KindConfig != "" {
 		if _, err := os.Stat(o.KindConfig); err != nil {

@@ -166,7 +166,7 @@ func TestCheckKnobs(t *testing.T) {
 		EnvName: "rollcheck-2.x", EnvKindConfig: writeConfig(t, header), EnvNodeImage: "kindest/node:v1.34.0",
 		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvLabels: "smoke && !negative-control || /^rollout/",
 		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
-		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm",
+		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm", EnvLoadImage: "registry.example:5000/rollcheck/load:20261123-130506-0123456789ab",
 	}
 	if errs := CheckKnobs(func(k string) string { return good[k] }, false); len(errs) > 0 {
 		t.Fatalf("good knobs refused: %v", errs)
@@ -182,6 +182,7 @@ func TestCheckKnobs(t *testing.T) {
 		EnvSuites:      dir + "/none",
 		EnvGinkgoFlags: "-v",
 		"K8S_VERSION":  "1.34",
+		EnvLoadImage:   "rollcheck/load",
 	}
 	errs := CheckKnobs(func(k string) string { return bad[k] }, false)
 	if len(errs) != len(bad) {
@@ -192,8 +193,8 @@ func TestCheckKnobs(t *testing.T) {
 			t.Errorf("problem %d %q: want one line naming its knob", i, err)
 		}
 	}
-	if errs := CheckKnobs(func(k string) string { return bad[k] }, true); len(errs) != 5 {
-		t.Errorf("cluster knobs only: %d problems, want 5: %v", len(errs), errs)
+	if errs := CheckKnobs(func(k string) string { return bad[k] }, true); len(errs) != 6 {
+		t.Errorf("cluster knobs only: %d problems, want 6: %v", len(errs), errs)
 	}
 	for _, labels := range []string{"smoke; rm -rf /", "a & b", "(x"} {
 		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvLabels: labels}[k] }, false); len(errs) != 1 {
@@ -203,6 +204,32 @@ func TestCheckKnobs(t *testing.T) {
 	offline := map[string]string{EnvNodeImage: "offline", EnvWorkers: "2"}
 	if errs := CheckKnobs(func(k string) string { return offline[k] }, true); len(errs) != 1 || !strings.Contains(errs[0].Error(), "single-node") {
 		t.Errorf("offline with workers: %v", errs)
+	}
+}
+
+// ROLLCHECK_LOAD_IMAGE's one rule: an image reference with a tag that names one build.
+func TestLoadImageKnob(t *testing.T) {
+	for _, v := range []string{"rollcheck/load:20261123-130506-0123456789ab", "localhost:5000/load:v1", "load:v1",
+		"rollcheck/load@sha256:" + strings.Repeat("0", 64)} {
+		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvLoadImage: v}[k] }, true); len(errs) > 0 {
+			t.Errorf("%q refused: %v", v, errs)
+		}
+	}
+	for _, v := range []string{"rollcheck/load", "rollcheck/load:latest", "Rollcheck/load:v1", "rollcheck/load:", "load:v1 x"} {
+		errs := CheckKnobs(func(k string) string { return map[string]string{EnvLoadImage: v}[k] }, true)
+		if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), EnvLoadImage+"=") || strings.Contains(errs[0].Error(), "\n") {
+			t.Errorf("%q: %v; want one problem naming %s", v, errs, EnvLoadImage)
+		}
+	}
+	for _, k := range Knobs {
+		t.Setenv(k.Name, "")
+	}
+	t.Setenv(EnvLoadImage, "rollcheck/load:v1")
+	if o, err := FromEnv(); err != nil || o.LoadImage != "rollcheck/load:v1" {
+		t.Fatalf("FromEnv: load image %q, %v", o.LoadImage, err)
+	}
+	if err := (Options{Name: "x", NodeImage: "auto", LoadImage: "x:latest"}).Validate(); err == nil || !strings.Contains(err.Error(), EnvLoadImage) {
+		t.Fatalf("Validate: %v, want the :latest load image refused", err)
 	}
 }
 

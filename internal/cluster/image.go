@@ -17,16 +17,40 @@ import (
 // AppImageRepo is the repository of the sample app image; tags are unique per build.
 const AppImageRepo = "rollcheck/app"
 
-// AppImagesKept is how many rollcheck/app images BuildAppImage leaves in the Docker engine, the
-// one it just built included.
-const AppImagesKept = 3
+// LoadImageRepo is the repository of the load pod's image (cmd/rollcheck-load); tags are unique
+// per build.
+const LoadImageRepo = "rollcheck/load"
 
-// appTag is the form of the tags BuildAppImage gives: UTC build time, then a hash of the binary.
-// Tags of this form sort by build time.
-var appTag = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}$`)
+// ImagesKept is how many images of each repository rollcheck builds (AppImageRepo,
+// LoadImageRepo) a build leaves in the Docker engine, the one it just built included.
+const ImagesKept = 3
+
+// imageBuildTimeout bounds one docker build of a FROM-scratch image (a COPY of one binary).
+const imageBuildTimeout = 2 * time.Minute
+
+// imageTagForm is the form of the tags rollcheck's image builds give (imageTag): UTC build
+// time, then a hash of the binary. Tags of this form sort by build time.
+var imageTagForm = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}$`)
 
 // AppPackage is the sample app's Go package; its directory holds the image's Dockerfile.
 const AppPackage = "github.com/rollcheck/rollcheck/fixtures/app"
+
+// LoadPackage is the load pod's program; its directory holds the image's Dockerfile.
+const LoadPackage = "github.com/rollcheck/rollcheck/cmd/rollcheck-load"
+
+// An image is one of the FROM-scratch images rollcheck builds from its own module: the static
+// binary of a Go package, copied by the Dockerfile in that package's directory.
+type image struct {
+	what string // in messages: "app", "load"
+	repo string
+	pkg  string
+	bin  string // the binary's name in the build context, as the Dockerfile's COPY names it
+}
+
+var (
+	appImage  = image{what: "app", repo: AppImageRepo, pkg: AppPackage, bin: "app"}
+	loadImage = image{what: "load", repo: LoadImageRepo, pkg: LoadPackage, bin: "rollcheck-load"}
+)
 
 // BuildAppImage builds the sample app (fixtures/app) as a static binary, wraps it in its
 // FROM-scratch image with a tag unique to this build (never :latest), and loads the image into
@@ -34,40 +58,81 @@ const AppPackage = "github.com/rollcheck/rollcheck/fixtures/app"
 // module as the go command finds it from the working directory: this repository, or the module
 // cache when a user's module requires rollcheck; no checkout is needed.
 func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
-	start := time.Now()
-	dir, err := os.MkdirTemp("", "rollcheck-app-image-")
-	if err != nil {
-		return "", fmt.Errorf("build app image: %w", err)
-	}
-	defer os.RemoveAll(dir)
+	return c.buildImage(ctx, appImage)
+}
 
-	src, err := run(ctx, "go", "list", "-f", "{{.Dir}}", AppPackage)
-	if err != nil {
-		return "", fmt.Errorf("build app image: the sample app %s is not found from the working directory (run inside a module that requires github.com/rollcheck/rollcheck): %w", AppPackage, err)
+// BuildLoadImage builds the load pod's program (cmd/rollcheck-load) and its FROM-scratch image
+// as BuildAppImage builds the app's, and loads it into the cluster's nodes. It returns the
+// image reference (LoadImageRepo, a tag unique to this build). LoadPodImage takes
+// ROLLCHECK_LOAD_IMAGE's prebuilt image instead when it is set.
+func (c *Cluster) BuildLoadImage(ctx context.Context) (string, error) {
+	return c.buildImage(ctx, loadImage)
+}
+
+// LoadPodImage returns the load pod's image for this cluster: the prebuilt one Options.LoadImage
+// names (ROLLCHECK_LOAD_IMAGE), loaded into the nodes when the local Docker engine has it
+// (else the nodes are expected to have it already), or else the one BuildLoadImage builds.
+func (c *Cluster) LoadPodImage(ctx context.Context) (string, error) {
+	ref := c.LoadImage
+	if ref == "" {
+		return c.BuildLoadImage(ctx)
 	}
-	src = strings.TrimSpace(src)
-	bin := filepath.Join(dir, "app")
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, AppPackage}
-	if _, err := runIn(ctx, "", []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
-		return "", fmt.Errorf("build app binary: %w", err)
+	if _, err := run(ctx, "docker", "image", "inspect", ref); err != nil {
+		c.Logf("load image %s (%s) is not in the local Docker engine: not loaded, the nodes must have it", ref, EnvLoadImage)
+		return ref, nil
 	}
-	if err := copyFile(filepath.Join(src, "Dockerfile"), filepath.Join(dir, "Dockerfile")); err != nil {
-		return "", fmt.Errorf("build app image: %w", err)
-	}
-	sum, err := fileHash(bin)
-	if err != nil {
-		return "", fmt.Errorf("build app image: %w", err)
-	}
-	ref := fmt.Sprintf("%s:%s-%s", AppImageRepo, time.Now().UTC().Format("20060102-150405"), sum[:12])
-	if _, err := runIn(ctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
-		return "", fmt.Errorf("docker build %s: %w", ref, err)
-	}
-	PruneAppImages(ctx, ref, c.Logf)
 	if err := c.LoadImages(ctx, []string{ref}); err != nil {
 		return "", err
 	}
-	c.Logf("app image %s built and loaded in %s", ref, time.Since(start).Round(100*time.Millisecond))
 	return ref, nil
+}
+
+// buildImage builds im's binary from the rollcheck module (CGO_ENABLED=0), its image with a tag
+// unique to the build, prunes the repository's older images and loads the new one into the
+// cluster's nodes. It returns the image reference.
+func (c *Cluster) buildImage(ctx context.Context, im image) (string, error) {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "rollcheck-"+im.what+"-image-")
+	if err != nil {
+		return "", fmt.Errorf("build %s image: %w", im.what, err)
+	}
+	defer os.RemoveAll(dir)
+
+	src, err := run(ctx, "go", "list", "-f", "{{.Dir}}", im.pkg)
+	if err != nil {
+		return "", fmt.Errorf("build %s image: %s is not found from the working directory (run inside a module that requires github.com/rollcheck/rollcheck): %w", im.what, im.pkg, err)
+	}
+	src = strings.TrimSpace(src)
+	bin := filepath.Join(dir, im.bin)
+	build := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, im.pkg}
+	if _, err := runIn(ctx, "", []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
+		return "", fmt.Errorf("build %s binary: %w", im.what, err)
+	}
+	if err := copyFile(filepath.Join(src, "Dockerfile"), filepath.Join(dir, "Dockerfile")); err != nil {
+		return "", fmt.Errorf("build %s image: %w", im.what, err)
+	}
+	sum, err := fileHash(bin)
+	if err != nil {
+		return "", fmt.Errorf("build %s image: %w", im.what, err)
+	}
+	ref := imageTag(im.repo, time.Now(), sum)
+	bctx, cancel := context.WithTimeout(ctx, imageBuildTimeout)
+	defer cancel()
+	if _, err := runIn(bctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
+		return "", fmt.Errorf("docker build %s: %w", ref, err)
+	}
+	pruneImages(ctx, im, ref, c.Logf)
+	if err := c.LoadImages(ctx, []string{ref}); err != nil {
+		return "", err
+	}
+	c.Logf("%s image %s built and loaded in %s", im.what, ref, time.Since(start).Round(100*time.Millisecond))
+	return ref, nil
+}
+
+// imageTag is the reference of an image of repo built at now from a binary whose SHA-256 is
+// sum (hex): repo:YYYYMMDD-HHMMSS-<12 hex digits>, unique to the build and never :latest.
+func imageTag(repo string, now time.Time, sum string) string {
+	return fmt.Sprintf("%s:%s-%s", repo, now.UTC().Format("20060102-150405"), sum[:12])
 }
 
 func copyFile(from, to string) error {
@@ -101,17 +166,22 @@ func fileHash(path string) (string, error) {
 }
 
 // PruneAppImages removes older rollcheck/app images from the local Docker engine, keeping the
-// AppImagesKept newest, and never current (the one just built). An image a container uses is
-// left alone (docker image rm refuses it), as is a tag BuildAppImage did not make. Pruning is
+// ImagesKept newest, and never current (the one just built). An image a container uses is left
+// alone (docker image rm refuses it), as is a tag BuildAppImage did not make. Pruning is
 // housekeeping: a failure is logged, not returned.
 func PruneAppImages(ctx context.Context, current string, logf func(string, ...any)) {
-	out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", AppImageRepo)
+	pruneImages(ctx, appImage, current, logf)
+}
+
+// pruneImages is PruneAppImages for the repository of im.
+func pruneImages(ctx context.Context, im image, current string, logf func(string, ...any)) {
+	out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", im.repo)
 	if err != nil {
-		logf("prune old app images: %v", err)
+		logf("prune old %s images: %v", im.what, err)
 		return
 	}
 	var removed, kept []string
-	for _, ref := range prunableAppImages(strings.Fields(out), current, AppImagesKept) {
+	for _, ref := range prunableImages(im.repo, strings.Fields(out), current, ImagesKept) {
 		if _, err := run(ctx, "docker", "image", "rm", ref); err != nil {
 			kept = append(kept, ref) // in use, or gone meanwhile
 			continue
@@ -119,19 +189,19 @@ func PruneAppImages(ctx context.Context, current string, logf func(string, ...an
 		removed = append(removed, ref)
 	}
 	if len(removed) > 0 || len(kept) > 0 {
-		logf("pruned %d old app image(s), %d in use left alone", len(removed), len(kept))
+		logf("pruned %d old %s image(s), %d in use left alone", len(removed), im.what, len(kept))
 	}
 }
 
-// prunableAppImages returns the references among refs that PruneAppImages removes: the
-// rollcheck/app images with a tag of BuildAppImage's form, except current and the newest others
-// up to keep images in all, newest first.
-func prunableAppImages(refs []string, current string, keep int) []string {
+// prunableImages returns the references among refs that pruneImages removes: the images of repo
+// with a tag of imageTag's form, except current and the newest others up to keep images in all,
+// newest first.
+func prunableImages(repo string, refs []string, current string, keep int) []string {
 	seen := map[string]bool{current: true}
 	var old []string
 	for _, ref := range refs {
-		repo, tag, ok := strings.Cut(ref, ":")
-		if !ok || repo != AppImageRepo || !appTag.MatchString(tag) || seen[ref] {
+		r, tag, ok := strings.Cut(ref, ":")
+		if !ok || r != repo || !imageTagForm.MatchString(tag) || seen[ref] {
 			continue
 		}
 		seen[ref] = true

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPrunableAppImages(t *testing.T) {
@@ -35,12 +37,12 @@ func TestPrunableAppImages(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := prunableAppImages(c.refs, c.current, 3); !reflect.DeepEqual(got, c.want) {
+			if got := prunableImages(AppImageRepo, c.refs, c.current, 3); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("prunable %v, want %v", got, c.want)
 			}
 		})
 	}
-	if got := prunableAppImages([]string{t1, t2}, t5, 1); !reflect.DeepEqual(got, []string{t2, t1}) {
+	if got := prunableImages(AppImageRepo, []string{t1, t2}, t5, 1); !reflect.DeepEqual(got, []string{t2, t1}) {
 		t.Fatalf("keep 1: prunable %v, want both older", got)
 	}
 }
@@ -75,5 +77,101 @@ esac
 	}
 	if len(logs) != 1 || !strings.Contains(logs[0], "pruned") {
 		t.Fatalf("logs %q, want one line saying what was pruned", logs)
+	}
+}
+
+// The tag of a build: its UTC time, then the binary's hash; of the form pruning knows, sorting
+// by build time, never :latest. Each repository is pruned apart.
+func TestImageTag(t *testing.T) {
+	sum := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	at := time.Date(2026, 11, 23, 14, 5, 6, 0, time.FixedZone("CET", 3600))
+	ref := imageTag(LoadImageRepo, at, sum)
+	if ref != "rollcheck/load:20261123-130506-0123456789ab" {
+		t.Fatalf("tag %q", ref)
+	}
+	repo, tag, _ := strings.Cut(ref, ":")
+	if repo != LoadImageRepo || !imageTagForm.MatchString(tag) || !imageRef.MatchString(ref) || loadImageRule(ref) != nil {
+		t.Fatalf("%q: not a tag of the form pruning knows, or not an image reference", ref)
+	}
+	if later := imageTag(LoadImageRepo, at.Add(time.Second), sum); later <= ref {
+		t.Fatalf("%q sorts before the earlier %q", later, ref)
+	}
+	refs := []string{"rollcheck/load:20250101-100000-aaaaaaaaaaaa", "rollcheck/app:20250101-100000-aaaaaaaaaaaa",
+		"rollcheck/load:20250102-100000-bbbbbbbbbbbb", "rollcheck/load:20250103-100000-cccccccccccc"}
+	if got, want := prunableImages(LoadImageRepo, refs, ref, 3), []string{refs[0]}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("prunable load images %v, want %v (never an app image)", got, want)
+	}
+}
+
+// TestBuildLoadImage runs the load image's build against fake go and docker CLIs: the binary
+// is built static from cmd/rollcheck-load, the build context holds it and the Dockerfile next to
+// the main, the tag is unique to the build, and then the image goes to the nodes (none here).
+func TestBuildLoadImage(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	src, err := filepath.Abs("../../cmd/rollcheck-load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeTool(t, dir, "go", `echo "CGO_ENABLED=$CGO_ENABLED go $*" >>`+calls+`
+case "$1" in
+  list) echo "`+src+`" ;;
+  build) while [ $# -gt 1 ]; do [ "$1" = -o ] && out=$2; shift; done; echo "static binary" >"$out" ;;
+  *) exit 1 ;;
+esac
+`)
+	fakeTool(t, dir, "docker", `echo "docker $*" >>`+calls+`
+case "$1 $2" in
+  "build -q") ls >>`+calls+`; grep -q '^COPY rollcheck-load /rollcheck-load$' Dockerfile || exit 1 ;;
+  "image ls") ;;
+  "image inspect") echo sha256:0123 ;;
+  *) exit 1 ;;
+esac
+`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	f := &fakeKind{}
+	c := &Cluster{Options: Options{Name: "rollcheck", Logf: t.Logf}, kind: f}
+	_, err = c.BuildLoadImage(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no nodes") {
+		t.Fatalf("error %v, want the fake's cluster to have no nodes to load into", err)
+	}
+	b, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`^CGO_ENABLED=\S* go list -f \{\{\.Dir\}\} ` + regexp.QuoteMeta(LoadPackage) + `
+CGO_ENABLED=0 go build -trimpath -ldflags -s -w -o \S+/rollcheck-load ` + regexp.QuoteMeta(LoadPackage) + `
+docker build -q -t rollcheck/load:[0-9]{8}-[0-9]{6}-[0-9a-f]{12} \.
+Dockerfile
+rollcheck-load
+docker image ls --format \{\{\.Repository\}\}:\{\{\.Tag\}\} rollcheck/load
+docker image inspect -f \{\{\.Id\}\} rollcheck/load:\S+
+$`)
+	if !want.Match(b) {
+		t.Fatalf("calls:\n%s\nwant them to match:\n%s", b, want)
+	}
+}
+
+// A prebuilt load image (ROLLCHECK_LOAD_IMAGE) the local Docker engine does not have is taken
+// as it is: nothing is built, nothing loaded.
+func TestLoadPodImagePrebuilt(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fakeTool(t, dir, "docker", `echo "docker $*" >>`+calls+`
+exit 1
+`)
+	fakeTool(t, dir, "go", `echo "go $*" >>`+calls+`
+exit 1
+`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	f := &fakeKind{}
+	c := &Cluster{Options: Options{Name: "rollcheck", LoadImage: "registry.example/rollcheck/load:v1", Logf: t.Logf}, kind: f}
+	ref, err := c.LoadPodImage(context.Background())
+	if err != nil || ref != "registry.example/rollcheck/load:v1" {
+		t.Fatalf("LoadPodImage = %q, %v", ref, err)
+	}
+	b, _ := os.ReadFile(calls)
+	if string(b) != "docker image inspect registry.example/rollcheck/load:v1\n" || len(f.calls) > 0 {
+		t.Fatalf("calls %q, kind %v: want one look into the Docker engine only", b, f.calls)
 	}
 }

@@ -23,6 +23,7 @@ const (
 	EnvWorkers     = "ROLLCHECK_WORKERS"        // number of worker nodes (default 0)
 	EnvKeep        = "ROLLCHECK_KEEP_CLUSTER"   // a boolean knob (see BoolKnob): keep the cluster
 	EnvIsolateDNS  = "ROLLCHECK_ISOLATE_DNS"    // auto or a boolean: remove CoreDNS's forwarding outside a created cluster (see dnsIsolation)
+	EnvLoadImage   = "ROLLCHECK_LOAD_IMAGE"     // a prebuilt load pod image (repo:tag) instead of the one BuildLoadImage builds
 	EnvRepeat      = "ROLLCHECK_REPEAT"         // runs of every row (1 to 20)
 	EnvLabels      = "ROLLCHECK_LABELS"         // Ginkgo label filter of make e2e
 	EnvSuites      = "ROLLCHECK_SUITES"         // suite directories of make e2e
@@ -79,6 +80,7 @@ var Knobs = []Knob{
 	{EnvWorkers, true, wholeNumber(0, 5)},
 	{EnvKeep, true, func(v string) error { _, err := parseBool(v); return err }},
 	{EnvIsolateDNS, true, func(v string) error { _, _, err := isolateDNSValue(v); return err }},
+	{EnvLoadImage, true, loadImageRule},
 	{EnvRepeat, false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLabels, false, func(v string) error {
 		_, err := types.ParseLabelFilter(v)
@@ -116,6 +118,18 @@ var Knobs = []Knob{
 	{"ETCD_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"COREDNS_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"DEBIAN_SUITE", false, matches(debianSuite, "want a Debian suite name such as bookworm")},
+}
+
+// loadImageRule is ROLLCHECK_LOAD_IMAGE's rule: an image reference with a tag (or a digest),
+// and a tag that names one build: :latest is refused, as Kubernetes would pull it every time.
+func loadImageRule(v string) error {
+	if !imageRef.MatchString(v) {
+		return errors.New("want an image reference with a tag (repo:tag)")
+	}
+	if strings.HasSuffix(v, ":latest") {
+		return errors.New("want a tag that names one build, not :latest (pulled on every pod start)")
+	}
+	return nil
 }
 
 func wholeNumber(lo, hi int) func(string) error {
