@@ -41,7 +41,7 @@ type podLoad struct {
 
 // startPodLoad creates the load pod running image against the load Service's cluster address
 // and follows its stream; it returns once the attack has started (its start line arrived).
-func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, pull corev1.PullPolicy, cfg loadgen.Config, logf func(string, ...any)) (*podLoad, error) {
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, logf func(string, ...any)) (*podLoad, error) {
 	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
 	// bound and a minute more before the kubelet ends it anyway.
 	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
@@ -59,7 +59,9 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string
 			AutomountServiceAccountToken:  ptr.To(false),
 			EnableServiceLinks:            ptr.To(false),
 			Containers: []corev1.Container{{
-				Name: "load", Image: image, ImagePullPolicy: pull, Args: args,
+				// The image's tag is unique to its build: a node that has it (kind: loaded by the
+				// front end) never pulls it.
+				Name: "load", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
 				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
 					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true)},
 			}},

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -149,16 +148,12 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return fmt.Errorf("client: %w", err)
 	}
 	r.row.Versions = r.versions()
-	images := r.p.App.Images
-	if r.p.Load.From == check.LoadFromCluster {
-		if r.t.LoadImage == "" {
-			return errors.New("target: load from the cluster needs Target.LoadImage, the load pod's image")
-		}
-		images = append(slices.Clone(images), r.t.LoadImage)
+	if r.p.Load.From == check.LoadFromCluster && r.t.LoadImage == "" {
+		return errors.New("target: load from the cluster needs Target.LoadImage, the load pod's image")
 	}
-	if r.t.LoadImages != nil && len(images) > 0 {
-		if err := r.t.LoadImages(ctx, images); err != nil {
-			return fmt.Errorf("load images %s: %w", strings.Join(images, ", "), err)
+	if r.t.LoadImages != nil && len(r.p.App.Images) > 0 {
+		if err := r.t.LoadImages(ctx, r.p.App.Images); err != nil {
+			return fmt.Errorf("load images %s: %w", strings.Join(r.p.App.Images, ", "), err)
 		}
 	}
 	if r.t.Reset != nil {
@@ -333,11 +328,7 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pull := corev1.PullIfNotPresent
-	if r.t.LoadImages != nil {
-		pull = corev1.PullNever // loaded with the app's images
-	}
-	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, pull, cfg, r.logf)
+	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, cfg, r.logf)
 }
 
 // judge fills the row from what was driven and observed: the summary and timeline, every failed

@@ -23,7 +23,7 @@ type Target struct {
 	// cluster must already have the images a check.Plan lists, or pull them.
 	LoadImages func(ctx context.Context, refs []string) error
 	// LoadImage is the load pod's image (cmd/rollcheck-load), for plans whose load comes from
-	// the cluster; with LoadImages set it is loaded with the app's images.
+	// the cluster; the nodes must have it or be able to pull it (kind: the front end loads it).
 	LoadImage string
 	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
 	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next

@@ -136,6 +136,17 @@ func (c *Cluster) SampleAppImage(ctx context.Context) string {
 	return ref
 }
 
+// UseLoadPods makes the cluster ready for plans whose load comes from inside it (Load.From
+// cluster): the load pod's image, built from this module and loaded into the nodes, or the one
+// ROLLCHECK_LOAD_IMAGE names, becomes Target.LoadImage. It returns the image.
+func (c *Cluster) UseLoadPods(ctx context.Context) string {
+	GinkgoHelper()
+	ref, err := c.run.Cluster.LoadPodImage(ctx)
+	Expect(err).NotTo(HaveOccurred(), "the load pod's image")
+	c.Target.LoadImage = ref
+	return ref
+}
+
 // Check runs the Plan as part of the current spec and returns its row. The row is written to
 // Artifacts/rows (also when the run failed, with status error and the reason) and carried
 // into Ginkgo's JSON and JUnit reports; a run that could not finish (deploy, serving wait,

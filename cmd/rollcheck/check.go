@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ const (
 const checkUsage = `usage: rollcheck check -f CHECK.yaml [--artifacts DIR] [--dry-run]
        rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
                        [--deployment NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
-                       [--method GET|POST] [--keepalive] [--timeout 2s] [--prestop-sleep 5s]
+                       [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--prestop-sleep 5s]
                        [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
                        [--artifacts DIR] [--dry-run]
 Checks an app's shutdown configuration under load on the kind cluster (created or reused as
@@ -50,11 +51,11 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		file, artifacts, deployment, path, method, timeout, prestop string
-		manifests, images, disruptions                              multi
-		port, rate, grace                                           int
-		keepalive, dryRun                                           bool
-		maxRatio, minPer                                            float64
+		file, artifacts, deployment, path, method, timeout, prestop, loadFrom string
+		manifests, images, disruptions                                        multi
+		port, rate, grace                                                     int
+		keepalive, dryRun                                                     bool
+		maxRatio, minPer                                                      float64
 	)
 	fs.StringVar(&file, "f", "", "check file")
 	fs.StringVar(&artifacts, "artifacts", envOr("ARTIFACTS", "_artifacts"), "reports directory")
@@ -69,6 +70,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&method, "method", "", "GET or POST")
 	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
 	fs.StringVar(&timeout, "timeout", "", "request timeout")
+	fs.StringVar(&loadFrom, "load-from", "", "host (default) or cluster (a load pod)")
 	fs.StringVar(&prestop, "prestop-sleep", "", "variant with a native preStop sleep")
 	fs.IntVar(&grace, "grace", -1, "variant's terminationGracePeriodSeconds")
 	fs.Float64Var(&maxRatio, "max-failure-ratio", -1, "allowed failure ratio (default: no failure)")
@@ -93,6 +95,8 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case file != "" && len(manifests) > 0:
 		return bad("use -f or --manifest, not both")
+	case file != "" && loadFrom != "":
+		return bad("--load-from is for --manifest; a check file says load: {from: ...}")
 	case file != "":
 		if c, err = spec.Load(file); err != nil {
 			return bad("%v", err)
@@ -101,6 +105,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if c, err = flagsCheck(manifests, images, disruptions, deployment, path, method, timeout, prestop, port, rate, grace, keepalive, maxRatio, minPer); err != nil {
 			return bad("%v", err)
 		}
+		c.Load.From = loadFrom
 	default:
 		return bad("nothing to check: give -f CHECK.yaml or --manifest (rollcheck check -h)")
 	}
@@ -181,6 +186,14 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, art
 	t := cl.Target()
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
+	if slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }) {
+		ref, err := cl.LoadPodImage(ctx)
+		if err != nil {
+			logf("the load pod's image: %v", err)
+			return exitBadInput
+		}
+		t.LoadImage = ref
+	}
 	var rows []check.Row
 	for i, p := range plans {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
