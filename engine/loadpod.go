@@ -40,15 +40,17 @@ type podLoad struct {
 }
 
 // startPodLoad creates the load pod running image against the load Service's cluster address
-// and follows its stream; it returns once the attack has started (its start line arrived).
-func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, logf func(string, ...any)) (*podLoad, error) {
+// and follows its stream; the pod first waits until the Service answers from replicas pods on
+// its own path (no wait from the host), and startPodLoad returns once the attack has started
+// (its start line arrived).
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, replicas int, logf func(string, ...any)) (*podLoad, error) {
 	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
 	// bound and a minute more before the kubelet ends it anyway.
 	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
 	deadline := int64((cfg.Duration + time.Minute) / time.Second)
 	args := []string{"--target=" + cfg.Target, "--rate=" + strconv.Itoa(cfg.Rate), "--duration=" + cfg.Duration.String(),
 		"--timeout=" + cfg.Timeout.String(), "--method=" + cfg.Method, "--keepalive=" + strconv.FormatBool(cfg.KeepAlive),
-		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name}
+		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name, "--serving-replicas=" + strconv.Itoa(replicas)}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: loadPodName, Namespace: ns,
 			Labels: map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}},
@@ -89,9 +91,16 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string
 	context.AfterFunc(ctx, pl.Stop)
 	select {
 	case <-pl.remote.Started():
-	case <-time.After(time.Minute):
+	case <-time.After(2 * time.Minute):
 		pl.Stop()
-		return nil, errors.New("the load pod wrote no start line within a minute")
+		return nil, errors.New("the load pod wrote no start line within 2 minutes")
+	}
+	select {
+	case <-pl.remote.Done(): // no start line: the stream's error says why (the serving wait's line)
+		if _, err := pl.remote.Wait(); err != nil {
+			return nil, fmt.Errorf("the load pod: %w", err)
+		}
+	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -138,8 +138,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if _, err := r.p.Validate(); err != nil {
 		return err
 	}
-	if r.t.RESTConfig == nil || r.t.LoadURL == "" {
-		return errors.New("target: RESTConfig and LoadURL are required")
+	if r.t.RESTConfig == nil {
+		return errors.New("target: RESTConfig is required")
+	}
+	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster {
+		return errors.New("target: LoadURL is required for load from the host (or load from the cluster)")
 	}
 	if r.dep, err = r.p.Deployment(); err != nil {
 		return err
@@ -200,8 +203,10 @@ func (r *runner) measure(ctx context.Context) error {
 
 	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
 	r.progress(StepServing, 0, loadgen.Progress{}, url)
-	if err := waitServing(ctx, url, r.row.Config.Replicas, p.Load.Timeout, p.App.PodHeader, r.logf); err != nil {
-		return err
+	if p.Load.From != check.LoadFromCluster { // a load pod waits on its own path
+		if err := loadgen.WaitServing(ctx, loadgen.Config{Target: url, Timeout: p.Load.Timeout, PodHeader: p.App.PodHeader}, r.row.Config.Replicas, r.logf); err != nil {
+			return err
+		}
 	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
 	kpBefore, kpErr := scrape.KubeProxy(ctx, cs)
@@ -224,7 +229,11 @@ func (r *runner) measure(ctx context.Context) error {
 // deploy applies the app's objects into the row's namespace and waits for its rollout.
 func (r *runner) deploy(ctx context.Context) error {
 	r.progress(StepDeploy, 0, loadgen.Progress{}, r.ns)
-	objs, err := r.p.Objects(r.ns, r.t.NodePort)
+	nodePort := r.t.NodePort
+	if r.p.Load.From == check.LoadFromCluster {
+		nodePort = 0 // the load Service is reached at its cluster address only
+	}
+	objs, err := r.p.Objects(r.ns, nodePort)
 	if err != nil {
 		return err
 	}
@@ -328,7 +337,7 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, cfg, r.logf)
+	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, cfg, r.row.Config.Replicas, r.logf)
 }
 
 // judge fills the row from what was driven and observed: the summary and timeline, every failed
@@ -412,49 +421,6 @@ func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]ti
 		out = append(out, d)
 	}
 	return out
-}
-
-// waitServing waits until the Service answers with no failure for a second from every
-// replica (when the app names its pod; otherwise for two seconds in a row), so that the load
-// starts on a settled path: a new Service answers only once kube-proxy has programmed it, a
-// little after the pods are ready. It gives up after a minute, saying what it saw.
-func waitServing(ctx context.Context, url string, replicas int, timeout time.Duration, podHeader string, logf func(string, ...any)) error {
-	deadline := time.Now().Add(time.Minute)
-	clean := 0
-	for {
-		a, err := loadgen.Start(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second, Timeout: timeout, PodHeader: podHeader})
-		if err != nil {
-			return fmt.Errorf("wait serving: %w", err)
-		}
-		res, err := a.Wait()
-		if err != nil {
-			return fmt.Errorf("wait serving: %w", err)
-		}
-		pods := map[string]bool{}
-		for _, q := range res.Requests {
-			if q.Pod != "" {
-				pods[q.Pod] = true
-			}
-		}
-		ok := res.Totals.Failed == 0 && res.Totals.Requests >= 20
-		switch {
-		case ok && len(pods) == replicas:
-			return nil
-		case ok && len(pods) == 0:
-			if clean++; clean >= 2 {
-				logf("%s answers with no %s header: pod identity is unknown", url, podHeader)
-				return nil
-			}
-		default:
-			clean = 0
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the app did not answer from all %d replicas on %s within a minute (%d answered): %s", replicas, url, len(pods), res)
-		}
-		if !sleep(ctx, time.Second) {
-			return fmt.Errorf("wait serving: %w", ctx.Err())
-		}
-	}
 }
 
 // monitor watches the load while the disruptions run: it reports progress every 5 s and

@@ -81,8 +81,8 @@ type Remote struct {
 	started     chan struct{}
 	startedOnce sync.Once
 	done        chan struct{}
-	result *Result
-	err    error
+	result      *Result
+	err         error
 }
 
 // Follow reads a stream from r as it is written, until its end line or the end of r. Progress
@@ -130,7 +130,7 @@ func (rm *Remote) read(r io.Reader) {
 		n++
 		var l streamLine
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			rm.err = fmt.Errorf("load stream line %d does not decode: %w", n, err)
+			rm.err = fmt.Errorf("load stream line %d does not decode (%.300q): %w", n, sc.Bytes(), err)
 			return
 		}
 		switch {

@@ -5,6 +5,11 @@
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
+//	               [--serving-replicas N]
+//
+// With --serving-replicas N it first waits, on its own path to the target, until the target
+// answers cleanly from N pods (loadgen.WaitServing: a minute at most; exit 3 with one line when
+// it does not), and only then starts the attack and writes the stream's start line.
 //
 // SIGTERM or SIGINT (the pod's deletion) stops the attack: nothing more is sent, the requests
 // in flight complete and are written, then the end line, and the program exits 0. Every load
@@ -39,7 +44,7 @@ func main() {
 // run is the program: it parses args into a loadgen.Config, serves the attack's stream on
 // stdout until it ends or ctx does, and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parse(args)
+	cfg, replicas, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stderr, usage)
 		return 0
@@ -48,6 +53,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rollcheck-load:", err)
 		return 2
 	}
+	if replicas > 0 {
+		if err := loadgen.WaitServing(ctx, cfg, replicas, nil); err != nil {
+			fmt.Fprintln(stderr, "rollcheck-load:", oneLine(err))
+			return 3
+		}
+	}
 	if err := loadgen.Serve(ctx, cfg, stdout); err != nil {
 		fmt.Fprintln(stderr, "rollcheck-load: writing the stream:", oneLine(err))
 		return 1
@@ -55,14 +66,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-const usage = "usage: rollcheck-load --target URL --rate N --duration D [--timeout D] [--method M] [--keepalive] [--pod-header H] [--name N]"
+const usage = "usage: rollcheck-load --target URL --rate N --duration D [--timeout D] [--method M] [--keepalive] [--pod-header H] [--name N] [--serving-replicas N]"
 
 // parse reads the flags into a validated Config; every problem is in one one-line error.
-func parse(args []string) (loadgen.Config, error) {
+func parse(args []string) (cfg loadgen.Config, replicas int, err error) {
 	fs := flag.NewFlagSet("rollcheck-load", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	// The target is a cluster-internal Service address, never a loopback one.
-	cfg := loadgen.Config{AllowRemote: true}
+	cfg = loadgen.Config{AllowRemote: true}
 	fs.StringVar(&cfg.Target, "target", "", "URL to load, a Service of this cluster (required)")
 	fs.IntVar(&cfg.Rate, "rate", 0, "requests per second (required)")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "how long requests are sent (required, a bound)")
@@ -71,19 +82,23 @@ func parse(args []string) (loadgen.Config, error) {
 	fs.BoolVar(&cfg.KeepAlive, "keepalive", false, "reuse connections between requests")
 	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
+	fs.IntVar(&replicas, "serving-replicas", 0, "wait until the target answers from this many pods first (0: no wait)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
+			return cfg, 0, err
 		}
-		return cfg, fmt.Errorf("%v (%s)", err, usage)
+		return cfg, 0, fmt.Errorf("%v (%s)", err, usage)
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), usage)
+		return cfg, 0, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), usage)
+	}
+	if replicas < 0 || replicas > 100 {
+		return cfg, 0, fmt.Errorf("--serving-replicas %d: want 0 to 100", replicas)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, errors.New(oneLine(err))
+		return cfg, 0, errors.New(oneLine(err))
 	}
-	return cfg, nil
+	return cfg, replicas, nil
 }
 
 // oneLine joins the lines of err (errors.Join's) with "; ".

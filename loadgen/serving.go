@@ -1,0 +1,62 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// WaitServing waits until cfg.Target answers with no failure for a second from each of replicas
+// pods (when the app names its pod in cfg.PodHeader; otherwise for two seconds in a row), so
+// that a load starts on a settled path: a new Service answers only once kube-proxy has
+// programmed it, a little after its pods are ready. It probes at 20 req/s for a second at a
+// time (cfg's Target, Timeout, PodHeader and AllowRemote are used; its rate and duration are
+// not), logs through logf (nil: silent), and gives up after a minute, saying what it saw.
+func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	url, podHeader := cfg.Target, cfg.PodHeader
+	if podHeader == "" {
+		podHeader = DefaultPodHeader
+	}
+	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote}
+	deadline := time.Now().Add(time.Minute)
+	clean := 0
+	for {
+		a, err := Start(ctx, probe)
+		if err != nil {
+			return fmt.Errorf("wait serving: %w", err)
+		}
+		res, err := a.Wait()
+		if err != nil {
+			return fmt.Errorf("wait serving: %w", err)
+		}
+		pods := map[string]bool{}
+		for _, q := range res.Requests {
+			if q.Pod != "" {
+				pods[q.Pod] = true
+			}
+		}
+		ok := res.Totals.Failed == 0 && res.Totals.Requests >= 20
+		switch {
+		case ok && len(pods) == replicas:
+			return nil
+		case ok && len(pods) == 0:
+			if clean++; clean >= 2 {
+				logf("%s answers with no %s header: pod identity is unknown", url, podHeader)
+				return nil
+			}
+		default:
+			clean = 0
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the app did not answer from all %d replicas on %s within a minute (%d answered): %s", replicas, url, len(pods), res)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait serving: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
