@@ -37,6 +37,9 @@ import (
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
+// RunLabel labels the namespaces of one run with Target.RunID.
+const RunLabel = "rollcheck.io/run"
+
 // Step names a step of a row, for Progress (timeline.Phase is something else: the phase of a
 // pod's termination a failed request is attributed to).
 type Step string
@@ -164,7 +167,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return fmt.Errorf("reset before the row: %w", err)
 		}
 	}
-	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, map[string]string{check.PartOfLabel: check.PartOfValue}); err != nil {
+	nsLabels := map[string]string{check.PartOfLabel: check.PartOfValue}
+	if r.t.RunID != "" {
+		nsLabels[RunLabel] = r.t.RunID
+	}
+	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, nsLabels); err != nil {
 		return err
 	}
 	defer func() {
@@ -202,7 +209,11 @@ func (r *runner) measure(ctx context.Context) error {
 	defer obs.Stop()
 
 	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
-	r.progress(StepServing, 0, loadgen.Progress{}, url)
+	if p.Load.From == check.LoadFromCluster {
+		r.progress(StepServing, 0, loadgen.Progress{}, "from the load pod, at the load Service's cluster address")
+	} else {
+		r.progress(StepServing, 0, loadgen.Progress{}, url)
+	}
 	if p.Load.From != check.LoadFromCluster { // a load pod waits on its own path
 		if err := loadgen.WaitServing(ctx, loadgen.Config{Target: url, Timeout: p.Load.Timeout, PodHeader: p.App.PodHeader}, r.row.Config.Replicas, r.logf); err != nil {
 			return err

@@ -22,6 +22,9 @@ type Target struct {
 	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
 	// cluster must already have the images a check.Plan lists, or pull them.
 	LoadImages func(ctx context.Context, refs []string) error
+	// RunID, if set, labels every namespace the rows create (RunLabel=RunID), so that a front end
+	// on a cluster it shares can wait for its own namespaces to be gone, and touch no other.
+	RunID string
 	// LoadImage is the load pod's image (cmd/rollcheck-load), for plans whose load comes from
 	// the cluster; the nodes must have it or be able to pull it (kind: the front end loads it).
 	LoadImage string

@@ -31,15 +31,20 @@ const (
 	exitSignal   = 130
 )
 
-const checkUsage = `usage: rollcheck check -f CHECK.yaml [--artifacts DIR] [--dry-run]
+const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--artifacts DIR] [--dry-run]
        rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
                        [--deployment NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
                        [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--prestop-sleep 5s]
                        [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
-                       [--artifacts DIR] [--dry-run]
+                       [--kubeconfig FILE] [--artifacts DIR] [--dry-run]
 Checks an app's shutdown configuration under load on the kind cluster (created or reused as
 make e2e does) and exits 0 when every row passed, 1 when a threshold was broken, 2 on bad
-input or when a row could not be judged.`
+input or when a row could not be judged.
+
+With --kubeconfig FILE it checks on that existing cluster instead: it creates no cluster and
+loads no image; the load comes from a load pod inside the cluster (ROLLCHECK_LOAD_IMAGE names
+its image, which the cluster must be able to run), the app's images are the manifests' own,
+and it deletes only the namespaces it created.`
 
 type multi []string
 
@@ -51,11 +56,11 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		file, artifacts, deployment, path, method, timeout, prestop, loadFrom string
-		manifests, images, disruptions                                        multi
-		port, rate, grace                                                     int
-		keepalive, dryRun                                                     bool
-		maxRatio, minPer                                                      float64
+		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig string
+		manifests, images, disruptions                                                    multi
+		port, rate, grace                                                                 int
+		keepalive, dryRun                                                                 bool
+		maxRatio, minPer                                                                  float64
 	)
 	fs.StringVar(&file, "f", "", "check file")
 	fs.StringVar(&artifacts, "artifacts", envOr("ARTIFACTS", "_artifacts"), "reports directory")
@@ -71,6 +76,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
 	fs.StringVar(&timeout, "timeout", "", "request timeout")
 	fs.StringVar(&loadFrom, "load-from", "", "host (default) or cluster (a load pod)")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "an existing cluster's kubeconfig: no kind, no image loaded, load from the cluster")
 	fs.StringVar(&prestop, "prestop-sleep", "", "variant with a native preStop sleep")
 	fs.IntVar(&grace, "grace", -1, "variant's terminationGracePeriodSeconds")
 	fs.Float64Var(&maxRatio, "max-failure-ratio", -1, "allowed failure ratio (default: no failure)")
@@ -116,8 +122,25 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return bad("%s: %v", c.Name(), err)
 	}
+	if kubeconfig != "" {
+		if c.Load.From == string(check.LoadFromHost) {
+			return bad("--kubeconfig: an existing cluster is loaded from inside only; %s says load.from: host", c.Name())
+		}
+		for i := range plans {
+			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
+			// and pull policies are used as they are.
+			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
+		}
+	}
 	if dryRun {
 		return dryRunPrint(plans, stdout, stderr)
+	}
+	if kubeconfig != "" {
+		t, err := existingTarget(ctx, kubeconfig)
+		if err != nil {
+			return bad("%v", err)
+		}
+		return checkExisting(ctx, t, plans, artifacts, stdout, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -181,11 +204,10 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 	return work(r.Cluster)
 }
 
-// checkRows runs every plan on the cluster, writes the reports and decides the exit code.
+// checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
+// load from the cluster).
 func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t := cl.Target()
-	t.Logf = func(string, ...any) {} // the progress lines below say what matters
-	_ = check.ClearRows(artifacts)
 	if slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }) {
 		ref, err := cl.LoadPodImage(ctx)
 		if err != nil {
@@ -194,6 +216,14 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, art
 		}
 		t.LoadImage = ref
 	}
+	return runRows(ctx, t, plans, artifacts, stdout, logf)
+}
+
+// runRows runs every plan on the Target, writes the rows and the reports and decides the exit
+// code.
+func runRows(ctx context.Context, t engine.Target, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+	t.Logf = func(string, ...any) {} // the progress lines below say what matters
+	_ = check.ClearRows(artifacts)
 	var rows []check.Row
 	for i, p := range plans {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)

@@ -99,3 +99,45 @@ func TestCheckBadKnobBeforeDocker(t *testing.T) {
 		t.Errorf("tools called: %s", b)
 	}
 }
+
+// An existing cluster by kubeconfig: every missing or bad piece is one line and exit 2 before
+// any work, and no cluster tool is ever called (no kind, no image load).
+func TestCheckExistingClusterRefusals(t *testing.T) {
+	calls := fakeTools(t)
+	dir := t.TempDir()
+	unreachable := filepath.Join(dir, "kubeconfig")
+	// Nothing listens on port 1 of the loopback address.
+	kc := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(unreachable, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := func(kubeconfig string, more ...string) []string {
+		return append([]string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--kubeconfig", kubeconfig, "--artifacts", dir}, more...)
+	}
+	for _, tc := range []struct {
+		name, loadImage string
+		args            []string
+		want            string
+	}{
+		{"no load image", "", args(unreachable), "ROLLCHECK_LOAD_IMAGE must name the load pod's image"},
+		{"bad load image", "rollcheck/load:latest", args(unreachable), "ROLLCHECK_LOAD_IMAGE"},
+		{"no kubeconfig file", "rollcheck/load:v1", args(filepath.Join(dir, "nope")), "no such file"},
+		{"API server silent", "rollcheck/load:v1", args(unreachable), "the API server at https://127.0.0.1:1 does not answer"},
+		{"host load asked", "rollcheck/load:v1", args(unreachable, "--load-from", "host"), "loaded from inside only"},
+	} {
+		t.Setenv("ROLLCHECK_LOAD_IMAGE", tc.loadImage)
+		code, _, stderr := runCheck(t, tc.args...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
+		}
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
