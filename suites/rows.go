@@ -201,5 +201,9 @@ func RowTimeout(s scenario.Scenario) time.Duration {
 	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
 }
 
+// LoadFromEnv reads ROLLCHECK_LOAD_FROM (host or cluster, default host) by its knob's rule:
+// where every row's load comes from.
+func LoadFromEnv() (check.LoadFrom, error) { return cluster.LoadFrom(os.Getenv) }
+
 // RepeatFromEnv reads ROLLCHECK_REPEAT (1 to check.MaxRepeat, default 1) by its knob's rule.
 func RepeatFromEnv() (int, error) { return cluster.Repeat(os.Getenv) }

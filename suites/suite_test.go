@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/suites"
@@ -47,6 +48,9 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	}
 	kc = rctest.SetUp(ctx, "conformance")
 	app = kc.SampleAppImage(ctx)
+	if from, err := suites.LoadFromEnv(); err == nil && from == check.LoadFromCluster {
+		rctest.Logf("load from the cluster: load pods run %s", kc.UseLoadPods(ctx))
+	}
 }, NodeTimeout(15*time.Minute))
 
 // table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
@@ -58,8 +62,13 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 	if err != nil {
 		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work
 	}
+	from, err := suites.LoadFromEnv()
+	if err != nil {
+		panic(err)
+	}
 	entries := make([]TableEntry, 0, len(rows)*repeat)
 	for _, s := range rows {
+		s.Load.From = from
 		for k := 1; k <= repeat; k++ {
 			n := 0
 			if repeat > 1 {

@@ -25,6 +25,7 @@ const (
 	EnvIsolateDNS  = "ROLLCHECK_ISOLATE_DNS"    // auto or a boolean: remove CoreDNS's forwarding outside a created cluster (see dnsIsolation)
 	EnvLoadImage   = "ROLLCHECK_LOAD_IMAGE"     // a prebuilt load pod image (repo:tag) instead of the one BuildLoadImage builds
 	EnvRepeat      = "ROLLCHECK_REPEAT"         // runs of every row (1 to 20)
+	EnvLoadFrom    = "ROLLCHECK_LOAD_FROM"      // where the matrix's load comes from: host (default) or cluster
 	EnvLabels      = "ROLLCHECK_LABELS"         // Ginkgo label filter of make e2e
 	EnvSuites      = "ROLLCHECK_SUITES"         // suite directories of make e2e
 	EnvGinkgoFlags = "ROLLCHECK_GINKGO_FLAGS"   // more Ginkgo flags for make e2e
@@ -82,6 +83,12 @@ var Knobs = []Knob{
 	{EnvIsolateDNS, true, func(v string) error { _, _, err := isolateDNSValue(v); return err }},
 	{EnvLoadImage, true, loadImageRule},
 	{EnvRepeat, false, wholeNumber(1, check.MaxRepeat)},
+	{EnvLoadFrom, false, func(v string) error {
+		if f := check.LoadFrom(v); f != check.LoadFromHost && f != check.LoadFromCluster {
+			return errors.New("want host or cluster")
+		}
+		return nil
+	}},
 	{EnvLabels, false, func(v string) error {
 		_, err := types.ParseLabelFilter(v)
 		if err != nil {
@@ -183,6 +190,23 @@ func Repeat(getenv func(string) string) (int, error) {
 		return 0, fmt.Errorf("%s=%q: %w", EnvRepeat, v, err)
 	}
 	return strconv.Atoi(v)
+}
+
+// LoadFrom is ROLLCHECK_LOAD_FROM, where the built-in matrix's load comes from, by its knob's
+// rule: host when unset.
+func LoadFrom(getenv func(string) string) (check.LoadFrom, error) {
+	v := getenv(EnvLoadFrom)
+	if v == "" {
+		return check.LoadFromHost, nil
+	}
+	for _, k := range Knobs {
+		if k.Name == EnvLoadFrom {
+			if err := k.Check(v); err != nil {
+				return "", fmt.Errorf("%s=%q: %w", EnvLoadFrom, v, err)
+			}
+		}
+	}
+	return check.LoadFrom(v), nil
 }
 
 // nodeImageChoice is the node image the environment asks for: the reference make e2e chose, else
