@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,12 +32,12 @@ const (
 	exitSignal   = 130
 )
 
-const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--artifacts DIR] [--dry-run]
+const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
        rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
                        [--deployment NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
                        [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--prestop-sleep 5s]
                        [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
-                       [--kubeconfig FILE] [--artifacts DIR] [--dry-run]
+                       [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
 Checks an app's shutdown configuration under load on the kind cluster (created or reused as
 make e2e does) and exits 0 when every row passed, 1 when a threshold was broken, 2 on bad
 input or when a row could not be judged.
@@ -45,6 +46,9 @@ With --kubeconfig FILE it checks on that existing cluster instead: it creates no
 loads no image; the load comes from a load pod inside the cluster (ROLLCHECK_LOAD_IMAGE names
 its image, which the cluster must be able to run), the app's images are the manifests' own,
 and it deletes only the namespaces it created.`
+
+// maxParallel is the most rows rollcheck check runs at once.
+const maxParallel = 8
 
 type multi []string
 
@@ -58,7 +62,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var (
 		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig string
 		manifests, images, disruptions                                                    multi
-		port, rate, grace                                                                 int
+		port, rate, grace, parallel                                                       int
 		keepalive, dryRun                                                                 bool
 		maxRatio, minPer                                                                  float64
 	)
@@ -76,6 +80,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
 	fs.StringVar(&timeout, "timeout", "", "request timeout")
 	fs.StringVar(&loadFrom, "load-from", "", "host (default) or cluster (a load pod)")
+	fs.IntVar(&parallel, "parallel", 1, "rows at once (load from the cluster only)")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "an existing cluster's kubeconfig: no kind, no image loaded, load from the cluster")
 	fs.StringVar(&prestop, "prestop-sleep", "", "variant with a native preStop sleep")
 	fs.IntVar(&grace, "grace", -1, "variant's terminationGracePeriodSeconds")
@@ -132,6 +137,12 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
 		}
 	}
+	if parallel < 1 || parallel > maxParallel {
+		return bad("--parallel %d: want 1 to %d", parallel, maxParallel)
+	}
+	if parallel > 1 && slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From != check.LoadFromCluster }) {
+		return bad("--parallel %d: rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster", parallel)
+	}
 	if dryRun {
 		return dryRunPrint(plans, stdout, stderr)
 	}
@@ -140,7 +151,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if err != nil {
 			return bad("%v", err)
 		}
-		return checkExisting(ctx, t, plans, artifacts, stdout, logLine(stderr, "check"))
+		return checkExisting(ctx, t, plans, parallel, artifacts, stdout, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -153,7 +164,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
-	return runChecks(ctx, opts, c, plans, artifacts, stdout, stderr)
+	return runChecks(ctx, opts, c, plans, parallel, artifacts, stdout, stderr)
 }
 
 // checkImages builds the check's images, then makes sure every image it loads is in the local
@@ -176,9 +187,9 @@ func checkImages(ctx context.Context, c *spec.Check, stderr io.Writer) error {
 
 // runChecks creates or reuses the cluster, runs every plan, writes the reports and decides
 // the exit code.
-func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []check.Plan, artifacts string, stdout, stderr io.Writer) int {
+func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []check.Plan, parallel int, artifacts string, stdout, stderr io.Writer) int {
 	return onCluster(ctx, opts, artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, plans, artifacts, stdout, logLine(stderr, "check"))
+		return checkRows(ctx, cl, plans, parallel, artifacts, stdout, logLine(stderr, "check"))
 	})
 }
 
@@ -206,7 +217,7 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t := cl.Target()
 	if slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }) {
 		ref, err := cl.LoadPodImage(ctx)
@@ -216,31 +227,52 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, art
 		}
 		t.LoadImage = ref
 	}
-	return runRows(ctx, t, plans, artifacts, stdout, logf)
+	return runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
 }
 
 // runRows runs every plan on the Target, writes the rows and the reports and decides the exit
 // code.
-func runRows(ctx context.Context, t engine.Target, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+//
+// With parallel > 1 that many rows run at once (each in its own namespace; only rows whose load
+// comes from the cluster share nothing, which the caller has checked); the reports list the
+// rows by their start.
+func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
-	var rows []check.Row
+	var (
+		mu   sync.Mutex
+		rows []check.Row
+		wg   sync.WaitGroup
+		slot = make(chan struct{}, max(1, parallel))
+	)
 	for i, p := range plans {
-		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
-		row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
-		if row != nil {
-			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
-				logf("write row: %v", werr)
-			}
-			rows = append(rows, *row)
-		}
-		if err != nil {
-			logf("%v", err)
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
 			break
 		}
+		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
+		wg.Add(1)
+		go func() {
+			defer func() { <-slot; wg.Done() }()
+			row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+			if row != nil {
+				if _, werr := check.WriteRow(artifacts, *row); werr != nil {
+					logf("write row: %v", werr)
+				}
+				mu.Lock()
+				rows = append(rows, *row)
+				mu.Unlock()
+			}
+			if err != nil {
+				logf("%v", err)
+			}
+		}()
 	}
+	wg.Wait()
+	slices.SortStableFunc(rows, func(a, b check.Row) int { return a.Started.Compare(b.Started) })
 	run := report.NewRun(rows)
 	if _, err := report.WriteAll(artifacts, run); err != nil {
 		logf("%v", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -135,6 +136,30 @@ current-context: x
 		code, _, stderr := runCheck(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
+		}
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
+
+// Rows run in parallel only when their load comes from the cluster: host rows share the NodePort.
+func TestCheckParallel(t *testing.T) {
+	calls := fakeTools(t)
+	base := []string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--dry-run"}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--parallel", "2"}, exitBadInput, "rows whose load comes from the host share the NodePort"},
+		{[]string{"--parallel", "9", "--load-from", "cluster"}, exitBadInput, "--parallel 9: want 1 to 8"},
+		{[]string{"--parallel", "0"}, exitBadInput, "--parallel 0: want 1 to 8"},
+		{[]string{"--parallel", "3", "--load-from", "cluster"}, exitPass, ""},
+	} {
+		code, _, stderr := runCheck(t, append(slices.Clone(base), tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
 		}
 	}
 	if b, err := os.ReadFile(calls); err == nil {

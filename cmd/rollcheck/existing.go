@@ -56,9 +56,9 @@ func existingTarget(ctx context.Context, kubeconfig string) (engine.Target, erro
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched).
-func checkExisting(ctx context.Context, t engine.Target, plans []check.Plan, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func checkExisting(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	logf("existing cluster at %s: no cluster is created and no image loaded; load pods run %s; run %s", t.RESTConfig.Host, t.LoadImage, t.RunID)
-	code := runRows(ctx, t, plans, artifacts, stdout, logf)
+	code := runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
