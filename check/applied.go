@@ -36,6 +36,9 @@ func (c Applied) Shape() string {
 	fmt.Fprintf(&b, " keepalive=%s", ka)
 	if c.LoadFrom == LoadFromCluster {
 		b.WriteString(" load=cluster") // host, the default, is left unsaid: the names rows had
+		if c.LoadPods > 1 {
+			fmt.Fprintf(&b, "×%d", c.LoadPods)
+		}
 	}
 	return b.String()
 }

@@ -106,7 +106,13 @@ type Load struct {
 	Timeout time.Duration
 	// From is where the load comes from (default LoadFromHost).
 	From LoadFrom
+	// Pods is how many load pods share the rate when the load comes from the cluster, each
+	// sending its share (default 1, at most MaxLoadPods): for a rate one pod cannot hold.
+	Pods int
 }
+
+// MaxLoadPods is the most load pods one row runs.
+const MaxLoadPods = 10
 
 // LoadFrom is where a row's load is sent from.
 type LoadFrom string
@@ -179,7 +185,9 @@ type Applied struct {
 	KeepAlive bool   `json:"keepAlive"`
 	// LoadFrom is where the load came from; empty in rows written before it was a dimension
 	// (they came from the host).
-	LoadFrom   LoadFrom       `json:"loadFrom,omitempty"`
+	LoadFrom LoadFrom `json:"loadFrom,omitempty"`
+	// LoadPods is how many load pods shared the rate, when more than one did.
+	LoadPods   int            `json:"loadPods,omitempty"`
 	Disruption DisruptionKind `json:"disruption"`
 	Count      int            `json:"count"`
 	Settle     time.Duration  `json:"settle"`

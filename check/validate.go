@@ -87,6 +87,14 @@ func (p Plan) Validate() (warnings []string, err error) {
 	if f := p.Load.From; f != LoadFromHost && f != LoadFromCluster {
 		bad("load from %q: want host or cluster", f)
 	}
+	switch n := p.Load.Pods; {
+	case n < 1 || n > MaxLoadPods:
+		bad("load pods %d: want 1 to %d", n, MaxLoadPods)
+	case n > 1 && p.Load.From != LoadFromCluster:
+		bad("load pods %d: several load pods need load from the cluster", n)
+	case n > p.Load.Rate && p.Load.Rate > 0:
+		bad("load pods %d for %d req/s: each pod needs at least 1 req/s", n, p.Load.Rate)
+	}
 	if m := p.Load.Method; m != "GET" && m != "POST" {
 		bad("load method %q: want GET or POST", m)
 	}
@@ -148,6 +156,9 @@ func (p Plan) WithDefaults() Plan {
 	}
 	if p.Load.From == "" {
 		p.Load.From = LoadFromHost
+	}
+	if p.Load.Pods == 0 {
+		p.Load.Pods = 1
 	}
 	if p.Load.Timeout == 0 {
 		p.Load.Timeout = loadgen.DefaultTimeout + p.App.RequestDuration
@@ -416,6 +427,9 @@ func (p Plan) Applied() Applied {
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
+	}
+	if p.Load.Pods > 1 {
+		a.LoadPods = p.Load.Pods
 	}
 	if d, err := p.Deployment(); err == nil {
 		a.App, a.GraceSeconds, a.Replicas = d.Name, grace(d), int(replicas(d))

@@ -838,3 +838,35 @@ func TestLoadFrom(t *testing.T) {
 		t.Errorf("Validate with load from the moon: %v", err)
 	}
 }
+
+// Several load pods share the rate, from the cluster only.
+func TestLoadPods(t *testing.T) {
+	p := webPlan(t)
+	p.Load.From, p.Load.Pods = LoadFromCluster, 3
+	if _, err := p.Validate(); err != nil {
+		t.Fatalf("3 load pods from the cluster: %v", err)
+	}
+	if a := p.Applied(); a.LoadPods != 3 || !strings.HasSuffix(a.Shape(), " load=cluster×3") {
+		t.Errorf("applied %d pods, shape %q", a.LoadPods, a.Shape())
+	}
+	for _, tc := range []struct {
+		from LoadFrom
+		pods int
+		rate int
+		want string
+	}{
+		{LoadFromHost, 2, 100, "several load pods need load from the cluster"},
+		{LoadFromCluster, 11, 100, "load pods 11: want 1 to 10"},
+		{LoadFromCluster, -1, 100, "load pods -1: want 1 to 10"},
+		{LoadFromCluster, 5, 4, "each pod needs at least 1 req/s"},
+	} {
+		q := webPlan(t)
+		q.Load.From, q.Load.Pods, q.Load.Rate = tc.from, tc.pods, tc.rate
+		if _, err := q.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s ×%d at %d req/s: %v, want %q", tc.from, tc.pods, tc.rate, err, tc.want)
+		}
+	}
+	if a := webPlan(t).Applied(); a.LoadPods != 0 {
+		t.Errorf("one pod (the default) is left out of the row: %d", a.LoadPods)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +25,12 @@ type load interface {
 	Wait() (*loadgen.Result, error)
 }
 
-// loadPodName is the load pod's name in the row's namespace.
+// loadPodName is the load pod's name in the row's namespace (suffixed -1, -2, … when several
+// share the rate).
 const loadPodName = "rollcheck-load"
+
+// loadPodLabels label every load pod (the topology spread counts them).
+var loadPodLabels = map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}
 
 // podLoad is the load sent by a pod in the row's namespace (cmd/rollcheck-load, which runs
 // loadgen.Serve) to the load Service's cluster address, its ledger followed through the API
@@ -34,6 +39,7 @@ const loadPodName = "rollcheck-load"
 type podLoad struct {
 	cs     kubernetes.Interface
 	ns     string
+	name   string
 	grace  int64
 	remote *loadgen.Remote
 	cancel context.CancelFunc
@@ -43,7 +49,7 @@ type podLoad struct {
 // and follows its stream; the pod first waits until the Service answers from replicas pods on
 // its own path (no wait from the host), and startPodLoad returns once the attack has started
 // (its start line arrived).
-func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, replicas int, logf func(string, ...any)) (*podLoad, error) {
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image string, cfg loadgen.Config, replicas int, logf func(string, ...any)) (*podLoad, error) {
 	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
 	// bound and a minute more before the kubelet ends it anyway.
 	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
@@ -52,9 +58,12 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string
 		"--timeout=" + cfg.Timeout.String(), "--method=" + cfg.Method, "--keepalive=" + strconv.FormatBool(cfg.KeepAlive),
 		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name, "--serving-replicas=" + strconv.Itoa(replicas)}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: loadPodName, Namespace: ns,
-			Labels: map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
 		Spec: corev1.PodSpec{
+			// Several load pods go to different nodes where there are several; the scheduler
+			// decides, nothing here picks a node.
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: loadPodLabels}}},
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
 			ActiveDeadlineSeconds:         &deadline,
@@ -72,18 +81,18 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("create the load pod: %w", err)
 	}
-	if err := waitContainerStarted(ctx, cs, ns, loadPodName, 2*time.Minute); err != nil {
-		return nil, fmt.Errorf("the load pod: %w", err)
+	if err := waitContainerStarted(ctx, cs, ns, name, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("load pod %s: %w", name, err)
 	}
 	// The stream outlives the caller's cancellation only as long as the pod does: Stop and a
 	// cancelled ctx delete the pod, which ends the stream.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stream, err := cs.CoreV1().Pods(ns).GetLogs(loadPodName, &corev1.PodLogOptions{Container: "load", Follow: true}).Stream(sctx)
+	stream, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: "load", Follow: true}).Stream(sctx)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("follow the load pod's stream: %w", err)
 	}
-	pl := &podLoad{cs: cs, ns: ns, grace: grace, remote: loadgen.Follow(stream), cancel: cancel}
+	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: loadgen.Follow(stream), cancel: cancel}
 	go func() {
 		<-pl.remote.Done()
 		_ = stream.Close()
@@ -98,14 +107,14 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, image string
 	select {
 	case <-pl.remote.Done(): // no start line: the stream's error says why (the serving wait's line)
 		if _, err := pl.remote.Wait(); err != nil {
-			return nil, fmt.Errorf("the load pod: %w", err)
+			return nil, fmt.Errorf("load pod %s: %w", name, err)
 		}
 	default:
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	logf("load pod %s/%s sends %d req/s to %s", ns, loadPodName, cfg.Rate, cfg.Target)
+	logf("load pod %s/%s sends %d req/s to %s", ns, name, cfg.Rate, cfg.Target)
 	return pl, nil
 }
 
@@ -143,7 +152,7 @@ func (pl *podLoad) Stop() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = pl.cs.CoreV1().Pods(pl.ns).Delete(ctx, loadPodName, metav1.DeleteOptions{GracePeriodSeconds: &pl.grace})
+		_ = pl.cs.CoreV1().Pods(pl.ns).Delete(ctx, pl.name, metav1.DeleteOptions{GracePeriodSeconds: &pl.grace})
 	}()
 }
 
@@ -153,4 +162,89 @@ func (pl *podLoad) Wait() (*loadgen.Result, error) {
 	res, err := pl.remote.Wait()
 	pl.cancel()
 	return res, err
+}
+
+// startPodLoads starts n load pods, each with its share of cfg.Rate (the first ones one request
+// per second more when it does not divide), and returns them as one load: its progress is
+// theirs summed, it is done when any stream ended (a pod that stops early is a fault of the
+// whole load), and its Result is theirs merged and judged against the whole rate.
+func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, n, replicas int, logf func(string, ...any)) (load, error) {
+	if n <= 1 {
+		pl, err := startPodLoad(ctx, cs, ns, loadPodName, image, cfg, replicas, logf)
+		if err != nil {
+			return nil, err // not a nil *podLoad in a non-nil load
+		}
+		return pl, nil
+	}
+	m := &podLoads{cfg: cfg, done: make(chan struct{})}
+	for i := range n {
+		share := cfg
+		share.Rate = cfg.Rate / n
+		if i < cfg.Rate%n {
+			share.Rate++
+		}
+		share.Name = fmt.Sprintf("%s-%d", cfg.Name, i+1)
+		pl, err := startPodLoad(ctx, cs, ns, fmt.Sprintf("%s-%d", loadPodName, i+1), image, share, replicas, logf)
+		if err != nil {
+			m.Stop()
+			return nil, err
+		}
+		m.pods = append(m.pods, pl)
+	}
+	var once sync.Once
+	for _, pl := range m.pods {
+		go func() {
+			<-pl.Done()
+			once.Do(func() { close(m.done) })
+		}()
+	}
+	return m, nil
+}
+
+// podLoads is several load pods sharing one row's rate.
+type podLoads struct {
+	cfg  loadgen.Config
+	pods []*podLoad
+	done chan struct{}
+}
+
+func (m *podLoads) Progress() loadgen.Progress {
+	var p loadgen.Progress
+	for _, pl := range m.pods {
+		q := pl.Progress()
+		p.Sent, p.OK, p.Failed = p.Sent+q.Sent, p.OK+q.OK, p.Failed+q.Failed
+	}
+	return p
+}
+
+func (m *podLoads) Done() <-chan struct{} { return m.done }
+
+func (m *podLoads) Stop() {
+	for _, pl := range m.pods {
+		pl.Stop()
+	}
+}
+
+// Wait waits for every pod's stream and merges them; any pod's error is the load's.
+func (m *podLoads) Wait() (*loadgen.Result, error) {
+	results := make([]*loadgen.Result, 0, len(m.pods))
+	var errs []error
+	for _, pl := range m.pods {
+		res, err := pl.Wait()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("load pod %s: %w", pl.name, err))
+		}
+		if res == nil {
+			continue
+		}
+		results = append(results, res)
+	}
+	if len(results) < len(m.pods) {
+		return nil, errors.Join(errs...)
+	}
+	res, err := loadgen.Merge(m.cfg, results...)
+	if err != nil {
+		return nil, err
+	}
+	return res, errors.Join(errs...)
 }

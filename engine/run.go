@@ -332,7 +332,11 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 // the load Service's cluster address.
 func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loadgen.Config) (load, error) {
 	if r.p.Load.From != check.LoadFromCluster {
-		return loadgen.Start(ctx, cfg)
+		atk, err := loadgen.Start(ctx, cfg)
+		if err != nil {
+			return nil, err // not a nil *Attack in a non-nil load
+		}
+		return atk, nil
 	}
 	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
 	if err != nil {
@@ -348,7 +352,7 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startPodLoad(ctx, cs, r.ns, r.t.LoadImage, cfg, r.row.Config.Replicas, r.logf)
+	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.logf)
 }
 
 // judge fills the row from what was driven and observed: the summary and timeline, every failed

@@ -86,7 +86,9 @@ type LoadSettings struct {
 	Method    string `json:"method,omitempty"`
 	KeepAlive bool   `json:"keepAlive,omitempty"`
 	// From is where the load is sent from: host (default) or cluster (a load pod).
-	From    string           `json:"from,omitempty"`
+	From string `json:"from,omitempty"`
+	// Pods is how many load pods share the rate (from: cluster only; default 1).
+	Pods    int              `json:"pods,omitempty"`
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
@@ -401,7 +403,7 @@ func (c *Check) objects() ([]check.Object, error) {
 }
 
 func (l LoadSettings) engine() (check.Load, error) {
-	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From)}
+	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)

@@ -35,7 +35,7 @@ const (
 const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
        rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
                        [--deployment NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
-                       [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--prestop-sleep 5s]
+                       [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--load-pods N] [--prestop-sleep 5s]
                        [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
                        [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
 Checks an app's shutdown configuration under load on the kind cluster (created or reused as
@@ -62,7 +62,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var (
 		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig string
 		manifests, images, disruptions                                                    multi
-		port, rate, grace, parallel                                                       int
+		port, rate, grace, parallel, loadPods                                             int
 		keepalive, dryRun                                                                 bool
 		maxRatio, minPer                                                                  float64
 	)
@@ -80,6 +80,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
 	fs.StringVar(&timeout, "timeout", "", "request timeout")
 	fs.StringVar(&loadFrom, "load-from", "", "host (default) or cluster (a load pod)")
+	fs.IntVar(&loadPods, "load-pods", 0, "load pods sharing the rate (load from the cluster)")
 	fs.IntVar(&parallel, "parallel", 1, "rows at once (load from the cluster only)")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "an existing cluster's kubeconfig: no kind, no image loaded, load from the cluster")
 	fs.StringVar(&prestop, "prestop-sleep", "", "variant with a native preStop sleep")
@@ -106,8 +107,8 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case file != "" && len(manifests) > 0:
 		return bad("use -f or --manifest, not both")
-	case file != "" && loadFrom != "":
-		return bad("--load-from is for --manifest; a check file says load: {from: ...}")
+	case file != "" && (loadFrom != "" || loadPods != 0):
+		return bad("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
 	case file != "":
 		if c, err = spec.Load(file); err != nil {
 			return bad("%v", err)
@@ -116,7 +117,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if c, err = flagsCheck(manifests, images, disruptions, deployment, path, method, timeout, prestop, port, rate, grace, keepalive, maxRatio, minPer); err != nil {
 			return bad("%v", err)
 		}
-		c.Load.From = loadFrom
+		c.Load.From, c.Load.Pods = loadFrom, loadPods
 	default:
 		return bad("nothing to check: give -f CHECK.yaml or --manifest (rollcheck check -h)")
 	}
