@@ -5,6 +5,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -235,4 +236,66 @@ func BenchmarkAggregate(b *testing.B) {
 		_ = aggregate(cfg, run{started: t0, ended: t0.Add(cfg.Duration), endReason: EndDuration}, rc.reqs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/req")
+}
+
+// BenchmarkServeHeldRate reports the highest rate that load pods hold on this machine: the
+// load pod's own code (Serve, its stream written and read back by Follow, merged with Merge
+// when there are several), keep-alive off as the matrix's rows, against the child-process
+// server. Rates are tried from 250 req/s up, doubling, then bisected down to 50 req/s; a rate
+// is held when a 2 s run is valid and its achieved rate is within ±1 % of the asked one.
+//
+//	go test -run '^$' -bench ServeHeldRate -benchtime 1x ./loadgen/
+func BenchmarkServeHeldRate(b *testing.B) {
+	url := benchServer(b)
+	for _, pods := range []int{1, 2} {
+		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
+			for range b.N {
+				b.ReportMetric(float64(heldRate(b, url, pods)), "held-req/s")
+			}
+		})
+	}
+}
+
+// heldRate searches the highest rate pods hold within ±1 %.
+func heldRate(b *testing.B, url string, pods int) int {
+	holds := func(rate int) bool {
+		results := make([]*Result, pods)
+		errs := make(chan error, pods)
+		for i := range pods {
+			go func() {
+				pr, pw := io.Pipe()
+				rm := Follow(pr)
+				cfg := Config{Target: url, Rate: rate / pods, Duration: 2 * time.Second}
+				err := Serve(context.Background(), cfg, pw)
+				_ = pw.Close()
+				res, ferr := rm.Wait()
+				results[i] = res
+				errs <- errors.Join(err, ferr)
+			}()
+		}
+		for range pods {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		res, err := Merge(Config{Target: url, Rate: rate / pods * pods, Duration: 2 * time.Second}, results...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := math.Abs(res.AchievedRate-float64(res.Config.Rate)) / float64(res.Config.Rate)
+		b.Logf("pods=%d %5d req/s: achieved %.1f (%.2f %%), valid %v %s", pods, rate, res.AchievedRate, 100*e, res.Valid, res.InvalidReason)
+		return res.Valid && e <= 0.01 && res.Totals.Failed == 0
+	}
+	lo, hi := 0, 250
+	for hi <= 16000 && holds(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 50 {
+		if mid := (lo + hi) / 2; holds(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
