@@ -1,32 +1,39 @@
 package rctest_test
 
 import (
-	"context"
-	"time"
+	"fmt"
+	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/rctest"
-	"github.com/rollcheck/rollcheck/spec"
 )
 
-// A user's suite: the kind cluster from BeforeSuite, one spec per row of a check file, each
-// asserting the row's verdict. examples/check is a complete one.
-func ExampleCluster_Check() {
-	var kc *rctest.Cluster
-	var plans []check.Plan
-	_ = BeforeSuite(func(ctx context.Context) {
-		c, err := spec.Load("check.yaml")
-		Expect(err).NotTo(HaveOccurred())
-		plans, _, err = c.Plans()
-		Expect(err).NotTo(HaveOccurred())
-		kc = rctest.SetUp(ctx, "my-app")
-	}, NodeTimeout(15*time.Minute))
-	_ = It("keeps every request through rollouts", func(ctx SpecContext) {
-		for _, p := range plans {
-			Expect(kc.Check(ctx, p)).To(rctest.Pass())
-		}
-	}, SpecTimeout(30*time.Minute))
+// In a user's suite each spec checks a Plan on the cluster SetUp gave and asserts the row
+// (examples/check is a whole suite):
+//
+//	var _ = BeforeSuite(func(ctx context.Context) { kc = rctest.SetUp(ctx, "my-app") })
+//	var _ = It("keeps every request through rollouts", func(ctx SpecContext) {
+//		Expect(kc.Check(ctx, plan)).To(rctest.Pass())
+//	})
+//
+// Here the matchers judge two rows made by hand, with a Gomega that prints its failures.
+func ExamplePass() {
+	g := gomega.NewGomega(func(message string, _ ...int) { fmt.Println(strings.SplitN(message, "\n", 2)[0]) })
+	cfg := check.Applied{Name: "prestop-5s", PreStop: check.PreStop{Sleep: 5e9}, GraceSeconds: 30, Method: "GET",
+		Disruption: check.RolloutRestart, Count: 3, Expect: check.Zero()}
+	passed := check.Row{Config: cfg, Verdict: check.Verdict{Status: check.Pass, Reason: "0 of 1802 requests failed"},
+		Disruptions: []check.DisruptionResult{{N: 1, SuccessRatio: 1}, {N: 2, SuccessRatio: 1}}}
+	failed := passed
+	failed.Verdict = check.Verdict{Status: check.Fail, Reason: "12 of 1790 requests failed (0.670%), expected none"}
+
+	fmt.Println(g.Expect(passed).To(rctest.Pass()))
+	fmt.Println(g.Expect(passed).To(rctest.HaveWorstDisruptionAtLeast(1)))
+	fmt.Println(g.Expect(failed).To(rctest.Pass()))
+	// Output:
+	// true
+	// true
+	// row prestop-5s: preStop=sleep:5s grace=30s keepalive=off rollout-restart×3: fail, want pass: 12 of 1790 requests failed (0.670%), expected none (expected 0 failures)
+	// false
 }
