@@ -19,8 +19,14 @@ import (
 type streamLine struct {
 	Start *streamStart `json:"start,omitempty"`
 	Req   *Request     `json:"req,omitempty"`
-	End   *streamEnd   `json:"end,omitempty"`
+	// Sent is the attack's count of requests sent so far, written every progressEvery: with
+	// slow requests nothing completes for seconds, and the reader must still see the load run.
+	Sent *int64      `json:"sent,omitempty"`
+	End  *streamEnd `json:"end,omitempty"`
 }
+
+// progressEvery is how often Serve writes the count of requests sent.
+const progressEvery = 500 * time.Millisecond
 
 type streamStart struct {
 	Config  Config    `json:"config"`
@@ -64,6 +70,19 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 	write(streamLine{Start: &streamStart{Config: atk.cfg, Started: atk.started}})
 	stop := context.AfterFunc(ctx, atk.Stop)
 	defer stop()
+	go func() {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-atk.Done():
+				return
+			case <-t.C:
+				sent := atk.Progress().Sent
+				write(streamLine{Sent: &sent})
+			}
+		}
+	}()
 	_, aerr := atk.Wait()
 	end := &streamEnd{Ended: atk.run.ended, StopAt: atk.run.stopAt, EndReason: atk.run.endReason}
 	if aerr != nil {
@@ -77,6 +96,7 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 // as the requests arrive and rebuilds the Result when the stream ends.
 type Remote struct {
 	sent, ok, failed atomic.Int64
+	reportedSent     atomic.Int64 // the attack's own count of requests sent
 
 	started     chan struct{}
 	startedOnce sync.Once
@@ -95,11 +115,11 @@ func Follow(r io.Reader) *Remote {
 	return rm
 }
 
-// Progress returns the counts of the requests read so far; Sent counts completed ones only
-// (the stream holds no request in flight).
+// Progress returns the counts of the requests read so far; Sent is the attack's own count of
+// requests sent (written every half second), or the completed ones when that is more.
 func (rm *Remote) Progress() Progress {
 	ok, failed := rm.ok.Load(), rm.failed.Load()
-	return Progress{Sent: rm.sent.Load(), OK: ok, Failed: failed}
+	return Progress{Sent: max(rm.sent.Load(), rm.reportedSent.Load()), OK: ok, Failed: failed}
 }
 
 // Started returns a channel closed when the start line has been read (the attack runs), or when
@@ -137,6 +157,8 @@ func (rm *Remote) read(r io.Reader) {
 		case l.Start != nil:
 			start = l.Start
 			markStarted()
+		case l.Sent != nil:
+			rm.reportedSent.Store(*l.Sent)
 		case l.Req != nil:
 			reqs = append(reqs, *l.Req)
 			rm.sent.Add(1)

@@ -36,10 +36,20 @@ func serveStream(t *testing.T, stopAfter time.Duration) []byte {
 }
 
 func TestServeFollow(t *testing.T) {
-	stream := serveStream(t, 400*time.Millisecond)
+	stream := serveStream(t, 700*time.Millisecond)
 	lines := strings.Split(strings.TrimSpace(string(stream)), "\n")
 	if !strings.HasPrefix(lines[0], `{"start":`) || !strings.HasPrefix(lines[len(lines)-1], `{"end":`) {
 		t.Fatalf("stream from %.60q to %.60q: want a start line first and an end line last", lines[0], lines[len(lines)-1])
+	}
+	// Besides the requests, the attack's count of requests sent every half second.
+	progress := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"sent":`) {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Error("no progress line in a 700 ms stream")
 	}
 	rm := Follow(bytes.NewReader(stream))
 	res, err := rm.Wait()
@@ -53,7 +63,7 @@ func TestServeFollow(t *testing.T) {
 	}
 	// Every request line is in the ledger, in sending order, counted and classified as the
 	// attack counted them; the end reason says the caller stopped it.
-	if got := len(res.Requests); got != len(lines)-2 || got < 40 {
+	if got := len(res.Requests); got != len(lines)-2-progress || got < 40 {
 		t.Fatalf("%d requests rebuilt from %d lines", got, len(lines))
 	}
 	if res.EndReason != EndStopped || res.Window >= 10*time.Second {
@@ -101,5 +111,30 @@ func TestFollowBrokenStream(t *testing.T) {
 		if err == nil || res != nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Result %v, error %v; want no Result and an error with %q", name, res != nil, err, tc.want)
 		}
+	}
+}
+
+// With slow requests nothing completes for seconds: the reader still sees the requests sent.
+func TestFollowSeesRequestsSentBeforeTheyComplete(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(1500 * time.Millisecond) }))
+	defer srv.Close()
+	pr, pw := io.Pipe()
+	rm := Follow(pr)
+	ctx, cancel := context.WithTimeout(t.Context(), 1200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, Config{Target: srv.URL, Rate: 50, Duration: 10 * time.Second, Timeout: 5 * time.Second}, pw)
+		_ = pw.Close()
+	}()
+	time.Sleep(1100 * time.Millisecond)
+	if p := rm.Progress(); p.Sent < 20 || p.OK+p.Failed != 0 {
+		t.Errorf("after 1.1 s of 1.5 s requests: %+v, want about 50 sent and none completed", p)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if res, err := rm.Wait(); err != nil || res.Totals.OK == 0 {
+		t.Errorf("Wait: %v, %+v", err, res)
 	}
 }
