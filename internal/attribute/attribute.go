@@ -275,7 +275,8 @@ func earliest(ts ...time.Time) time.Time {
 //     the exit window) and failed within the exit window ± Tolerance, not by timing out.
 //   - in-flight-cut: the same with a process that exited on its own (or whose exit is known
 //     but not how): the request was in flight when the process exited. For both, a request
-//     sent after the app's listener closed was never accepted: not in flight. With keep-alive, a
+//     sent after the app's listener closed was never accepted: not in flight; nor was one
+//     whose connection failed to open (refused, or reset while connecting). With keep-alive, a
 //     request sent after the Service stopped routing new connections to the pod (Routed +
 //     Tolerance) rode a kept-alive connection: pinned-connection instead.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
@@ -319,7 +320,10 @@ type match struct {
 
 func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
-	cut := q.Class != loadgen.ClassTimeout // a timed-out request was not cut: nothing answered
+	// A timed-out request was not cut: nothing answered. A request whose connection was never
+	// made (refused, or reset while connecting: a client inside the cluster sees these, where
+	// docker-proxy's accepted connection hid them) was never accepted by the app: not in flight.
+	cut := q.Class != loadgen.ClassTimeout && !neverConnected(q)
 	rules := []struct {
 		phase timeline.Phase
 		try   func(l *Life) (match, bool)
@@ -455,3 +459,10 @@ func absDur(d time.Duration) time.Duration {
 }
 
 func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }
+
+// neverConnected reports whether the request failed while its connection was being made:
+// refused, or any error Go's dialer reports ("dial tcp …: connect: …"), so that no server ever
+// had it.
+func neverConnected(q *loadgen.Request) bool {
+	return q.Class == loadgen.ClassRefused || strings.Contains(q.Error, "dial tcp ")
+}

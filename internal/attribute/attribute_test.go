@@ -298,3 +298,42 @@ func TestSentAfterListenerClosedIsNotInFlight(t *testing.T) {
 		t.Errorf("exit %q exact %t", l.ExitWhy, l.ExitExact)
 	}
 }
+
+// A client inside the cluster sees what docker-proxy hid: a connection refused (or reset while
+// connecting) by a pod that is exiting. It was never accepted, so it is never an in-flight cut
+// (nor a SIGKILL's): the data plane sent it to a pod that no longer accepted. The same timing
+// with a reset on an open connection is a cut.
+func TestNeverConnectedIsNotInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		q     loadgen.Request
+		phase timeline.Phase
+	}{
+		{"refused", failed(1, -0.1, 0.11, loadgen.ClassRefused), timeline.PhasePropagation},
+		{"reset while connecting", func() loadgen.Request {
+			q := failed(1, -0.1, 0.11, loadgen.ClassReset)
+			q.Error = `Get "http://10.96.0.10:80/": dial tcp 0.0.0.0:0->10.96.0.10:80: connect: connection reset by peer`
+			return q
+		}(), timeline.PhasePropagation},
+		{"reset on an open connection", failed(1, -0.1, 0.11, loadgen.ClassReset), timeline.PhaseInFlightCut},
+	} {
+		for _, killed := range []bool{false, true} {
+			code := int32(0)
+			if killed {
+				code = 137
+			}
+			b := (&tl{}).del("web-1", 0, 0.3).add(
+				ev(0.002, timeline.AppEvent, "web-1", "sigterm mode=exit"),
+				exited(0.005, "web-1", code, 0),
+			)
+			a := one(t, Input{Requests: []loadgen.Request{tc.q}, Timeline: b.timeline()})
+			want := tc.phase
+			if killed && want == timeline.PhaseInFlightCut {
+				want = timeline.PhaseSIGKILL
+			}
+			if a.Phase != want {
+				t.Errorf("%s (killed %v): %s (%s), want %s", tc.name, killed, a.Phase, a.Why, want)
+			}
+		}
+	}
+}
