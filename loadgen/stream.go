@@ -21,7 +21,7 @@ type streamLine struct {
 	Req   *Request     `json:"req,omitempty"`
 	// Sent is the attack's count of requests sent so far, written every progressEvery: with
 	// slow requests nothing completes for seconds, and the reader must still see the load run.
-	Sent *int64      `json:"sent,omitempty"`
+	Sent *int64     `json:"sent,omitempty"`
 	End  *streamEnd `json:"end,omitempty"`
 }
 
