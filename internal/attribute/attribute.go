@@ -275,8 +275,10 @@ func earliest(ts ...time.Time) time.Time {
 //     the exit window) and failed within the exit window ± Tolerance, not by timing out.
 //   - in-flight-cut: the same with a process that exited on its own (or whose exit is known
 //     but not how): the request was in flight when the process exited. For both, a request
-//     sent after the app's listener closed was never accepted: not in flight; nor was one
-//     whose connection failed to open (refused, or reset while connecting). With keep-alive, a
+//     sent after the app's listener closed and failed at once (within Tolerance) was never
+//     accepted: not in flight; nor was one whose connection failed to open (refused, or reset
+//     while connecting). One sent after the listener's line that lasted until the exit was
+//     being served: in flight. With keep-alive, a
 //     request sent after the Service stopped routing new connections to the pod (Routed +
 //     Tolerance) rode a kept-alive connection: pinned-connection instead.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
@@ -417,7 +419,10 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 // inFlightAtExit: sent before the exit window (and before the listener closed, when the app
 // says when: a request sent after that was never accepted) and failed within it (± Tolerance).
 func inFlightAtExit(l *Life, t0, t1 time.Time) bool {
-	if !l.ListenerClosed.IsZero() && !t0.Before(l.ListenerClosed) {
+	// Sent after the listener closed and failed at once: never accepted. One that lasted
+	// (Tolerance or more) until the exit was being served: the app accepted it (its line can
+	// come a moment before the listener really closes), and the exit cut it.
+	if !l.ListenerClosed.IsZero() && !t0.Before(l.ListenerClosed) && t1.Sub(t0) < Tolerance {
 		return false
 	}
 	return t0.Before(l.ExitFrom) && !t1.Before(l.ExitFrom.Add(-Tolerance)) && !t1.After(l.ExitBy.Add(Tolerance))

@@ -52,6 +52,10 @@ type Record struct {
 	Settled time.Time `json:"settled"`
 }
 
+// ForcedStopWait is how long a forced delete waits, after the Deployment settled, for the
+// kubelet to stop the deleted pod's containers, which the API no longer shows.
+var ForcedStopWait = 5 * time.Second
+
 // Repeat runs the disruption count times, each after the previous one settled, calling
 // before and after (either may be nil) around each, and returns what happened.
 func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after func(Record)) ([]Record, error) {
@@ -102,7 +106,21 @@ func Once(ctx context.Context, t Target, kind Kind) (string, error) {
 			return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
 		}
 		t.Logf("%s: deleted pod %s", kind, pod.Name)
-		return pod.Name, Settle(ctx, t)
+		if err := Settle(ctx, t); err != nil {
+			return pod.Name, err
+		}
+		if kind == ForceDelete {
+			// The Pod is gone from the API at once, but its containers are still stopped by
+			// the kubelet afterwards (preStop 1 s, then SIGTERM and 2 s more: seen up to ~5 s
+			// after the deletion on a loaded node): wait that out, so that the next disruption
+			// does not overlap this one's kill and each failure has one pod to be attributed to.
+			select {
+			case <-ctx.Done():
+				return pod.Name, ctx.Err()
+			case <-time.After(ForcedStopWait):
+			}
+		}
+		return pod.Name, nil
 	case ScaleDown:
 		var d appsv1.Deployment
 		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {

@@ -21,6 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	kube.PollInterval = time.Millisecond
+	ForcedStopWait = time.Millisecond
 	os.Exit(m.Run())
 }
 
