@@ -43,6 +43,8 @@ type podLoad struct {
 	grace  int64
 	remote *loadgen.Remote
 	cancel context.CancelFunc
+	// unwatch releases the caller's context from stopping the pod once the stream is read.
+	unwatch func() bool
 }
 
 // startPodLoad creates the load pod running image against the load Service's cluster address
@@ -97,7 +99,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		<-pl.remote.Done()
 		_ = stream.Close()
 	}()
-	context.AfterFunc(ctx, pl.Stop)
+	pl.unwatch = context.AfterFunc(ctx, pl.Stop)
 	select {
 	case <-pl.remote.Started():
 	case <-time.After(2 * time.Minute):
@@ -161,6 +163,7 @@ func (pl *podLoad) Stop() {
 func (pl *podLoad) Wait() (*loadgen.Result, error) {
 	res, err := pl.remote.Wait()
 	pl.cancel()
+	pl.unwatch()
 	return res, err
 }
 
