@@ -41,12 +41,16 @@ func WriteRow(dir string, row Row) (string, error) {
 }
 
 // FileName returns the base name WriteRow gives the row's file:
-// <suite>--<name>--<disruption>[--r<repeat>].json, with any character other than letters,
-// digits, '.', '_' and '-' replaced by '_'.
+// <suite>--<name>--<disruption>[--cluster][--r<repeat>].json (--cluster when the load came
+// from inside the cluster: the matrix runs some rows both ways), with any character other than
+// letters, digits, '.', '_' and '-' replaced by '_'.
 func (row Row) FileName() string {
 	rep := ""
+	if row.Config.LoadFrom == LoadFromCluster {
+		rep = "--cluster"
+	}
 	if row.Repeat > 0 {
-		rep = fmt.Sprintf("--r%d", row.Repeat)
+		rep += fmt.Sprintf("--r%d", row.Repeat)
 	}
 	return safeName(row.Suite) + "--" + safeName(row.Config.Name) + "--" +
 		safeName(string(row.Config.Disruption)) + rep + ".json"

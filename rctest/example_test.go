@@ -18,6 +18,17 @@ import (
 //		Expect(kc.Check(ctx, plan)).To(rctest.Pass())
 //	})
 //
+// Under ginkgo --procs N, one process sets the cluster up and every process joins it; specs with
+// load from the cluster then run N at once (specs with load from the host must be Serial):
+//
+//	var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+//		c := rctest.SetUp(ctx, "my-app") // released after every process is done
+//		c.UseLoadPods(ctx)
+//		return c.Share(nil)
+//	}, func(ctx SpecContext, data []byte) {
+//		kc, _ = rctest.Join(ctx, "my-app", data)
+//	})
+//
 // Here the matchers judge two rows made by hand, with a Gomega that prints its failures.
 func ExamplePass() {
 	g := gomega.NewGomega(func(message string, _ ...int) { fmt.Println(strings.SplitN(message, "\n", 2)[0]) })

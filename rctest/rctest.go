@@ -5,10 +5,17 @@
 // and users' own suites use it alike; package engine itself never imports Ginkgo.
 //
 // A suite that needs a cluster and cannot get one fails loudly: SetUp fails the suite.
+//
+// In Ginkgo's parallel mode (ginkgo --procs N) one process sets the cluster up and the others
+// join it: SetUp and Share in SynchronizedBeforeSuite's first function, Join in its second (see
+// the package example). Rows whose load comes from inside the cluster (check.LoadFromCluster)
+// share nothing and may run at once; rows with load from the host share the NodePort and must
+// be Serial specs.
 package rctest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -171,6 +178,39 @@ func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 		Fail("harness fault, not a verdict on the app: " + row.Verdict.Reason)
 	}
 	return row
+}
+
+// shared is what Share hands to Join.
+type shared struct {
+	Cluster   cluster.Shared    `json:"cluster"`
+	Artifacts string            `json:"artifacts"`
+	LoadImage string            `json:"loadImage,omitempty"`
+	Values    map[string]string `json:"values,omitempty"`
+}
+
+// Share returns what the other processes of a parallel Ginkgo run need to Join c, with values of
+// the suite's own (an image it built, say): the return value of SynchronizedBeforeSuite's first
+// function. Call it after UseLoadPods, if the rows need load pods.
+func (c *Cluster) Share(values map[string]string) []byte {
+	GinkgoHelper()
+	b, err := json.Marshal(shared{Cluster: c.run.Cluster.Share(), Artifacts: c.Artifacts, LoadImage: c.Target.LoadImage, Values: values})
+	Expect(err).NotTo(HaveOccurred())
+	return b
+}
+
+// Join is SynchronizedBeforeSuite's second function: every process (the first too) gets its own
+// handle on the cluster Share described, and the values shared with it. It creates, sweeps and
+// releases nothing: the process that called SetUp releases the cluster once all are done.
+func Join(ctx context.Context, suite string, data []byte) (*Cluster, map[string]string) {
+	GinkgoHelper()
+	var sh shared
+	Expect(json.Unmarshal(data, &sh)).To(Succeed(), "the data SynchronizedBeforeSuite's first function returned (Cluster.Share)")
+	kc, err := cluster.Join(ctx, sh.Cluster, Logf)
+	Expect(err).NotTo(HaveOccurred())
+	t := kc.Target()
+	t.LoadImage = sh.LoadImage
+	r := &cluster.Run{Cluster: kc}
+	return &Cluster{Target: t, Artifacts: sh.Artifacts, suite: suite, run: r}, sh.Values
 }
 
 func logProgress(p engine.Progress) {

@@ -1,9 +1,11 @@
 package suites
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/cluster"
 )
 
 func TestMeasuredBound(t *testing.T) {
@@ -27,8 +29,42 @@ func TestRowsBounds(t *testing.T) {
 			t.Errorf("%s under %s: bound %v is not a measured one", s.Variant.Name, s.Disruption.Kind, e.MaxRatio)
 		}
 	}
-	if n := len(AllRows()); n != 20 {
-		t.Errorf("%d matrix rows, want 20", n)
+	if n := len(AllRows()); n != 22 {
+		t.Errorf("%d matrix rows, want 22 (20 configurations, two of them from both paths)", n)
+	}
+}
+
+// Matrix sends every row one way, or (both) every row from the cluster plus the host twins; a
+// row name is never run twice on one path.
+func TestMatrixLoadModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode            cluster.MatrixLoad
+		host, inCluster int
+	}{{cluster.LoadBoth, 2, 20}, {cluster.LoadHost, 20, 0}, {cluster.LoadCluster, 0, 20}} {
+		rows := Matrix(AllRows(), tc.mode)
+		seen := map[string]bool{}
+		var host, in int
+		for _, s := range rows {
+			switch s.Load.From {
+			case check.LoadFromHost:
+				host++
+			case check.LoadFromCluster:
+				in++
+			default:
+				t.Errorf("%s: %s has no load path", tc.mode, s.Variant.Name)
+			}
+			if n := RowName(s); seen[n] {
+				t.Errorf("%s: %s twice", tc.mode, n)
+			} else {
+				seen[n] = true
+			}
+			if !slices.Contains(RowLabels(s), "load-"+string(s.Load.From)) {
+				t.Errorf("%s: %s lacks its load label: %v", tc.mode, s.Variant.Name, RowLabels(s))
+			}
+		}
+		if host != tc.host || in != tc.inCluster {
+			t.Errorf("%s: %d rows from the host and %d from the cluster, want %d and %d", tc.mode, host, in, tc.host, tc.inCluster)
+		}
 	}
 }
 

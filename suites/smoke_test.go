@@ -32,7 +32,7 @@ var smokeApp = scenario.Scenario{
 	Disruption: check.Disruption{Kind: check.RolloutRestart},
 }
 
-var _ = Describe("a kind cluster with the sample app", Ordered, Label("smoke"), func() {
+var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("smoke"), func() {
 	var ns, url string
 
 	BeforeAll(func(ctx SpecContext) {

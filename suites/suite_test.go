@@ -3,7 +3,6 @@
 package suites_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/suites"
@@ -40,17 +40,28 @@ var (
 	app string // the sample app image, built once per run
 )
 
-var _ = BeforeSuite(func(ctx context.Context) {
+// The cluster is set up once, on Ginkgo's process 1, and every process joins it: rows with
+// load from the cluster run as many at once as there are processes (ginkgo --procs, make e2e's
+// ROLLCHECK_PROCS); rows with load from the host are Serial specs, which Ginkgo runs on process
+// 1 after all others, one at a time (they share the NodePort).
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// Every row is validated before any cluster work: a bad row fails in seconds.
 	for _, s := range suites.AllRows() {
 		_, err := s.Plan("check", "rollcheck/app:validate")
 		Expect(err).NotTo(HaveOccurred(), "matrix row %s", s.Variant.Name)
 	}
-	kc = rctest.SetUp(ctx, "conformance")
-	app = kc.SampleAppImage(ctx)
-	if from, err := suites.LoadFromEnv(); err == nil && from == check.LoadFromCluster {
-		rctest.Logf("load from the cluster: load pods run %s", kc.UseLoadPods(ctx))
+	mode, err := suites.LoadModeFromEnv()
+	Expect(err).NotTo(HaveOccurred())
+	c := rctest.SetUp(ctx, "conformance")
+	image := c.SampleAppImage(ctx)
+	if mode != cluster.LoadHost {
+		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
+	return c.Share(map[string]string{"app": image})
+}, func(ctx SpecContext, data []byte) {
+	var v map[string]string
+	kc, v = rctest.Join(ctx, "conformance", data)
+	app = v["app"]
 }, NodeTimeout(15*time.Minute))
 
 // table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
@@ -62,22 +73,26 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 	if err != nil {
 		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work
 	}
-	from, err := suites.LoadFromEnv()
+	mode, err := suites.LoadModeFromEnv()
 	if err != nil {
 		panic(err)
 	}
+	rows = suites.Matrix(rows, mode)
 	entries := make([]TableEntry, 0, len(rows)*repeat)
 	for _, s := range rows {
-		s.Load.From = from
+		decorators := []any{Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s))}
+		if s.Load.From != check.LoadFromCluster {
+			decorators = append(decorators, Serial) // the NodePort is one
+		}
 		for k := 1; k <= repeat; k++ {
 			n := 0
 			if repeat > 1 {
 				n = k
 			}
-			entries = append(entries, Entry(nil, Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s)), s, n, repeat))
+			entries = append(entries, Entry(nil, append(decorators, s, n, repeat)...))
 		}
 	}
-	return DescribeTable(title, Serial, Label("conformance"), func(ctx SpecContext, s scenario.Scenario, k, _ int) {
+	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, s scenario.Scenario, k, _ int) {
 		p, err := s.Plan(suite, app)
 		Expect(err).NotTo(HaveOccurred())
 		p.Repeat = k

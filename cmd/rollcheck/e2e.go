@@ -150,6 +150,11 @@ func ginkgoArgs(art string) []string {
 	if st, err := os.Stdout.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		args = append(args, "--no-color")
 	}
+	// Rows with load from the cluster run ROLLCHECK_PROCS at once; Serial specs (load from the
+	// host, smoke, the examples) still run one at a time, on process 1, after the others.
+	if procs, err := cluster.Procs(os.Getenv); err == nil && procs > 1 {
+		args = append(args, fmt.Sprintf("--procs=%d", procs))
+	}
 	if l := os.Getenv(cluster.EnvLabels); l != "" {
 		args = append(args, "--label-filter="+l)
 	}

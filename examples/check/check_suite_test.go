@@ -8,7 +8,6 @@
 package check_test
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -32,7 +31,17 @@ var (
 	plans = map[string]check.Plan{}
 )
 
-var _ = BeforeSuite(func(ctx context.Context) {
+// One process sets the cluster up; under ginkgo --procs N every process joins it (Serial
+// specs, as here, then run on the first process, one at a time: their load comes from the host).
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	c, err := spec.Load("check.yaml")
+	Expect(err).NotTo(HaveOccurred())
+	for _, img := range c.Images() {
+		Expect(exec.CommandContext(ctx, "docker", "image", "inspect", img).Run()).To(Succeed(),
+			"image %s is not in the local Docker engine: make example-image builds it", img)
+	}
+	return rctest.SetUp(ctx, "hello").Share(nil)
+}, func(ctx SpecContext, data []byte) {
 	c, err := spec.Load("check.yaml")
 	Expect(err).NotTo(HaveOccurred())
 	ps, _, err := c.Plans()
@@ -40,11 +49,7 @@ var _ = BeforeSuite(func(ctx context.Context) {
 	for _, p := range ps {
 		plans[p.Variant.Name] = p
 	}
-	for _, img := range c.Images() {
-		Expect(exec.CommandContext(ctx, "docker", "image", "inspect", img).Run()).To(Succeed(),
-			"image %s is not in the local Docker engine: make example-image builds it", img)
-	}
-	kc = rctest.SetUp(ctx, "hello")
+	kc, _ = rctest.Join(ctx, "hello", data)
 	// This suite asserts that as-is fails: its rows go apart from the conformance table's.
 	kc.Artifacts = filepath.Join(kc.Artifacts, "examples")
 }, NodeTimeout(15*time.Minute))

@@ -164,7 +164,7 @@ func TestCheckKnobs(t *testing.T) {
 	dir := t.TempDir()
 	good := map[string]string{
 		EnvName: "rollcheck-2.x", EnvKindConfig: writeConfig(t, header), EnvNodeImage: "kindest/node:v1.34.0",
-		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvLabels: "smoke && !negative-control || /^rollout/",
+		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvProcs: "8", EnvLoadFrom: "both", EnvLabels: "smoke && !negative-control || /^rollout/",
 		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
 		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm", EnvLoadImage: "registry.example:5000/rollcheck/load:20261123-130506-0123456789ab",
 	}
@@ -178,6 +178,8 @@ func TestCheckKnobs(t *testing.T) {
 		EnvWorkers:     "6",
 		EnvKeep:        "maybe",
 		EnvRepeat:      "0",
+		EnvProcs:       "9",
+		EnvLoadFrom:    "pod",
 		EnvLabels:      "(smoke && negative-control",
 		EnvSuites:      dir + "/none",
 		EnvGinkgoFlags: "-v",
@@ -314,5 +316,37 @@ func TestKindConfigsExposeKubeProxyMetrics(t *testing.T) {
 				t.Errorf("%s, %s: KubeProxyConfiguration patches %v, want exactly %v", name, stage, found, want)
 			}
 		}
+	}
+}
+
+// ROLLCHECK_PROCS and ROLLCHECK_LOAD_FROM read by their rules, with their defaults when unset.
+func TestProcsAndLoadMode(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	if n, err := Procs(env()); n != DefaultProcs || err != nil {
+		t.Errorf("Procs unset = %d, %v; want %d", n, err, DefaultProcs)
+	}
+	if n, err := Procs(env(EnvProcs, "4")); n != 4 || err != nil {
+		t.Errorf("Procs 4 = %d, %v", n, err)
+	}
+	if _, err := Procs(env(EnvProcs, "0")); err == nil || !strings.HasPrefix(err.Error(), EnvProcs) {
+		t.Errorf("Procs 0: %v, want an error naming the knob", err)
+	}
+	if m, err := LoadMode(env()); m != LoadBoth || err != nil {
+		t.Errorf("LoadMode unset = %q, %v; want both", m, err)
+	}
+	if m, err := LoadMode(env(EnvLoadFrom, "host")); m != LoadHost || err != nil {
+		t.Errorf("LoadMode host = %q, %v", m, err)
+	}
+	if _, err := LoadMode(env(EnvLoadFrom, "pod")); err == nil {
+		t.Error("LoadMode pod: no error")
 	}
 }

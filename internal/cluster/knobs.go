@@ -25,7 +25,8 @@ const (
 	EnvIsolateDNS  = "ROLLCHECK_ISOLATE_DNS"    // auto or a boolean: remove CoreDNS's forwarding outside a created cluster (see dnsIsolation)
 	EnvLoadImage   = "ROLLCHECK_LOAD_IMAGE"     // a prebuilt load pod image (repo:tag) instead of the one BuildLoadImage builds
 	EnvRepeat      = "ROLLCHECK_REPEAT"         // runs of every row (1 to 20)
-	EnvLoadFrom    = "ROLLCHECK_LOAD_FROM"      // where the matrix's load comes from: host (default) or cluster
+	EnvLoadFrom    = "ROLLCHECK_LOAD_FROM"      // where the matrix's load comes from: both (default), host or cluster (see MatrixLoad)
+	EnvProcs       = "ROLLCHECK_PROCS"          // Ginkgo processes of make e2e: rows with load from the cluster run this many at once
 	EnvLabels      = "ROLLCHECK_LABELS"         // Ginkgo label filter of make e2e
 	EnvSuites      = "ROLLCHECK_SUITES"         // suite directories of make e2e
 	EnvGinkgoFlags = "ROLLCHECK_GINKGO_FLAGS"   // more Ginkgo flags for make e2e
@@ -43,7 +44,6 @@ type Knob struct {
 
 var (
 	clusterName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,48}[a-z0-9])?$`)
-	imageRef    = regexp.MustCompile(`^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$`)
 	ginkgoFlag  = regexp.MustCompile(`^--[A-Za-z][A-Za-z0-9.-]*(=.*)?$`)
 	version     = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 	debianSuite = regexp.MustCompile(`^[a-z]+$`)
@@ -67,28 +67,27 @@ var Knobs = []Knob{
 		return nil
 	}},
 	{EnvNodeImage, true, func(v string) error {
-		if v == "auto" || v == SourceUpstream || v == SourceOffline || imageRef.MatchString(v) {
+		if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
 			return nil
 		}
 		return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
 	}},
 	{EnvNodeImageOf, true, func(v string) error {
-		if !imageRef.MatchString(v) {
-			return errors.New("want an image reference with a tag (repo:tag)")
-		}
-		return nil
+		return check.ValidImage(v)
 	}},
 	{EnvWorkers, true, wholeNumber(0, 5)},
 	{EnvKeep, true, func(v string) error { _, err := parseBool(v); return err }},
 	{EnvIsolateDNS, true, func(v string) error { _, _, err := isolateDNSValue(v); return err }},
-	{EnvLoadImage, true, loadImageRule},
+	{EnvLoadImage, true, check.ValidLoadImage},
 	{EnvRepeat, false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLoadFrom, false, func(v string) error {
-		if f := check.LoadFrom(v); f != check.LoadFromHost && f != check.LoadFromCluster {
-			return errors.New("want host or cluster")
+		switch MatrixLoad(v) {
+		case LoadBoth, LoadHost, LoadCluster:
+			return nil
 		}
-		return nil
+		return errors.New("want both, host or cluster")
 	}},
+	{EnvProcs, false, wholeNumber(1, MaxProcs)},
 	{EnvLabels, false, func(v string) error {
 		_, err := types.ParseLabelFilter(v)
 		if err != nil {
@@ -125,18 +124,6 @@ var Knobs = []Knob{
 	{"ETCD_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"COREDNS_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"DEBIAN_SUITE", false, matches(debianSuite, "want a Debian suite name such as bookworm")},
-}
-
-// loadImageRule is ROLLCHECK_LOAD_IMAGE's rule: an image reference with a tag (or a digest),
-// and a tag that names one build: :latest is refused, as Kubernetes would pull it every time.
-func loadImageRule(v string) error {
-	if !imageRef.MatchString(v) {
-		return errors.New("want an image reference with a tag (repo:tag)")
-	}
-	if strings.HasSuffix(v, ":latest") {
-		return errors.New("want a tag that names one build, not :latest (pulled on every pod start)")
-	}
-	return nil
 }
 
 func wholeNumber(lo, hi int) func(string) error {
@@ -192,21 +179,59 @@ func Repeat(getenv func(string) string) (int, error) {
 	return strconv.Atoi(v)
 }
 
-// LoadFrom is ROLLCHECK_LOAD_FROM, where the built-in matrix's load comes from, by its knob's
-// rule: host when unset.
-func LoadFrom(getenv func(string) string) (check.LoadFrom, error) {
+// MatrixLoad is where the built-in matrix's load comes from (ROLLCHECK_LOAD_FROM).
+type MatrixLoad string
+
+const (
+	// LoadBoth, the default: every row from inside the cluster (the path real clients take, and
+	// rows run in parallel), and from the host too where the host's path gives another result.
+	LoadBoth MatrixLoad = "both"
+	// LoadHost: every row from the host, through the NodePort kind maps to 127.0.0.1.
+	LoadHost MatrixLoad = "host"
+	// LoadCluster: every row from inside the cluster only.
+	LoadCluster MatrixLoad = "cluster"
+)
+
+// LoadMode is ROLLCHECK_LOAD_FROM by its knob's rule: LoadBoth when unset.
+func LoadMode(getenv func(string) string) (MatrixLoad, error) {
 	v := getenv(EnvLoadFrom)
 	if v == "" {
-		return check.LoadFromHost, nil
+		return LoadBoth, nil
 	}
+	if err := knobRule(EnvLoadFrom)(v); err != nil {
+		return "", fmt.Errorf("%s=%q: %w", EnvLoadFrom, v, err)
+	}
+	return MatrixLoad(v), nil
+}
+
+// MaxProcs bounds ROLLCHECK_PROCS: more processes than this only queue on the API server and
+// the nodes' CPUs.
+const MaxProcs = 8
+
+// DefaultProcs is make e2e's parallelism when ROLLCHECK_PROCS is unset: the most that kept
+// every verdict of the matrix unchanged on a 2-core machine (README, "Rows in parallel").
+const DefaultProcs = 3
+
+// Procs is ROLLCHECK_PROCS by its knob's rule: DefaultProcs when unset.
+func Procs(getenv func(string) string) (int, error) {
+	v := getenv(EnvProcs)
+	if v == "" {
+		return DefaultProcs, nil
+	}
+	if err := knobRule(EnvProcs)(v); err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", EnvProcs, v, err)
+	}
+	return strconv.Atoi(v)
+}
+
+// knobRule is the rule of the knob named name.
+func knobRule(name string) func(string) error {
 	for _, k := range Knobs {
-		if k.Name == EnvLoadFrom {
-			if err := k.Check(v); err != nil {
-				return "", fmt.Errorf("%s=%q: %w", EnvLoadFrom, v, err)
-			}
+		if k.Name == name {
+			return k.Check
 		}
 	}
-	return check.LoadFrom(v), nil
+	panic("no knob " + name)
 }
 
 // nodeImageChoice is the node image the environment asks for: the reference make e2e chose, else

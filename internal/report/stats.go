@@ -18,15 +18,26 @@ type RowKey struct {
 	Suite      string               `json:"suite"`
 	Name       string               `json:"name"`
 	Disruption check.DisruptionKind `json:"disruption"`
+	// Load is check.LoadFromCluster for a row whose load came from inside the cluster, empty
+	// for the host (the matrix runs some rows both ways: they are two rows, not two runs).
+	Load check.LoadFrom `json:"load,omitempty"`
 }
 
-// KeyOf returns the key of a row: its suite, variant name and disruption kind.
+// KeyOf returns the key of a row: its suite, variant name, disruption kind and, for load from
+// the cluster, where the load came from.
 func KeyOf(r Row) RowKey {
-	return RowKey{Suite: r.Suite, Name: r.Config.Name, Disruption: r.Config.Disruption}
+	k := RowKey{Suite: r.Suite, Name: r.Config.Name, Disruption: r.Config.Disruption}
+	if r.Config.LoadFrom == check.LoadFromCluster {
+		k.Load = check.LoadFromCluster
+	}
+	return k
 }
 
-// String is "name (disruption, suite S)".
+// String is "name (disruption, suite S)", with ", load from the cluster" when it was.
 func (k RowKey) String() string {
+	if k.Load == check.LoadFromCluster {
+		return fmt.Sprintf("%s (%s, suite %s, load from the cluster)", k.Name, k.Disruption, k.Suite)
+	}
 	return fmt.Sprintf("%s (%s, suite %s)", k.Name, k.Disruption, k.Suite)
 }
 
