@@ -235,9 +235,27 @@ type Row struct {
 	// Explanation attributes the failed requests to phases, measures propagation and
 	// recommends a preStop and grace period; nil for a row that did not run its load.
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// LoadClocks are the load pods' clocks against the test process's, for load from the
+	// cluster: the requests' times are stamped by the pod, the lifecycle's by this process.
+	LoadClocks []LoadClock `json:"loadClocks,omitempty"`
 	// Artifacts are paths relative to the artifacts directory (raw vegeta results, ledger).
 	Artifacts map[string]string `json:"artifacts,omitempty"`
 	Versions  Versions          `json:"versions"`
+}
+
+// LoadClock is one load pod's clock measured against the test process's: Offset is the pod's
+// time minus the test process's, within ±Uncertainty (half the fastest of Samples round trips
+// through the API server's pod proxy). Applied says whether the pod's request times were moved
+// by −Offset before attribution: not where the pod and the test process share one clock (kind,
+// whose nodes are containers on this machine), where the measure only confirms it.
+type LoadClock struct {
+	Pod         string        `json:"pod"`
+	Offset      time.Duration `json:"offset"`
+	Uncertainty time.Duration `json:"uncertainty"`
+	Samples     int           `json:"samples"`
+	Applied     bool          `json:"applied"`
+	// Error says why the clock could not be read; the times are then taken as they are.
+	Error string `json:"error,omitempty"`
 }
 
 // WorstDisruption returns the disruption with the lowest success ratio (the first among

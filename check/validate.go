@@ -482,3 +482,27 @@ func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev
 	svc.Spec.Ports = []corev1.ServicePort{sp}
 	return svc
 }
+
+// imageRef is an image reference with a tag or a digest: repo:tag, host:port/repo:tag,
+// repo@sha256:….
+var imageRef = regexp.MustCompile(`^[a-z0-9]+([._-]+[a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$`)
+
+// ValidImage checks that ref is an image reference with a tag or a digest.
+func ValidImage(ref string) error {
+	if !imageRef.MatchString(ref) {
+		return errors.New("want an image reference with a tag (repo:tag)")
+	}
+	return nil
+}
+
+// ValidLoadImage checks a load pod image (cmd/rollcheck-load): an image reference with a tag
+// that names one build, never :latest, which Kubernetes pulls on every pod start.
+func ValidLoadImage(ref string) error {
+	if err := ValidImage(ref); err != nil {
+		return err
+	}
+	if strings.HasSuffix(ref, ":latest") {
+		return errors.New("want a tag that names one build, not :latest (pulled on every pod start)")
+	}
+	return nil
+}

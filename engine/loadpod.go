@@ -45,20 +45,24 @@ type podLoad struct {
 	cancel context.CancelFunc
 	// unwatch releases the caller's context from stopping the pod once the stream is read.
 	unwatch func() bool
+	// clock is the pod's clock against this process's; Wait moves the requests' times by
+	// −clock.Offset when apply is set (Target.SharedClock unset).
+	clock check.LoadClock
 }
 
 // startPodLoad creates the load pod running image against the load Service's cluster address
 // and follows its stream; the pod first waits until the Service answers from replicas pods on
 // its own path (no wait from the host), and startPodLoad returns once the attack has started
 // (its start line arrived).
-func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image string, cfg loadgen.Config, replicas int, logf func(string, ...any)) (*podLoad, error) {
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image string, cfg loadgen.Config, replicas int, sharedClock bool, logf func(string, ...any)) (*podLoad, error) {
 	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
 	// bound and a minute more before the kubelet ends it anyway.
 	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
 	deadline := int64((cfg.Duration + time.Minute) / time.Second)
 	args := []string{"--target=" + cfg.Target, "--rate=" + strconv.Itoa(cfg.Rate), "--duration=" + cfg.Duration.String(),
 		"--timeout=" + cfg.Timeout.String(), "--method=" + cfg.Method, "--keepalive=" + strconv.FormatBool(cfg.KeepAlive),
-		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name, "--serving-replicas=" + strconv.Itoa(replicas)}
+		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name, "--serving-replicas=" + strconv.Itoa(replicas),
+		"--clock-port=" + strconv.Itoa(loadClockPort)}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
 		Spec: corev1.PodSpec{
@@ -75,6 +79,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 				// The image's tag is unique to its build: a node that has it (kind: loaded by the
 				// front end) never pulls it.
 				Name: "load", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
+				Ports: []corev1.ContainerPort{{Name: "clock", ContainerPort: loadClockPort}},
 				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
 					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true)},
 			}},
@@ -116,7 +121,9 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	logf("load pod %s/%s sends %d req/s to %s", ns, name, cfg.Rate, cfg.Target)
+	pl.clock = measureClock(ctx, cs, ns, name)
+	pl.clock.Applied = !sharedClock && pl.clock.Samples > 0
+	logf("load pod %s/%s sends %d req/s to %s; its clock: %s", ns, name, cfg.Rate, cfg.Target, clockString(pl.clock))
 	return pl, nil
 }
 
@@ -164,16 +171,34 @@ func (pl *podLoad) Wait() (*loadgen.Result, error) {
 	res, err := pl.remote.Wait()
 	pl.cancel()
 	pl.unwatch()
+	if res != nil && pl.clock.Applied {
+		res.ShiftClock(-pl.clock.Offset)
+	}
 	return res, err
+}
+
+// Clocks is the pod's clock against this process's.
+func (pl *podLoad) Clocks() []check.LoadClock { return []check.LoadClock{pl.clock} }
+
+// clockString is "+1.2ms ±0.4ms (5 samples, applied)" or why the clock was not read.
+func clockString(c check.LoadClock) string {
+	if c.Samples == 0 {
+		return "not read: " + c.Error
+	}
+	how := "shared with this process: recorded, not applied"
+	if c.Applied {
+		how = "applied to the requests' times"
+	}
+	return fmt.Sprintf("%+v ±%v (%d samples; %s)", c.Offset.Round(10*time.Microsecond), c.Uncertainty.Round(10*time.Microsecond), c.Samples, how)
 }
 
 // startPodLoads starts n load pods, each with its share of cfg.Rate (the first ones one request
 // per second more when it does not divide), and returns them as one load: its progress is
 // theirs summed, it is done when any stream ended (a pod that stops early is a fault of the
 // whole load), and its Result is theirs merged and judged against the whole rate.
-func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, n, replicas int, logf func(string, ...any)) (load, error) {
+func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, n, replicas int, sharedClock bool, logf func(string, ...any)) (load, error) {
 	if n <= 1 {
-		pl, err := startPodLoad(ctx, cs, ns, loadPodName, image, cfg, replicas, logf)
+		pl, err := startPodLoad(ctx, cs, ns, loadPodName, image, cfg, replicas, sharedClock, logf)
 		if err != nil {
 			return nil, err // not a nil *podLoad in a non-nil load
 		}
@@ -187,7 +212,7 @@ func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image strin
 			share.Rate++
 		}
 		share.Name = fmt.Sprintf("%s-%d", cfg.Name, i+1)
-		pl, err := startPodLoad(ctx, cs, ns, fmt.Sprintf("%s-%d", loadPodName, i+1), image, share, replicas, logf)
+		pl, err := startPodLoad(ctx, cs, ns, fmt.Sprintf("%s-%d", loadPodName, i+1), image, share, replicas, sharedClock, logf)
 		if err != nil {
 			m.Stop()
 			return nil, err
@@ -250,4 +275,13 @@ func (m *podLoads) Wait() (*loadgen.Result, error) {
 		return nil, err
 	}
 	return res, errors.Join(errs...)
+}
+
+// Clocks are the pods' clocks against this process's, pod by pod.
+func (m *podLoads) Clocks() []check.LoadClock {
+	var cs []check.LoadClock
+	for _, pl := range m.pods {
+		cs = append(cs, pl.clock)
+	}
+	return cs
 }

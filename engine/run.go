@@ -325,6 +325,9 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	}
 	atk.Stop()
 	d.res, d.waitErr = atk.Wait()
+	if c, ok := atk.(interface{ Clocks() []check.LoadClock }); ok {
+		r.row.LoadClocks = c.Clocks()
+	}
 	return d, nil
 }
 
@@ -352,7 +355,7 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.logf)
+	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
 }
 
 // judge fills the row from what was driven and observed: the summary and timeline, every failed

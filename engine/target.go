@@ -28,6 +28,11 @@ type Target struct {
 	// LoadImage is the load pod's image (cmd/rollcheck-load), for plans whose load comes from
 	// the cluster; the nodes must have it or be able to pull it (kind: the front end loads it).
 	LoadImage string
+	// SharedClock says the load pods' clocks are this process's (kind: the nodes are containers
+	// on this machine). Either way each load pod's clock is measured and recorded in the row
+	// (Row.LoadClocks); only where it is not shared are the requests' times moved by the
+	// measured offset before attribution.
+	SharedClock bool
 	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
 	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
 	// row's connections).

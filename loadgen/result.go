@@ -497,3 +497,20 @@ func vegetaVersion() string {
 
 // pinnedVegetaVersion is the vegeta version go.mod pins; TestPinnedVegetaVersion keeps it true.
 const pinnedVegetaVersion = "v12.12.0"
+
+// ShiftClock moves every time of r by d: its start and end, each request's Timestamp and each
+// burst's first and last failure. A Result read from a load pod whose clock runs ahead of the
+// reader's by o becomes one on the reader's clock with ShiftClock(-o). Offsets (buckets,
+// latencies) are unchanged.
+func (r *Result) ShiftClock(d time.Duration) {
+	if d == 0 {
+		return
+	}
+	r.Started, r.Ended = r.Started.Add(d), r.Ended.Add(d)
+	for i := range r.Requests {
+		r.Requests[i].Timestamp = r.Requests[i].Timestamp.Add(d)
+	}
+	for i := range r.Bursts {
+		r.Bursts[i].First, r.Bursts[i].Last = r.Bursts[i].First.Add(d), r.Bursts[i].Last.Add(d)
+	}
+}

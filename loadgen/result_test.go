@@ -426,3 +426,20 @@ func TestPinnedVegetaVersion(t *testing.T) {
 		t.Fatalf("go.mod does not require %q: update pinnedVegetaVersion", want)
 	}
 }
+
+// ShiftClock moves every absolute time by d and leaves the offsets alone.
+func TestShiftClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	r := &Result{Started: t0, Ended: t0.Add(time.Second),
+		Requests: []Request{{Timestamp: t0.Add(10 * time.Millisecond), Latency: time.Millisecond}},
+		Bursts:   []Burst{{First: t0.Add(20 * time.Millisecond), Last: t0.Add(30 * time.Millisecond)}},
+		Buckets:  []Bucket{{Start: 100 * time.Millisecond}}}
+	r.ShiftClock(-250 * time.Millisecond)
+	d := -250 * time.Millisecond
+	if !r.Started.Equal(t0.Add(d)) || !r.Ended.Equal(t0.Add(time.Second+d)) ||
+		!r.Requests[0].Timestamp.Equal(t0.Add(10*time.Millisecond+d)) || r.Requests[0].Latency != time.Millisecond ||
+		!r.Bursts[0].First.Equal(t0.Add(20*time.Millisecond+d)) || !r.Bursts[0].Last.Equal(t0.Add(30*time.Millisecond+d)) ||
+		r.Buckets[0].Start != 100*time.Millisecond {
+		t.Errorf("shifted: %+v", r)
+	}
+}

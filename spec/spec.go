@@ -51,6 +51,9 @@ type Check struct {
 	// runs, pooled failure ratio with its interval and verdict stability.
 	Repeat   int       `json:"repeat,omitempty"`
 	Variants []Variant `json:"variants"`
+	// Cluster, when set, is an existing cluster to check on instead of a kind cluster rollcheck
+	// creates (rollcheck check --kubeconfig overrides it).
+	Cluster *ClusterSettings `json:"cluster,omitempty"`
 
 	// dir is the directory relative paths are resolved against.
 	dir string
@@ -90,6 +93,25 @@ type LoadSettings struct {
 	// Pods is how many load pods share the rate (from: cluster only; default 1).
 	Pods    int              `json:"pods,omitempty"`
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// ClusterSettings name an existing cluster: rollcheck creates no cluster on it, loads no image
+// into it, changes nothing cluster-wide and sends load from inside only (a load pod).
+type ClusterSettings struct {
+	// Kubeconfig is the cluster's kubeconfig file (a path relative to the check file).
+	Kubeconfig string `json:"kubeconfig"`
+	// LoadImage is the load pod's image (cmd/rollcheck-load, rollcheck cluster load-image), one
+	// the cluster can pull; ROLLCHECK_LOAD_IMAGE overrides it.
+	LoadImage string `json:"loadImage,omitempty"`
+}
+
+// KubeconfigPath is the cluster section's kubeconfig resolved against the check file's
+// directory; empty without a cluster section.
+func (c *Check) KubeconfigPath() string {
+	if c.Cluster == nil {
+		return ""
+	}
+	return c.path(c.Cluster.Kubeconfig)
 }
 
 // Disruption is one kind of disruption and how many times to repeat it.
@@ -268,6 +290,28 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	load, lerr := c.Load.engine()
 	if lerr != nil {
 		bad("%v", lerr)
+	}
+	if cs := c.Cluster; cs != nil {
+		switch {
+		case cs.Kubeconfig == "":
+			bad("cluster.kubeconfig: required (the existing cluster's kubeconfig file)")
+		default:
+			if st, err := os.Stat(c.KubeconfigPath()); err != nil || st.IsDir() {
+				bad("cluster.kubeconfig %s: no such file", c.KubeconfigPath())
+			}
+		}
+		if cs.LoadImage != "" {
+			if err := check.ValidLoadImage(cs.LoadImage); err != nil {
+				bad("cluster.loadImage %q: %v", cs.LoadImage, err)
+			}
+		}
+		if load.From == check.LoadFromHost {
+			bad("load.from host: an existing cluster (cluster:) is loaded from inside only")
+		}
+		load.From = check.LoadFromCluster
+		if len(c.Images()) > 0 {
+			warnings = append(warnings, "app.images and app.build are not loaded into an existing cluster (cluster:): it pulls the manifests' images as their pull policies say")
+		}
 	}
 	var settle time.Duration
 	if c.Settle != nil {

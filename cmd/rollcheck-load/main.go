@@ -5,7 +5,11 @@
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
-//	               [--serving-replicas N]
+//	               [--serving-replicas N] [--clock-port P]
+//
+// With --clock-port P it also answers GET /clock on port P with its clock's time (RFC 3339,
+// nanoseconds): the test process reads it through the API server's pod proxy to measure the
+// offset between this pod's clock, which stamps every request, and its own (engine).
 //
 // With --serving-replicas N it first waits, on its own path to the target, until the target
 // answers cleanly from N pods (loadgen.WaitServing: a minute at most; exit 3 with one line when
@@ -26,10 +30,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -44,7 +51,7 @@ func main() {
 // run is the program: it parses args into a loadgen.Config, serves the attack's stream on
 // stdout until it ends or ctx does, and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, replicas, err := parse(args)
+	cfg, replicas, clockPort, err := parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stderr, usage)
 		return 0
@@ -52,6 +59,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "rollcheck-load:", err)
 		return 2
+	}
+	if clockPort > 0 {
+		ln, err := net.Listen("tcp", fmt.Sprintf(":%d", clockPort))
+		if err != nil {
+			fmt.Fprintln(stderr, "rollcheck-load: --clock-port:", oneLine(err))
+			return 2
+		}
+		srv := &http.Server{Handler: clockHandler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
 	}
 	if replicas > 0 {
 		if err := loadgen.WaitServing(ctx, cfg, replicas, nil); err != nil {
@@ -66,10 +83,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-const usage = "usage: rollcheck-load --target URL --rate N --duration D [--timeout D] [--method M] [--keepalive] [--pod-header H] [--name N] [--serving-replicas N]"
+const usage = "usage: rollcheck-load --target URL --rate N --duration D [--timeout D] [--method M] [--keepalive] [--pod-header H] [--name N] [--serving-replicas N] [--clock-port P]"
+
+// clockHandler answers GET /clock with the time now, RFC 3339 with nanoseconds.
+func clockHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /clock", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, time.Now().UTC().Format(time.RFC3339Nano))
+	})
+	return mux
+}
 
 // parse reads the flags into a validated Config; every problem is in one one-line error.
-func parse(args []string) (cfg loadgen.Config, replicas int, err error) {
+func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err error) {
 	fs := flag.NewFlagSet("rollcheck-load", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	// The target is a cluster-internal Service address, never a loopback one.
@@ -83,22 +109,26 @@ func parse(args []string) (cfg loadgen.Config, replicas int, err error) {
 	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
 	fs.IntVar(&replicas, "serving-replicas", 0, "wait until the target answers from this many pods first (0: no wait)")
+	fs.IntVar(&clockPort, "clock-port", 0, "answer GET /clock with this pod's time on this port (0: no clock)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, 0, err
+			return cfg, 0, 0, err
 		}
-		return cfg, 0, fmt.Errorf("%v (%s)", err, usage)
+		return cfg, 0, 0, fmt.Errorf("%v (%s)", err, usage)
 	}
 	if fs.NArg() > 0 {
-		return cfg, 0, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), usage)
+		return cfg, 0, 0, fmt.Errorf("unexpected argument %q (%s)", fs.Arg(0), usage)
 	}
 	if replicas < 0 || replicas > 100 {
-		return cfg, 0, fmt.Errorf("--serving-replicas %d: want 0 to 100", replicas)
+		return cfg, 0, 0, fmt.Errorf("--serving-replicas %d: want 0 to 100", replicas)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, 0, errors.New(oneLine(err))
+		return cfg, 0, 0, errors.New(oneLine(err))
 	}
-	return cfg, replicas, nil
+	if clockPort < 0 || clockPort > 65535 {
+		return cfg, 0, 0, fmt.Errorf("--clock-port %d: want 0 to 65535", clockPort)
+	}
+	return cfg, replicas, clockPort, nil
 }
 
 // oneLine joins the lines of err (errors.Join's) with "; ".

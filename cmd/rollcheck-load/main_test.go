@@ -112,3 +112,24 @@ func TestRunWriteError(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 1 and one line", code, stderr.String())
 	}
 }
+
+// GET /clock answers the time now; other methods and paths do not.
+func TestClockHandler(t *testing.T) {
+	before := time.Now()
+	rec := httptest.NewRecorder()
+	clockHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/clock", nil))
+	at, err := time.Parse(time.RFC3339Nano, rec.Body.String())
+	if rec.Code != 200 || err != nil || at.Before(before.Add(-time.Millisecond)) || at.After(time.Now().Add(time.Millisecond)) {
+		t.Fatalf("GET /clock: %d %q (%v)", rec.Code, rec.Body.String(), err)
+	}
+	for _, r := range []*http.Request{httptest.NewRequest("POST", "/clock", nil), httptest.NewRequest("GET", "/", nil)} {
+		rec := httptest.NewRecorder()
+		clockHandler().ServeHTTP(rec, r)
+		if rec.Code == 200 {
+			t.Errorf("%s %s answered 200", r.Method, r.URL.Path)
+		}
+	}
+	if _, _, _, err := parse([]string{"--target=http://10.0.0.1/", "--rate=1", "--duration=1s", "--clock-port=70000"}); err == nil {
+		t.Error("--clock-port 70000 accepted")
+	}
+}

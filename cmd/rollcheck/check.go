@@ -128,6 +128,16 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return bad("%s: %v", c.Name(), err)
 	}
+	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
+	loadImage := os.Getenv(cluster.EnvLoadImage)
+	if c.Cluster != nil {
+		if kubeconfig == "" {
+			kubeconfig = c.KubeconfigPath()
+		}
+		if loadImage == "" {
+			loadImage = c.Cluster.LoadImage
+		}
+	}
 	if kubeconfig != "" {
 		if c.Load.From == string(check.LoadFromHost) {
 			return bad("--kubeconfig: an existing cluster is loaded from inside only; %s says load.from: host", c.Name())
@@ -148,7 +158,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return dryRunPrint(plans, stdout, stderr)
 	}
 	if kubeconfig != "" {
-		t, err := existingTarget(ctx, kubeconfig)
+		t, err := existingTarget(ctx, kubeconfig, loadImage)
 		if err != nil {
 			return bad("%v", err)
 		}

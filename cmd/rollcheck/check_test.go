@@ -126,7 +126,7 @@ current-context: x
 		args            []string
 		want            string
 	}{
-		{"no load image", "", args(unreachable), "ROLLCHECK_LOAD_IMAGE must name the load pod's image"},
+		{"no load image", "", args(unreachable), "must name the load pod's image"},
 		{"bad load image", "rollcheck/load:latest", args(unreachable), "ROLLCHECK_LOAD_IMAGE"},
 		{"no kubeconfig file", "rollcheck/load:v1", args(filepath.Join(dir, "nope")), "no such file"},
 		{"API server silent", "rollcheck/load:v1", args(unreachable), "the API server at https://127.0.0.1:1 does not answer"},
@@ -138,9 +138,41 @@ current-context: x
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
 		}
 	}
+	// The same through a check file's cluster section (a path relative to the file).
+	file := func(cluster string) string {
+		f := filepath.Join(dir, "check.yaml")
+		doc := "apiVersion: rollcheck.io/v1alpha1\nkind: Check\napp: {manifests: [" + filepath.Join(mustAbs(t, "../../spec/testdata"), "web.yaml") + "], port: 8080}\n" +
+			"disruptions: [{kind: rollout-restart}]\nvariants: [{name: as-is, expect: {failures: 0}}]\n" + cluster
+		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	t.Setenv("ROLLCHECK_LOAD_IMAGE", "")
+	for _, tc := range []struct{ name, cluster, want string }{
+		{"file: no load image", "cluster: {kubeconfig: kubeconfig}\n", "must name the load pod's image"},
+		{"file: API server silent", "cluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:v1'}\n", "the API server at https://127.0.0.1:1 does not answer"},
+		{"file: no kubeconfig file", "cluster: {kubeconfig: nope, loadImage: 'rollcheck/load:v1'}\n", "cluster.kubeconfig " + filepath.Join(dir, "nope") + ": no such file"},
+		{"file: bad load image", "cluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:latest'}\n", "cluster.loadImage"},
+		{"file: host load", "load: {from: host}\ncluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:v1'}\n", "loaded from inside only"},
+	} {
+		code, _, stderr := runCheck(t, "-f", file(tc.cluster), "--artifacts", dir)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
+		}
+	}
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Errorf("a cluster tool was called: %s", b)
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // Rows run in parallel only when their load comes from the cluster: host rows share the NodePort.

@@ -21,15 +21,18 @@ import (
 )
 
 // existingTarget is the Target of a cluster rollcheck does not own, from its kubeconfig: it
-// checks, before any work, that the load pod's image is named (ROLLCHECK_LOAD_IMAGE: nothing is
-// built or loaded into such a cluster) and that the API server answers within 10 s.
-func existingTarget(ctx context.Context, kubeconfig string) (engine.Target, error) {
-	ref := os.Getenv(cluster.EnvLoadImage)
+// checks, before any work, that the load pod's image ref is named (ROLLCHECK_LOAD_IMAGE or the
+// check file's cluster.loadImage: nothing is built or loaded into such a cluster) and that the
+// API server answers within 10 s.
+func existingTarget(ctx context.Context, kubeconfig, ref string) (engine.Target, error) {
 	if ref == "" {
-		return engine.Target{}, fmt.Errorf("--kubeconfig: %s must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", cluster.EnvLoadImage)
+		return engine.Target{}, fmt.Errorf("--kubeconfig: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", cluster.EnvLoadImage)
 	}
 	if errs := cluster.CheckKnobs(os.Getenv, true); len(errs) > 0 {
 		return engine.Target{}, errs[0]
+	}
+	if err := check.ValidLoadImage(ref); err != nil {
+		return engine.Target{}, fmt.Errorf("load pod image %q: %w", ref, err)
 	}
 	if _, err := os.Stat(kubeconfig); err != nil {
 		return engine.Target{}, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)

@@ -13,6 +13,7 @@ import (
 	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
@@ -113,7 +114,7 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("%s=%q: %w", EnvIsolateDNS, o.IsolateDNS, err))
 	}
 	if o.LoadImage != "" {
-		if err := loadImageRule(o.LoadImage); err != nil {
+		if err := check.ValidLoadImage(o.LoadImage); err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q: %w", EnvLoadImage, o.LoadImage, err))
 		}
 	}

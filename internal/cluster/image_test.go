@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 func TestPrunableAppImages(t *testing.T) {
@@ -90,7 +92,7 @@ func TestImageTag(t *testing.T) {
 		t.Fatalf("tag %q", ref)
 	}
 	repo, tag, _ := strings.Cut(ref, ":")
-	if repo != LoadImageRepo || !imageTagForm.MatchString(tag) || !imageRef.MatchString(ref) || loadImageRule(ref) != nil {
+	if repo != LoadImageRepo || !imageTagForm.MatchString(tag) || check.ValidLoadImage(ref) != nil {
 		t.Fatalf("%q: not a tag of the form pruning knows, or not an image reference", ref)
 	}
 	if later := imageTag(LoadImageRepo, at.Add(time.Second), sum); later <= ref {
