@@ -200,8 +200,12 @@ type DisruptionResult struct {
 	Kind DisruptionKind `json:"kind"`
 	N    int            `json:"n"` // 1-based
 	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
-	Pod          string                `json:"pod,omitempty"`
-	Started      time.Time             `json:"started"`
+	Pod     string    `json:"pod,omitempty"`
+	Started time.Time `json:"started"`
+	// Complete is when the Deployment had settled again (rollout complete, no pod terminating
+	// or left over); Settled when the next disruption could start (after a forced delete, the
+	// wait for the kubelet's kill too). Complete − Started is the disruption's duration.
+	Complete     time.Time             `json:"complete,omitzero"`
 	Settled      time.Time             `json:"settled"`
 	Requests     int                   `json:"requests"`
 	Failed       int                   `json:"failed"`
@@ -235,6 +239,9 @@ type Row struct {
 	// Explanation attributes the failed requests to phases, measures propagation and
 	// recommends a preStop and grace period; nil for a row that did not run its load.
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// Times are what the configuration costs in time: each deleted pod's termination and each
+	// disruption's duration; nil for a row that did not run its load.
+	Times *Times `json:"times,omitempty"`
 	// LoadClocks are the load pods' clocks against the test process's, for load from the
 	// cluster: the requests' times are stamped by the pod, the lifecycle's by this process.
 	LoadClocks []LoadClock `json:"loadClocks,omitempty"`

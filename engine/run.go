@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -370,6 +371,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	}
 	attr := attribute.Attribute(in)
 	row.Disruptions = windows(d.recs, res.Requests, attr.BySeq)
+	row.Times = check.NewTimes(terminations(attr.Lives, row.Disruptions), row.Disruptions)
 	row.Versions.Vegeta = res.VegetaVersion
 	for i := range res.Requests {
 		if res.Requests[i].Pod != "" {
@@ -409,10 +411,47 @@ func selectorOf(d *appsv1.Deployment) string {
 // sent just before a disruption and cut by it belongs to that disruption; with instant
 // requests this is the requests sent during it. A request in flight across the moment one
 // disruption settles and the next starts counts for both.
+// terminations are the terminations of the pods deleted during a disruption (between its start
+// and the Deployment settling), in order of deletion, every moment from the deletion.
+func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.Termination {
+	during := func(t time.Time) bool {
+		for _, d := range ds {
+			end := d.Complete
+			if end.IsZero() {
+				end = d.Settled
+			}
+			if !t.Before(d.Started) && !t.After(end) {
+				return true
+			}
+		}
+		return false
+	}
+	since := func(from, t time.Time) time.Duration {
+		if t.IsZero() || !t.After(from) {
+			return 0
+		}
+		return t.Sub(from)
+	}
+	var out []check.Termination
+	for _, l := range lives {
+		if l.Deleting.IsZero() || !during(l.Deleting) {
+			continue
+		}
+		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM),
+			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone)}
+		if t.Exit > 0 && !l.ExitFrom.IsZero() {
+			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Deleting.Before(out[j].Deleting) })
+	return out
+}
+
 func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
 	out := make([]check.DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
-		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Settled: rec.Settled}
+		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled}
 		for i := range reqs {
 			q := &reqs[i]
 			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {

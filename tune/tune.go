@@ -101,6 +101,10 @@ type Probe struct {
 	// ratio of the worst of them (0 when none was).
 	Disruptions       int          `json:"disruptions"`
 	WorstSuccessRatio float64      `json:"worstSuccessRatio"`
+	// Exit (each deleted pod's deletion → exit) and DisruptionTime (each disruption's start →
+	// the Deployment settled) are what this preStop costs in time (check.Times).
+	Exit           check.Durations `json:"exit"`
+	DisruptionTime check.Durations `json:"disruptionTime"`
 	Status            check.Status `json:"status"`
 	Reason            string       `json:"reason"`
 
@@ -435,6 +439,9 @@ func (p *Probe) fill(row *check.Row, err error) {
 		p.Hook, p.Requests, p.Failed, p.FailureRatio = row.Config.PreStop, s.Requests, s.Failed, s.FailureRatio
 		p.Disruptions = len(row.Disruptions)
 		p.WorstSuccessRatio = check.WorstDisruption(row.Disruptions).SuccessRatio
+		if row.Times != nil {
+			p.Exit, p.DisruptionTime = row.Times.Exit, row.Times.Disruption
+		}
 		p.Status, p.Reason = row.Verdict.Status, row.Verdict.Reason
 		if row.Suite != "" && row.Config.Name != "" && row.Config.Disruption != "" {
 			p.File = row.FileName()

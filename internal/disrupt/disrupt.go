@@ -49,7 +49,11 @@ type Record struct {
 	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
 	Pod     string    `json:"pod,omitempty"`
 	Started time.Time `json:"started"`
-	Settled time.Time `json:"settled"`
+	// Complete is when the Deployment had settled: its rollout complete and none of its pods
+	// terminating or left over (Settle). Settled is when the next disruption may start: the
+	// same, except after a forced delete, which also waits ForcedStopWait.
+	Complete time.Time `json:"complete"`
+	Settled  time.Time `json:"settled"`
 }
 
 // ForcedStopWait is how long a forced delete waits, after the Deployment settled, for the
@@ -66,7 +70,19 @@ func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after f
 			before(rec)
 		}
 		pod, err := Once(ctx, t, kind)
-		rec.Pod, rec.Settled = pod, time.Now()
+		rec.Pod, rec.Complete = pod, time.Now()
+		if err == nil && kind == ForceDelete {
+			// The Pod is gone from the API at once, but its containers are still stopped by
+			// the kubelet afterwards (preStop 1 s, then SIGTERM and 2 s more: seen up to ~5 s
+			// after the deletion on a loaded node): wait that out, so that the next disruption
+			// does not overlap this one's kill and each failure has one pod to be attributed to.
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(ForcedStopWait):
+			}
+		}
+		rec.Settled = time.Now()
 		if err != nil {
 			return recs, fmt.Errorf("%s %d of %d: %w", kind, i, count, err)
 		}
@@ -108,17 +124,6 @@ func Once(ctx context.Context, t Target, kind Kind) (string, error) {
 		t.Logf("%s: deleted pod %s", kind, pod.Name)
 		if err := Settle(ctx, t); err != nil {
 			return pod.Name, err
-		}
-		if kind == ForceDelete {
-			// The Pod is gone from the API at once, but its containers are still stopped by
-			// the kubelet afterwards (preStop 1 s, then SIGTERM and 2 s more: seen up to ~5 s
-			// after the deletion on a loaded node): wait that out, so that the next disruption
-			// does not overlap this one's kill and each failure has one pod to be attributed to.
-			select {
-			case <-ctx.Done():
-				return pod.Name, ctx.Err()
-			case <-time.After(ForcedStopWait):
-			}
 		}
 		return pod.Name, nil
 	case ScaleDown:

@@ -18,7 +18,11 @@ type cells struct {
 	Failures   string
 	Phases     string
 	FailurePct string
-	DisruptS   string
+	// Termination is deletion → exit over the deleted pods; DisruptTime each disruption's
+	// start → the Deployment settled (check.Times).
+	Termination string
+	DisruptTime string
+	DisruptS    string
 	Bursts     string
 	Worst      string
 	Expected   string
@@ -32,7 +36,7 @@ type cells struct {
 
 // tableHeader is the header of the conformance table.
 var tableHeader = []string{"scenario", "disruption", "requests", "failures by class", "failures by phase", "failure %",
-	"worst disruption", "disruption s", "bursts", "expected", "verdict"}
+	"termination (deletion → exit)", "disruption time", "worst disruption", "disruption s", "bursts", "expected", "verdict"}
 
 func rowCells(r Row) cells {
 	s, sum := r.Config, r.Summary
@@ -43,6 +47,8 @@ func rowCells(r Row) cells {
 		Failures:   failuresCell(sum.Failures),
 		Phases:     phasesCell(r),
 		FailurePct: "—",
+		Termination: r.Times.TerminationString(),
+		DisruptTime: r.Times.DisruptionString(),
 		DisruptS:   fmt.Sprint(sum.DisruptionSeconds),
 		Bursts:     fmt.Sprint(len(sum.Bursts)),
 		Worst:      worstCell(r.Disruptions),

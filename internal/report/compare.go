@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
@@ -225,8 +226,8 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	p("## rollcheck compare\n\n")
 	p("Base: %s  \nNew: %s\n\n", mdEscape(strings.Join(versionsLine(c.BaseVersions), " · ")),
 		mdEscape(strings.Join(versionsLine(c.NewVersions), " · ")))
-	p("| scenario | disruption | app change | base failures | new failures | Δ | p | verdict | change |\n")
-	p("|---|---|---|--:|--:|--:|--:|---|---|\n")
+	p("| scenario | disruption | app change | base failures | new failures | Δ | p | termination p50 | disruption time p50 | verdict | change |\n")
+	p("|---|---|---|--:|--:|--:|--:|---|---|---|---|\n")
 	for _, r := range c.Rows {
 		cols := []string{
 			r.Key.Name + ": " + r.New.Config.Shape(),
@@ -236,6 +237,8 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 			pooledCell(r.New),
 			fmt.Sprintf("%+.3f pp", 100*r.Diff),
 			pCell(r),
+			timeChange(r.Base.Exit, r.New.Exit),
+			timeChange(r.Base.Disruption, r.New.Disruption),
 			verdictChange(r.Base.Status, r.New.Status),
 			changeCell(r),
 		}
@@ -329,6 +332,30 @@ func fmtAlpha(a float64) string { return strconv.FormatFloat(a, 'g', -1, 64) }
 func orDash(s string) string {
 	if s == "" {
 		return "—"
+	}
+	return s
+}
+
+// timeChange is "5.1s → 10.2s (+5.1s)" for the p50 of a duration in base and new, "—" when
+// neither measured it.
+func timeChange(base, next check.Durations) string {
+	cell := func(d check.Durations) string {
+		if d.N == 0 {
+			return "—"
+		}
+		return d.P50.Round(100 * time.Millisecond).String()
+	}
+	if base.N == 0 && next.N == 0 {
+		return "—"
+	}
+	s := cell(base) + " → " + cell(next)
+	if base.N > 0 && next.N > 0 {
+		d := (next.P50 - base.P50).Round(100 * time.Millisecond)
+		sign := "+"
+		if d < 0 {
+			sign = ""
+		}
+		s += " (" + sign + d.String() + ")"
 	}
 	return s
 }

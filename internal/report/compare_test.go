@@ -153,9 +153,9 @@ func TestComparisonMarkdown(t *testing.T) {
 	md := buf.String()
 	for _, want := range []string{
 		"## rollcheck compare\n",
-		"| scenario | disruption | app change | base failures | new failures | Δ | p | verdict | change |\n",
-		"| worse: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | rollout-restart×2 | — | 0 of 1100 (0% [0%, 0.272%]) | 40 of 1100 (3.636% [2.682%, 4.914%]) | +3.636 pp | 1.3e-12 | ✅ pass → ❌ fail | 🔺 significant regression |\n",
-		"| same: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | delete-pod×2 | — | 3 of 1100 (0.273% [0.093%, 0.799%]) | 4 of 1100 (0.364% [0.141%, 0.931%]) | +0.091 pp | 1.00 | ❌ fail | no significant change |\n",
+		"| scenario | disruption | app change | base failures | new failures | Δ | p | termination p50 | disruption time p50 | verdict | change |\n",
+		"| worse: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | rollout-restart×2 | — | 0 of 1100 (0% [0%, 0.272%]) | 40 of 1100 (3.636% [2.682%, 4.914%]) | +3.636 pp | 1.3e-12 | — | — | ✅ pass → ❌ fail | 🔺 significant regression |\n",
+		"| same: preStop=sleep:5s sigterm=drain grace=30s keepalive=off [s] | delete-pod×2 | — | 3 of 1100 (0.273% [0.093%, 0.799%]) | 4 of 1100 (0.364% [0.141%, 0.931%]) | +0.091 pp | 1.00 | — | — | ❌ fail | no significant change |\n",
 		"| 40 of 3300 (1.212% [0.891%, 1.646%], 3 runs) | 0 of 3300 (0% [0%, 0.091%], 3 runs) | -1.212 pp |",
 		"| 〰️ flaky → ✅ pass | 🔻 significant improvement |\n",
 		"significant when p < 0.05, per row, not corrected for the 3 rows compared",

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 //go:embed timeline.html.tmpl
@@ -117,6 +119,8 @@ func facts(r Row) []fact {
 		{"failure ratio", pct(s.FailureRatio)},
 		{"disruption seconds", fmt.Sprint(s.DisruptionSeconds)},
 		{"worst disruption", worstCell(r.Disruptions)},
+		{"termination", terminationFact(r.Times)},
+		{"disruption time", r.Times.DisruptionString()},
 		{"bursts", fmt.Sprint(len(s.Bursts))},
 		{"rate", fmt.Sprintf("%.1f of %d req/s asked", s.AchievedRate, s.Rate)},
 		{"latency", fmt.Sprintf("p50 %s, p99 %s, max %s", s.Latency.P50, s.Latency.P99, s.Latency.Max)},
@@ -138,4 +142,23 @@ func propDur(d time.Duration) string {
 		return "not seen"
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// terminationFact is each moment of the deleted pods' terminations, from their deletion:
+// "SIGTERM p50 5.0s (n 3) · exit p50 5.1s · max 5.2s (n 3) · gone p50 5.9s (n 3)".
+func terminationFact(t *check.Times) string {
+	if t == nil || len(t.Terminations) == 0 {
+		return "— (no pod was deleted)"
+	}
+	part := func(name string, d check.Durations) string {
+		if d.N == 0 {
+			return name + " not seen"
+		}
+		return fmt.Sprintf("%s p50 %s · max %s (n %d)", name, d.P50.Round(10*time.Millisecond), d.Max.Round(10*time.Millisecond), d.N)
+	}
+	s := part("SIGTERM", t.SIGTERM) + "; " + part("exit", t.Exit) + "; " + part("gone", t.Gone)
+	if t.Killed > 0 {
+		s += fmt.Sprintf("; %d of %d killed", t.Killed, len(t.Terminations))
+	}
+	return s + " — from each pod's deletion"
 }

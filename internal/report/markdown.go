@@ -26,7 +26,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	}
 
 	p("| %s |\n", strings.Join(tableHeader, " | "))
-	p("|---|---|--:|---|---|--:|--:|--:|--:|---|---|\n")
+	p("|---|---|--:|---|---|--:|---|---|--:|--:|--:|---|---|\n")
 	anyRetry, anyAnonymous := false, false
 	for _, r := range run.Rows {
 		c := rowCells(r)
@@ -39,7 +39,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 			sc += " ‡"
 			anyAnonymous = true
 		}
-		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.Phases, c.FailurePct, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
+		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.Phases, c.FailurePct, c.Termination, c.DisruptTime, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
 		for i := range cols {
 			cols[i] = mdEscape(cols[i])
 		}

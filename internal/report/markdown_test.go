@@ -56,8 +56,8 @@ func TestWriteMarkdown(t *testing.T) {
 
 	for _, want := range []string{
 		"rollcheck v0.1.0-test · Kubernetes v1.34.0 · kind v0.30.0 · node image kindest/node:v1.34.0 (upstream) · Go go1.25.7 · vegeta v12.12.0",
-		"| scenario | disruption | requests | failures by class | failures by phase | failure % | worst disruption | disruption s | bursts | expected | verdict |",
-		"|---|---|--:|---|---|--:|--:|--:|--:|---|---|\n",
+		"| scenario | disruption | requests | failures by class | failures by phase | failure % | termination (deletion → exit) | disruption time | worst disruption | disruption s | bursts | expected | verdict |",
+		"|---|---|--:|---|---|--:|---|---|--:|--:|--:|---|---|\n",
 		"3 rows: 2 pass, 0 fail, 1 harness-fault, 0 error\n",
 		"† transparent retry",
 	} {
@@ -71,12 +71,12 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	want := [][]string{
 		{"prestop-sleep-drain: preStop=sleep:5s sigterm=drain grace=30s keepalive=off", "rollout-restart×2",
-			"2000", "—", "—", "0%", "100% (all 2)", "0", "0", "0 failures, ≥ 95% per disruption", "✅ pass"},
+			"2000", "—", "—", "0%", "—", "—", "100% (all 2)", "0", "0", "0 failures, ≥ 95% per disruption", "✅ pass"},
 		// Disruption 1 holds 40 of the 56 failures in its 410 requests (buckets 4.0 s to 8.0 s).
 		{"naive-exit: preStop=none sigterm=exit grace=30s keepalive=on †", "delete-pod×2",
-			"2000", "eof 2, http_503 4, refused 44, reset 6", "n/a", "2.800%", "90.24% (#1)", "4", "2", "failures (refused|reset)", "✅ pass"},
+			"2000", "eof 2, http_503 4, refused 44, reset 6", "n/a", "2.800%", "p50 1.2s · max 30.5s (1 of 2 killed)", "p50 9s · max 11s", "90.24% (#1)", "4", "2", "failures (refused|reset)", "✅ pass"},
 		{"exit-at-most: preStop=exec:/app sleep 2s sigterm=exit grace=10s req=100ms keepalive=off", "rollout-restart×1",
-			"1500", "timeout 3", "n/a", "0.200%", "99.27% (#1)", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
+			"1500", "timeout 3", "n/a", "0.200%", "—", "—", "99.27% (#1)", "1", "1", "≤ 0.10%", "⚠️ harness-fault"},
 	}
 	for i := range want {
 		if len(rows[i]) != len(want[i]) {

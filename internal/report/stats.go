@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
@@ -64,6 +65,10 @@ type RowStats struct {
 	// 1-based index, among Runs, of the run it happened in; nil when no disruption was recorded.
 	Worst    *check.DisruptionResult `json:"worst,omitempty"`
 	WorstRun int                     `json:"worstRun,omitempty"`
+	// Exit (deletion → exit of each deleted pod) and Disruption (each disruption's start →
+	// settled) are pooled over the runs' check.Times: what the configuration costs in time.
+	Exit       check.Durations `json:"exit"`
+	Disruption check.Durations `json:"disruption"`
 	// Passed is how many runs passed: the verdict is stable when Passed is 0 or Runs.
 	Passed int `json:"passed"`
 	// Status combines the runs' verdicts: Error or HarnessFault if any run was one (in that
@@ -86,6 +91,7 @@ func Repeated(rows []Row) bool {
 func Group(rows []Row) []RowStats {
 	var out []RowStats
 	index := map[RowKey]int{}
+	exits, disruptions := map[int][]time.Duration{}, map[int][]time.Duration{}
 	for _, r := range rows {
 		k := KeyOf(r)
 		i, ok := index[k]
@@ -106,6 +112,10 @@ func Group(rows []Row) []RowStats {
 		}
 		s.Failures += r.Summary.Failed
 		s.Requests += r.Summary.Requests
+		if t := r.Times; t != nil {
+			exits[i] = append(exits[i], t.Exit.Samples...)
+			disruptions[i] = append(disruptions[i], t.Disruption.Samples...)
+		}
 		if len(r.Disruptions) > 0 {
 			w := check.WorstDisruption(r.Disruptions)
 			if s.Worst == nil || w.SuccessRatio < s.Worst.SuccessRatio {
@@ -120,6 +130,7 @@ func Group(rows []Row) []RowStats {
 		}
 		s.Interval = stats.Wilson(s.Failures, s.Requests)
 		s.Status = combine(s.Statuses)
+		s.Exit, s.Disruption = check.Summarize(exits[i]), check.Summarize(disruptions[i])
 	}
 	return out
 }

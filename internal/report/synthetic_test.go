@@ -188,6 +188,14 @@ func syntheticRows() []Row {
 	r3 := syntheticRow("rollout", atMost, 2, t0.Add(2*time.Minute), 2*time.Second, 15*time.Second, []failSpan{
 		{7 * time.Second, 7300 * time.Millisecond, loadgen.ClassTimeout, 1},
 	}, []time.Duration{5 * time.Second})
+	// r2's deleted pods: one exited by itself, one was killed; its disruptions took 9 s and 11 s.
+	r2.Times = check.NewTimes([]check.Termination{
+		{Pod: "app-1", Deleting: t0.Add(time.Minute + 4*time.Second), SIGTERM: 20 * time.Millisecond, Exit: 1200 * time.Millisecond, How: "own", Gone: 2 * time.Second},
+		{Pod: "app-2", Deleting: t0.Add(time.Minute + 12*time.Second), Exit: 30500 * time.Millisecond, ExitUncertainty: time.Second, How: "killed", Gone: 31 * time.Second},
+	}, []check.DisruptionResult{
+		{Started: t0.Add(time.Minute + 4*time.Second), Complete: t0.Add(time.Minute + 13*time.Second)},
+		{Started: t0.Add(time.Minute + 12*time.Second), Complete: t0.Add(time.Minute + 23*time.Second)},
+	})
 	// r3's load missed its rate: a harness fault whatever its failures.
 	r3.Summary.Valid = false
 	r3.Summary.AchievedRate = 91.3

@@ -26,7 +26,7 @@ const (
 )
 
 // tuneHeader is the header of a tune's probe tables.
-var tuneHeader = []string{"#", "preStop s", "requests", "failed", "failure %", "worst disruption %", "verdict"}
+var tuneHeader = []string{"#", "preStop s", "requests", "failed", "failure %", "worst disruption %", "termination p50", "disruption time p50", "verdict"}
 
 // tuneCells is one probe as a table row, plain text.
 func tuneCells(p tune.Probe) []string {
@@ -34,7 +34,13 @@ func tuneCells(p tune.Probe) []string {
 	if p.Retry {
 		n += " (retry)"
 	}
-	c := []string{n, seconds(p.PreStop), "—", "—", "—", "—", verdictLabel(p.Status)}
+	c := []string{n, seconds(p.PreStop), "—", "—", "—", "—", "—", "—", verdictLabel(p.Status)}
+	if p.Exit.N > 0 {
+		c[6] = p.Exit.P50.Round(100 * time.Millisecond).String()
+	}
+	if p.DisruptionTime.N > 0 {
+		c[7] = p.DisruptionTime.P50.Round(100 * time.Millisecond).String()
+	}
 	if p.Requests > 0 {
 		c[2], c[3], c[4] = strconv.Itoa(p.Requests), strconv.Itoa(p.Failed), pct(p.FailureRatio)
 	}
@@ -117,7 +123,7 @@ func TuneMarkdown(w io.Writer, r *tune.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	table := func(ps []tune.Probe) {
-		p("| %s |\n|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(tuneHeader, " | "))
+		p("| %s |\n|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(tuneHeader, " | "))
 		for _, pr := range ps {
 			p("| %s |\n", strings.Join(tuneCells(pr), " | "))
 		}
@@ -252,8 +258,8 @@ func buildTuneChart(r *tune.Result) tuneChart {
 		if p.Confirm {
 			kind = "confirmation"
 		}
-		title := fmt.Sprintf("%s %d: preStop %s s: %d of %d failed; worst disruption %.2f%%: %s",
-			kind, p.N, seconds(p.PreStop), p.Failed, p.Requests, 100*p.WorstSuccessRatio, p.Status)
+		title := fmt.Sprintf("%s %d: preStop %s s: %d of %d failed; worst disruption %.2f%%; disruption time p50 %s: %s",
+			kind, p.N, seconds(p.PreStop), p.Failed, p.Requests, 100*p.WorstSuccessRatio, p.DisruptionTime.P50.Round(100*time.Millisecond), p.Status)
 		fp := tunePoint{x, yFail(p.Failed), title, p.Status != check.Pass}
 		wp := tunePoint{x, yWorst(p.WorstSuccessRatio), title, p.Status != check.Pass}
 		c.Failures, c.Worst = append(c.Failures, fp), append(c.Worst, wp)

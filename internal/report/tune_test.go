@@ -20,7 +20,10 @@ func probe(n int, preStop time.Duration, failed int, worst float64) tune.Probe {
 		st = check.Fail
 	}
 	return tune.Probe{N: n, PreStop: preStop, Variant: tune.Name("exit", preStop), Requests: 1000, Failed: failed,
-		FailureRatio: float64(failed) / 1000, Disruptions: 5, WorstSuccessRatio: worst, Status: st, Reason: "synthetic"}
+		FailureRatio: float64(failed) / 1000, Disruptions: 5, WorstSuccessRatio: worst, Status: st, Reason: "synthetic",
+		// Each preStop second costs the pods that second, and a rollout of 3 pods three.
+		Exit:           check.Summarize([]time.Duration{preStop + 100*time.Millisecond}),
+		DisruptionTime: check.Summarize([]time.Duration{10*time.Second + 3*preStop})}
 }
 
 // syntheticTune is a tune of the exit app that passes from 3.5 s: the search (with a harness
@@ -56,22 +59,22 @@ func TestTuneMarkdown(t *testing.T) {
 	md := buf.String()
 	// The curve is the search's probes by preStop; the confirmation runs have a table of their own.
 	curve := strings.Join([]string{
-		"| # | preStop s | requests | failed | failure % | worst disruption % | verdict |",
-		"|--:|--:|--:|--:|--:|--:|---|",
-		"| 1 | 0 | 1000 | 120 | 12.000% | 85.00% | ❌ fail |",
-		"| 2 | 0.5 | 1000 | 80 | 8.000% | 88.00% | ❌ fail |",
-		"| 3 | 1 | — | — | — | — | ⚠️ harness-fault |",
-		"| 4 (retry) | 1 | 1000 | 30 | 3.000% | 90.00% | ❌ fail |",
-		"| 5 | 2 | 1000 | 5 | 0.500% | 97.00% | ❌ fail |",
-		"| 7 | 3 | 1000 | 0 | 0% | 100.00% | ✅ pass |",
-		"| 6 | 4 | 1000 | 0 | 0% | 100.00% | ✅ pass |",
+		"| # | preStop s | requests | failed | failure % | worst disruption % | termination p50 | disruption time p50 | verdict |",
+		"|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+		"| 1 | 0 | 1000 | 120 | 12.000% | 85.00% | 100ms | 10s | ❌ fail |",
+		"| 2 | 0.5 | 1000 | 80 | 8.000% | 88.00% | 600ms | 11.5s | ❌ fail |",
+		"| 3 | 1 | — | — | — | — | — | — | ⚠️ harness-fault |",
+		"| 4 (retry) | 1 | 1000 | 30 | 3.000% | 90.00% | 1.1s | 13s | ❌ fail |",
+		"| 5 | 2 | 1000 | 5 | 0.500% | 97.00% | 2.1s | 16s | ❌ fail |",
+		"| 7 | 3 | 1000 | 0 | 0% | 100.00% | 3.1s | 19s | ✅ pass |",
+		"| 6 | 4 | 1000 | 0 | 0% | 100.00% | 4.1s | 22s | ✅ pass |",
 	}, "\n")
 	confirm := strings.Join([]string{
 		"## Confirmation", "",
-		"| # | preStop s | requests | failed | failure % | worst disruption % | verdict |",
-		"|--:|--:|--:|--:|--:|--:|---|",
-		"| 9 | 3 | 1000 | 1 | 0.100% | 99.50% | ❌ fail |",
-		"| 10 | 3.5 | 1000 | 0 | 0% | 100.00% | ✅ pass |",
+		"| # | preStop s | requests | failed | failure % | worst disruption % | termination p50 | disruption time p50 | verdict |",
+		"|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+		"| 9 | 3 | 1000 | 1 | 0.100% | 99.50% | 3.1s | 19s | ❌ fail |",
+		"| 10 | 3.5 | 1000 | 0 | 0% | 100.00% | 3.6s | 20.5s | ✅ pass |",
 	}, "\n")
 	for _, want := range []string{
 		"# rollcheck tune: exit",
@@ -148,9 +151,9 @@ func TestTuneHTML(t *testing.T) {
 	}
 	for _, want := range []string{
 		">found 3.5 s</text>", "Found: preStop 3.5 s, confirmed by an independent run.",
-		"<td>4 (retry)</td><td>1</td><td>1000</td><td>30</td><td>3.000%</td><td>90.00%</td><td>❌ fail</td>",
-		"<td>10</td><td>3.5</td><td>1000</td><td>0</td><td>0%</td><td>100.00%</td><td>✅ pass</td>",
-		"confirmation 10: preStop 3.5 s: 0 of 1000 failed; worst disruption 100.00%: pass",
+		"<td>4 (retry)</td><td>1</td><td>1000</td><td>30</td><td>3.000%</td><td>90.00%</td><td>1.1s</td><td>13s</td><td>❌ fail</td>",
+		"<td>10</td><td>3.5</td><td>1000</td><td>0</td><td>0%</td><td>100.00%</td><td>3.6s</td><td>20.5s</td><td>✅ pass</td>",
+		"confirmation 10: preStop 3.5 s: 0 of 1000 failed; worst disruption 100.00%; disruption time p50 20.5s: pass",
 		"preStop ≥ 4 s, terminationGracePeriodSeconds ≥ 7", ">20s</text>", ">80%</text>", ">90%</text>", ">100%</text>", ">200</text>",
 	} {
 		if !strings.Contains(page, want) {
