@@ -85,6 +85,11 @@ type Recommendation struct {
 	Routed     time.Duration `json:"routed"`
 	RoutedFrom string        `json:"routedFrom"`
 	RequestP99 time.Duration `json:"requestP99"`
+	// AppDelay is the app's own delay, pod by pod: SIGTERM → its listener closed, from its
+	// lifecycle lines (N is 0 for an app that writes none). An app that keeps accepting after
+	// SIGTERM by itself (a shutdown-delay option) does what a preStop sleep does: Fit counts
+	// preStop + the smallest AppDelay against PreStop.
+	AppDelay Durations `json:"appDelay,omitzero"`
 	// Verdict on the row's own configuration: "headroom" (both at or above the
 	// recommendation), "short" (one below it) or "" when the row's preStop is not a sleep of
 	// known length.

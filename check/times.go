@@ -24,6 +24,14 @@ type Termination struct {
 	How string `json:"how,omitempty"`
 	// Gone is deletion → the Pod object gone from the API.
 	Gone time.Duration `json:"gone,omitempty"`
+	// Replacement is the pod that took this one's place (the pod not deleted in the row whose
+	// creation is nearest the deletion), ReplacementCreated its creation and ReplacementReady
+	// its endpoint turning ready, both from the deletion (negative: before it). Overlap is
+	// ReplacementReady → Exit: how long old and new served side by side (negative: a gap).
+	Replacement        string        `json:"replacement,omitempty"`
+	ReplacementCreated time.Duration `json:"replacementCreated,omitempty"`
+	ReplacementReady   time.Duration `json:"replacementReady,omitempty"`
+	Overlap            time.Duration `json:"overlap,omitempty"`
 }
 
 // Times are what a row's configuration costs in time.
@@ -35,6 +43,8 @@ type Times struct {
 	SIGTERM Durations `json:"sigterm"`
 	Exit    Durations `json:"exit"`
 	Gone    Durations `json:"gone"`
+	// Overlap summarises the terminations' Overlap, where both ends were seen.
+	Overlap Durations `json:"overlap"`
 	// Killed counts the terminations that ended in SIGKILL.
 	Killed int `json:"killed"`
 	// Disruption summarises the disruptions' durations: start → the Deployment settled
@@ -45,7 +55,7 @@ type Times struct {
 // NewTimes summarises terminations and the disruptions' durations.
 func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 	t := &Times{Terminations: terms}
-	var sig, exit, gone, dis []time.Duration
+	var sig, exit, gone, dis, over []time.Duration
 	for _, x := range terms {
 		if x.SIGTERM > 0 {
 			sig = append(sig, x.SIGTERM)
@@ -56,6 +66,9 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		if x.Gone > 0 {
 			gone = append(gone, x.Gone)
 		}
+		if x.Replacement != "" && x.ReplacementReady != 0 && x.Exit > 0 {
+			over = append(over, x.Overlap)
+		}
 		if x.How == "killed" {
 			t.Killed++
 		}
@@ -65,7 +78,7 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 			dis = append(dis, d.Complete.Sub(d.Started))
 		}
 	}
-	t.SIGTERM, t.Exit, t.Gone, t.Disruption = Summarize(sig), Summarize(exit), Summarize(gone), Summarize(dis)
+	t.SIGTERM, t.Exit, t.Gone, t.Disruption, t.Overlap = Summarize(sig), Summarize(exit), Summarize(gone), Summarize(dis), Summarize(over)
 	return t
 }
 

@@ -29,7 +29,7 @@ type kubeProxyNumbers struct {
 
 // explain builds a row's check.Explanation from the load's ledger, the timeline, the attribution and
 // kube-proxy's numbers.
-func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result, kp kubeProxyNumbers, cfg check.Applied, identity bool) *check.Explanation {
+func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result, kp kubeProxyNumbers, cfg check.Applied, identity bool, times *check.Times) *check.Explanation {
 	ex := &check.Explanation{Phases: attr.Counts, Propagation: check.PropagationSummary{KubeProxy: kp.durations, KubeProxyError: kp.err, KubeProxyBuckets: kp.buckets}}
 	if len(ex.Phases) == 0 {
 		ex.Phases = nil
@@ -54,8 +54,21 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 	}
 	l := check.Summarize(lat)
 	ex.RequestP99, ex.RequestMax = l.P99, l.Max // latencies are many: no samples kept
-	ex.Recommendation = recommend(ex, cfg)
+	ex.Recommendation = recommend(ex, cfg, appDelay(attr.Lives), times)
 	return ex
+}
+
+// appDelay is, per deleted pod whose app said so (its "sigterm" and "listener_closed" lines),
+// how long it kept accepting after SIGTERM by itself.
+func appDelay(lives []attribute.Life) check.Durations {
+	var out []time.Duration
+	for _, l := range lives {
+		if l.Deleting.IsZero() || l.SIGTERM.IsZero() || l.ListenerClosed.IsZero() || l.ListenerClosed.Before(l.SIGTERM) {
+			continue
+		}
+		out = append(out, l.ListenerClosed.Sub(l.SIGTERM))
+	}
+	return check.Summarize(out)
 }
 
 // dataPlane measures, per deleted pod, deletion → the last request it answered, for the pods
@@ -95,12 +108,12 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 
 // recommend applies the formula of check.Recommendation; nil when no deleted pod was seen leaving
 // the Service.
-func recommend(ex *check.Explanation, cfg check.Applied) *check.Recommendation {
+func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times) *check.Recommendation {
 	p := ex.Propagation
 	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 {
 		return nil
 	}
-	r := &check.Recommendation{RequestP99: ex.RequestP99}
+	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own}
 	lag, lagFrom := assumedProgLag, fmt.Sprintf("an assumed %s of kube-proxy programming", assumedProgLag)
 	if p.KubeProxy != nil && p.KubeProxy.N > 0 {
 		lag, lagFrom = p.KubeProxy.P99, fmt.Sprintf("kube-proxy programming p99 %s", p.KubeProxy.P99.Round(time.Millisecond))
@@ -118,9 +131,13 @@ func recommend(ex *check.Explanation, cfg check.Applied) *check.Recommendation {
 	}
 	r.PreStop = ceilSecond(r.Routed + preStopMargin)
 	r.GraceSeconds = int64(ceilSecond(r.PreStop+r.RequestP99+killMinimum) / time.Second)
-	r.Fit, r.Advice = advise(r, ex, cfg)
+	r.Fit, r.Advice = advise(r, ex, cfg, times)
 	return r
 }
+
+// ownDelayNoted is the least app delay worth naming: below it the app closes its listener at
+// SIGTERM, as far as anyone can tell.
+const ownDelayNoted = 100 * time.Millisecond
 
 func ceilSecond(d time.Duration) time.Duration {
 	return time.Duration(math.Ceil(d.Seconds())) * time.Second
@@ -128,15 +145,25 @@ func ceilSecond(d time.Duration) time.Duration {
 
 // advise compares the row's configuration with the recommendation and, for failures, names the
 // smallest change the dominant phase calls for.
-func advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied) (fit, advice string) {
+func advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, times *check.Times) (fit, advice string) {
 	var parts []string
 	pre, known := cfg.PreStop.Duration()
+	// The app's own delay, when its lines tell it, counts as preStop: the smallest, since the
+	// weakest pod is the one that drops requests.
+	own := time.Duration(0)
+	if r.AppDelay.N > 0 && r.AppDelay.Samples[0] >= ownDelayNoted {
+		own = r.AppDelay.Samples[0]
+	}
 	if known {
 		fit = "headroom"
-		if pre < r.PreStop || cfg.GraceSeconds < r.GraceSeconds {
+		if pre+own < r.PreStop || cfg.GraceSeconds < r.GraceSeconds {
 			fit = "short"
 		}
 		parts = append(parts, fmt.Sprintf("preStop %s vs %s recommended, grace %ds vs %ds", pre, r.PreStop, cfg.GraceSeconds, r.GraceSeconds))
+		if own > 0 {
+			parts = append(parts, fmt.Sprintf("the app itself kept accepting %s to %s after SIGTERM (its own lines, %d pods): preStop %s + %s = %s before it stops accepting, vs the %s routing needs; the app's delay does what a preStop sleep does",
+				own.Round(10*time.Millisecond), r.AppDelay.Max.Round(10*time.Millisecond), r.AppDelay.N, pre, own.Round(10*time.Millisecond), (pre+own).Round(10*time.Millisecond), r.PreStop))
+		}
 	}
 	dominant, n := timeline.Phase(""), 0
 	for _, ph := range timeline.Phases {
@@ -149,7 +176,13 @@ func advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied) (
 	}
 	switch dominant {
 	case "":
-		if fit == "short" {
+		switch {
+		case fit != "short":
+		case r.AppDelay.N == 0 && times != nil && times.Exit.N > 0 && times.Exit.P50 >= r.PreStop:
+			// No lines: whether the app kept accepting or only drained slowly is not known.
+			parts = append(parts, fmt.Sprintf("no failure in this run; its containers exited p50 %s after deletion (%d pods), longer than the %s routing needs: if the app keeps accepting that long after SIGTERM by itself (a shutdown delay), it does what a preStop sleep does, but without its lifecycle lines rollcheck cannot tell that from a slow drain, so it counts only the preStop",
+				times.Exit.P50.Round(100*time.Millisecond), times.Exit.N, r.PreStop))
+		default:
 			parts = append(parts, "no failure in this run, but the measured propagation leaves no margin")
 		}
 	case timeline.PhasePropagation:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestExplainRecommendation(t *testing.T) {
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	kp := &check.Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
 	cfg := check.Applied{PreStop: check.PreStop{None: true}, GraceSeconds: 30, Disruption: check.RolloutRestart}
-	ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true)
+	ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil)
 	if ex.Phases[timeline.PhasePropagation] != 1 {
 		t.Errorf("phases %v, want the EOF in propagation", ex.Phases)
 	}
@@ -60,19 +61,64 @@ func TestExplainRecommendation(t *testing.T) {
 	// The textbook row, without pod identity: routed = 300 ms + 900 ms, preStop ceil(2.2 s) =
 	// 3 s, grace ceil(3 s + 0 + 2 s) = 5 s; its 5 s and 30 s have headroom.
 	cfg.PreStop = check.PreStop{Sleep: 5 * time.Second}
-	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
+	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false, nil).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
 		t.Errorf("textbook row: %+v", r)
 	}
 	// Keep-alive: pinned connections outlive routing, so there is no data-plane measure and
 	// the control plane plus kube-proxy stands in.
 	cfg.KeepAlive = true
-	if ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true); ex.Propagation.DataPlane.N != 0 ||
+	if ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil); ex.Propagation.DataPlane.N != 0 ||
 		ex.Recommendation == nil || !strings.HasPrefix(ex.Recommendation.RoutedFrom, "control plane p99 300ms + kube-proxy programming p99 900ms") {
 		t.Errorf("keep-alive: %+v %+v", ex.Propagation.DataPlane, ex.Recommendation)
 	}
 	cfg.KeepAlive = false
 	// No deletion seen: no recommendation.
-	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
+	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true, nil); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
 		t.Errorf("no deletion: %+v", ex)
+	}
+}
+
+// An app that keeps accepting after SIGTERM by itself (a shutdown delay) is credited with it
+// when its lines say so; without lines the advice says what it measured and what it cannot tell.
+func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
+	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	// Two pods deleted, routed out 400 ms later; each got SIGTERM at once and closed its
+	// listener 5 s (web-1) and 4 s (web-2) after it, answering until then.
+	var events []timeline.Event
+	var props []timeline.Propagation
+	var reqs []loadgen.Request
+	for i, d := range []int{5000, 4000} {
+		pod, t0 := fmt.Sprintf("web-%d", i+1), 10000*i
+		props = append(props, timeline.Propagation{Pod: pod, DeletingAt: at(t0), ToUnready: 400 * time.Millisecond, ToRemoved: -1})
+		events = append(events,
+			timeline.Event{Time: at(t0), Kind: timeline.PodDeleting, Pod: pod},
+			timeline.Event{Time: at(t0 + 5), Kind: timeline.AppEvent, Pod: pod, Detail: "sigterm mode=drain"},
+			timeline.Event{Time: at(t0 + 5 + d), Kind: timeline.AppEvent, Pod: pod, Detail: "listener_closed"})
+		reqs = append(reqs, loadgen.Request{Seq: uint64(i), Timestamp: at(t0 + 300), Latency: 5 * time.Millisecond, Class: loadgen.ClassOK, Pod: pod})
+	}
+	tl := timeline.Timeline{Propagation: props, Events: events}
+	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
+	cfg := check.Applied{PreStop: check.PreStop{None: true}, OnSIGTERM: "drain+5s", GraceSeconds: 30, Disruption: check.RolloutRestart}
+	r := explain(reqs, tl, attr, kubeProxyNumbers{}, cfg, true, nil).Recommendation
+	if r == nil || r.AppDelay.N != 2 || r.AppDelay.Samples[0] != 4*time.Second {
+		t.Fatalf("recommendation %+v, want the app's delays 4 s and 5 s", r)
+	}
+	if r.Fit != "headroom" || !strings.Contains(r.Advice, "the app itself kept accepting 4s to 5s after SIGTERM (its own lines, 2 pods)") {
+		t.Errorf("with lines: fit %q, advice %q", r.Fit, r.Advice)
+	}
+	// The same app writing no lines: its exits, 5.5 s after deletion, are all there is.
+	var quiet []timeline.Event
+	for _, e := range events {
+		if e.Kind != timeline.AppEvent {
+			quiet = append(quiet, e)
+		}
+	}
+	tl.Events = quiet
+	attr = attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
+	times := check.NewTimes([]check.Termination{{Pod: "web-1", Exit: 5500 * time.Millisecond}, {Pod: "web-2", Exit: 4500 * time.Millisecond}}, nil)
+	r = explain(reqs, tl, attr, kubeProxyNumbers{}, cfg, true, times).Recommendation
+	if r == nil || r.AppDelay.N != 0 || r.Fit != "short" || !strings.Contains(r.Advice, "rollcheck cannot tell that from a slow drain") {
+		t.Errorf("without lines: %+v", r)
 	}
 }

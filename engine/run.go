@@ -379,7 +379,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 			break
 		}
 	}
-	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity)
+	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
 	if r.o.artifacts != "" {
 		var err error
 		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, attr); err != nil {
@@ -433,8 +433,14 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.T
 		return t.Sub(from)
 	}
 	var out []check.Termination
+	deleted := map[string]bool{}
 	for _, l := range lives {
-		if l.Deleting.IsZero() || !during(l.Deleting) {
+		if !l.Deleting.IsZero() && during(l.Deleting) {
+			deleted[l.Pod] = true
+		}
+	}
+	for _, l := range lives {
+		if !deleted[l.Pod] {
 			continue
 		}
 		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM),
@@ -442,10 +448,38 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.T
 		if t.Exit > 0 && !l.ExitFrom.IsZero() {
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
 		}
+		// The replacement: of the pods not deleted, the one created nearest the deletion (a
+		// rollout creates it just before, a delete or a scale-up just after).
+		var best *attribute.Life
+		for i := range lives {
+			n := &lives[i]
+			if deleted[n.Pod] || n.Created.IsZero() || absDur(n.Created.Sub(l.Deleting)) > 30*time.Second {
+				continue
+			}
+			if best == nil || absDur(n.Created.Sub(l.Deleting)) < absDur(best.Created.Sub(l.Deleting)) {
+				best = n
+			}
+		}
+		if best != nil {
+			t.Replacement, t.ReplacementCreated = best.Pod, best.Created.Sub(l.Deleting)
+			if !best.EndpointReady.IsZero() {
+				t.ReplacementReady = best.EndpointReady.Sub(l.Deleting)
+				if t.Exit > 0 {
+					t.Overlap = t.Exit - t.ReplacementReady
+				}
+			}
+		}
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deleting.Before(out[j].Deleting) })
 	return out
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {

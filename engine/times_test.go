@@ -18,9 +18,9 @@ func TestTerminations(t *testing.T) {
 		{Pod: "late", Deleting: t0.Add(8 * s), ExitFrom: t0.Add(38 * s), ExitBy: t0.Add(39 * s), Exit: attribute.ExitKilled, Gone: t0.Add(40 * s)},
 		{Pod: "first", Deleting: t0.Add(2 * s), SIGTERM: t0.Add(7 * s), ExitFrom: t0.Add(7500 * time.Millisecond), ExitBy: t0.Add(7500 * time.Millisecond),
 			ExitExact: true, Exit: attribute.ExitOwn, Gone: t0.Add(8 * s)},
-		{Pod: "replacement", Created: t0.Add(2 * s)},     // never deleted
-		{Pod: "teardown", Deleting: t0.Add(time.Minute)}, // deleted after the disruptions
-		{Pod: "unseen", Deleting: t0.Add(12 * s)},        // nothing seen after its deletion
+		{Pod: "replacement", Created: t0.Add(2100 * time.Millisecond), EndpointReady: t0.Add(4 * s)}, // never deleted
+		{Pod: "teardown", Deleting: t0.Add(time.Minute)},                                             // deleted after the disruptions
+		{Pod: "unseen", Deleting: t0.Add(12 * s)},                                                    // nothing seen after its deletion
 	}
 	got := terminations(lives, ds)
 	if len(got) != 3 || got[0].Pod != "first" || got[1].Pod != "late" || got[2].Pod != "unseen" {
@@ -28,6 +28,9 @@ func TestTerminations(t *testing.T) {
 	}
 	if f := got[0]; f.SIGTERM != 5*s || f.Exit != 5500*time.Millisecond || f.ExitUncertainty != 0 || f.How != "own" || f.Gone != 6*s {
 		t.Errorf("first: %+v", f)
+	}
+	if f := got[0]; f.Replacement != "replacement" || f.ReplacementCreated != 100*time.Millisecond || f.ReplacementReady != 2*s || f.Overlap != 3500*time.Millisecond {
+		t.Errorf("first's replacement: %+v", f)
 	}
 	if l := got[1]; l.SIGTERM != 0 || l.Exit != 31*s || l.ExitUncertainty != s || l.How != "killed" || l.Gone != 32*s {
 		t.Errorf("late: %+v", l)

@@ -1,7 +1,10 @@
 package suites
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"os"
 	"slices"
 	"time"
@@ -91,6 +94,63 @@ var (
 	HTTPPreStopDrain = sample("http-prestop-drain", scenario.ShutdownDrain, scenario.HTTPSleep(5*time.Second), 30)
 )
 
+// AppDelay: no preStop; the app keeps serving 5 s after SIGTERM by itself (the sample app's
+// drain delay, as servers with a shutdown-delay option do), turning unready at once, then drains.
+var AppDelay = func() scenario.Scenario {
+	s := sample("app-delay", scenario.ShutdownDrain, nil, 30)
+	s.App.DrainDelay = 5 * time.Second
+	s.Also = creditsOwnDelay
+	return s
+}()
+
+// creditsOwnDelay checks that the advice counted the app's own delay as the preStop it replaces.
+func creditsOwnDelay(row *check.Row) error {
+	ex := row.Explanation
+	if ex == nil || ex.Recommendation == nil {
+		return errors.New("no recommendation")
+	}
+	r := ex.Recommendation
+	if r.AppDelay.N == 0 || r.AppDelay.Samples[0] < 4*time.Second || r.Fit != "headroom" || !strings.Contains(r.Advice, "the app itself kept accepting") {
+		return fmt.Errorf("the advice does not credit the app's own 5 s delay: app delay %+v, fit %q, advice %q", r.AppDelay, r.Fit, r.Advice)
+	}
+	return nil
+}
+
+// PreStopPastGrace: a 10 s native sleep preStop with a 4 s grace period, and an app that ignores
+// SIGTERM: the hook outlasts the grace period.
+var PreStopPastGrace = sample("prestop-past-grace", scenario.ShutdownIgnore, scenario.NativeSleep(10*time.Second), 4)
+
+// pastGraceTolerance is the slack of the past-grace claim: an app line and a watch event arrive
+// within a few hundred milliseconds, and a container status gives its exit to the second.
+const pastGraceTolerance = 1500 * time.Millisecond
+
+// killedAtGracePlus2 checks Kubernetes' documented behaviour for a preStop hook still running
+// when the grace period ends: "the kubelet requests a small, one-off grace period extension of
+// 2 seconds" — the hook is stopped at the grace period's end, SIGTERM follows, and SIGKILL 2 s
+// later (kubelet: minimumGracePeriodInSeconds). Every deleted pod must show it.
+func killedAtGracePlus2(row *check.Row) error {
+	t := row.Times
+	if t == nil || len(t.Terminations) == 0 {
+		return errors.New("no termination measured")
+	}
+	grace := time.Duration(row.Config.GraceSeconds) * time.Second
+	near := func(d, want time.Duration) bool { return d >= want-pastGraceTolerance && d <= want+pastGraceTolerance }
+	for _, x := range t.Terminations {
+		if x.How != "killed" || !near(x.SIGTERM, grace) || !near(x.Exit, grace+2*time.Second) {
+			return fmt.Errorf("pod %s: %s, SIGTERM %s and exit %s after deletion; want killed, SIGTERM at the grace period's end (%s) and SIGKILL 2 s later (%s), ±%s",
+				x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, grace, grace+2*time.Second, pastGraceTolerance)
+		}
+	}
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "exit not seen"
+	}
+	return s
+}
+
 // SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
 var SlowRequests = func() scenario.Scenario {
 	s := sample("slow-requests", scenario.ShutdownDrain, scenario.NativeSleep(2*time.Second), 3)
@@ -122,6 +182,8 @@ func RolloutRows() []scenario.Scenario {
 			"as prestop-exit-keepalive, but GET: Go's client silently retries a GET whose reused connection died, hiding the cut requests (transparent retry)"),
 		Row(PreStopDrain, d, check.Zero(),
 			"the textbook configuration: preStop sleep outlasts endpoint propagation, then in-flight requests finish"),
+		Row(AppDelay, d, check.Zero(),
+			"no preStop, but the app keeps accepting 5 s after SIGTERM by itself (a shutdown delay) and turns unready at once: the same fix as a preStop sleep, which the advice credits from the app's own lines (the Also check)"),
 		Row(NativeSleepDrain, d, check.Zero(),
 			"as prestop-drain, with the native sleep action instead of an exec hook"),
 		Row(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
@@ -145,6 +207,12 @@ func DeletePodRows() []scenario.Scenario {
 			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain"),
 		Row(PreStopDrainSlow, d, check.Zero(),
 			"5 s requests finish well within the 30 s grace period (compare the force-delete suite)"),
+		func() scenario.Scenario {
+			r := Row(PreStopPastGrace, d, check.Zero(),
+				"a 10 s preStop sleep past a 4 s grace period: the kubelet stops the hook at 4 s, sends SIGTERM (ignored) and SIGKILL 2 s later, the documented one-off 2 s extension (the Also check measures it per pod); with keep-alive off and the endpoint long gone nothing is in flight")
+			r.Also = killedAtGracePlus2
+			return r
+		}(),
 	}
 }
 

@@ -3,6 +3,7 @@ package suites
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/cluster"
@@ -29,8 +30,8 @@ func TestRowsBounds(t *testing.T) {
 			t.Errorf("%s under %s: bound %v is not a measured one", s.Variant.Name, s.Disruption.Kind, e.MaxRatio)
 		}
 	}
-	if n := len(AllRows()); n != 22 {
-		t.Errorf("%d matrix rows, want 22 (20 configurations, two of them from both paths)", n)
+	if n := len(AllRows()); n != 24 {
+		t.Errorf("%d matrix rows, want 24 (22 configurations, two of them from both paths)", n)
 	}
 }
 
@@ -40,7 +41,7 @@ func TestMatrixLoadModes(t *testing.T) {
 	for _, tc := range []struct {
 		mode            cluster.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, 2, 20}, {cluster.LoadHost, 20, 0}, {cluster.LoadCluster, 0, 20}} {
+	}{{cluster.LoadBoth, 2, 22}, {cluster.LoadHost, 22, 0}, {cluster.LoadCluster, 0, 22}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int
@@ -75,5 +76,29 @@ func TestNegativeControlsNamePhases(t *testing.T) {
 		if e := s.Variant.Expect; e.Kind == check.ExpectFailures && len(e.Phases) == 0 {
 			t.Errorf("%s under %s: a negative control without expected phases", s.Variant.Name, s.Disruption.Kind)
 		}
+	}
+}
+
+// The past-grace claim holds for a pod killed at grace + 2 s and fails for one that went at the
+// grace period's end by itself, or was killed late.
+func TestKilledAtGracePlus2(t *testing.T) {
+	row := func(ts ...check.Termination) *check.Row {
+		return &check.Row{Config: check.Applied{GraceSeconds: 4}, Times: check.NewTimes(ts, nil)}
+	}
+	s := time.Second
+	if err := killedAtGracePlus2(row(check.Termination{Pod: "a", SIGTERM: 4100 * time.Millisecond, Exit: 6900 * time.Millisecond, How: "killed"})); err != nil {
+		t.Errorf("held: %v", err)
+	}
+	for _, x := range []check.Termination{
+		{Pod: "own", SIGTERM: 4 * s, Exit: 4200 * time.Millisecond, How: "own"},
+		{Pod: "late", SIGTERM: 4 * s, Exit: 12 * s, How: "killed"},
+		{Pod: "early-sigterm", SIGTERM: 100 * time.Millisecond, Exit: 6 * s, How: "killed"},
+	} {
+		if err := killedAtGracePlus2(row(x)); err == nil {
+			t.Errorf("%s: held", x.Pod)
+		}
+	}
+	if err := killedAtGracePlus2(row()); err == nil {
+		t.Error("no termination: held")
 	}
 }

@@ -98,6 +98,9 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 		p.Repeat = k
 		row := kc.Check(ctx, p)
 		Expect(row).To(rctest.Pass())
+		if s.Also != nil {
+			Expect(s.Also(row)).To(Succeed())
+		}
 	}, func(s scenario.Scenario, k, n int) string {
 		if k == 0 {
 			return suites.RowName(s)

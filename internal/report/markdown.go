@@ -59,6 +59,9 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 	}
 
 	writePropagation(p, run.Rows)
+	if len(run.Lifecycle) > 0 {
+		writeLifecycle(p, run.Lifecycle)
+	}
 
 	first := true
 	for _, r := range run.Rows {

@@ -24,8 +24,16 @@ func markdown(t *testing.T, run Run) string {
 func tableRows(t *testing.T, md string) [][]string {
 	t.Helper()
 	var rows [][]string
+	in := false // the conformance table: the first table of the page
 	for _, line := range strings.Split(md, "\n") {
-		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| scenario |") {
+		if strings.HasPrefix(line, "| scenario |") {
+			in = true
+			continue
+		}
+		if !strings.HasPrefix(line, "| ") {
+			if in && !strings.HasPrefix(line, "|---") {
+				break
+			}
 			continue
 		}
 		line = strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |")

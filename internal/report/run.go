@@ -40,6 +40,7 @@ func NewRun(rows []Row) Run {
 	if Repeated(rows) {
 		run.Stats = Group(rows)
 	}
+	run.Lifecycle = Lifecycle(rows)
 	for _, r := range rows {
 		if r.Explanation != nil {
 			p := Pool(rows)

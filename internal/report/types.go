@@ -22,4 +22,6 @@ type Run struct {
 	// Propagation is endpoint propagation pooled over the run's rows (Pool); nil when no row
 	// was explained.
 	Propagation *PooledPropagation `json:"propagation,omitempty"`
+	// Lifecycle is each claim of the termination lifecycle and what the rows measured of it.
+	Lifecycle []Finding `json:"lifecycle,omitempty"`
 }

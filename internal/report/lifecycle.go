@@ -1,0 +1,234 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// podLifecycleDoc is the page most of the claims come from.
+const podLifecycleDoc = "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
+
+// Finding is one claim of the documents rollcheck is built on, and what a run's rows measured
+// of it. A claim that does not hold is a finding to report, not a failing test.
+type Finding struct {
+	Claim  string `json:"claim"`
+	Source string `json:"source"`
+	// Quote is the source's own sentence.
+	Quote string `json:"quote"`
+	// Rows names the rows measured; N is how many pods (or disruptions) were.
+	Rows []string `json:"rows,omitempty"`
+	N    int      `json:"n"`
+	// Measured says what was measured, p50 and max; Tolerance the slack allowed.
+	Measured  string `json:"measured"`
+	Tolerance string `json:"tolerance,omitempty"`
+	// Held is true or false when measured, nil when no row of the run measured it (Measured
+	// then says which rows would).
+	Held *bool `json:"held,omitempty"`
+}
+
+// lifecycleTolerance is the slack of a moment compared with its claim: watch events and app
+// lines arrive within a few hundred milliseconds, a container status gives its exit to the
+// second.
+const lifecycleTolerance = 1500 * time.Millisecond
+
+// Lifecycle measures each claim over the rows' terminations (check.Times).
+func Lifecycle(rows []Row) []Finding {
+	return []Finding{
+		pastGrace(rows), killAtGraceEnd(rows), forcedDelete(rows), replacement(rows),
+		notMeasured("The kubelet moves a pod to a terminal phase (Failed or Succeeded) before its deletion completes (since 1.27)",
+			"When the kubelet has finished the termination, it moves the Pod to a terminal phase (Failed or Succeeded depending on the exit statuses of its containers). This behavior is available since Kubernetes 1.27.",
+			"the observer records no pod phases yet"),
+		notMeasured("A STOPSIGNAL in the image, or lifecycle.stopSignal (1.33, alpha), replaces SIGTERM",
+			"Many container runtimes respect the STOPSIGNAL value defined in the container image and, if different, send the container STOPSIGNAL instead of TERM.",
+			"no row has an app that drains on another signal yet"),
+		notMeasured("The signal goes to PID 1: a shell entrypoint that does not pass it on gets the app SIGKILLed at the grace period's end",
+			"The container runtime sends the signal to the main process in each container.",
+			"no row runs the app behind a shell or an init yet"),
+		notMeasured("A kubelet restart during termination restarts the grace period",
+			"If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period.",
+			"no disruption restarts the kubelet yet"),
+		notMeasured("A native sidecar (an init container with restartPolicy Always) is stopped only after the app's containers exited",
+			"sidecar containers are terminated after the main containers have stopped",
+			"no row runs a sidecar yet"),
+	}
+}
+
+func notMeasured(claim, quote, why string) Finding {
+	return Finding{Claim: claim, Source: podLifecycleDoc, Quote: quote, Measured: "not measured in this run: " + why}
+}
+
+// terminationsOf returns the rows that match and their terminations that match.
+func terminationsOf(rows []Row, rowOK func(Row) bool, termOK func(Row, check.Termination) bool) (names []string, ts []check.Termination, of []Row) {
+	for _, r := range rows {
+		if r.Times == nil || !rowOK(r) {
+			continue
+		}
+		n := 0
+		for _, t := range r.Times.Terminations {
+			if termOK(r, t) {
+				ts, of = append(ts, t), append(of, r)
+				n++
+			}
+		}
+		if n > 0 {
+			names = append(names, r.Config.Name+" ("+r.Config.DisruptionString()+")")
+		}
+	}
+	return names, ts, of
+}
+
+func held(b bool) *bool { return &b }
+
+func dist(ds []time.Duration) string {
+	s := check.Summarize(ds)
+	if s.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("p50 %s, max %s", s.P50.Round(10*time.Millisecond), s.Max.Round(10*time.Millisecond))
+}
+
+func nearMoment(d, want time.Duration) bool { return d >= want-lifecycleTolerance && d <= want+lifecycleTolerance }
+
+func grace(r Row) time.Duration { return time.Duration(r.Config.GraceSeconds) * time.Second }
+
+func preStop(r Row) (time.Duration, bool) {
+	d, ok := r.Config.PreStop.Duration()
+	return d, ok && d > 0
+}
+
+// pastGrace: a preStop still running at the grace period's end gets 2 s more, then SIGKILL.
+func pastGrace(rows []Row) Finding {
+	f := Finding{Claim: "A preStop hook still running when the grace period ends: the kubelet stops it, sends SIGTERM and SIGKILL 2 s later",
+		Source: podLifecycleDoc,
+		Quote:  "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds.",
+		Tolerance: "±" + lifecycleTolerance.String()}
+	names, ts, of := terminationsOf(rows, func(r Row) bool {
+		d, ok := preStop(r)
+		return ok && d > grace(r) && r.Config.Disruption != check.ForceDelete
+	}, func(_ Row, t check.Termination) bool { return t.Exit > 0 })
+	if len(ts) == 0 {
+		f.Measured = "not measured in this run: no row had a preStop longer than its grace period (the matrix's prestop-past-grace does)"
+		return f
+	}
+	var sig, exit []time.Duration
+	ok := true
+	for i, t := range ts {
+		g := grace(of[i])
+		exit = append(exit, t.Exit-g)
+		if t.SIGTERM > 0 {
+			sig = append(sig, t.SIGTERM-g)
+			ok = ok && nearMoment(t.SIGTERM, g)
+		}
+		ok = ok && (t.How != "killed" || nearMoment(t.Exit, g+2*time.Second)) && t.Exit <= g+2*time.Second+lifecycleTolerance
+	}
+	f.Rows, f.N, f.Held = names, len(ts), held(ok)
+	f.Measured = fmt.Sprintf("from the grace period's end: SIGTERM %s (n %d, the app's lines), exit %s (n %d, %d killed); claimed: SIGTERM at 0, SIGKILL at +2s",
+		dist(sig), len(sig), dist(exit), len(exit), killed(ts))
+	return f
+}
+
+// killAtGraceEnd: SIGKILL at the grace period's end, which includes the preStop, with the
+// kubelet's 2 s minimum after the hook.
+func killAtGraceEnd(rows []Row) Finding {
+	f := Finding{Claim: "A container still running at the grace period's end is SIGKILLed then; the grace period counts from the deletion and includes the preStop hook (the kubelet leaves at least 2 s after the hook)",
+		Source: podLifecycleDoc,
+		Quote:  "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them.",
+		Tolerance: "±" + lifecycleTolerance.String()}
+	names, ts, of := terminationsOf(rows, func(r Row) bool {
+		d, _ := preStop(r)
+		return d <= grace(r) && r.Config.Disruption != check.ForceDelete
+	}, func(_ Row, t check.Termination) bool { return t.How == "killed" && t.Exit > 0 })
+	if len(ts) == 0 {
+		f.Measured = "not measured in this run: no pod was SIGKILLed at its grace period's end"
+		return f
+	}
+	var off []time.Duration
+	ok := true
+	for i, t := range ts {
+		d, _ := preStop(of[i])
+		want := max(grace(of[i]), d+2*time.Second)
+		off = append(off, t.Exit-want)
+		ok = ok && nearMoment(t.Exit, want)
+	}
+	f.Rows, f.N, f.Held = names, len(ts), held(ok)
+	f.Measured = fmt.Sprintf("exit of the killed containers from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
+	return f
+}
+
+// forcedDelete: the Pod goes from the API at once; its containers are stopped afterwards.
+func forcedDelete(rows []Row) Finding {
+	f := Finding{Claim: "A forced delete removes the Pod from the API at once, without waiting for the kubelet: its containers keep running a while after the Pod is gone",
+		Source: "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
+		Quote:  "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
+		Tolerance: "exit after the Pod was gone by more than 0 s"}
+	names, ts, _ := terminationsOf(rows, func(r Row) bool { return r.Config.Disruption == check.ForceDelete },
+		func(_ Row, t check.Termination) bool { return t.Exit > 0 })
+	if len(ts) == 0 {
+		f.Measured = "not measured in this run: no forced delete whose container exit was seen (it is seen only through the app's log stream)"
+		return f
+	}
+	var gone, after []time.Duration
+	ok := true
+	for _, t := range ts {
+		gone = append(gone, t.Gone)
+		after = append(after, t.Exit-t.Gone)
+		ok = ok && t.Exit > t.Gone
+	}
+	f.Rows, f.N, f.Held = names, len(ts), held(ok)
+	f.Measured = fmt.Sprintf("deletion → Pod gone %s; the container exited %s after its Pod was gone (n %d)", dist(gone), dist(after), len(ts))
+	return f
+}
+
+// replacement: the ReplicaSet does not wait for the old pod to end.
+func replacement(rows []Row) Finding {
+	f := Finding{Claim: "The ReplicaSet creates the replacement as soon as a pod starts terminating, without waiting for it to end: old and new serve side by side",
+		Source: "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
+		Quote:  "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
+		Tolerance: "replacement created before the old container exited"}
+	names, ts, _ := terminationsOf(rows, func(r Row) bool {
+		return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
+	}, func(_ Row, t check.Termination) bool { return t.Replacement != "" && t.Exit > 0 })
+	if len(ts) == 0 {
+		f.Measured = "not measured in this run: no deleted pod with both its exit and a replacement seen"
+		return f
+	}
+	var created, over []time.Duration
+	ok := true
+	for _, t := range ts {
+		created = append(created, t.ReplacementCreated)
+		if t.ReplacementReady != 0 {
+			over = append(over, t.Overlap)
+		}
+		ok = ok && t.ReplacementCreated < t.Exit
+	}
+	f.Rows, f.N, f.Held = names, len(ts), held(ok)
+	f.Measured = fmt.Sprintf("replacement created %s after the deletion; the replacement's readiness to the old container's exit (overlap) %s (n %d)", dist(created), dist(over), len(ts))
+	return f
+}
+
+func killed(ts []check.Termination) int {
+	n := 0
+	for _, t := range ts {
+		if t.How == "killed" {
+			n++
+		}
+	}
+	return n
+}
+
+// writeLifecycle writes the lifecycle section: one line per claim.
+func writeLifecycle(p func(string, ...any), fs []Finding) {
+	p("\n## The termination lifecycle, measured\n\n")
+	p("| claim | held | measured | n | tolerance | rows |\n|---|---|---|--:|---|---|\n")
+	for _, f := range fs {
+		h := "—"
+		if f.Held != nil {
+			h = map[bool]string{true: "✅ held", false: "❗ did not hold (a finding)"}[*f.Held]
+		}
+		claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
+		p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
+	}
+}

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// Each claim is measured over the rows that can show it, held or not, and said not measured
+// when no row can.
+func TestLifecycle(t *testing.T) {
+	s := time.Second
+	ms := time.Millisecond
+	row := func(name string, d check.DisruptionKind, pre time.Duration, grace int64, ts ...check.Termination) Row {
+		ps := check.PreStop{None: true}
+		if pre > 0 {
+			ps = check.NativeSleep(pre)
+		}
+		return Row{Config: check.Applied{Name: name, PreStop: ps, GraceSeconds: grace, Disruption: d, Count: 1}, Times: check.NewTimes(ts, nil)}
+	}
+	rows := []Row{
+		row("past", check.DeletePod, 10*s, 4, check.Termination{Pod: "a", SIGTERM: 4100 * ms, Exit: 6800 * ms, How: "killed"}),
+		row("slow", check.DeletePod, 2*s, 3, check.Termination{Pod: "b", SIGTERM: 2 * s, Exit: 4500 * ms, How: "killed",
+			Replacement: "b2", ReplacementCreated: 50 * ms, ReplacementReady: 2 * s, Overlap: 2500 * ms}),
+		row("forced", check.ForceDelete, 0, 30, check.Termination{Pod: "c", Exit: 2 * s, Gone: 10 * ms}),
+	}
+	fs := Lifecycle(rows)
+	by := map[string]Finding{}
+	for _, f := range fs {
+		by[strings.Fields(f.Claim)[0]+" "+strings.Fields(f.Claim)[1]+" "+strings.Fields(f.Claim)[2]] = f
+	}
+	want := map[string]bool{
+		"A preStop hook": true, "A container still": true, "A forced delete": true, "The ReplicaSet creates": true,
+	}
+	for k, h := range want {
+		f, ok := by[k]
+		if !ok || f.Held == nil || *f.Held != h || f.N != 1 {
+			t.Errorf("%s: %+v", k, f)
+		}
+	}
+	// A pod killed 8 s after a 4 s grace period: the past-grace claim does not hold.
+	rows[0] = row("past", check.DeletePod, 10*s, 4, check.Termination{Pod: "a", SIGTERM: 4 * s, Exit: 12 * s, How: "killed"})
+	if f := Lifecycle(rows)[0]; f.Held == nil || *f.Held {
+		t.Errorf("late kill: %+v", f)
+	}
+	// Without rows, every claim is not measured, and says so.
+	for _, f := range Lifecycle(nil) {
+		if f.Held != nil || !strings.HasPrefix(f.Measured, "not measured in this run") || f.Quote == "" || f.Source == "" {
+			t.Errorf("no rows: %+v", f)
+		}
+	}
+}
