@@ -90,6 +90,11 @@ type Recommendation struct {
 	// SIGTERM by itself (a shutdown-delay option) does what a preStop sleep does: Fit counts
 	// preStop + the smallest AppDelay against PreStop.
 	AppDelay Durations `json:"appDelay,omitzero"`
+	// Unheard counts the deleted pods SIGKILLed at the grace period's end that never said they
+	// got SIGTERM; AppSpeaks says whether the app writes lifecycle lines at all (then their
+	// silence means the signal did not reach the app: its PID 1 did not pass it on).
+	Unheard   int  `json:"unheard,omitempty"`
+	AppSpeaks bool `json:"appSpeaks,omitempty"`
 	// Verdict on the row's own configuration: "headroom" (both at or above the
 	// recommendation), "short" (one below it) or "" when the row's preStop is not a sleep of
 	// known length.

@@ -55,7 +55,53 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 	l := check.Summarize(lat)
 	ex.RequestP99, ex.RequestMax = l.P99, l.Max // latencies are many: no samples kept
 	ex.Recommendation = recommend(ex, cfg, appDelay(attr.Lives), times)
+	if r := ex.Recommendation; r != nil {
+		r.Unheard, r.AppSpeaks = unheard(attr.Lives, cfg), speaks(tl)
+		if n := pid1Note(r.Unheard, r.AppSpeaks, cfg.GraceSeconds); n != "" {
+			r.Advice = strings.TrimPrefix(r.Advice+"; "+n, "; ")
+		}
+	}
 	return ex
+}
+
+// unheard counts the deleted pods that were SIGKILLed at the grace period's end (or later)
+// and never said they got SIGTERM.
+func unheard(lives []attribute.Life, cfg check.Applied) int {
+	grace := time.Duration(cfg.GraceSeconds) * time.Second
+	n := 0
+	for _, l := range lives {
+		if l.Deleting.IsZero() || l.Exit != attribute.ExitKilled || !l.SIGTERM.IsZero() || l.ExitBy.IsZero() {
+			continue
+		}
+		if l.ExitBy.Sub(l.Deleting) >= grace-attribute.Tolerance {
+			n++
+		}
+	}
+	return n
+}
+
+// speaks tells whether the app wrote any lifecycle line during the row.
+func speaks(tl timeline.Timeline) bool {
+	for _, e := range tl.Events {
+		if e.Kind == timeline.AppEvent {
+			return true
+		}
+	}
+	return false
+}
+
+// pid1Note names the cause of pods killed at the grace period's end without a word of SIGTERM:
+// with the app's lines, the signal never reached it (its PID 1 did not pass it on); without
+// them, that or an app that ignores SIGTERM.
+func pid1Note(unheard int, speaks bool, grace int64) string {
+	switch {
+	case unheard == 0:
+		return ""
+	case speaks:
+		return fmt.Sprintf("%d pod(s) were SIGKILLed at the grace period's end (%ds) without ever saying they got SIGTERM, though the app writes its lifecycle lines: the container's PID 1 did not pass SIGTERM on (a shell that runs the app as its child: use exec in the script, the exec form of ENTRYPOINT, or an init that forwards signals such as tini); every such pod takes the whole grace period to go", unheard, grace)
+	default:
+		return fmt.Sprintf("%d pod(s) were SIGKILLed at the grace period's end (%ds): the app ignores SIGTERM, or the container's PID 1 (a shell entrypoint) does not pass it on; without the app's lifecycle lines rollcheck cannot tell which", unheard, grace)
+	}
 }
 
 // appDelay is, per deleted pod whose app said so (its "sigterm" and "listener_closed" lines),

@@ -122,3 +122,28 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 		t.Errorf("without lines: %+v", r)
 	}
 }
+
+// A pod SIGKILLed at the grace period's end that never said it got SIGTERM: with the app's
+// lines elsewhere, its PID 1 did not pass the signal on; without lines, that cannot be told from
+// an app that ignores SIGTERM.
+func TestPID1Note(t *testing.T) {
+	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
+	cfg := check.Applied{GraceSeconds: 10}
+	lives := []attribute.Life{
+		{Pod: "deaf", Deleting: base, Exit: attribute.ExitKilled, ExitFrom: base.Add(10 * time.Second), ExitBy: base.Add(10500 * time.Millisecond)},
+		{Pod: "heard", Deleting: base, SIGTERM: base.Add(2 * time.Second), Exit: attribute.ExitKilled, ExitBy: base.Add(10 * time.Second)},
+		{Pod: "early", Deleting: base, Exit: attribute.ExitKilled, ExitBy: base.Add(3 * time.Second)},
+	}
+	if n := unheard(lives, cfg); n != 1 {
+		t.Errorf("unheard = %d, want 1 (deaf)", n)
+	}
+	if n := pid1Note(1, true, 10); !strings.Contains(n, "PID 1 did not pass SIGTERM on") {
+		t.Errorf("with lines: %q", n)
+	}
+	if n := pid1Note(1, false, 10); !strings.Contains(n, "cannot tell which") || strings.Contains(n, "did not pass") {
+		t.Errorf("without lines: %q", n)
+	}
+	if pid1Note(0, true, 10) != "" {
+		t.Error("a note with no pod unheard")
+	}
+}

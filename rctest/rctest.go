@@ -143,6 +143,16 @@ func (c *Cluster) SampleAppImage(ctx context.Context) string {
 	return ref
 }
 
+// EntryImage builds the sample app image app started as entry says ("shell": a wrapper script
+// under busybox sh that does not pass SIGTERM on; "tini": tini as PID 1; "": app itself) and
+// loads it into the cluster.
+func (c *Cluster) EntryImage(ctx context.Context, app, entry string) string {
+	GinkgoHelper()
+	ref, err := c.run.Cluster.EntryImage(ctx, app, cluster.Entry(entry))
+	Expect(err).NotTo(HaveOccurred(), "the sample app image started by %q", entry)
+	return ref
+}
+
 // UseLoadPods makes the cluster ready for plans whose load comes from inside it (Load.From
 // cluster): the load pod's image, built from this module and loaded into the nodes, or the one
 // ROLLCHECK_LOAD_IMAGE names, becomes Target.LoadImage. It returns the image.

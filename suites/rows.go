@@ -151,6 +151,57 @@ func orUnknown(s string) string {
 	return s
 }
 
+// pid1 is the PID 1 row of entry: the sample app draining on SIGTERM behind a 2 s native sleep
+// preStop, grace 10 s, started by its image as entry says ("" exec form, "shell", "tini").
+func pid1(name, entry string) scenario.Scenario {
+	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(2*time.Second), 10)
+	s.App.Entry = entry
+	s.Also = heardSIGTERM(entry != "shell")
+	return s
+}
+
+// heardSIGTERM checks the terminations of a PID 1 row: with a PID 1 that passes SIGTERM on (the
+// app itself, or tini), every pod hears it right after the 2 s preStop and exits by itself; with
+// a shell as PID 1, none does, and each is SIGKILLed at the grace period's end, which the advice
+// names.
+func heardSIGTERM(heard bool) func(*check.Row) error {
+	return func(row *check.Row) error {
+		t := row.Times
+		if t == nil || len(t.Terminations) == 0 {
+			return errors.New("no termination measured")
+		}
+		grace := time.Duration(row.Config.GraceSeconds) * time.Second
+		for _, x := range t.Terminations {
+			switch {
+			case heard && (x.How != "own" || x.SIGTERM < time.Second || x.SIGTERM > 2*time.Second+pastGraceTolerance || x.Exit > grace/2):
+				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want SIGTERM heard after the 2 s preStop and its own exit soon after", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit)
+			case !heard && (x.How != "killed" || x.SIGTERM != 0 || x.Exit < grace-pastGraceTolerance || x.Exit > grace+pastGraceTolerance):
+				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want no SIGTERM heard and SIGKILL at the grace period's end (%s)", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, grace)
+			}
+		}
+		if ex := row.Explanation; !heard && (ex == nil || ex.Recommendation == nil || !strings.Contains(ex.Recommendation.Advice, "PID 1 did not pass SIGTERM on")) {
+			return errors.New("the advice does not name the cause: the container's PID 1 did not pass SIGTERM on")
+		}
+		return nil
+	}
+}
+
+// PID1Rows are the PID 1 rows: the same app and configuration, run by the exec form of its
+// ENTRYPOINT, by a shell wrapper that does not exec it, and by tini. Nothing fails in any of
+// them (the preStop outlasts propagation, keep-alive is off); what differs is the time each pod
+// takes to go, which the rows assert.
+func PID1Rows() []scenario.Scenario {
+	d := check.RolloutRestart
+	return []scenario.Scenario{
+		Row(pid1("pid1-exec", ""), d, check.Zero(),
+			"the app is PID 1 (exec form): it hears SIGTERM after the 2 s preStop and exits by itself at once"),
+		Row(pid1("pid1-shell", "shell"), d, check.Zero(),
+			"a wrapper script run by busybox sh starts the app without exec: the shell is PID 1 and passes no SIGTERM on, so the app never hears it and is SIGKILLed at the grace period's end, 10 s after each deletion; nothing fails (the endpoint left long before), every pod takes the whole grace period, and the advice names the cause"),
+		Row(pid1("pid1-tini", "tini"), d, check.Zero(),
+			"tini is PID 1 and forwards SIGTERM: the app hears it after the preStop and exits at once, as in the exec form"),
+	}
+}
+
 // SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
 var SlowRequests = func() scenario.Scenario {
 	s := sample("slow-requests", scenario.ShutdownDrain, scenario.NativeSleep(2*time.Second), 3)
@@ -257,7 +308,7 @@ func ScaleDownRows() []scenario.Scenario {
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []scenario.Scenario {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows())
 }
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
@@ -299,6 +350,9 @@ func RowLabels(s scenario.Scenario) []string {
 		from = check.LoadFromHost
 	}
 	l := []string{string(s.Disruption.Kind), string(s.Variant.Expect.Kind), "load-" + string(from)}
+	if strings.HasPrefix(s.Variant.Name, "pid1-") {
+		l = append(l, "pid1")
+	}
 	if s.Variant.Expect.Kind == check.ExpectFailures {
 		l = append(l, "negative-control")
 	}

@@ -46,7 +46,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 		}, NodeTimeout(3*time.Minute))
 		// The sample app as the smoke Variant changes it, with rollcheck's load Service on the
 		// NodePort, applied by hand: what the engine does, step by step.
-		p, err := smokeApp.Plan("smoke", app)
+		p, err := smokeApp.Plan("smoke", apps[""])
 		Expect(err).NotTo(HaveOccurred())
 		objs, err := p.Objects(ns, kc.Target.NodePort)
 		Expect(err).NotTo(HaveOccurred())

@@ -36,8 +36,10 @@ func onlySmoke() bool {
 }
 
 var (
-	kc  *rctest.Cluster
-	app string // the sample app image, built once per run
+	kc *rctest.Cluster
+	// apps are the sample app's images, built once per run, by how they start it (Sample.Entry;
+	// "" the exec form).
+	apps map[string]string
 )
 
 // The cluster is set up once, on Ginkgo's process 1, and every process joins it: rows with
@@ -53,15 +55,19 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	mode, err := suites.LoadModeFromEnv()
 	Expect(err).NotTo(HaveOccurred())
 	c := rctest.SetUp(ctx, "conformance")
-	image := c.SampleAppImage(ctx)
+	images := map[string]string{"": c.SampleAppImage(ctx)}
 	if mode != cluster.LoadHost {
 		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
-	return c.Share(map[string]string{"app": image})
+	// The PID 1 rows' images (the app behind a shell, behind tini), only when they may run.
+	if Label("pid1").MatchesLabelFilter(GinkgoLabelFilter()) {
+		for _, e := range []string{"shell", "tini"} {
+			images[e] = c.EntryImage(ctx, images[""], e)
+		}
+	}
+	return c.Share(images)
 }, func(ctx SpecContext, data []byte) {
-	var v map[string]string
-	kc, v = rctest.Join(ctx, "conformance", data)
-	app = v["app"]
+	kc, apps = rctest.Join(ctx, "conformance", data)
 }, NodeTimeout(15*time.Minute))
 
 // table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
@@ -93,7 +99,7 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 		}
 	}
 	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, s scenario.Scenario, k, _ int) {
-		p, err := s.Plan(suite, app)
+		p, err := s.Plan(suite, apps[s.App.Entry])
 		Expect(err).NotTo(HaveOccurred())
 		p.Repeat = k
 		row := kc.Check(ctx, p)

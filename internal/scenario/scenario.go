@@ -27,6 +27,11 @@ type Sample struct {
 	DrainDelay time.Duration
 	// RequestDuration is how long the app takes to answer a request.
 	RequestDuration time.Duration
+	// Entry is how the image starts the app, which decides who is PID 1: "" (the app itself,
+	// exec form), "shell" (a wrapper script under a shell that does not pass SIGTERM on) or
+	// "tini" (a minimal init that forwards signals). The front end builds the image
+	// (cluster.EntryImage) and gives it to Plan.
+	Entry string
 }
 
 // Scenario is one row of the built-in matrix: the sample app's settings and a Variant of its
@@ -52,6 +57,9 @@ func (a Sample) check() error {
 	case ShutdownExit, ShutdownDrain, ShutdownIgnore:
 	default:
 		bad("onSIGTERM %q: want exit, drain or ignore", a.OnSIGTERM)
+	}
+	if a.Entry != "" && a.Entry != "shell" && a.Entry != "tini" {
+		bad("entry %q: want empty (exec), shell or tini", a.Entry)
 	}
 	if a.DrainDelay < 0 || a.DrainDelay > 5*time.Minute {
 		bad("drainDelay %s: want 0 to 5m", a.DrainDelay)
@@ -102,6 +110,9 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	onSIGTERM := string(s.App.OnSIGTERM)
 	if s.App.DrainDelay > 0 {
 		onSIGTERM += "+" + s.App.DrainDelay.String()
+	}
+	if s.App.Entry != "" {
+		onSIGTERM += "@" + s.App.Entry // who is PID 1: "drain@shell"
 	}
 	p := check.Plan{
 		Suite: suite,

@@ -1,0 +1,8 @@
+//go:build e2e
+
+package suites_test
+
+import "github.com/rollcheck/rollcheck/suites"
+
+// The rows and the reasoning behind each expected outcome are in rows.go (PID1Rows).
+var _ = table("who is PID 1: exec form, a shell wrapper, tini", "pid1", suites.PID1Rows())
