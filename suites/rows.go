@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"

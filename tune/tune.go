@@ -99,14 +99,14 @@ type Probe struct {
 	FailureRatio float64 `json:"failureRatio"`
 	// Disruptions is how many disruptions were recorded, and WorstSuccessRatio the success
 	// ratio of the worst of them (0 when none was).
-	Disruptions       int          `json:"disruptions"`
-	WorstSuccessRatio float64      `json:"worstSuccessRatio"`
+	Disruptions       int     `json:"disruptions"`
+	WorstSuccessRatio float64 `json:"worstSuccessRatio"`
 	// Exit (each deleted pod's deletion → exit) and DisruptionTime (each disruption's start →
 	// the Deployment settled) are what this preStop costs in time (check.Times).
 	Exit           check.Durations `json:"exit"`
 	DisruptionTime check.Durations `json:"disruptionTime"`
-	Status            check.Status `json:"status"`
-	Reason            string       `json:"reason"`
+	Status         check.Status    `json:"status"`
+	Reason         string          `json:"reason"`
 
 	Row *check.Row `json:"-"`
 }

@@ -23,11 +23,11 @@ type cells struct {
 	Termination string
 	DisruptTime string
 	DisruptS    string
-	Bursts     string
-	Worst      string
-	Expected   string
-	Verdict    string
-	Status     check.Status
+	Bursts      string
+	Worst       string
+	Expected    string
+	Verdict     string
+	Status      check.Status
 	// Client is the client mode measured: keep-alive and transparent retry.
 	Client string
 	// Retry is true when Go's transport retried transparently: failures may be hidden.
@@ -41,21 +41,21 @@ var tableHeader = []string{"scenario", "disruption", "requests", "failures by cl
 func rowCells(r Row) cells {
 	s, sum := r.Config, r.Summary
 	c := cells{
-		Scenario:   scenarioCell(s),
-		Disruption: disruptionCell(s),
-		Requests:   fmt.Sprint(sum.Requests),
-		Failures:   failuresCell(sum.Failures),
-		Phases:     phasesCell(r),
-		FailurePct: "—",
+		Scenario:    scenarioCell(s),
+		Disruption:  disruptionCell(s),
+		Requests:    fmt.Sprint(sum.Requests),
+		Failures:    failuresCell(sum.Failures),
+		Phases:      phasesCell(r),
+		FailurePct:  "—",
 		Termination: r.Times.TerminationString(),
 		DisruptTime: r.Times.DisruptionString(),
-		DisruptS:   fmt.Sprint(sum.DisruptionSeconds),
-		Bursts:     fmt.Sprint(len(sum.Bursts)),
-		Worst:      worstCell(r.Disruptions),
-		Expected:   s.Expect.String(),
-		Status:     status(r),
-		Client:     clientMode(sum),
-		Retry:      sum.KeepAlive && sum.TransparentRetry,
+		DisruptS:    fmt.Sprint(sum.DisruptionSeconds),
+		Bursts:      fmt.Sprint(len(sum.Bursts)),
+		Worst:       worstCell(r.Disruptions),
+		Expected:    s.Expect.String(),
+		Status:      status(r),
+		Client:      clientMode(sum),
+		Retry:       sum.KeepAlive && sum.TransparentRetry,
 	}
 	if c.Expected == "" {
 		c.Expected = "—"

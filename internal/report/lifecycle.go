@@ -90,7 +90,9 @@ func dist(ds []time.Duration) string {
 	return fmt.Sprintf("p50 %s, max %s", s.P50.Round(10*time.Millisecond), s.Max.Round(10*time.Millisecond))
 }
 
-func nearMoment(d, want time.Duration) bool { return d >= want-lifecycleTolerance && d <= want+lifecycleTolerance }
+func nearMoment(d, want time.Duration) bool {
+	return d >= want-lifecycleTolerance && d <= want+lifecycleTolerance
+}
 
 func grace(r Row) time.Duration { return time.Duration(r.Config.GraceSeconds) * time.Second }
 
@@ -102,8 +104,8 @@ func preStop(r Row) (time.Duration, bool) {
 // pastGrace: a preStop still running at the grace period's end gets 2 s more, then SIGKILL.
 func pastGrace(rows []Row) Finding {
 	f := Finding{Claim: "A preStop hook still running when the grace period ends: the kubelet stops it, sends SIGTERM and SIGKILL 2 s later",
-		Source: podLifecycleDoc,
-		Quote:  "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds.",
+		Source:    podLifecycleDoc,
+		Quote:     "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds.",
 		Tolerance: "±" + lifecycleTolerance.String()}
 	names, ts, of := terminationsOf(rows, func(r Row) bool {
 		d, ok := preStop(r)
@@ -134,8 +136,8 @@ func pastGrace(rows []Row) Finding {
 // kubelet's 2 s minimum after the hook.
 func killAtGraceEnd(rows []Row) Finding {
 	f := Finding{Claim: "A container still running at the grace period's end is SIGKILLed then; the grace period counts from the deletion and includes the preStop hook (the kubelet leaves at least 2 s after the hook)",
-		Source: podLifecycleDoc,
-		Quote:  "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them.",
+		Source:    podLifecycleDoc,
+		Quote:     "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them.",
 		Tolerance: "±" + lifecycleTolerance.String()}
 	names, ts, of := terminationsOf(rows, func(r Row) bool {
 		d, _ := preStop(r)
@@ -161,8 +163,8 @@ func killAtGraceEnd(rows []Row) Finding {
 // forcedDelete: the Pod goes from the API at once; its containers are stopped afterwards.
 func forcedDelete(rows []Row) Finding {
 	f := Finding{Claim: "A forced delete removes the Pod from the API at once, without waiting for the kubelet: its containers keep running a while after the Pod is gone",
-		Source: "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
-		Quote:  "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
+		Source:    "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
+		Quote:     "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
 		Tolerance: "exit after the Pod was gone by more than 0 s"}
 	names, ts, _ := terminationsOf(rows, func(r Row) bool { return r.Config.Disruption == check.ForceDelete },
 		func(_ Row, t check.Termination) bool { return t.Exit > 0 })
@@ -185,8 +187,8 @@ func forcedDelete(rows []Row) Finding {
 // replacement: the ReplicaSet does not wait for the old pod to end.
 func replacement(rows []Row) Finding {
 	f := Finding{Claim: "The ReplicaSet creates the replacement as soon as a pod starts terminating, without waiting for it to end: old and new serve side by side",
-		Source: "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
-		Quote:  "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
+		Source:    "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
+		Quote:     "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
 		Tolerance: "replacement created before the old container exited"}
 	names, ts, _ := terminationsOf(rows, func(r Row) bool {
 		return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
