@@ -101,114 +101,138 @@ func preStop(r Row) (time.Duration, bool) {
 	return d, ok && d > 0
 }
 
-// pastGrace: a preStop still running at the grace period's end gets 2 s more, then SIGKILL.
-func pastGrace(rows []Row) Finding {
-	f := Finding{Claim: "A preStop hook still running when the grace period ends: the kubelet stops it, sends SIGTERM and SIGKILL 2 s later",
-		Source:    podLifecycleDoc,
-		Quote:     "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds.",
-		Tolerance: "±" + lifecycleTolerance.String()}
-	names, ts, of := terminationsOf(rows, func(r Row) bool {
-		d, ok := preStop(r)
-		return ok && d > grace(r) && r.Config.Disruption != check.ForceDelete
-	}, func(_ Row, t check.Termination) bool { return t.Exit > 0 })
+// claim is one measurable claim: which rows and terminations show it, and how they are judged.
+type claim struct {
+	Finding
+	rows  func(Row) bool
+	terms func(Row, check.Termination) bool
+	// none says what would measure the claim when no termination does.
+	none string
+	// judge says whether the terminations (and their rows) hold the claim, and what they measured.
+	judge func(ts []check.Termination, of []Row) (bool, string)
+}
+
+// measure applies c to rows.
+func (c claim) measure(rows []Row) Finding {
+	f := c.Finding
+	names, ts, of := terminationsOf(rows, c.rows, c.terms)
 	if len(ts) == 0 {
-		f.Measured = "not measured in this run: no row had a preStop longer than its grace period (the matrix's prestop-past-grace does)"
+		f.Measured = "not measured in this run: " + c.none
 		return f
 	}
-	var sig, exit []time.Duration
-	ok := true
-	for i, t := range ts {
-		g := grace(of[i])
-		exit = append(exit, t.Exit-g)
-		if t.SIGTERM > 0 {
-			sig = append(sig, t.SIGTERM-g)
-			ok = ok && nearMoment(t.SIGTERM, g)
-		}
-		ok = ok && (t.How != "killed" || nearMoment(t.Exit, g+2*time.Second)) && t.Exit <= g+2*time.Second+lifecycleTolerance
-	}
-	f.Rows, f.N, f.Held = names, len(ts), held(ok)
-	f.Measured = fmt.Sprintf("from the grace period's end: SIGTERM %s (n %d, the app's lines), exit %s (n %d, %d killed); claimed: SIGTERM at 0, SIGKILL at +2s",
-		dist(sig), len(sig), dist(exit), len(exit), killed(ts))
+	ok, measured := c.judge(ts, of)
+	f.Rows, f.N, f.Held, f.Measured = names, len(ts), held(ok), measured
 	return f
+}
+
+func notForced(r Row) bool { return r.Config.Disruption != check.ForceDelete }
+
+func exited(_ Row, t check.Termination) bool { return t.Exit > 0 }
+
+// pastGrace: a preStop still running at the grace period's end gets 2 s more, then SIGKILL.
+func pastGrace(rows []Row) Finding {
+	return claim{
+		Finding: Finding{Claim: "A preStop hook still running when the grace period ends: the kubelet stops it, sends SIGTERM and SIGKILL 2 s later",
+			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
+			Quote: "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds."},
+		rows: func(r Row) bool {
+			d, ok := preStop(r)
+			return ok && d > grace(r) && notForced(r)
+		},
+		terms: exited,
+		none:  "no row had a preStop longer than its grace period (the matrix's prestop-past-grace does)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			var sig, exit []time.Duration
+			ok := true
+			for i, t := range ts {
+				g := grace(of[i])
+				exit = append(exit, t.Exit-g)
+				if t.SIGTERM > 0 {
+					sig = append(sig, t.SIGTERM-g)
+					ok = ok && nearMoment(t.SIGTERM, g)
+				}
+				ok = ok && (t.How != "killed" || nearMoment(t.Exit, g+2*time.Second)) && t.Exit <= g+2*time.Second+lifecycleTolerance
+			}
+			return ok, fmt.Sprintf("from the grace period's end: SIGTERM %s (n %d, the app's lines), exit %s (n %d, %d killed); claimed: SIGTERM at 0, SIGKILL at +2s",
+				dist(sig), len(sig), dist(exit), len(exit), killed(ts))
+		},
+	}.measure(rows)
 }
 
 // killAtGraceEnd: SIGKILL at the grace period's end, which includes the preStop, with the
 // kubelet's 2 s minimum after the hook.
 func killAtGraceEnd(rows []Row) Finding {
-	f := Finding{Claim: "A container still running at the grace period's end is SIGKILLed then; the grace period counts from the deletion and includes the preStop hook (the kubelet leaves at least 2 s after the hook)",
-		Source:    podLifecycleDoc,
-		Quote:     "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them.",
-		Tolerance: "±" + lifecycleTolerance.String()}
-	names, ts, of := terminationsOf(rows, func(r Row) bool {
-		d, _ := preStop(r)
-		return d <= grace(r) && r.Config.Disruption != check.ForceDelete
-	}, func(_ Row, t check.Termination) bool { return t.How == "killed" && t.Exit > 0 })
-	if len(ts) == 0 {
-		f.Measured = "not measured in this run: no pod was SIGKILLed at its grace period's end"
-		return f
-	}
-	var off []time.Duration
-	ok := true
-	for i, t := range ts {
-		d, _ := preStop(of[i])
-		want := max(grace(of[i]), d+2*time.Second)
-		off = append(off, t.Exit-want)
-		ok = ok && nearMoment(t.Exit, want)
-	}
-	f.Rows, f.N, f.Held = names, len(ts), held(ok)
-	f.Measured = fmt.Sprintf("exit of the killed containers from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
-	return f
+	return claim{
+		Finding: Finding{Claim: "A container still running at the grace period's end is SIGKILLed then; the grace period counts from the deletion and includes the preStop hook (the kubelet leaves at least 2 s after the hook)",
+			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
+			Quote: "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them."},
+		rows: func(r Row) bool {
+			d, _ := preStop(r)
+			return d <= grace(r) && notForced(r)
+		},
+		terms: func(_ Row, t check.Termination) bool { return t.How == "killed" && t.Exit > 0 },
+		none:  "no pod was SIGKILLed at its grace period's end",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			var off []time.Duration
+			ok := true
+			for i, t := range ts {
+				d, _ := preStop(of[i])
+				want := max(grace(of[i]), d+2*time.Second)
+				off = append(off, t.Exit-want)
+				ok = ok && nearMoment(t.Exit, want)
+			}
+			return ok, fmt.Sprintf("exit of the killed containers from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
+		},
+	}.measure(rows)
 }
 
 // forcedDelete: the Pod goes from the API at once; its containers are stopped afterwards.
 func forcedDelete(rows []Row) Finding {
-	f := Finding{Claim: "A forced delete removes the Pod from the API at once, without waiting for the kubelet: its containers keep running a while after the Pod is gone",
-		Source:    "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
-		Quote:     "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
-		Tolerance: "exit after the Pod was gone by more than 0 s"}
-	names, ts, _ := terminationsOf(rows, func(r Row) bool { return r.Config.Disruption == check.ForceDelete },
-		func(_ Row, t check.Termination) bool { return t.Exit > 0 })
-	if len(ts) == 0 {
-		f.Measured = "not measured in this run: no forced delete whose container exit was seen (it is seen only through the app's log stream)"
-		return f
-	}
-	var gone, after []time.Duration
-	ok := true
-	for _, t := range ts {
-		gone = append(gone, t.Gone)
-		after = append(after, t.Exit-t.Gone)
-		ok = ok && t.Exit > t.Gone
-	}
-	f.Rows, f.N, f.Held = names, len(ts), held(ok)
-	f.Measured = fmt.Sprintf("deletion → Pod gone %s; the container exited %s after its Pod was gone (n %d)", dist(gone), dist(after), len(ts))
-	return f
+	return claim{
+		Finding: Finding{Claim: "A forced delete removes the Pod from the API at once, without waiting for the kubelet: its containers keep running a while after the Pod is gone",
+			Source:    "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
+			Quote:     "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
+			Tolerance: "exit after the Pod was gone by more than 0 s"},
+		rows:  func(r Row) bool { return !notForced(r) },
+		terms: exited,
+		none:  "no forced delete whose container exit was seen (it is seen only through the app's log stream)",
+		judge: func(ts []check.Termination, _ []Row) (bool, string) {
+			var gone, after []time.Duration
+			ok := true
+			for _, t := range ts {
+				gone, after = append(gone, t.Gone), append(after, t.Exit-t.Gone)
+				ok = ok && t.Exit > t.Gone
+			}
+			return ok, fmt.Sprintf("deletion → Pod gone %s; the container exited %s after its Pod was gone (n %d)", dist(gone), dist(after), len(ts))
+		},
+	}.measure(rows)
 }
 
 // replacement: the ReplicaSet does not wait for the old pod to end.
 func replacement(rows []Row) Finding {
-	f := Finding{Claim: "The ReplicaSet creates the replacement as soon as a pod starts terminating, without waiting for it to end: old and new serve side by side",
-		Source:    "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
-		Quote:     "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
-		Tolerance: "replacement created before the old container exited"}
-	names, ts, _ := terminationsOf(rows, func(r Row) bool {
-		return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
-	}, func(_ Row, t check.Termination) bool { return t.Replacement != "" && t.Exit > 0 })
-	if len(ts) == 0 {
-		f.Measured = "not measured in this run: no deleted pod with both its exit and a replacement seen"
-		return f
-	}
-	var created, over []time.Duration
-	ok := true
-	for _, t := range ts {
-		created = append(created, t.ReplacementCreated)
-		if t.ReplacementReady != 0 {
-			over = append(over, t.Overlap)
-		}
-		ok = ok && t.ReplacementCreated < t.Exit
-	}
-	f.Rows, f.N, f.Held = names, len(ts), held(ok)
-	f.Measured = fmt.Sprintf("replacement created %s after the deletion; the replacement's readiness to the old container's exit (overlap) %s (n %d)", dist(created), dist(over), len(ts))
-	return f
+	return claim{
+		Finding: Finding{Claim: "The ReplicaSet creates the replacement as soon as a pod starts terminating, without waiting for it to end: old and new serve side by side",
+			Source:    "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
+			Quote:     "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
+			Tolerance: "replacement created before the old container exited"},
+		rows: func(r Row) bool {
+			return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
+		},
+		terms: func(_ Row, t check.Termination) bool { return t.Replacement != "" && t.Exit > 0 },
+		none:  "no deleted pod with both its exit and a replacement seen",
+		judge: func(ts []check.Termination, _ []Row) (bool, string) {
+			var created, over []time.Duration
+			ok := true
+			for _, t := range ts {
+				created = append(created, t.ReplacementCreated)
+				if t.ReplacementReady != 0 {
+					over = append(over, t.Overlap)
+				}
+				ok = ok && t.ReplacementCreated < t.Exit
+			}
+			return ok, fmt.Sprintf("replacement created %s after the deletion; the replacement's readiness to the old container's exit (overlap) %s (n %d)", dist(created), dist(over), len(ts))
+		},
+	}.measure(rows)
 }
 
 func killed(ts []check.Termination) int {
