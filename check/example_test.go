@@ -81,11 +81,14 @@ func ExamplePlan() {
 		fmt.Printf("%T %s\n", o, o.GetName())
 	}
 
-	// A preStop longer than the grace period is allowed, with a warning; a native sleep of
-	// half seconds is not.
-	plan.Variant.PreStop = &check.PreStop{Sleep: 45 * time.Second}
+	// An exec preStop longer than the grace period is allowed, with a warning; a native sleep
+	// as long as the grace period is not (the API server refuses it), nor one of half seconds.
+	plan.Variant.PreStop = &check.PreStop{Exec: []string{"/app", "sleep", "45s"}}
 	warnings, _ = plan.Validate()
 	fmt.Println(warnings)
+	plan.Variant.PreStop = &check.PreStop{Sleep: 45 * time.Second}
+	_, err = plan.Validate()
+	fmt.Println(err)
 	plan.Variant.PreStop = &check.PreStop{Sleep: 2500 * time.Millisecond}
 	_, err = plan.Validate()
 	fmt.Println(err)
@@ -96,5 +99,6 @@ func ExamplePlan() {
 	// *v1.Deployment web
 	// *v1.Service rollcheck-load
 	// [Deployment web: container web's preStop (45s) is longer than terminationGracePeriodSeconds (30s): the kubelet cuts the hook at the grace period's end and gives SIGTERM only its 2 s minimum before SIGKILL]
+	// prestop-5s: Deployment web: container web's native preStop sleep (45s) must be shorter than terminationGracePeriodSeconds (30s), as the API server requires; a hook past the grace period needs exec or httpGet
 	// prestop-5s: preStop sleep 2.5s: want whole seconds from 1s to 5m
 }

@@ -122,7 +122,14 @@ func (p Plan) Validate() (warnings []string, err error) {
 			if c != nil && c.ReadinessProbe == nil {
 				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s has no readiness probe, so a rollout does not wait for new pods to serve and its verdict says little", d.Name, c.Name))
 			}
-			if pre, known := preStopOf(c).Duration(); c != nil && known && pre > time.Duration(grace(d))*time.Second {
+			ps := preStopOf(c)
+			pre, known := ps.Duration()
+			switch {
+			case c != nil && ps.Sleep > 0 && pre >= time.Duration(grace(d))*time.Second:
+				// The API server refuses it (Deployment validation, Kubernetes 1.34): a native
+				// sleep must be shorter than the grace period. Say so before any cluster work.
+				bad("Deployment %s: container %s's native preStop sleep (%s) must be shorter than terminationGracePeriodSeconds (%ds), as the API server requires; a hook past the grace period needs exec or httpGet", d.Name, c.Name, pre, grace(d))
+			case c != nil && known && pre > time.Duration(grace(d))*time.Second:
 				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s's preStop (%s) is longer than terminationGracePeriodSeconds (%ds): the kubelet cuts the hook at the grace period's end and gives SIGTERM only its 2 s minimum before SIGKILL", d.Name, c.Name, pre, grace(d)))
 			}
 			if lb := p.loadBound(d); valid && lb > loadgen.MaxDuration {

@@ -681,7 +681,7 @@ func TestApplied(t *testing.T) {
 
 func TestPreStopOutlastingGraceWarns(t *testing.T) {
 	p := webPlan(t)
-	p.Variant.PreStop = &PreStop{Sleep: 40 * time.Second}
+	p.Variant.PreStop = &PreStop{Exec: []string{"/app", "sleep", "40s"}}
 	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](30)
 	warnings, err := p.Validate()
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "preStop (40s) is longer than terminationGracePeriodSeconds (30s)") {
@@ -690,6 +690,15 @@ func TestPreStopOutlastingGraceWarns(t *testing.T) {
 	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](40)
 	if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 		t.Errorf("Validate with grace = preStop: %q, %v; want no warning", warnings, err)
+	}
+	// A native sleep as long as the grace period: the API server refuses it, so does Validate.
+	p.Variant.PreStop = &PreStop{Sleep: 40 * time.Second}
+	if _, err := p.Validate(); err == nil || !strings.Contains(err.Error(), "must be shorter than terminationGracePeriodSeconds (40s)") {
+		t.Errorf("native sleep = grace: %v, want the API server's rule", err)
+	}
+	p.Variant.PreStop = &PreStop{Sleep: 39 * time.Second}
+	if _, err := p.Validate(); err != nil {
+		t.Errorf("native sleep 39s, grace 40s: %v", err)
 	}
 }
 

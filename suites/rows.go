@@ -116,9 +116,10 @@ func creditsOwnDelay(row *check.Row) error {
 	return nil
 }
 
-// PreStopPastGrace: a 10 s native sleep preStop with a 4 s grace period, and an app that ignores
-// SIGTERM: the hook outlasts the grace period.
-var PreStopPastGrace = sample("prestop-past-grace", scenario.ShutdownIgnore, scenario.NativeSleep(10*time.Second), 4)
+// PreStopPastGrace: a 10 s exec sleep preStop with a 4 s grace period, and an app that ignores
+// SIGTERM: the hook outlasts the grace period. (An exec hook: the API server refuses a native
+// sleep that is not shorter than the grace period.)
+var PreStopPastGrace = sample("prestop-past-grace", scenario.ShutdownIgnore, scenario.ExecSleep(10*time.Second), 4)
 
 // pastGraceTolerance is the slack of the past-grace claim: an app line and a watch event arrive
 // within a few hundred milliseconds, and a container status gives its exit to the second.
@@ -260,7 +261,7 @@ func DeletePodRows() []scenario.Scenario {
 			"5 s requests finish well within the 30 s grace period (compare the force-delete suite)"),
 		func() scenario.Scenario {
 			r := Row(PreStopPastGrace, d, check.Zero(),
-				"a 10 s preStop sleep past a 4 s grace period: the kubelet stops the hook at 4 s, sends SIGTERM (ignored) and SIGKILL 2 s later, the documented one-off 2 s extension (the Also check measures it per pod); with keep-alive off and the endpoint long gone nothing is in flight")
+				"a 10 s exec preStop sleep past a 4 s grace period: the kubelet stops the hook at 4 s, sends SIGTERM (ignored) and SIGKILL 2 s later, the documented one-off 2 s extension (the Also check measures it per pod); with keep-alive off and the endpoint long gone nothing is in flight")
 			r.Also = killedAtGracePlus2
 			return r
 		}(),

@@ -91,7 +91,7 @@ func TestCompareNoSignificantChangeExits0(t *testing.T) {
 		t.Fatalf("exit %d, want 0; stderr %s\n%s", code, stderr, out)
 	}
 	for _, want := range []string{
-		"| 3 of 3300 (0.091% [0.031%, 0.267%], 3 runs) | 4 of 3300 (0.121% [0.047%, 0.311%], 3 runs) | +0.030 pp | 1.00 | ❌ fail | no significant change |",
+		"| 3 of 3300 (0.091% [0.031%, 0.267%], 3 runs) | 4 of 3300 (0.121% [0.047%, 0.311%], 3 runs) | +0.030 pp | 1.00 | — | — | ❌ fail | no significant change |",
 		"### Added (only in new)\n\n- **fresh** (rollout-restart×2, suite rollout): 0 of 1100",
 		"### Removed (only in base)\n\n- **gone** (rollout-restart×2, suite rollout): 0 of 1100",
 	} {
