@@ -54,9 +54,9 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 	}
 	l := check.Summarize(lat)
 	ex.RequestP99, ex.RequestMax = l.P99, l.Max // latencies are many: no samples kept
-	ex.Recommendation = recommend(ex, cfg, appDelay(attr.Lives), times)
+	ex.Recommendation = recommend(ex, cfg, appDelay(attr.Lives), times, speaks(tl))
 	if r := ex.Recommendation; r != nil {
-		r.Unheard, r.AppSpeaks = unheard(attr.Lives, cfg), speaks(tl)
+		r.Unheard = unheard(attr.Lives, cfg)
 		if n := pid1Note(r.Unheard, r.AppSpeaks, cfg.GraceSeconds); n != "" {
 			r.Advice = strings.TrimPrefix(r.Advice+"; "+n, "; ")
 		}
@@ -154,12 +154,12 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 
 // recommend applies the formula of check.Recommendation; nil when no deleted pod was seen leaving
 // the Service.
-func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times) *check.Recommendation {
+func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
 	p := ex.Propagation
 	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 {
 		return nil
 	}
-	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own}
+	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
 	lag, lagFrom := assumedProgLag, fmt.Sprintf("an assumed %s of kube-proxy programming", assumedProgLag)
 	if p.KubeProxy != nil && p.KubeProxy.N > 0 {
 		lag, lagFrom = p.KubeProxy.P99, fmt.Sprintf("kube-proxy programming p99 %s", p.KubeProxy.P99.Round(time.Millisecond))
@@ -224,7 +224,7 @@ func advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case "":
 		switch {
 		case fit != "short":
-		case r.AppDelay.N == 0 && times != nil && times.Exit.N > 0 && times.Exit.P50 >= r.PreStop:
+		case !r.AppSpeaks && times != nil && times.Exit.N > 0 && times.Exit.P50 >= r.PreStop:
 			// No lines: whether the app kept accepting or only drained slowly is not known.
 			parts = append(parts, fmt.Sprintf("no failure in this run; its containers exited p50 %s after deletion (%d pods), longer than the %s routing needs: if the app keeps accepting that long after SIGTERM by itself (a shutdown delay), it does what a preStop sleep does, but without its lifecycle lines rollcheck cannot tell that from a slow drain, so it counts only the preStop",
 				times.Exit.P50.Round(100*time.Millisecond), times.Exit.N, r.PreStop))

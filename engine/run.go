@@ -448,30 +448,37 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.T
 		if t.Exit > 0 && !l.ExitFrom.IsZero() {
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
 		}
-		// The replacement: of the pods not deleted, the one created nearest the deletion (a
-		// rollout creates it just before, a delete or a scale-up just after).
-		var best *attribute.Life
-		for i := range lives {
-			n := &lives[i]
-			if deleted[n.Pod] || n.Created.IsZero() || absDur(n.Created.Sub(l.Deleting)) > 30*time.Second {
-				continue
-			}
-			if best == nil || absDur(n.Created.Sub(l.Deleting)) < absDur(best.Created.Sub(l.Deleting)) {
-				best = n
-			}
-		}
-		if best != nil {
-			t.Replacement, t.ReplacementCreated = best.Pod, best.Created.Sub(l.Deleting)
-			if !best.EndpointReady.IsZero() {
-				t.ReplacementReady = best.EndpointReady.Sub(l.Deleting)
-				if t.Exit > 0 {
-					t.Overlap = t.Exit - t.ReplacementReady
-				}
-			}
-		}
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Deleting.Before(out[j].Deleting) })
+	// Each deletion's replacement, one to one and in order of deletion: the pod created nearest
+	// the deletion (a rollout creates it just before, a delete or a scale-up just after), not
+	// taken by an earlier deletion. A replacement may itself be deleted later in the row.
+	taken := map[string]bool{}
+	for i := range out {
+		t := &out[i]
+		var best *attribute.Life
+		for j := range lives {
+			n := &lives[j]
+			if n.Pod == t.Pod || taken[n.Pod] || n.Created.IsZero() || absDur(n.Created.Sub(t.Deleting)) > 30*time.Second {
+				continue
+			}
+			if best == nil || absDur(n.Created.Sub(t.Deleting)) < absDur(best.Created.Sub(t.Deleting)) {
+				best = n
+			}
+		}
+		if best == nil {
+			continue
+		}
+		taken[best.Pod] = true
+		t.Replacement, t.ReplacementCreated = best.Pod, best.Created.Sub(t.Deleting)
+		if !best.EndpointReady.IsZero() {
+			t.ReplacementReady = best.EndpointReady.Sub(t.Deleting)
+			if t.Exit > 0 {
+				t.Overlap = t.Exit - t.ReplacementReady
+			}
+		}
+	}
 	return out
 }
 

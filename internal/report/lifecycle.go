@@ -29,6 +29,9 @@ type Finding struct {
 	Held *bool `json:"held,omitempty"`
 }
 
+// watchLag is how late a watch event may arrive after what it reports.
+const watchLag = 250 * time.Millisecond
+
 // lifecycleTolerance is the slack of a moment compared with its claim: watch events and app
 // lines arrive within a few hundred milliseconds, a container status gives its exit to the
 // second.
@@ -44,9 +47,7 @@ func Lifecycle(rows []Row) []Finding {
 		notMeasured("A STOPSIGNAL in the image, or lifecycle.stopSignal (1.33, alpha), replaces SIGTERM",
 			"Many container runtimes respect the STOPSIGNAL value defined in the container image and, if different, send the container STOPSIGNAL instead of TERM.",
 			"no row has an app that drains on another signal yet"),
-		notMeasured("The signal goes to PID 1: a shell entrypoint that does not pass it on gets the app SIGKILLed at the grace period's end",
-			"The container runtime sends the signal to the main process in each container.",
-			"no row runs the app behind a shell or an init yet"),
+		pid1(rows),
 		notMeasured("A kubelet restart during termination restarts the grace period",
 			"If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period.",
 			"no disruption restarts the kubelet yet"),
@@ -192,7 +193,7 @@ func forcedDelete(rows []Row) Finding {
 		Finding: Finding{Claim: "A forced delete removes the Pod from the API at once, without waiting for the kubelet: its containers keep running a while after the Pod is gone",
 			Source:    "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/#force-deletion",
 			Quote:     "Force deletions do not wait for confirmation from the kubelet that the Pod has been terminated.",
-			Tolerance: "exit after the Pod was gone by more than 0 s"},
+			Tolerance: "the container's exit not before the Pod was seen gone, less 250 ms (the watch's lag)"},
 		rows:  func(r Row) bool { return !notForced(r) },
 		terms: exited,
 		none:  "no forced delete whose container exit was seen (it is seen only through the app's log stream)",
@@ -201,9 +202,9 @@ func forcedDelete(rows []Row) Finding {
 			ok := true
 			for _, t := range ts {
 				gone, after = append(gone, t.Gone), append(after, t.Exit-t.Gone)
-				ok = ok && t.Exit > t.Gone
+				ok = ok && t.Exit > t.Gone-watchLag
 			}
-			return ok, fmt.Sprintf("deletion → Pod gone %s; the container exited %s after its Pod was gone (n %d)", dist(gone), dist(after), len(ts))
+			return ok, fmt.Sprintf("deletion → Pod gone %s, whatever the app does; its container exited %s after the Pod was gone (n %d)", dist(gone), dist(after), len(ts))
 		},
 	}.measure(rows)
 }
@@ -231,6 +232,52 @@ func replacement(rows []Row) Finding {
 				ok = ok && t.ReplacementCreated < t.Exit
 			}
 			return ok, fmt.Sprintf("replacement created %s after the deletion; the replacement's readiness to the old container's exit (overlap) %s (n %d)", dist(created), dist(over), len(ts))
+		},
+	}.measure(rows)
+}
+
+// pid1: the stop signal goes to PID 1 only. Rows whose app runs behind a shell wrapper
+// (OnSIGTERM "…@shell") must show no SIGTERM heard and SIGKILL at the grace period's end; rows
+// whose PID 1 is the app or tini ("…@tini", the pid1 rows' exec form) must show it heard.
+func pid1(rows []Row) Finding {
+	entry := func(r Row) string {
+		_, e, _ := strings.Cut(r.Config.OnSIGTERM, "@")
+		return e
+	}
+	return claim{
+		Finding: Finding{Claim: "The stop signal goes to PID 1 only: behind a shell that runs the app without exec, the app never hears SIGTERM and is SIGKILLed at the grace period's end; behind tini, or as PID 1 itself, it hears it",
+			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
+			Quote: "The container runtime sends the signal to the main process in each container."},
+		rows: func(r Row) bool {
+			return notForced(r) && (entry(r) != "" || strings.HasPrefix(r.Config.Name, "pid1-"))
+		},
+		terms: exited,
+		none:  "no row ran the app behind a shell or an init (the matrix's pid1 rows do)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			var shellExit, heardExit []time.Duration
+			shellHeard, otherHeard, shellKilled := 0, 0, 0
+			ok := true
+			for i, t := range ts {
+				g := grace(of[i])
+				if entry(of[i]) == "shell" {
+					shellExit = append(shellExit, t.Exit)
+					if t.SIGTERM > 0 {
+						shellHeard++
+					}
+					if t.How == "killed" {
+						shellKilled++
+					}
+					ok = ok && t.SIGTERM == 0 && t.How == "killed" && nearMoment(t.Exit, g)
+					continue
+				}
+				heardExit = append(heardExit, t.Exit)
+				if t.SIGTERM > 0 {
+					otherHeard++
+				}
+				ok = ok && t.SIGTERM > 0 && t.How == "own"
+			}
+			return ok, fmt.Sprintf("behind a shell: SIGTERM heard by %d of %d pods, %d killed, exit %s after deletion; app or tini as PID 1: SIGTERM heard by %d of %d, exit %s",
+				shellHeard, len(shellExit), shellKilled, dist(shellExit), otherHeard, len(heardExit), dist(heardExit))
 		},
 	}.measure(rows)
 }

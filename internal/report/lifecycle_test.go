@@ -26,6 +26,11 @@ func TestLifecycle(t *testing.T) {
 			Replacement: "b2", ReplacementCreated: 50 * ms, ReplacementReady: 2 * s, Overlap: 2500 * ms}),
 		row("forced", check.ForceDelete, 0, 30, check.Termination{Pod: "c", Exit: 2 * s, Gone: 10 * ms}),
 	}
+	shell := row("pid1-shell", check.RolloutRestart, 2*s, 10, check.Termination{Pod: "d", Exit: 10300 * ms, How: "killed"})
+	shell.Config.OnSIGTERM = "drain@shell"
+	tini := row("pid1-tini", check.RolloutRestart, 2*s, 10, check.Termination{Pod: "e", SIGTERM: 2 * s, Exit: 2010 * ms, How: "own"})
+	tini.Config.OnSIGTERM = "drain@tini"
+	rows = append(rows, shell, tini)
 	fs := Lifecycle(rows)
 	by := map[string]Finding{}
 	for _, f := range fs {
@@ -33,10 +38,11 @@ func TestLifecycle(t *testing.T) {
 	}
 	want := map[string]bool{
 		"A preStop hook": true, "A container still": true, "A forced delete": true, "The ReplicaSet creates": true,
+		"The stop signal": true,
 	}
 	for k, h := range want {
 		f, ok := by[k]
-		if !ok || f.Held == nil || *f.Held != h || f.N != 1 {
+		if n := map[string]int{"The stop signal": 2, "A container still": 2}[k]; !ok || f.Held == nil || *f.Held != h || f.N != max(n, 1) {
 			t.Errorf("%s: %+v", k, f)
 		}
 	}
