@@ -174,6 +174,9 @@ func TestPlanEveryShape(t *testing.T) {
 						if s.Variant.PreStop == nil {
 							s.Variant.PreStop = &check.PreStop{None: true}
 						}
+						if preName == "sleep" && time.Duration(shape.grace)*time.Second <= 5*time.Second {
+							continue // the model refuses a native sleep not shorter than the grace period, as the API server does
+						}
 						if sig == ShutdownDrain {
 							s.App.DrainDelay = time.Second
 						}
@@ -199,8 +202,9 @@ func TestPlanEveryShape(t *testing.T) {
 		}
 	}
 	// 4 preStops × 3 SIGTERM modes × 4 disruptions × 3 client modes × 3 shapes, less the
-	// 4 × 3 × 3 scale-downs of one replica.
-	if want := 4*3*4*3*3 - 4*3*3; n != want {
+	// 4 × 3 × 3 scale-downs of one replica, less the native sleeps of 5 s with a grace period
+	// of 3 s or 0 s (3 × 4 × 3 × 2, of which the 3 × 3 scale-downs are already out).
+	if want := 4*3*4*3*3 - 4*3*3 - (3*4*3*2 - 3*3); n != want {
 		t.Errorf("%d shapes, want the whole product, %d", n, want)
 	}
 }
