@@ -22,8 +22,11 @@ type Termination struct {
 	// How is how the process ended: "own" (it exited by itself), "killed" (SIGKILL at the end
 	// of the grace period) or "" (no evidence).
 	How string `json:"how,omitempty"`
-	// Gone is deletion → the Pod object gone from the API.
-	Gone time.Duration `json:"gone,omitempty"`
+	// Gone is deletion → the Pod object gone from the API, and FinalPhase the phase its last
+	// state had (Failed or Succeeded once the kubelet finished its termination; Running when
+	// the object went first, as a forced delete makes it).
+	Gone       time.Duration `json:"gone,omitempty"`
+	FinalPhase string        `json:"finalPhase,omitempty"`
 	// Replacement is the pod that took this one's place (the pod not deleted in the row whose
 	// creation is nearest the deletion), ReplacementCreated its creation and ReplacementReady
 	// its endpoint turning ready, both from the deletion (negative: before it). Overlap is

@@ -371,7 +371,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	}
 	attr := attribute.Attribute(in)
 	row.Disruptions = windows(d.recs, res.Requests, attr.BySeq)
-	row.Times = check.NewTimes(terminations(attr.Lives, row.Disruptions), row.Disruptions)
+	row.Times = check.NewTimes(terminations(attr.Lives, row.Disruptions, tl.Events), row.Disruptions)
 	row.Versions.Vegeta = res.VegetaVersion
 	for i := range res.Requests {
 		if res.Requests[i].Pod != "" {
@@ -413,7 +413,7 @@ func selectorOf(d *appsv1.Deployment) string {
 // disruption settles and the next starts counts for both.
 // terminations are the terminations of the pods deleted during a disruption (between its start
 // and the Deployment settling), in order of deletion, every moment from the deletion.
-func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.Termination {
+func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []timeline.Event) []check.Termination {
 	during := func(t time.Time) bool {
 		for _, d := range ds {
 			end := d.Complete
@@ -444,7 +444,7 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.T
 			continue
 		}
 		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM),
-			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone)}
+			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
 		if t.Exit > 0 && !l.ExitFrom.IsZero() {
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
 		}
@@ -480,6 +480,21 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult) []check.T
 		}
 	}
 	return out
+}
+
+// finalPhase is the phase of pod's last state, from its pod-gone event ("phase=Failed").
+func finalPhase(events []timeline.Event, pod string) string {
+	for i := len(events) - 1; i >= 0; i-- {
+		if e := events[i]; e.Kind == timeline.PodGone && e.Pod == pod {
+			for _, f := range strings.Fields(e.Detail) {
+				if v, ok := strings.CutPrefix(f, "phase="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 func absDur(d time.Duration) time.Duration {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // Only the pods deleted during a disruption are its terminations, in order of deletion, each
@@ -22,12 +23,16 @@ func TestTerminations(t *testing.T) {
 		{Pod: "teardown", Deleting: t0.Add(time.Minute)},                                             // deleted after the disruptions
 		{Pod: "unseen", Deleting: t0.Add(12 * s)},                                                    // nothing seen after its deletion
 	}
-	got := terminations(lives, ds)
+	events := []timeline.Event{{Kind: timeline.PodGone, Pod: "first", Detail: "phase=Succeeded"}, {Kind: timeline.PodGone, Pod: "late", Detail: "phase=Failed"}}
+	got := terminations(lives, ds, events)
 	if len(got) != 3 || got[0].Pod != "first" || got[1].Pod != "late" || got[2].Pod != "unseen" {
 		t.Fatalf("terminations %+v", got)
 	}
 	if f := got[0]; f.SIGTERM != 5*s || f.Exit != 5500*time.Millisecond || f.ExitUncertainty != 0 || f.How != "own" || f.Gone != 6*s {
 		t.Errorf("first: %+v", f)
+	}
+	if got[0].FinalPhase != "Succeeded" || got[1].FinalPhase != "Failed" || got[2].FinalPhase != "" {
+		t.Errorf("final phases %q %q %q", got[0].FinalPhase, got[1].FinalPhase, got[2].FinalPhase)
 	}
 	if f := got[0]; f.Replacement != "replacement" || f.ReplacementCreated != 100*time.Millisecond || f.ReplacementReady != 2*s || f.Overlap != 3500*time.Millisecond {
 		t.Errorf("first's replacement: %+v", f)

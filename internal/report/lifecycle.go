@@ -41,9 +41,7 @@ const lifecycleTolerance = 1500 * time.Millisecond
 func Lifecycle(rows []Row) []Finding {
 	return []Finding{
 		pastGrace(rows), killAtGraceEnd(rows), forcedDelete(rows), replacement(rows),
-		notMeasured("The kubelet moves a pod to a terminal phase (Failed or Succeeded) before its deletion completes (since 1.27)",
-			"When the kubelet has finished the termination, it moves the Pod to a terminal phase (Failed or Succeeded depending on the exit statuses of its containers). This behavior is available since Kubernetes 1.27.",
-			"the observer records no pod phases yet"),
+		terminalPhase(rows),
 		notMeasured("A STOPSIGNAL in the image, or lifecycle.stopSignal (1.33, alpha), replaces SIGTERM",
 			"Many container runtimes respect the STOPSIGNAL value defined in the container image and, if different, send the container STOPSIGNAL instead of TERM.",
 			"no row has an app that drains on another signal yet"),
@@ -278,6 +276,27 @@ func pid1(rows []Row) Finding {
 			}
 			return ok, fmt.Sprintf("behind a shell: SIGTERM heard by %d of %d pods, %d killed, exit %s after deletion; app or tini as PID 1: SIGTERM heard by %d of %d, exit %s",
 				shellHeard, len(shellExit), shellKilled, dist(shellExit), otherHeard, len(heardExit), dist(heardExit))
+		},
+	}.measure(rows)
+}
+
+// terminalPhase: a gracefully deleted pod is Failed or Succeeded before its object goes.
+func terminalPhase(rows []Row) Finding {
+	return claim{
+		Finding: Finding{Claim: "The kubelet moves a gracefully deleted pod to a terminal phase (Failed or Succeeded) before its object is removed (since 1.27)",
+			Source:    podLifecycleDoc,
+			Tolerance: "the phase of the Pod's last state, as its deletion was seen",
+			Quote:     "When the kubelet has finished the termination, it moves the Pod to a terminal phase (Failed or Succeeded depending on the exit statuses of its containers). This behavior is available since Kubernetes 1.27."},
+		rows:  notForced,
+		terms: func(_ Row, t check.Termination) bool { return t.FinalPhase != "" },
+		none:  "no gracefully deleted pod was seen gone with its phase",
+		judge: func(ts []check.Termination, _ []Row) (bool, string) {
+			by := map[string]int{}
+			for _, t := range ts {
+				by[t.FinalPhase]++
+			}
+			return by["Failed"]+by["Succeeded"] == len(ts), fmt.Sprintf("last phase of the deleted pods: Succeeded %d, Failed %d, other %d (n %d)",
+				by["Succeeded"], by["Failed"], len(ts)-by["Failed"]-by["Succeeded"], len(ts))
 		},
 	}.measure(rows)
 }

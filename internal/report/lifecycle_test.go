@@ -22,7 +22,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	rows := []Row{
 		row("past", check.DeletePod, 10*s, 4, check.Termination{Pod: "a", SIGTERM: 4100 * ms, Exit: 6800 * ms, How: "killed"}),
-		row("slow", check.DeletePod, 2*s, 3, check.Termination{Pod: "b", SIGTERM: 2 * s, Exit: 4500 * ms, How: "killed",
+		row("slow", check.DeletePod, 2*s, 3, check.Termination{Pod: "b", SIGTERM: 2 * s, Exit: 4500 * ms, How: "killed", FinalPhase: "Failed",
 			Replacement: "b2", ReplacementCreated: 50 * ms, ReplacementReady: 2 * s, Overlap: 2500 * ms}),
 		row("forced", check.ForceDelete, 0, 30, check.Termination{Pod: "c", Exit: 2 * s, Gone: 10 * ms}),
 	}
@@ -38,7 +38,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	want := map[string]bool{
 		"A preStop hook": true, "A container still": true, "A forced delete": true, "The ReplicaSet creates": true,
-		"The stop signal": true,
+		"The stop signal": true, "The kubelet moves": true,
 	}
 	for k, h := range want {
 		f, ok := by[k]
