@@ -150,7 +150,7 @@ func pastGrace(rows []Row) Finding {
 					sig = append(sig, t.SIGTERM-g)
 					ok = ok && nearMoment(t.SIGTERM, g)
 				}
-				ok = ok && (t.How != "killed" || nearMoment(t.Exit, g+2*time.Second)) && t.Exit <= g+2*time.Second+lifecycleTolerance
+				ok = ok && (t.How != "killed" || exitNear(t, g+2*time.Second)) && t.Exit-t.ExitUncertainty <= g+2*time.Second+lifecycleTolerance
 			}
 			return ok, fmt.Sprintf("from the grace period's end: SIGTERM %s (n %d, the app's lines), exit %s (n %d, %d killed); claimed: SIGTERM at 0, SIGKILL at +2s",
 				dist(sig), len(sig), dist(exit), len(exit), killed(ts))
@@ -178,9 +178,9 @@ func killAtGraceEnd(rows []Row) Finding {
 				d, _ := preStop(of[i])
 				want := max(grace(of[i]), d+2*time.Second)
 				off = append(off, t.Exit-want)
-				ok = ok && nearMoment(t.Exit, want)
+				ok = ok && exitNear(t, want)
 			}
-			return ok, fmt.Sprintf("exit of the killed containers from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
+			return ok, fmt.Sprintf("exit of the killed containers (the latest moment of their exit window, which a container status gives to the second) from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
 		},
 	}.measure(rows)
 }
@@ -213,7 +213,7 @@ func replacement(rows []Row) Finding {
 		Finding: Finding{Claim: "The ReplicaSet creates the replacement as soon as a pod starts terminating, without waiting for it to end: old and new serve side by side",
 			Source:    "https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/",
 			Quote:     "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
-			Tolerance: "replacement created before the old container exited"},
+			Tolerance: "replacement created before the old Pod was gone (its container's exit when the Pod's removal was not seen), within the watch's lag"},
 		rows: func(r Row) bool {
 			return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
 		},
@@ -227,7 +227,11 @@ func replacement(rows []Row) Finding {
 				if t.ReplacementReady != 0 {
 					over = append(over, t.Overlap)
 				}
-				ok = ok && t.ReplacementCreated < t.Exit
+				end := t.Gone
+				if end == 0 {
+					end = t.Exit
+				}
+				ok = ok && t.ReplacementCreated < end+watchLag
 			}
 			return ok, fmt.Sprintf("replacement created %s after the deletion; the replacement's readiness to the old container's exit (overlap) %s (n %d)", dist(created), dist(over), len(ts))
 		},
@@ -265,7 +269,7 @@ func pid1(rows []Row) Finding {
 					if t.How == "killed" {
 						shellKilled++
 					}
-					ok = ok && t.SIGTERM == 0 && t.How == "killed" && nearMoment(t.Exit, g)
+					ok = ok && t.SIGTERM == 0 && t.How == "killed" && exitNear(t, g)
 					continue
 				}
 				heardExit = append(heardExit, t.Exit)
@@ -323,4 +327,10 @@ func writeLifecycle(p func(string, ...any), fs []Finding) {
 		claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
 		p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
 	}
+}
+
+// exitNear tells whether t's exit window (Exit, its latest moment, less ExitUncertainty) meets
+// want within the tolerance: a container status gives the exit to the second.
+func exitNear(t check.Termination, want time.Duration) bool {
+	return t.Exit >= want-lifecycleTolerance && t.Exit-t.ExitUncertainty <= want+lifecycleTolerance
 }
