@@ -4,6 +4,7 @@ package suites_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,8 +60,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	if mode != cluster.LoadHost {
 		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
-	// The PID 1 rows' images (the app behind a shell, behind tini), only when they may run.
-	if Label("pid1").MatchesLabelFilter(GinkgoLabelFilter()) {
+	// The PID 1 rows' images (the app behind a shell, behind tini), only when the label filter
+	// can select one of those rows (its labels as table gives them).
+	if slices.ContainsFunc(suites.Matrix(suites.PID1Rows(), mode), func(s scenario.Scenario) bool {
+		return Label(append(suites.RowLabels(s), "conformance")...).MatchesLabelFilter(GinkgoLabelFilter())
+	}) {
 		for _, e := range []string{"shell", "tini"} {
 			images[e] = c.EntryImage(ctx, images[""], e)
 		}
