@@ -113,7 +113,7 @@ func TestHeardSIGTERM(t *testing.T) {
 	s := time.Second
 	ms := time.Millisecond
 	row := func(ts ...check.Termination) *check.Row {
-		return &check.Row{Config: check.Applied{GraceSeconds: 10}, Times: check.NewTimes(ts, nil),
+		return &check.Row{Config: check.Applied{GraceSeconds: 10, PreStop: check.NativeSleep(2 * s)}, Times: check.NewTimes(ts, nil),
 			Explanation: &check.Explanation{Recommendation: &check.Recommendation{Advice: "… the container's PID 1 did not pass SIGTERM on …"}}}
 	}
 	// Measured in a CI run: a status seen 1.5 s late, the window [10.5 s, 11.5 s].
