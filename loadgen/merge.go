@@ -12,6 +12,8 @@ import (
 // timeline, the bursts and the validity judged against cfg, the whole load (Rate the sum of the
 // shares, Duration the bound they shared). It started when the first did and ended when the last
 // did; it was stopped (or cancelled) when any of them was, and its window is the longest one.
+// The attacks need not start together: each is owed its own rate from its own start, so a load
+// pod that started a few seconds after the first costs the merged rate nothing.
 func Merge(cfg Config, results ...*Result) (*Result, error) {
 	if len(results) == 0 {
 		return nil, errors.New("merge: no results")
@@ -41,6 +43,7 @@ func Merge(cfg Config, results ...*Result) (*Result, error) {
 			rn.stopAt = end
 		}
 		reqs = append(reqs, r.Requests...)
+		rn.shares = append(rn.shares, share{started: r.Started, rate: r.Config.Rate})
 	}
 	if rn.endReason == EndDuration {
 		rn.stopAt = time.Time{}

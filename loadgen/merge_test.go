@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +47,33 @@ func TestMerge(t *testing.T) {
 	}
 	if _, err := Merge(Config{}); err == nil {
 		t.Error("Merge of nothing: no error")
+	}
+}
+
+// Load pods start one after another: each is owed its rate from its own start, so a second pod
+// that started 3 s after the first leaves the merged load valid at the whole rate, and one that
+// sent too little still makes it invalid.
+func TestMergeStaggeredStarts(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	attack := func(start time.Time, rate int, until time.Time, keep float64) *Result {
+		cfg := Config{Target: "http://127.0.0.1:1/", Rate: rate, Duration: time.Minute}.WithDefaults()
+		var reqs []Request
+		step := time.Second / time.Duration(rate)
+		for at, k := start, 0; at.Before(until); at, k = at.Add(step), k+1 {
+			if float64(k%100) < keep*100 {
+				reqs = append(reqs, Request{Timestamp: at, Latency: time.Millisecond, Code: 200, Class: ClassOK})
+			}
+		}
+		return aggregate(cfg, run{started: start, ended: until, endReason: EndStopped, stopAt: until}, reqs)
+	}
+	end := t0.Add(30 * time.Second)
+	whole := Config{Target: "http://127.0.0.1:1/", Rate: 300, Duration: time.Minute}
+	m, err := Merge(whole, attack(t0, 150, end, 1), attack(t0.Add(3*time.Second), 150, end, 1))
+	if err != nil || !m.Valid || math.Abs(m.AchievedRate-300) > 3 {
+		t.Fatalf("staggered: err %v, valid %v (%s), achieved %.1f", err, m.Valid, m.InvalidReason, m.AchievedRate)
+	}
+	m, _ = Merge(whole, attack(t0, 150, end, 1), attack(t0.Add(3*time.Second), 150, end, 0.9))
+	if m.Valid || !strings.Contains(m.InvalidReason, "achieved rate") {
+		t.Errorf("a pod that sent 90 %% of its share: valid %v (%s), achieved %.1f", m.Valid, m.InvalidReason, m.AchievedRate)
 	}
 }

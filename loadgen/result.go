@@ -314,6 +314,9 @@ func (r *Result) WriteVegeta(w io.Writer) error {
 type run struct {
 	started time.Time
 	ended   time.Time
+	// shares are the merged attacks' starts and rates (Merge); nil for one attack, which
+	// started at started with the whole rate.
+	shares []share
 	// stopAt is when Stop was called or the context ended; zero if neither.
 	stopAt    time.Time
 	endReason EndReason
@@ -411,8 +414,14 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		}
 	}
 
-	res.judge()
+	res.judge(rn.shares)
 	return res
+}
+
+// share is one of several attacks merged into one Result: when it started, at what rate.
+type share struct {
+	started time.Time
+	rate    int
 }
 
 // judge computes AchievedRate and decides Valid.
@@ -424,18 +433,30 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 // RateSlack's worth of requests) of Rate × that span. Stalls are judged separately, since a run
 // that sends on time and then stops sending still has a perfect rate over
 // its span.
-func (r *Result) judge() {
+//
+// Merged attacks (shares) start one after another: each is owed its rate over its own span, from
+// its start to the last request of all, and AchievedRate is Rate scaled by how much of what was
+// owed was sent.
+func (r *Result) judge(shares []share) {
 	var reasons []string
 	n := len(r.Requests)
 	if n == 0 {
 		r.Valid, r.InvalidReason = false, "no requests were sent"
 		return
 	}
-	span := r.Requests[n-1].Timestamp.Sub(r.Started).Seconds()
-	if span > 0 {
-		r.AchievedRate = float64(n) / span
+	last := r.Requests[n-1].Timestamp
+	span := last.Sub(r.Started).Seconds()
+	expected := float64(r.Config.Rate) * span
+	if len(shares) > 0 {
+		expected = 0
+		for _, sh := range shares {
+			expected += float64(sh.rate) * max(0, last.Sub(sh.started).Seconds())
+		}
 	}
-	if expected := float64(r.Config.Rate) * span; expected > 0 {
+	if expected > 0 {
+		r.AchievedRate = float64(r.Config.Rate) * float64(n) / expected
+	}
+	if expected > 0 {
 		slack := max(RateTolerance*expected, float64(r.Config.Rate)*RateSlack.Seconds(), 2)
 		if miss := math.Abs(float64(n) - expected); miss > slack {
 			reasons = append(reasons, fmt.Sprintf("achieved rate %.2f/s misses the asked %d/s by %.1f%% (tolerance %.0f%%)",
