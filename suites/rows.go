@@ -187,7 +187,7 @@ func heardSIGTERM(heard bool) func(*check.Row) error {
 		pre, _ := row.Config.PreStop.Duration()
 		for _, x := range t.Terminations {
 			switch {
-			case heard && (x.How != "own" || !near(x.SIGTERM, pre) || x.Exit > pre+pastGraceTolerance):
+			case heard && (x.How != "own" || !near(x.SIGTERM, pre) || x.Exit > pre+row.Config.RequestDuration+pastGraceTolerance):
 				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want SIGTERM heard when the %s preStop ends and its own exit right after, ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, pre, pastGraceTolerance)
 			case !heard && (x.How != "killed" || x.SIGTERM != 0 || !exitNear(x, grace)):
 				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit within %s before %s after deletion; want no SIGTERM heard and SIGKILL at the grace period's end (%s), ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, grace, pastGraceTolerance)
@@ -214,6 +214,49 @@ func PID1Rows() []scenario.Scenario {
 		Row(pid1("pid1-tini", "tini"), d, check.Zero(),
 			"tini is PID 1 and forwards SIGTERM: the app hears it after the preStop and exits at once, as in the exec form"),
 	}
+}
+
+// stopSignal is a stop-signal row: the sample app draining on SIGQUIT only (500 ms requests,
+// a 5 s native sleep preStop, grace 15 s), in an image whose STOPSIGNAL says SIGQUIT (entry
+// "stopsignal") or in the plain one, whose runtime default is SIGTERM ("").
+func stopSignal(name, entry string) scenario.Scenario {
+	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 15)
+	s.App.StopSignal, s.App.Entry, s.App.RequestDuration = "QUIT", entry, 500*time.Millisecond
+	return s
+}
+
+// StopSignalRows are the stop-signal rows: an app that drains on SIGQUIT, with and without an
+// image that says so. "Many container runtimes respect the STOPSIGNAL value defined in the
+// container image and, if different, send the container STOPSIGNAL instead of TERM."
+func StopSignalRows() []scenario.Scenario {
+	d := check.RolloutRestart
+	heard := stopSignal("stopsignal-image", "stopsignal")
+	heard.Also = heardSIGTERM(true)
+	deaf := stopSignal("stopsignal-missing", "")
+	deaf.Also = diedAtSIGTERM
+	return []scenario.Scenario{
+		Row(heard, d, check.Zero(),
+			"the image's STOPSIGNAL is SIGQUIT, so containerd sends SIGQUIT when the preStop ends: the app hears it (its line says signal=quit) and drains its 500 ms requests"),
+		Row(deaf, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseInFlightCut),
+			"negative control: the same app in an image without STOPSIGNAL gets SIGTERM, which it does not handle: Go's default action kills it at once when the preStop ends, cutting the 500 ms requests in flight"),
+	}
+}
+
+// diedAtSIGTERM checks the stopsignal-missing row: no pod says it got its stop signal, and each
+// exits by itself (SIGTERM's default action, not SIGKILL) right when the preStop ends.
+func diedAtSIGTERM(row *check.Row) error {
+	t := row.Times
+	if t == nil || len(t.Terminations) == 0 {
+		return errors.New("no termination measured")
+	}
+	pre, _ := row.Config.PreStop.Duration()
+	for _, x := range t.Terminations {
+		if x.SIGTERM != 0 || x.How != "own" || !exitNear(x, pre) {
+			return fmt.Errorf("pod %s: %s, stop signal heard %s, exit within %s before %s after deletion; want no stop signal heard and its own death at the %s preStop's end, ±%s",
+				x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, pre, pastGraceTolerance)
+		}
+	}
+	return nil
 }
 
 // SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
@@ -322,7 +365,7 @@ func ScaleDownRows() []scenario.Scenario {
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []scenario.Scenario {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows())
 }
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
@@ -366,6 +409,9 @@ func RowLabels(s scenario.Scenario) []string {
 	l := []string{string(s.Disruption.Kind), string(s.Variant.Expect.Kind), "load-" + string(from)}
 	if strings.HasPrefix(s.Variant.Name, "pid1-") {
 		l = append(l, "pid1")
+	}
+	if strings.HasPrefix(s.Variant.Name, "stopsignal-") {
+		l = append(l, "stop-signal")
 	}
 	if s.Variant.Expect.Kind == check.ExpectFailures {
 		l = append(l, "negative-control")

@@ -4,7 +4,6 @@ package suites_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -60,12 +59,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	if mode != cluster.LoadHost {
 		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
-	// The PID 1 rows' images (the app behind a shell, behind tini), only when the label filter
-	// can select one of those rows (its labels as table gives them).
-	if slices.ContainsFunc(suites.Matrix(suites.PID1Rows(), mode), func(s scenario.Scenario) bool {
-		return Label(append(suites.RowLabels(s), "conformance")...).MatchesLabelFilter(GinkgoLabelFilter())
-	}) {
-		for _, e := range []string{"shell", "tini"} {
+	// The images of rows whose app starts another way (behind a shell, behind tini, with a
+	// STOPSIGNAL), only for rows the label filter can select (their labels as table gives them).
+	for _, s := range suites.Matrix(suites.AllRows(), mode) {
+		if e := s.App.Entry; e != "" && images[e] == "" &&
+			Label(append(suites.RowLabels(s), "conformance")...).MatchesLabelFilter(GinkgoLabelFilter()) {
 			images[e] = c.EntryImage(ctx, images[""], e)
 		}
 	}

@@ -24,6 +24,9 @@ const (
 	// EntryTini: a minimal init that forwards signals to the app: Debian's tini-static (package
 	// tini) as PID 1.
 	EntryTini Entry = "tini"
+	// EntryStopSignal: the app itself as PID 1, in an image whose STOPSIGNAL is SIGQUIT, which
+	// the container runtime sends instead of SIGTERM.
+	EntryStopSignal Entry = "stopsignal"
 )
 
 // entryScript is EntryShell's wrapper: a setup step, then the app, without exec.
@@ -57,8 +60,8 @@ func (c *Cluster) EntryImage(ctx context.Context, app string, e Entry) (string, 
 		return app, nil
 	}
 	f, ok := entryFiles[e]
-	if !ok {
-		return "", fmt.Errorf("entry %q: want shell or tini", e)
+	if !ok && e != EntryStopSignal {
+		return "", fmt.Errorf("entry %q: want shell, tini or stopsignal", e)
 	}
 	repo, tag, ok := strings.Cut(app, ":")
 	if !ok {
@@ -66,29 +69,34 @@ func (c *Cluster) EntryImage(ctx context.Context, app string, e Entry) (string, 
 	}
 	ref := fmt.Sprintf("%s-%s:%s", repo, e, tag)
 	if _, err := run(ctx, "docker", "image", "inspect", ref); err != nil {
-		bin, err := debFile(ctx, f.pkg, f.path, c.Logf)
-		if err != nil {
-			return "", fmt.Errorf("entry %s: %w", e, err)
-		}
 		dir, err := os.MkdirTemp("", "rollcheck-entry-image-")
 		if err != nil {
 			return "", err
 		}
 		defer os.RemoveAll(dir)
-		if err := copyFile(bin, filepath.Join(dir, f.as)); err != nil {
-			return "", err
-		}
-		if err := os.Chmod(filepath.Join(dir, f.as), 0o755); err != nil {
-			return "", err
-		}
-		df := fmt.Sprintf("FROM %s\nCOPY %s /%s\n", app, f.as, map[Entry]string{EntryShell: "bin/sh", EntryTini: "tini"}[e])
-		if e == EntryShell {
-			if err := os.WriteFile(filepath.Join(dir, "entrypoint.sh"), []byte(entryScript), 0o755); err != nil {
+		df := fmt.Sprintf("FROM %s\n", app)
+		if e == EntryStopSignal {
+			df += "STOPSIGNAL SIGQUIT\n"
+		} else {
+			bin, err := debFile(ctx, f.pkg, f.path, c.Logf)
+			if err != nil {
+				return "", fmt.Errorf("entry %s: %w", e, err)
+			}
+			if err := copyFile(bin, filepath.Join(dir, f.as)); err != nil {
 				return "", err
 			}
-			df += "COPY entrypoint.sh /entrypoint.sh\n"
+			if err := os.Chmod(filepath.Join(dir, f.as), 0o755); err != nil {
+				return "", err
+			}
+			df += fmt.Sprintf("COPY %s /%s\n", f.as, map[Entry]string{EntryShell: "bin/sh", EntryTini: "tini"}[e])
+			if e == EntryShell {
+				if err := os.WriteFile(filepath.Join(dir, "entrypoint.sh"), []byte(entryScript), 0o755); err != nil {
+					return "", err
+				}
+				df += "COPY entrypoint.sh /entrypoint.sh\n"
+			}
+			df += "ENTRYPOINT " + f.entrypoint + "\n"
 		}
-		df += "ENTRYPOINT " + f.entrypoint + "\n"
 		if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
 			return "", err
 		}

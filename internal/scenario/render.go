@@ -29,7 +29,7 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 	var buf bytes.Buffer
 	err := appTemplate.Execute(&buf, map[string]any{
 		"Name": AppName, "Scenario": name, "Image": image, "Shutdown": string(a.OnSIGTERM),
-		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(),
+		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(), "StopSignal": a.StopSignal,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)

@@ -30,8 +30,12 @@ type Sample struct {
 	// Entry is how the image starts the app, which decides who is PID 1: "" (the app itself,
 	// exec form), "shell" (a wrapper script under a shell that does not pass SIGTERM on) or
 	// "tini" (a minimal init that forwards signals). The front end builds the image
-	// (cluster.EntryImage) and gives it to Plan.
+	// (cluster.EntryImage) and gives it to Plan; "stopsignal" is the app itself in an image
+	// whose STOPSIGNAL is SIGQUIT.
 	Entry string
+	// StopSignal is the signal the app stops on: "" (SIGTERM) or "QUIT" (then SIGTERM kills it
+	// at once, Go's default).
+	StopSignal string
 }
 
 // Scenario is one row of the built-in matrix: the sample app's settings and a Variant of its
@@ -58,8 +62,11 @@ func (a Sample) check() error {
 	default:
 		bad("onSIGTERM %q: want exit, drain or ignore", a.OnSIGTERM)
 	}
-	if a.Entry != "" && a.Entry != "shell" && a.Entry != "tini" {
-		bad("entry %q: want empty (exec), shell or tini", a.Entry)
+	if a.Entry != "" && a.Entry != "shell" && a.Entry != "tini" && a.Entry != "stopsignal" {
+		bad("entry %q: want empty (exec), shell, tini or stopsignal", a.Entry)
+	}
+	if a.StopSignal != "" && a.StopSignal != "QUIT" {
+		bad("stopSignal %q: want empty (SIGTERM) or QUIT", a.StopSignal)
 	}
 	if a.DrainDelay < 0 || a.DrainDelay > 5*time.Minute {
 		bad("drainDelay %s: want 0 to 5m", a.DrainDelay)
@@ -111,8 +118,11 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	if s.App.DrainDelay > 0 {
 		onSIGTERM += "+" + s.App.DrainDelay.String()
 	}
+	if s.App.StopSignal != "" {
+		onSIGTERM += "/SIG" + s.App.StopSignal // the signal it stops on: "drain/SIGQUIT"
+	}
 	if s.App.Entry != "" {
-		onSIGTERM += "@" + s.App.Entry // who is PID 1: "drain@shell"
+		onSIGTERM += "@" + s.App.Entry // how the image starts it: "drain@shell"
 	}
 	p := check.Plan{
 		Suite: suite,
