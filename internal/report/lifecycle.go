@@ -42,9 +42,7 @@ func Lifecycle(rows []Row) []Finding {
 	return []Finding{
 		pastGrace(rows), killAtGraceEnd(rows), forcedDelete(rows), replacement(rows),
 		terminalPhase(rows),
-		notMeasured("A STOPSIGNAL in the image, or lifecycle.stopSignal (1.33, alpha), replaces SIGTERM",
-			"Many container runtimes respect the STOPSIGNAL value defined in the container image and, if different, send the container STOPSIGNAL instead of TERM.",
-			"no row has an app that drains on another signal yet"),
+		stopSignal(rows),
 		pid1(rows),
 		notMeasured("A kubelet restart during termination restarts the grace period",
 			"If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period.",
@@ -238,6 +236,43 @@ func replacement(rows []Row) Finding {
 	}.measure(rows)
 }
 
+// stopSignal: the runtime sends the image's STOPSIGNAL instead of SIGTERM. Rows whose app stops
+// on SIGQUIT only (OnSIGTERM "…/SIGQUIT") must hear it when their image says so ("@stopsignal")
+// and die at once, hearing nothing, when it does not.
+func stopSignal(rows []Row) Finding {
+	return claim{
+		Finding: Finding{Claim: "The container runtime sends the image's STOPSIGNAL instead of SIGTERM: an app that stops on SIGQUIT hears it when its image says STOPSIGNAL SIGQUIT, and is killed by SIGTERM's default action when it does not",
+			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String() + " around the preStop's end",
+			Quote: "Many container runtimes respect the STOPSIGNAL value defined in the container image and, if different, send the container STOPSIGNAL instead of TERM."},
+		rows: func(r Row) bool {
+			return notForced(r) && strings.Contains(r.Config.OnSIGTERM, "/SIGQUIT")
+		},
+		terms: exited,
+		none:  "no row ran an app that stops on another signal (the matrix's stopsignal rows do)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			withHeard, with, withoutHeard, without := 0, 0, 0, 0
+			ok := true
+			for i, t := range ts {
+				pre, _ := preStop(of[i])
+				if strings.HasSuffix(of[i].Config.OnSIGTERM, "@stopsignal") {
+					with++
+					if t.SIGTERM > 0 {
+						withHeard++
+					}
+					ok = ok && t.SIGTERM > 0 && nearMoment(t.SIGTERM, pre) && t.How == "own"
+					continue
+				}
+				without++
+				if t.SIGTERM > 0 {
+					withoutHeard++
+				}
+				ok = ok && t.SIGTERM == 0 && t.How == "own" && exitNear(t, pre)
+			}
+			return ok, fmt.Sprintf("image with STOPSIGNAL SIGQUIT: the app heard its stop signal in %d of %d pods; without it: %d of %d, each dying at the preStop's end", withHeard, with, withoutHeard, without)
+		},
+	}.measure(rows)
+}
+
 // pid1: the stop signal goes to PID 1 only. Rows whose app runs behind a shell wrapper
 // (OnSIGTERM "…@shell") must show no SIGTERM heard and SIGKILL at the grace period's end; rows
 // whose PID 1 is the app or tini ("…@tini", the pid1 rows' exec form) must show it heard.
@@ -251,7 +286,7 @@ func pid1(rows []Row) Finding {
 			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
 			Quote: "The container runtime sends the signal to the main process in each container."},
 		rows: func(r Row) bool {
-			return notForced(r) && (entry(r) != "" || strings.HasPrefix(r.Config.Name, "pid1-"))
+			return notForced(r) && (entry(r) == "shell" || entry(r) == "tini" || strings.HasPrefix(r.Config.Name, "pid1-"))
 		},
 		terms: exited,
 		none:  "no row ran the app behind a shell or an init (the matrix's pid1 rows do)",

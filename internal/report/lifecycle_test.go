@@ -30,7 +30,11 @@ func TestLifecycle(t *testing.T) {
 	shell.Config.OnSIGTERM = "drain@shell"
 	tini := row("pid1-tini", check.RolloutRestart, 2*s, 10, check.Termination{Pod: "e", SIGTERM: 2 * s, Exit: 2010 * ms, How: "own"})
 	tini.Config.OnSIGTERM = "drain@tini"
-	rows = append(rows, shell, tini)
+	quit := row("stopsignal-image", check.RolloutRestart, 5*s, 15, check.Termination{Pod: "f", SIGTERM: 5 * s, Exit: 5300 * ms, How: "own"})
+	quit.Config.OnSIGTERM = "drain/SIGQUIT@stopsignal"
+	term := row("stopsignal-missing", check.RolloutRestart, 5*s, 15, check.Termination{Pod: "g", Exit: 5400 * ms, ExitUncertainty: s, How: "own"})
+	term.Config.OnSIGTERM = "drain/SIGQUIT"
+	rows = append(rows, shell, tini, quit, term)
 	fs := Lifecycle(rows)
 	by := map[string]Finding{}
 	for _, f := range fs {
@@ -38,11 +42,11 @@ func TestLifecycle(t *testing.T) {
 	}
 	want := map[string]bool{
 		"A preStop hook": true, "A container still": true, "A forced delete": true, "The ReplicaSet creates": true,
-		"The stop signal": true, "The kubelet moves": true,
+		"The stop signal": true, "The kubelet moves": true, "The container runtime": true,
 	}
 	for k, h := range want {
 		f, ok := by[k]
-		if n := map[string]int{"The stop signal": 2, "A container still": 2}[k]; !ok || f.Held == nil || *f.Held != h || f.N != max(n, 1) {
+		if n := map[string]int{"The stop signal": 2, "A container still": 2, "The container runtime": 2}[k]; !ok || f.Held == nil || *f.Held != h || f.N != max(n, 1) {
 			t.Errorf("%s: %+v", k, f)
 		}
 	}
