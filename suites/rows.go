@@ -216,12 +216,14 @@ func PID1Rows() []scenario.Scenario {
 	}
 }
 
-// stopSignal is a stop-signal row: the sample app draining on SIGQUIT only (500 ms requests,
-// a 5 s native sleep preStop, grace 15 s), in an image whose STOPSIGNAL says SIGQUIT (entry
-// "stopsignal") or in the plain one, whose runtime default is SIGTERM ("").
+// stopSignal is a stop-signal row: the sample app draining on SIGQUIT only (5 s requests, a
+// 5 s native sleep preStop, grace 20 s), in an image whose STOPSIGNAL says SIGQUIT (entry
+// "stopsignal") or in the plain one, whose runtime default is SIGTERM (""). The requests sent
+// until routing stops are still running when the preStop ends: a drain finishes them, a death
+// cuts them. (With 500 ms requests nothing was in flight by then: 0 failures either way.)
 func stopSignal(name, entry string) scenario.Scenario {
-	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 15)
-	s.App.StopSignal, s.App.Entry, s.App.RequestDuration = "QUIT", entry, 500*time.Millisecond
+	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 20)
+	s.App.StopSignal, s.App.Entry, s.App.RequestDuration = "QUIT", entry, 5*time.Second
 	return s
 }
 
@@ -236,9 +238,9 @@ func StopSignalRows() []scenario.Scenario {
 	deaf.Also = diedAtSIGTERM
 	return []scenario.Scenario{
 		Row(heard, d, check.Zero(),
-			"the image's STOPSIGNAL is SIGQUIT, so containerd sends SIGQUIT when the preStop ends: the app hears it (its line says signal=quit) and drains its 500 ms requests"),
+			"the image's STOPSIGNAL is SIGQUIT, so containerd sends SIGQUIT when the preStop ends: the app hears it (its line says signal=quit) and drains its 5 s requests within the grace period"),
 		Row(deaf, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseInFlightCut),
-			"negative control: the same app in an image without STOPSIGNAL gets SIGTERM, which it does not handle: Go's default action kills it at once when the preStop ends, cutting the 500 ms requests in flight"),
+			"negative control: the same app in an image without STOPSIGNAL gets SIGTERM, which it does not handle: Go's default action kills it at once when the preStop ends, cutting the 5 s requests still in flight"),
 	}
 }
 
