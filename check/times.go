@@ -37,6 +37,18 @@ type Termination struct {
 	Overlap            time.Duration `json:"overlap,omitempty"`
 }
 
+// How a process ended (Termination.How).
+const (
+	EndedOwn    = "own"    // it exited by itself
+	EndedKilled = "killed" // SIGKILL
+)
+
+// ExitNear tells whether t's exit window (Exit, its latest moment, less ExitUncertainty: a
+// container status gives the exit to the second, and may arrive late) meets want within tol.
+func (t Termination) ExitNear(want, tol time.Duration) bool {
+	return t.Exit >= want-tol && t.Exit-t.ExitUncertainty <= want+tol
+}
+
 // Times are what a row's configuration costs in time.
 type Times struct {
 	// Terminations are the deleted pods', in order of deletion.
@@ -72,7 +84,7 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		if x.Replacement != "" && x.ReplacementReady != 0 && x.Exit > 0 {
 			over = append(over, x.Overlap)
 		}
-		if x.How == "killed" {
+		if x.How == EndedKilled {
 			t.Killed++
 		}
 	}

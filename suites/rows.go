@@ -136,7 +136,7 @@ func killedAtGracePlus2(row *check.Row) error {
 	}
 	grace := time.Duration(row.Config.GraceSeconds) * time.Second
 	for _, x := range t.Terminations {
-		if x.How != "killed" || !near(x.SIGTERM, grace) || !exitNear(x, grace+2*time.Second) {
+		if x.How != check.EndedKilled || !near(x.SIGTERM, grace) || !x.ExitNear(grace+2*time.Second, pastGraceTolerance) {
 			return fmt.Errorf("pod %s: %s, SIGTERM %s and exit within %s before %s after deletion; want killed, SIGTERM at the grace period's end (%s) and SIGKILL 2 s later (%s), ±%s",
 				x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, grace, grace+2*time.Second, pastGraceTolerance)
 		}
@@ -147,13 +147,6 @@ func killedAtGracePlus2(row *check.Row) error {
 // near tells whether d is want within pastGraceTolerance.
 func near(d, want time.Duration) bool {
 	return d >= want-pastGraceTolerance && d <= want+pastGraceTolerance
-}
-
-// exitNear tells whether x's exit window (its Exit, the latest moment, less ExitUncertainty: a
-// container status gives the exit to the second, and arrives late on a loaded node) meets want
-// within pastGraceTolerance.
-func exitNear(x check.Termination, want time.Duration) bool {
-	return x.Exit >= want-pastGraceTolerance && x.Exit-x.ExitUncertainty <= want+pastGraceTolerance
 }
 
 func orUnknown(s string) string {
@@ -187,9 +180,9 @@ func heardSIGTERM(heard bool) func(*check.Row) error {
 		pre, _ := row.Config.PreStop.Duration()
 		for _, x := range t.Terminations {
 			switch {
-			case heard && (x.How != "own" || !near(x.SIGTERM, pre) || x.Exit > pre+row.Config.RequestDuration+pastGraceTolerance):
+			case heard && (x.How != check.EndedOwn || !near(x.SIGTERM, pre) || x.Exit > pre+row.Config.RequestDuration+pastGraceTolerance):
 				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want SIGTERM heard when the %s preStop ends and its own exit right after, ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, pre, pastGraceTolerance)
-			case !heard && (x.How != "killed" || x.SIGTERM != 0 || !exitNear(x, grace)):
+			case !heard && (x.How != check.EndedKilled || x.SIGTERM != 0 || !x.ExitNear(grace, pastGraceTolerance)):
 				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit within %s before %s after deletion; want no SIGTERM heard and SIGKILL at the grace period's end (%s), ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, grace, pastGraceTolerance)
 			}
 		}
@@ -253,7 +246,7 @@ func diedAtSIGTERM(row *check.Row) error {
 	}
 	pre, _ := row.Config.PreStop.Duration()
 	for _, x := range t.Terminations {
-		if x.SIGTERM != 0 || x.How != "own" || !exitNear(x, pre) {
+		if x.SIGTERM != 0 || x.How != check.EndedOwn || !x.ExitNear(pre, pastGraceTolerance) {
 			return fmt.Errorf("pod %s: %s, stop signal heard %s, exit within %s before %s after deletion; want no stop signal heard and its own death at the %s preStop's end, ±%s",
 				x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, pre, pastGraceTolerance)
 		}

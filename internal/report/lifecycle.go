@@ -148,7 +148,7 @@ func pastGrace(rows []Row) Finding {
 					sig = append(sig, t.SIGTERM-g)
 					ok = ok && nearMoment(t.SIGTERM, g)
 				}
-				ok = ok && (t.How != "killed" || exitNear(t, g+2*time.Second)) && t.Exit-t.ExitUncertainty <= g+2*time.Second+lifecycleTolerance
+				ok = ok && (t.How != check.EndedKilled || t.ExitNear(g+2*time.Second, lifecycleTolerance)) && t.Exit-t.ExitUncertainty <= g+2*time.Second+lifecycleTolerance
 			}
 			return ok, fmt.Sprintf("from the grace period's end: SIGTERM %s (n %d, the app's lines), exit %s (n %d, %d killed); claimed: SIGTERM at 0, SIGKILL at +2s",
 				dist(sig), len(sig), dist(exit), len(exit), killed(ts))
@@ -167,7 +167,7 @@ func killAtGraceEnd(rows []Row) Finding {
 			d, _ := preStop(r)
 			return d <= grace(r) && notForced(r)
 		},
-		terms: func(_ Row, t check.Termination) bool { return t.How == "killed" && t.Exit > 0 },
+		terms: func(_ Row, t check.Termination) bool { return t.How == check.EndedKilled && t.Exit > 0 },
 		none:  "no pod was SIGKILLed at its grace period's end",
 		judge: func(ts []check.Termination, of []Row) (bool, string) {
 			var off []time.Duration
@@ -176,7 +176,7 @@ func killAtGraceEnd(rows []Row) Finding {
 				d, _ := preStop(of[i])
 				want := max(grace(of[i]), d+2*time.Second)
 				off = append(off, t.Exit-want)
-				ok = ok && exitNear(t, want)
+				ok = ok && t.ExitNear(want, lifecycleTolerance)
 			}
 			return ok, fmt.Sprintf("exit of the killed containers (the latest moment of their exit window, which a container status gives to the second) from max(grace, preStop + 2 s) after deletion: %s (n %d)", dist(off), len(ts))
 		},
@@ -259,14 +259,14 @@ func stopSignal(rows []Row) Finding {
 					if t.SIGTERM > 0 {
 						withHeard++
 					}
-					ok = ok && t.SIGTERM > 0 && nearMoment(t.SIGTERM, pre) && t.How == "own"
+					ok = ok && t.SIGTERM > 0 && nearMoment(t.SIGTERM, pre) && t.How == check.EndedOwn
 					continue
 				}
 				without++
 				if t.SIGTERM > 0 {
 					withoutHeard++
 				}
-				ok = ok && t.SIGTERM == 0 && t.How == "own" && exitNear(t, pre)
+				ok = ok && t.SIGTERM == 0 && t.How == check.EndedOwn && t.ExitNear(pre, lifecycleTolerance)
 			}
 			return ok, fmt.Sprintf("image with STOPSIGNAL SIGQUIT: the app heard its stop signal in %d of %d pods; without it: %d of %d, each dying at the preStop's end", withHeard, with, withoutHeard, without)
 		},
@@ -301,17 +301,17 @@ func pid1(rows []Row) Finding {
 					if t.SIGTERM > 0 {
 						shellHeard++
 					}
-					if t.How == "killed" {
+					if t.How == check.EndedKilled {
 						shellKilled++
 					}
-					ok = ok && t.SIGTERM == 0 && t.How == "killed" && exitNear(t, g)
+					ok = ok && t.SIGTERM == 0 && t.How == check.EndedKilled && t.ExitNear(g, lifecycleTolerance)
 					continue
 				}
 				heardExit = append(heardExit, t.Exit)
 				if t.SIGTERM > 0 {
 					otherHeard++
 				}
-				ok = ok && t.SIGTERM > 0 && t.How == "own"
+				ok = ok && t.SIGTERM > 0 && t.How == check.EndedOwn
 			}
 			return ok, fmt.Sprintf("behind a shell: SIGTERM heard by %d of %d pods, %d killed, exit %s after deletion; app or tini as PID 1: SIGTERM heard by %d of %d, exit %s",
 				shellHeard, len(shellExit), shellKilled, dist(shellExit), otherHeard, len(heardExit), dist(heardExit))
@@ -343,7 +343,7 @@ func terminalPhase(rows []Row) Finding {
 func killed(ts []check.Termination) int {
 	n := 0
 	for _, t := range ts {
-		if t.How == "killed" {
+		if t.How == check.EndedKilled {
 			n++
 		}
 	}
@@ -362,10 +362,4 @@ func writeLifecycle(p func(string, ...any), fs []Finding) {
 		claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
 		p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
 	}
-}
-
-// exitNear tells whether t's exit window (Exit, its latest moment, less ExitUncertainty) meets
-// want within the tolerance: a container status gives the exit to the second.
-func exitNear(t check.Termination, want time.Duration) bool {
-	return t.Exit >= want-lifecycleTolerance && t.Exit-t.ExitUncertainty <= want+lifecycleTolerance
 }
