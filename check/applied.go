@@ -20,6 +20,9 @@ func (c Applied) Shape() string {
 		fmt.Fprintf(&b, " sigterm=%s", c.OnSIGTERM)
 	}
 	fmt.Fprintf(&b, " grace=%ds", c.GraceSeconds)
+	for _, sc := range c.Sidecars {
+		fmt.Fprintf(&b, " sidecar=%s", sc)
+	}
 	if c.RequestDuration > 0 {
 		fmt.Fprintf(&b, " req=%s", c.RequestDuration)
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,9 +57,15 @@ type App struct {
 	Objects []Object
 	// Deployment names the Deployment under test; empty when Objects hold only one.
 	Deployment string
-	// Port is the container port the app serves HTTP on; a container of the Deployment must
-	// declare it.
+	// Port is the container port the load is sent to; a container of the Deployment (or a
+	// native sidecar: an init container with restartPolicy Always) must declare it.
 	Port int32
+	// Container names the app's container: the one whose preStop a Variant sets, whose
+	// termination the rows time and whose logs may hold lifecycle lines. Empty: the container
+	// that declares Port. When it names another container than Port's, that one is a sidecar
+	// in front of the app (a proxy): its termination is timed too, and failures after it
+	// stopped accepting are attributed to it (timeline.PhaseSidecarExit).
+	Container string
 	// Path is the request path, starting with "/" (default "/").
 	Path string
 	// Images are loaded into the cluster from the local Docker engine (Target.LoadImages);
@@ -170,8 +177,13 @@ type Applied struct {
 	Why  string `json:"why,omitempty"`
 	// App is the Deployment under test.
 	App string `json:"app"`
+	// Container is the app's container.
+	Container string `json:"container,omitempty"`
 	// PreStop is the app container's preStop hook as applied (None when it has none).
 	PreStop PreStop `json:"preStop"`
+	// Sidecars are the pod's other long-running containers as applied: classic ones and
+	// native ones (init containers with restartPolicy Always).
+	Sidecars []Sidecar `json:"sidecars,omitempty"`
 	// OnSIGTERM is what the app does on SIGTERM, when known.
 	OnSIGTERM       string        `json:"onSIGTERM,omitempty"`
 	GraceSeconds    int64         `json:"terminationGracePeriodSeconds"`
@@ -192,6 +204,29 @@ type Applied struct {
 	Count      int            `json:"count"`
 	Settle     time.Duration  `json:"settle"`
 	Expect     Outcome        `json:"expect"`
+}
+
+// Sidecar is a container of the pod besides the app's, as applied.
+type Sidecar struct {
+	Name string `json:"name"`
+	// Native: an init container with restartPolicy Always, which the kubelet stops only after
+	// the app's containers have exited; otherwise a classic one, stopped with them.
+	Native bool `json:"native,omitempty"`
+	// Front: it declares the port the load is sent to, so requests pass through it.
+	Front   bool    `json:"front,omitempty"`
+	PreStop PreStop `json:"preStop"`
+}
+
+// String is "proxy(native,front,preStop=sleep 5s)".
+func (s Sidecar) String() string {
+	kind := "classic"
+	if s.Native {
+		kind = "native"
+	}
+	if s.Front {
+		kind += ",front"
+	}
+	return fmt.Sprintf("%s(%s,preStop=%s)", s.Name, kind, s.PreStop)
 }
 
 // DisruptionResult is one disruption as it happened, and the requests in flight between its

@@ -108,7 +108,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 	// container declares the port), so that a bad patch is reported with the other problems.
 	// The load bound is checked only on an otherwise valid plan: a count or settle already
 	// reported would only make it say the same again.
-	if dep != nil && appContainer(dep, p.App.Port) != nil {
+	if dep != nil && appContainer(dep, p.App) != nil {
 		valid := len(errs) == 0
 		d, perr := p.Variant.apply(dep, p.App)
 		if perr != nil {
@@ -118,7 +118,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 			if r := replicas(d); r < 2 && p.Disruption.Kind == ScaleDown {
 				bad("scale-down needs at least 2 replicas, the Deployment has %d", r)
 			}
-			c := appContainer(d, p.App.Port)
+			c := appContainer(d, p.App)
 			if c != nil && c.ReadinessProbe == nil {
 				warnings = append(warnings, fmt.Sprintf("Deployment %s: container %s has no readiness probe, so a rollout does not wait for new pods to serve and its verdict says little", d.Name, c.Name))
 			}
@@ -256,9 +256,20 @@ func (a App) check() []error {
 	} else if len(d.Spec.Selector.MatchExpressions) > 0 {
 		bad("Deployment %s: spec.selector.matchExpressions cannot be expressed as a Service selector: use matchLabels only", d.Name)
 	}
-	if appContainer(d, a.Port) == nil && a.Port > 0 {
-		var declared []string
+	front := portContainer(d, a.Port)
+	switch {
+	case a.Container != "" && appContainer(d, a) == nil:
+		var names []string
 		for _, c := range d.Spec.Template.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		bad("container %q: Deployment %s has no such container (containers: %s)", a.Container, d.Name, strings.Join(names, ", "))
+	case a.Container == "" && front != nil && isNative(d, front.Name):
+		bad("port %d: declared by native sidecar %s of Deployment %s: name the app's container (container)", a.Port, front.Name, d.Name)
+	}
+	if front == nil && a.Port > 0 {
+		var declared []string
+		for _, c := range runningContainers(d) {
 			for _, p := range c.Ports {
 				declared = append(declared, fmt.Sprintf("%s:%d", c.Name, p.ContainerPort))
 			}
@@ -308,11 +319,27 @@ func allContainers(d *appsv1.Deployment) []*corev1.Container {
 	return cs
 }
 
-// appContainer is the container that declares port: the one the load reaches and the preStop
-// of a Variant goes to.
-func appContainer(d *appsv1.Deployment, port int32) *corev1.Container {
-	for i := range d.Spec.Template.Spec.Containers {
-		c := &d.Spec.Template.Spec.Containers[i]
+// appContainer is the app's container: the one App.Container names, else the one that declares
+// App.Port. The preStop of a Variant goes to it.
+func appContainer(d *appsv1.Deployment, a App) *corev1.Container {
+	if a.Container != "" {
+		for i := range d.Spec.Template.Spec.Containers {
+			if c := &d.Spec.Template.Spec.Containers[i]; c.Name == a.Container {
+				return c
+			}
+		}
+		return nil
+	}
+	if c := portContainer(d, a.Port); c != nil && !isNative(d, c.Name) {
+		return c
+	}
+	return nil
+}
+
+// portContainer is the container that declares port, the one the load reaches: one of the
+// containers or a native sidecar (an init container with restartPolicy Always).
+func portContainer(d *appsv1.Deployment, port int32) *corev1.Container {
+	for _, c := range runningContainers(d) {
 		for _, p := range c.Ports {
 			if p.ContainerPort == port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
 				return c
@@ -322,11 +349,52 @@ func appContainer(d *appsv1.Deployment, port int32) *corev1.Container {
 	return nil
 }
 
+// runningContainers are the pod's containers that run while it serves: its native sidecars,
+// then its containers.
+func runningContainers(d *appsv1.Deployment) []*corev1.Container {
+	var cs []*corev1.Container
+	for i := range d.Spec.Template.Spec.InitContainers {
+		if c := &d.Spec.Template.Spec.InitContainers[i]; c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			cs = append(cs, c)
+		}
+	}
+	for i := range d.Spec.Template.Spec.Containers {
+		cs = append(cs, &d.Spec.Template.Spec.Containers[i])
+	}
+	return cs
+}
+
+// isNative tells whether the container named name is a native sidecar.
+func isNative(d *appsv1.Deployment, name string) bool {
+	for _, c := range d.Spec.Template.Spec.InitContainers {
+		if c.Name == name {
+			return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		}
+	}
+	return false
+}
+
+// sidecars are the pod's running containers other than the app's, as applied.
+func sidecars(d *appsv1.Deployment, a App) []Sidecar {
+	app, front := appContainer(d, a), portContainer(d, a.Port)
+	var out []Sidecar
+	for _, c := range runningContainers(d) {
+		if c == app {
+			continue
+		}
+		out = append(out, Sidecar{Name: c.Name, Native: isNative(d, c.Name), Front: c == front, PreStop: preStopOf(c)})
+	}
+	return out
+}
+
 // apply returns a copy of the Deployment with the variant's changes and the pull policy of
 // the loaded images; it changes nothing else.
 func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, error) {
 	d := orig.DeepCopy()
-	c := appContainer(d, a.Port)
+	c := appContainer(d, a)
+	if c == nil && a.Container != "" {
+		return nil, fmt.Errorf("container %q: Deployment %s has no such container", a.Container, d.Name)
+	}
 	if c == nil {
 		return nil, fmt.Errorf("port %d: no container of Deployment %s declares it", a.Port, d.Name)
 	}
@@ -417,10 +485,25 @@ func (p Plan) AppContainer() string {
 	if err != nil {
 		return ""
 	}
-	if c := appContainer(d, p.App.Port); c != nil {
+	if c := appContainer(d, p.App); c != nil {
 		return c.Name
 	}
 	return ""
+}
+
+// FrontContainer is the sidecar in front of the app: the container that declares App.Port when
+// App.Container names another one (a proxy the load passes through). Empty when the load
+// reaches the app's container itself.
+func (p Plan) FrontContainer() string {
+	d, err := p.Deployment()
+	if err != nil {
+		return ""
+	}
+	app, front := appContainer(d, p.App), portContainer(d, p.App.Port)
+	if app == nil || front == nil || app == front {
+		return ""
+	}
+	return front.Name
 }
 
 // Applied says what a row of the Plan runs, as the reports show it. The Deployment's part (its
@@ -440,7 +523,11 @@ func (p Plan) Applied() Applied {
 	}
 	if d, err := p.Deployment(); err == nil {
 		a.App, a.GraceSeconds, a.Replicas = d.Name, grace(d), int(replicas(d))
-		a.PreStop = preStopOf(appContainer(d, p.App.Port))
+		c := appContainer(d, p.App)
+		a.PreStop, a.Sidecars = preStopOf(c), sidecars(d, p.App)
+		if c != nil {
+			a.Container = c.Name
+		}
 	}
 	return a
 }

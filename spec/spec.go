@@ -70,8 +70,13 @@ type App struct {
 	Images []string `json:"images,omitempty"`
 	// Build are images built with docker build before the check (and then loaded).
 	Build []Build `json:"build,omitempty"`
-	Port  int32   `json:"port"`
-	Path  string  `json:"path,omitempty"`
+	// Port is the container port the load is sent to.
+	Port int32  `json:"port"`
+	Path string `json:"path,omitempty"`
+	// Container names the app's container when the one that declares Port is a sidecar in
+	// front of it (a proxy): the variants' preStop goes to the app, and the sidecar's exit is
+	// timed and blamed for the failures after it.
+	Container string `json:"container,omitempty"`
 	// PodHeader is the response header naming the pod, if the app sends one.
 	PodHeader string `json:"podHeader,omitempty"`
 }
@@ -320,7 +325,7 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 			bad("settle %s: want more than 0", settle)
 		}
 	}
-	app := check.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path,
+	app := check.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path, Container: c.App.Container,
 		Images: c.Images(), PodHeader: c.App.PodHeader}
 	if c.App.Path == "" {
 		app.Path = check.DefaultPath

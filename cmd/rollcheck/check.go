@@ -34,7 +34,7 @@ const (
 
 const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
        rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
-                       [--deployment NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
+                       [--deployment NAME] [--container NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
                        [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--load-pods N] [--prestop-sleep 5s]
                        [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
                        [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
@@ -60,11 +60,11 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig string
-		manifests, images, disruptions                                                    multi
-		port, rate, grace, parallel, loadPods                                             int
-		keepalive, dryRun                                                                 bool
-		maxRatio, minPer                                                                  float64
+		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig, container string
+		manifests, images, disruptions                                                               multi
+		port, rate, grace, parallel, loadPods                                                        int
+		keepalive, dryRun                                                                            bool
+		maxRatio, minPer                                                                             float64
 	)
 	fs.StringVar(&file, "f", "", "check file")
 	fs.StringVar(&artifacts, "artifacts", envOr("ARTIFACTS", "_artifacts"), "reports directory")
@@ -75,6 +75,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&deployment, "deployment", "", "Deployment under test")
 	fs.StringVar(&path, "path", "/", "request path")
 	fs.IntVar(&port, "port", 0, "container port")
+	fs.StringVar(&container, "container", "", "the app's container, when the port's is a sidecar in front of it")
 	fs.IntVar(&rate, "rate", 0, "requests per second")
 	fs.StringVar(&method, "method", "", "GET or POST")
 	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
@@ -109,6 +110,8 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bad("use -f or --manifest, not both")
 	case file != "" && (loadFrom != "" || loadPods != 0):
 		return bad("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
+	case file != "" && container != "":
+		return bad("--container is for --manifest; a check file says app: {container: ...}")
 	case file != "":
 		if c, err = spec.Load(file); err != nil {
 			return bad("%v", err)
@@ -117,7 +120,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if c, err = flagsCheck(manifests, images, disruptions, deployment, path, method, timeout, prestop, port, rate, grace, keepalive, maxRatio, minPer); err != nil {
 			return bad("%v", err)
 		}
-		c.Load.From, c.Load.Pods = loadFrom, loadPods
+		c.Load.From, c.Load.Pods, c.App.Container = loadFrom, loadPods, container
 	default:
 		return bad("nothing to check: give -f CHECK.yaml or --manifest (rollcheck check -h)")
 	}

@@ -34,19 +34,26 @@ const (
 type Option func(*options)
 
 type options struct {
-	appContainer string
+	appContainers []string
 	// openLogs opens a follow stream of a container's logs (tests replace it).
 	openLogs func(ctx context.Context, pod, container string) (io.ReadCloser, error)
 }
 
-// WithAppLogs makes the Observer follow the logs of the named container of every watched pod
+// WithAppLogs makes the Observer follow the logs of the named containers of every watched pod
 // (those that exist at Start too), one stream per run of the container, and record the app's
 // lifecycle lines: each line that is a JSON object with string fields "ts" (RFC 3339) and
 // "event", stamped at or after Start, becomes an AppEvent at ts (at most 256 per pod; lines
-// over 64 KiB are skipped), and the end of the stream an AppLogEnded. An empty name follows
-// nothing.
-func WithAppLogs(container string) Option {
-	return func(o *options) { o.appContainer = container }
+// over 64 KiB are skipped), and the end of the stream an AppLogEnded, each with its container.
+// A native sidecar (an init container with restartPolicy Always) is followed too. Empty names
+// are ignored.
+func WithAppLogs(containers ...string) Option {
+	return func(o *options) {
+		for _, c := range containers {
+			if c != "" && !slices.Contains(o.appContainers, c) {
+				o.appContainers = append(o.appContainers, c)
+			}
+		}
+	}
 }
 
 // podLogs opens follow streams with the client's GetLogs.
@@ -57,30 +64,37 @@ func podLogs(client kubernetes.Interface, ns string) func(context.Context, strin
 	}
 }
 
-// streamKey identifies one run of the app container: one log stream each.
+// streamKey identifies one run of a followed container: one log stream each.
 type streamKey struct {
-	uid      types.UID
-	restarts int32
+	uid       types.UID
+	container string
+	restarts  int32
 }
 
-// followAppLogsLocked starts following the app container of pod if it is running and its
-// current run has no stream yet; o.mu must be held and o not stopped.
+// followAppLogsLocked starts following each followed container of pod that is running and
+// whose current run has no stream yet; o.mu must be held and o not stopped.
 func (o *Observer) followAppLogsLocked(pod *corev1.Pod) {
-	if o.app == "" {
+	if len(o.apps) == 0 {
 		return
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != o.app || cs.State.Running == nil {
+	for _, cs := range statuses(pod) {
+		if !slices.Contains(o.apps, cs.Name) || cs.State.Running == nil {
 			continue
 		}
-		key := streamKey{uid: pod.UID, restarts: cs.RestartCount}
+		key := streamKey{uid: pod.UID, container: cs.Name, restarts: cs.RestartCount}
 		if o.following[key] {
-			return
+			continue
 		}
 		o.following[key] = true
 		o.streams.Add(1)
 		go o.followAppLog(key, pod.Name)
 	}
+}
+
+// statuses are the pod's container statuses: its init containers' (where native sidecars
+// report), then its containers'.
+func statuses(pod *corev1.Pod) []corev1.ContainerStatus {
+	return slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 }
 
 // appStream is what one stream has seen.
@@ -96,13 +110,13 @@ type appStream struct {
 func (o *Observer) followAppLog(key streamKey, pod string) {
 	defer o.streams.Done()
 	ctx := o.runCtx
-	rc, err := o.openLogs(ctx, pod, o.app)
+	rc, err := o.openLogs(ctx, pod, key.container)
 	if err != nil {
 		o.mu.Lock()
 		delete(o.following, key)
 		o.mu.Unlock()
 		if ctx.Err() == nil {
-			o.logf("observe %s: logs of %s/%s: %v (trying again on its next update)", o.ns, pod, o.app, err)
+			o.logf("observe %s: logs of %s/%s: %v (trying again on its next update)", o.ns, pod, key.container, err)
 		}
 		return
 	}
@@ -132,7 +146,7 @@ func (o *Observer) followAppLog(key streamKey, pod string) {
 			return
 		}
 		o.appEvents[key.uid]++
-		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: o.app, Detail: detail})
+		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: key.container, Detail: detail})
 	})
 	now := time.Now()
 	if ctx.Err() != nil {
@@ -140,10 +154,10 @@ func (o *Observer) followAppLog(key streamKey, pod string) {
 	}
 	if st.dropped > 0 || long > 0 {
 		o.logf("observe %s: logs of %s/%s: %d app events beyond %d per pod not recorded, %d lines longer than %d bytes skipped",
-			o.ns, pod, o.app, st.dropped, maxAppEvents, long, maxAppLine)
+			o.ns, pod, key.container, st.dropped, maxAppEvents, long, maxAppLine)
 	}
 	if err != nil {
-		o.logf("observe %s: logs of %s/%s: %v (no longer followed)", o.ns, pod, o.app, err)
+		o.logf("observe %s: logs of %s/%s: %v (no longer followed)", o.ns, pod, key.container, err)
 		return
 	}
 	o.mu.Lock()
@@ -151,7 +165,7 @@ func (o *Observer) followAppLog(key streamKey, pod string) {
 	if o.stopped {
 		return
 	}
-	o.recordLocked(Event{Time: now, Kind: AppLogEnded, Pod: pod, Container: o.app,
+	o.recordLocked(Event{Time: now, Kind: AppLogEnded, Pod: pod, Container: key.container,
 		Detail: fmt.Sprintf("exiting=%t sigterm=%t lines=%d", st.exiting, st.sigterm, st.lines)})
 }
 

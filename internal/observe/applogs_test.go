@@ -388,3 +388,51 @@ func TestEachLine(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("broken") }
+
+// TestAppLogsSidecar: with two containers named, both are followed, a native sidecar (which
+// reports among the init containers) too, and each line and log end carries its container; the
+// sidecar's exit is recorded from its init container status.
+func TestAppLogsSidecar(t *testing.T) {
+	logs := newFakeLogs(0)
+	w := newWorld(t)
+	rec := &logRecorder{t: t}
+	o, err := Start(w.ctx, w.client, testNS, testSel, testSvc, rec.logf, WithAppLogs("app", "proxy", ""), withLogOpener(logs.open))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Stop() })
+	p := pod("app-1")
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{running("proxy", 0, at(0))}
+	setContainers(p, running("app", 0, at(0)))
+	w.createPod(p)
+	streams := map[string]logStream{}
+	for range 2 {
+		s := logs.next(t)
+		streams[s.container] = s
+	}
+	if streams["app"].pod != "app-1" || streams["proxy"].pod != "app-1" {
+		t.Fatalf("streams opened: %v", streams)
+	}
+	ts := o.since.Add(time.Millisecond)
+	write(t, streams["proxy"], appLine(ts, "sigterm", `,"mode":"exit"`))
+	streams["proxy"].w.Close()
+	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
+	var got []string
+	for _, e := range tl.Events {
+		if e.Kind == AppEvent || e.Kind == AppLogEnded {
+			got = append(got, string(e.Kind)+"/"+e.Container)
+		}
+	}
+	if strings.Join(got, " ") != "app/proxy app-log-ended/proxy" {
+		t.Errorf("app events: %v\n%s", got, dump(tl))
+	}
+
+	p = p.DeepCopy()
+	p.Status.InitContainerStatuses[0].State = corev1.ContainerState{Terminated: terminated(0, 0, "Completed", at(3))}
+	w.updatePod(p)
+	exits := events(waitFor(t, o, ContainerExited, "app-1", 1), ContainerExited, "app-1")
+	checkExit(t, exits[0], "proxy", 0, at(3), "exitCode=0 reason=Completed")
+	if !rec.has(`logs of containers ["app" "proxy"]`) {
+		t.Error("the start line does not name both containers")
+	}
+}

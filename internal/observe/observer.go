@@ -32,7 +32,7 @@ type Observer struct {
 
 	// The app's log streams (WithAppLogs): app is the container followed ("" for none);
 	// lines stamped before since (when Start began) are the history of a baseline pod.
-	app      string
+	apps     []string
 	since    time.Time
 	openLogs func(ctx context.Context, pod, container string) (io.ReadCloser, error)
 	streams  sync.WaitGroup
@@ -111,7 +111,7 @@ func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, se
 		logf:       logf,
 		cancel:     cancel,
 		runCtx:     runCtx,
-		app:        opt.appContainer,
+		apps:       opt.appContainers,
 		since:      since,
 		openLogs:   opt.openLogs,
 		following:  map[streamKey]bool{},
@@ -160,8 +160,8 @@ func Start(ctx context.Context, client kubernetes.Interface, ns, podSelector, se
 		go o.run(runCtx, s, opened[i])
 	}
 	logs := ""
-	if o.app != "" {
-		logs = fmt.Sprintf(", logs of container %q", o.app)
+	if len(o.apps) > 0 {
+		logs = fmt.Sprintf(", logs of containers %q", o.apps)
 	}
 	logf("observe %s: watching pods (%q), endpointslices of service %q and pod events%s; baseline: %d pods, %d slices",
 		ns, podSelector, service, logs, pods, slices)

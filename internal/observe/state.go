@@ -56,8 +56,8 @@ func terminationOf(t *corev1.ContainerStateTerminated) termination {
 }
 
 func containersOf(p *corev1.Pod) map[string]containerState {
-	out := make(map[string]containerState, len(p.Status.ContainerStatuses))
-	for _, cs := range p.Status.ContainerStatuses {
+	out := make(map[string]containerState, len(p.Status.InitContainerStatuses)+len(p.Status.ContainerStatuses))
+	for _, cs := range statuses(p) {
 		c := containerState{restarts: cs.RestartCount}
 		if r := cs.State.Running; r != nil {
 			c.running, c.started = true, r.StartedAt.Time
@@ -139,7 +139,7 @@ func (o *Observer) podTransitionsLocked(now time.Time, pod *corev1.Pod, prev, ne
 // one known in prev) and then a new start (running, where prev was not running or started
 // at another time).
 func (o *Observer) containerTransitionsLocked(now time.Time, pod *corev1.Pod, prev map[string]containerState) {
-	for _, cs := range pod.Status.ContainerStatuses {
+	for _, cs := range statuses(pod) {
 		was := prev[cs.Name]
 		exited := cs.State.Terminated
 		if exited != nil && terminationOf(exited) == was.exit {
