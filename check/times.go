@@ -35,6 +35,18 @@ type Termination struct {
 	ReplacementCreated time.Duration `json:"replacementCreated,omitempty"`
 	ReplacementReady   time.Duration `json:"replacementReady,omitempty"`
 	Overlap            time.Duration `json:"overlap,omitempty"`
+	// Front is the end of the sidecar in front of the app (App.Container), when the pod has one.
+	Front *SidecarEnd `json:"front,omitempty"`
+}
+
+// SidecarEnd is a sidecar container's end, measured from the pod's deletion as Termination's
+// moments are: its SIGTERM (its own "sigterm" line, when it writes one) and its exit.
+type SidecarEnd struct {
+	Container       string        `json:"container"`
+	SIGTERM         time.Duration `json:"sigterm,omitempty"`
+	Exit            time.Duration `json:"exit,omitempty"`
+	ExitUncertainty time.Duration `json:"exitUncertainty,omitempty"`
+	How             string        `json:"how,omitempty"`
 }
 
 // How a process ended (Termination.How).
@@ -62,6 +74,10 @@ type Times struct {
 	Overlap Durations `json:"overlap"`
 	// Killed counts the terminations that ended in SIGKILL.
 	Killed int `json:"killed"`
+	// FrontExit summarises the front sidecar's exits and FrontFirst counts the pods whose
+	// sidecar exited before the app (its exit window ends before the app's begins).
+	FrontExit  Durations `json:"frontExit,omitzero"`
+	FrontFirst int       `json:"frontFirst,omitempty"`
 	// Disruption summarises the disruptions' durations: start → the Deployment settled
 	// (DisruptionResult.Complete).
 	Disruption Durations `json:"disruption"`
@@ -70,7 +86,7 @@ type Times struct {
 // NewTimes summarises terminations and the disruptions' durations.
 func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 	t := &Times{Terminations: terms}
-	var sig, exit, gone, dis, over []time.Duration
+	var sig, exit, gone, dis, over, front []time.Duration
 	for _, x := range terms {
 		if x.SIGTERM > 0 {
 			sig = append(sig, x.SIGTERM)
@@ -87,6 +103,12 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		if x.How == EndedKilled {
 			t.Killed++
 		}
+		if f := x.Front; f != nil && f.Exit > 0 {
+			front = append(front, f.Exit)
+			if x.Exit > 0 && f.Exit < x.Exit-x.ExitUncertainty {
+				t.FrontFirst++
+			}
+		}
 	}
 	for _, d := range ds {
 		if !d.Complete.IsZero() && d.Complete.After(d.Started) {
@@ -94,6 +116,9 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		}
 	}
 	t.SIGTERM, t.Exit, t.Gone, t.Disruption, t.Overlap = Summarize(sig), Summarize(exit), Summarize(gone), Summarize(dis), Summarize(over)
+	if len(front) > 0 {
+		t.FrontExit = Summarize(front)
+	}
 	return t
 }
 

@@ -203,7 +203,7 @@ func (r *runner) measure(ctx context.Context) error {
 		return fmt.Errorf("observer client: %w", err)
 	}
 	container := p.AppContainer()
-	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(r.dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container))
+	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(r.dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container, p.FrontContainer()))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
@@ -365,7 +365,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	p, row, res := r.p, r.row, d.res
 	row.Summary = res.Summary()
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container}
+	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer()}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}
@@ -447,6 +447,12 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
 		if t.Exit > 0 && !l.ExitFrom.IsZero() {
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
+		}
+		if f := l.Front; f != nil {
+			t.Front = &check.SidecarEnd{Container: f.Container, SIGTERM: since(l.Deleting, f.SIGTERM), Exit: since(l.Deleting, f.ExitBy), How: string(f.Exit)}
+			if t.Front.Exit > 0 && !f.ExitFrom.IsZero() {
+				t.Front.ExitUncertainty = f.ExitBy.Sub(f.ExitFrom)
+			}
 		}
 		out = append(out, t)
 	}

@@ -254,6 +254,70 @@ func diedAtSIGTERM(row *check.Row) error {
 	return nil
 }
 
+// sidecar is a sidecar row: the textbook app (5 s native sleep preStop, then drain; grace 30 s)
+// behind the sample app as a proxy that exits at SIGTERM, classic or native, with a native
+// sleep preStop of pre on the proxy (0: none).
+func sidecar(name string, native bool, pre time.Duration) scenario.Scenario {
+	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	s.App.Proxy = &scenario.Proxy{Native: native, PreStop: pre}
+	s.Also = sidecarOrder(native)
+	return s
+}
+
+// GoneThroughSidecar are the classes of requests to a pod whose proxy exited: new connections
+// refused (or black-holed: timeout) and requests it carried cut (EOF, reset).
+var GoneThroughSidecar = []loadgen.Class{loadgen.ClassRefused, loadgen.ClassTimeout, loadgen.ClassEOF, loadgen.ClassReset}
+
+// sidecarOrder checks the order in which each deleted pod's containers ended: a native sidecar
+// after the app's container ("stopped only after the app's containers have exited"); a classic
+// one, without a preStop of its own, at once, with the app still in its preStop.
+func sidecarOrder(native bool) func(*check.Row) error {
+	return func(row *check.Row) error {
+		t := row.Times
+		if t == nil || len(t.Terminations) == 0 {
+			return errors.New("no termination measured")
+		}
+		var sc check.Sidecar
+		for _, c := range row.Config.Sidecars {
+			if c.Front {
+				sc = c
+			}
+		}
+		proxyPre, _ := sc.PreStop.Duration()
+		for _, x := range t.Terminations {
+			f := x.Front
+			if f == nil || f.Exit == 0 || x.Exit == 0 {
+				return fmt.Errorf("pod %s: the exits of the app (%s) and its sidecar (%+v) were not both seen", x.Pod, x.Exit, f)
+			}
+			switch {
+			case native && f.Exit-f.ExitUncertainty < x.Exit-x.ExitUncertainty:
+				return fmt.Errorf("pod %s: the native sidecar %s exited within %s before %s after deletion, before the app (%s): want it stopped only after the app's container exited", x.Pod, f.Container, f.ExitUncertainty, f.Exit, x.Exit)
+			case !native && proxyPre == 0 && (!near(f.SIGTERM, 0) || f.Exit >= x.Exit-x.ExitUncertainty):
+				return fmt.Errorf("pod %s: the classic sidecar %s heard SIGTERM %s and exited %s after deletion, the app %s: want SIGTERM at the deletion and its exit before the app's", x.Pod, f.Container, f.SIGTERM, f.Exit, x.Exit)
+			case !native && proxyPre > 0 && !near(f.SIGTERM, proxyPre):
+				return fmt.Errorf("pod %s: the classic sidecar %s heard SIGTERM %s after deletion; want it when its %s preStop ends", x.Pod, f.Container, f.SIGTERM, proxyPre)
+			}
+		}
+		return nil
+	}
+}
+
+// SidecarRows are the sidecar rows: the same app behind a proxy sidecar, classic and native,
+// with and without a preStop on the proxy.
+func SidecarRows() []scenario.Scenario {
+	d := check.RolloutRestart
+	return []scenario.Scenario{
+		Row(sidecar("sidecar-classic", false, 0), d, check.Failures(GoneThroughSidecar...).ByPhase(timeline.PhaseSidecarExit),
+			"negative control: a classic sidecar gets SIGTERM with the app; the proxy in front has no preStop and exits at once, while the app sits in its 5 s preStop and kube-proxy still routes to the pod: the connections it refuses and the requests it cut are the sidecar's (sidecar-exit), not the app's"),
+		Row(sidecar("sidecar-classic-prestop", false, 5*time.Second), d, check.Zero(),
+			"the classic proxy gets its own 5 s preStop sleep: it outlasts endpoint propagation as the app's does, so it exits only once no new connection comes"),
+		Row(sidecar("sidecar-native", true, 0), d, check.Zero(),
+			"a native sidecar (an init container with restartPolicy Always) is stopped only after the app's container has exited: the proxy without a preStop serves until the app has drained"),
+		Row(sidecar("sidecar-native-prestop", true, 5*time.Second), d, check.Zero(),
+			"a native proxy with its own 5 s preStop: the kubelet stops it after the app as without one; the row times when its preStop runs and what it adds to each pod's termination"),
+	}
+}
+
 // SlowRequests: 5 s requests, a 2 s preStop sleep and a 3 s grace period.
 var SlowRequests = func() scenario.Scenario {
 	s := sample("slow-requests", scenario.ShutdownDrain, scenario.NativeSleep(2*time.Second), 3)
@@ -360,7 +424,7 @@ func ScaleDownRows() []scenario.Scenario {
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []scenario.Scenario {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows())
 }
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
@@ -407,6 +471,9 @@ func RowLabels(s scenario.Scenario) []string {
 	}
 	if strings.HasPrefix(s.Variant.Name, "stopsignal-") {
 		l = append(l, "stop-signal")
+	}
+	if s.App.Proxy != nil {
+		l = append(l, "sidecar")
 	}
 	if s.Variant.Expect.Kind == check.ExpectFailures {
 		l = append(l, "negative-control")

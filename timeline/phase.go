@@ -15,6 +15,10 @@ const (
 	PhaseSIGKILL Phase = "sigkill"
 	// PhaseInFlightCut: the request was in flight when the process exited on its own.
 	PhaseInFlightCut Phase = "in-flight-cut"
+	// PhaseSidecarExit: a sidecar in front of the app (a proxy the load passes through) stopped
+	// accepting before the app did: the request was in flight through it when it exited, or
+	// was sent to it after it stopped while the data plane still routed to the pod.
+	PhaseSidecarExit Phase = "sidecar-exit"
 	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
 	// request, sent after the Service had stopped routing new connections to that pod.
 	PhasePinnedConnection Phase = "pinned-connection"
@@ -30,7 +34,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

@@ -40,6 +40,10 @@ type Input struct {
 	// Container is the app's container: container exits and app lines of other containers are
 	// ignored. Empty: any container.
 	Container string
+	// Front is a sidecar in front of the app (the container the load reaches, when it is not
+	// Container): its own exit and lines make Life.Front, and the sidecar-exit rule. Empty:
+	// none. Ignored without Container.
+	Front string
 	// ProgrammingLag is how long the data plane may lag the control plane (0:
 	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
 	ProgrammingLag time.Duration
@@ -54,6 +58,9 @@ type Attribution struct {
 	// Others are the other pods the same rule matched (two pods terminating at once); Pod is
 	// the one whose moment is nearest.
 	Others []string `json:"others,omitempty"`
+	// Container is the container whose end explains the failure when it is not the app's (the
+	// sidecar in front, for sidecar-exit).
+	Container string `json:"container,omitempty"`
 	// Why says the rule and the moments it matched.
 	Why string `json:"why"`
 }
@@ -97,6 +104,48 @@ type Life struct {
 	Exit      Exit      `json:"exit,omitempty"`
 	ExitWhy   string    `json:"exitWhy,omitempty"`
 	Gone      time.Time `json:"gone,omitzero"`
+	// Front is the sidecar in front of the app (Input.Front) in this pod: its own SIGTERM,
+	// listener and exit, from its lines and its container status; nil without one.
+	Front *Sidecar `json:"front,omitempty"`
+}
+
+// Sidecar is what the timeline tells of a sidecar container's end, as Life tells the app's.
+type Sidecar struct {
+	Container      string    `json:"container"`
+	SIGTERM        time.Time `json:"sigterm,omitzero"`
+	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
+	ExitFrom       time.Time `json:"exitFrom,omitzero"`
+	ExitBy         time.Time `json:"exitBy,omitzero"`
+	ExitExact      bool      `json:"exitExact,omitempty"`
+	Exit           Exit      `json:"exit,omitempty"`
+	ExitWhy        string    `json:"exitWhy,omitempty"`
+}
+
+// stopped is the first moment the sidecar may no longer have accepted: its listener's line, or
+// the start of its exit window; zero when neither is known.
+func (s *Sidecar) stopped() time.Time {
+	return earliest(s.ListenerClosed, s.ExitFrom)
+}
+
+// WithFront adds the front sidecar's end to each of lives, read from tl as Lives reads the
+// app's (its lines and its container's statuses).
+func WithFront(lives []Life, tl timeline.Timeline, front string) []Life {
+	if front == "" {
+		return lives
+	}
+	fl := map[string]Life{}
+	for _, l := range Lives(tl, front) {
+		fl[l.Pod] = l
+	}
+	for i := range lives {
+		f, ok := fl[lives[i].Pod]
+		if !ok || (f.SIGTERM.IsZero() && f.ListenerClosed.IsZero() && f.ExitBy.IsZero()) {
+			continue
+		}
+		lives[i].Front = &Sidecar{Container: front, SIGTERM: f.SIGTERM, ListenerClosed: f.ListenerClosed,
+			ExitFrom: f.ExitFrom, ExitBy: f.ExitBy, ExitExact: f.ExitExact, Exit: f.Exit, ExitWhy: f.ExitWhy}
+	}
+	return lives
 }
 
 // notAccepting is the first moment the pod is known to refuse new connections: its listener
@@ -284,6 +333,11 @@ func earliest(ts ...time.Time) time.Time {
 //     being served: in flight. With keep-alive, a
 //     request sent after the Service stopped routing new connections to the pod (Routed +
 //     Tolerance) rode a kept-alive connection: pinned-connection instead.
+//   - sidecar-exit: the pod has a sidecar in front of the app (Input.Front) that stopped
+//     accepting (its listener's line, or the start of its exit window) after the deletion and
+//     before the app did: the request was in flight through it when it exited (as
+//     in-flight-cut), or was sent after it stopped until the pod stopped being routed plus the
+//     programming lag (as propagation). Attributed to that container.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
 //     and failed (not by timing out) between the pod's deletion and its end: only a connection
 //     opened earlier can have carried it there.
@@ -302,6 +356,9 @@ func Attribute(in Input) Result {
 		lag = DefaultProgrammingLag
 	}
 	lives := Lives(in.Timeline, in.Container)
+	if in.Container != "" {
+		lives = WithFront(lives, in.Timeline, in.Front)
+	}
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
 	for i := range in.Requests {
 		q := &in.Requests[i]
@@ -348,6 +405,35 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 				how = "exit seen"
 			}
 			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))}, true
+		}},
+		{timeline.PhaseSidecarExit, func(l *Life) (match, bool) {
+			f := l.Front
+			if f == nil || l.Deleting.IsZero() {
+				return match{}, false
+			}
+			stop := f.stopped()
+			// Only a sidecar that went first: once the app no longer accepts, its own phases say why.
+			if stop.IsZero() || stop.Before(l.Deleting.Add(-Tolerance)) {
+				return match{}, false
+			}
+			if app := l.notAccepting(); !app.IsZero() && !stop.Before(app) {
+				return match{}, false
+			}
+			if cut && !f.ExitBy.IsZero() && t0.Before(f.ExitFrom) && !t1.Before(f.ExitFrom.Add(-Tolerance)) && !t1.After(f.ExitBy.Add(Tolerance)) {
+				return match{l.Pod, absDur(t1.Sub(f.ExitBy)), fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy))}, true
+			}
+			until := l.Routed
+			if until.IsZero() {
+				until = l.Gone
+			}
+			if until.IsZero() {
+				until = stop
+			}
+			until = until.Add(lag)
+			if t0.Before(stop.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s) while the app still did and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), clock(until))}, true
 		}},
 		{timeline.PhasePinnedConnection, func(l *Life) (match, bool) {
 			if !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
@@ -408,6 +494,13 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 		}
 		sort.SliceStable(ms, func(i, j int) bool { return ms[i].dist < ms[j].dist })
 		a := Attribution{Seq: q.Seq, Phase: r.phase, Pod: ms[0].pod, Why: ms[0].why}
+		if r.phase == timeline.PhaseSidecarExit {
+			for i := range lives {
+				if lives[i].Pod == a.Pod && lives[i].Front != nil {
+					a.Container = lives[i].Front.Container
+				}
+			}
+		}
 		for _, m := range ms[1:] {
 			a.Others = append(a.Others, m.pod)
 		}
@@ -464,6 +557,13 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+func orSeen(why string) string {
+	if why == "" {
+		return "exit seen"
+	}
+	return why
 }
 
 func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }

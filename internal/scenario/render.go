@@ -30,6 +30,7 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 	err := appTemplate.Execute(&buf, map[string]any{
 		"Name": AppName, "Scenario": name, "Image": image, "Shutdown": string(a.OnSIGTERM),
 		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(), "StopSignal": a.StopSignal,
+		"Proxy": a.Proxy != nil, "ProxyNative": a.Proxy != nil && a.Proxy.Native, "ProxyPreStop": a.Proxy.preStopSeconds(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)

@@ -36,7 +36,35 @@ type Sample struct {
 	// StopSignal is the signal the app stops on: "" (SIGTERM) or "QUIT" (then SIGTERM kills it
 	// at once, Go's default).
 	StopSignal string
+	// Proxy, when set, puts the sample app as a proxy sidecar in front of the app: it listens on
+	// the port the load is sent to and forwards to the app on 8081 in the same pod, and it exits
+	// at SIGTERM (a proxy that does not drain).
+	Proxy *Proxy
 }
+
+// Proxy is the proxy sidecar of a Sample.
+type Proxy struct {
+	// Native makes it a native sidecar (an init container with restartPolicy Always, GA in
+	// Kubernetes 1.33), which the kubelet stops only after the app's container has exited;
+	// otherwise it is a classic one, stopped with the app.
+	Native bool
+	// PreStop is its native sleep preStop (whole seconds; 0: none).
+	PreStop time.Duration
+}
+
+// preStopSeconds is the proxy's preStop sleep in seconds; 0 for none or no proxy.
+func (p *Proxy) preStopSeconds() int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(p.PreStop / time.Second)
+}
+
+// ProxyContainer and AppContainer are the containers of a Sample with a Proxy.
+const (
+	ProxyContainer = "proxy"
+	AppContainer   = "app"
+)
 
 // Scenario is one row of the built-in matrix: the sample app's settings and a Variant of its
 // Deployment (the preStop, grace period and replicas, and the expected Outcome), under one
@@ -73,6 +101,9 @@ func (a Sample) check() error {
 	}
 	if a.DrainDelay > 0 && a.OnSIGTERM != ShutdownDrain {
 		bad("drainDelay %s only applies to onSIGTERM drain, not %s", a.DrainDelay, a.OnSIGTERM)
+	}
+	if p := a.Proxy; p != nil && (p.PreStop < 0 || p.PreStop%time.Second != 0 || p.PreStop > 5*time.Minute) {
+		bad("proxy preStop %s: want whole seconds from 0 to 5m", p.PreStop)
 	}
 	if a.RequestDuration < 0 || a.RequestDuration > time.Minute {
 		bad("requestDuration %s: want 0 to 1m", a.RequestDuration)
@@ -124,9 +155,13 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	if s.App.Entry != "" {
 		onSIGTERM += "@" + s.App.Entry // how the image starts it: "drain@shell"
 	}
+	container := ""
+	if s.App.Proxy != nil {
+		container = AppContainer // the proxy declares the port the load is sent to
+	}
 	p := check.Plan{
 		Suite: suite,
-		App: check.App{Objects: objs, Deployment: AppName, Port: SampleAppPort, Path: "/", Images: []string{image},
+		App: check.App{Objects: objs, Deployment: AppName, Port: SampleAppPort, Container: container, Path: "/", Images: []string{image},
 			OnSIGTERM: onSIGTERM, RequestDuration: s.App.RequestDuration},
 		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Settle: s.Settle,
 	}

@@ -208,3 +208,52 @@ func TestPlanEveryShape(t *testing.T) {
 		t.Errorf("%d shapes, want the whole product, %d", n, want)
 	}
 }
+
+// A Sample with a Proxy renders the proxy in front of the app, classic or native, and the Plan
+// names the app's container: the Variant's preStop goes to the app, the proxy declares the port.
+func TestPlanProxy(t *testing.T) {
+	for _, native := range []bool{false, true} {
+		s := good()
+		s.App.Proxy = &Proxy{Native: native, PreStop: 3 * time.Second}
+		p, dep, _ := planned(t, s)
+		spec := dep.Spec.Template.Spec
+		var proxy *corev1.Container
+		if native {
+			if len(spec.InitContainers) != 1 || len(spec.Containers) != 1 {
+				t.Fatalf("native: %d init containers, %d containers", len(spec.InitContainers), len(spec.Containers))
+			}
+			proxy = &spec.InitContainers[0]
+			if proxy.RestartPolicy == nil || *proxy.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				t.Errorf("native proxy restartPolicy %v", proxy.RestartPolicy)
+			}
+		} else {
+			if len(spec.InitContainers) != 0 || len(spec.Containers) != 2 {
+				t.Fatalf("classic: %d init containers, %d containers", len(spec.InitContainers), len(spec.Containers))
+			}
+			proxy = &spec.Containers[1]
+		}
+		if proxy.Name != ProxyContainer || proxy.Ports[0].ContainerPort != SampleAppPort || !slices.Contains(proxy.Args, "--proxy-to=http://127.0.0.1:8081") ||
+			proxy.Lifecycle == nil || proxy.Lifecycle.PreStop.Sleep.Seconds != 3 {
+			t.Errorf("proxy %+v", proxy)
+		}
+		app := spec.Containers[0]
+		if app.Name != AppContainer || !slices.Contains(app.Args, "--listen=:8081") || app.Lifecycle == nil || app.Lifecycle.PreStop.Sleep.Seconds != 5 {
+			t.Errorf("app %+v", app)
+		}
+		if p.AppContainer() != AppContainer || p.FrontContainer() != ProxyContainer {
+			t.Errorf("app %q, front %q", p.AppContainer(), p.FrontContainer())
+		}
+		kind := "classic"
+		if native {
+			kind = "native"
+		}
+		if got := p.Applied().Shape(); !strings.Contains(got, "preStop=sleep:5s ") || !strings.Contains(got, " sidecar=proxy("+kind+",front,preStop=sleep:3s)") {
+			t.Errorf("shape %q", got)
+		}
+	}
+	bad := good()
+	bad.App.Proxy = &Proxy{PreStop: 1500 * time.Millisecond}
+	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), "proxy preStop 1.5s: want whole seconds") {
+		t.Errorf("bad proxy preStop: %v", err)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build e2e
+
+package suites_test
+
+import "github.com/rollcheck/rollcheck/suites"
+
+// The rows and the reasoning behind each expected outcome are in rows.go (SidecarRows).
+var _ = table("a proxy sidecar in front of the app: classic and native, with and without its own preStop", "sidecar", suites.SidecarRows())
