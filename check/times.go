@@ -40,9 +40,11 @@ type Termination struct {
 }
 
 // SidecarEnd is a sidecar container's end, measured from the pod's deletion as Termination's
-// moments are: its SIGTERM (its own "sigterm" line, when it writes one) and its exit.
+// moments are: its preStop's start and its SIGTERM (its own lines, when it writes them) and its
+// exit.
 type SidecarEnd struct {
 	Container       string        `json:"container"`
+	PreStop         time.Duration `json:"preStop,omitempty"`
 	SIGTERM         time.Duration `json:"sigterm,omitempty"`
 	Exit            time.Duration `json:"exit,omitempty"`
 	ExitUncertainty time.Duration `json:"exitUncertainty,omitempty"`

@@ -426,11 +426,14 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 		}
 		return false
 	}
+	// A moment seen at or before the deletion as this process received it (the kubelet can
+	// act before the watch event arrives) is counted as at the deletion: 1 ns, not 0, which
+	// means not seen.
 	since := func(from, t time.Time) time.Duration {
-		if t.IsZero() || !t.After(from) {
+		if t.IsZero() {
 			return 0
 		}
-		return t.Sub(from)
+		return max(t.Sub(from), time.Nanosecond)
 	}
 	var out []check.Termination
 	deleted := map[string]bool{}
@@ -449,7 +452,7 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
 		}
 		if f := l.Front; f != nil {
-			t.Front = &check.SidecarEnd{Container: f.Container, SIGTERM: since(l.Deleting, f.SIGTERM), Exit: since(l.Deleting, f.ExitBy), How: string(f.Exit)}
+			t.Front = &check.SidecarEnd{Container: f.Container, PreStop: since(l.Deleting, f.PreStop), SIGTERM: since(l.Deleting, f.SIGTERM), Exit: since(l.Deleting, f.ExitBy), How: string(f.Exit)}
 			if t.Front.Exit > 0 && !f.ExitFrom.IsZero() {
 				t.Front.ExitUncertainty = f.ExitBy.Sub(f.ExitFrom)
 			}

@@ -92,7 +92,10 @@ type Life struct {
 	Deleting      time.Time `json:"deleting,omitzero"`
 	// Routed is when the control plane stopped routing new connections to the pod: its
 	// endpoint not ready or removed (timeline.Propagation), after Deleting.
-	Routed         time.Time `json:"routed,omitzero"`
+	Routed time.Time `json:"routed,omitzero"`
+	// PreStop is when its preStop hook started, when the app says so (the sample app's
+	// /prestop writes a "prestop" line with phase=start).
+	PreStop        time.Time `json:"preStop,omitzero"`
 	SIGTERM        time.Time `json:"sigterm,omitzero"`
 	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
 	// The process exited within [ExitFrom, ExitBy]: one moment for an app "exiting" line, a
@@ -112,6 +115,7 @@ type Life struct {
 // Sidecar is what the timeline tells of a sidecar container's end, as Life tells the app's.
 type Sidecar struct {
 	Container      string    `json:"container"`
+	PreStop        time.Time `json:"preStop,omitzero"`
 	SIGTERM        time.Time `json:"sigterm,omitzero"`
 	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
 	ExitFrom       time.Time `json:"exitFrom,omitzero"`
@@ -142,7 +146,7 @@ func WithFront(lives []Life, tl timeline.Timeline, front string) []Life {
 		if !ok || (f.SIGTERM.IsZero() && f.ListenerClosed.IsZero() && f.ExitBy.IsZero()) {
 			continue
 		}
-		lives[i].Front = &Sidecar{Container: front, SIGTERM: f.SIGTERM, ListenerClosed: f.ListenerClosed,
+		lives[i].Front = &Sidecar{Container: front, PreStop: f.PreStop, SIGTERM: f.SIGTERM, ListenerClosed: f.ListenerClosed,
 			ExitFrom: f.ExitFrom, ExitBy: f.ExitBy, ExitExact: f.ExitExact, Exit: f.Exit, ExitWhy: f.ExitWhy}
 	}
 	return lives
@@ -208,6 +212,10 @@ func Lives(tl timeline.Timeline, container string) []Life {
 				sawSIGTERM[e.Pod] = true
 			case "listener_closed":
 				setFirst(&l.ListenerClosed, e.Time)
+			case "prestop":
+				if strings.Contains(e.Detail, "phase=start") {
+					setFirst(&l.PreStop, e.Time)
+				}
 			case "exiting":
 				sawExiting[e.Pod] = true
 				// The app's own line is the precise exit; a container status may still say

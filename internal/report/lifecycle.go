@@ -47,10 +47,100 @@ func Lifecycle(rows []Row) []Finding {
 		notMeasured("A kubelet restart during termination restarts the grace period",
 			"If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period.",
 			"no disruption restarts the kubelet yet"),
-		notMeasured("A native sidecar (an init container with restartPolicy Always) is stopped only after the app's containers exited",
-			"sidecar containers are terminated after the main containers have stopped",
-			"no row runs a sidecar yet"),
+		classicSidecar(rows),
+		nativeSidecar(rows),
 	}
+}
+
+// sidecarDoc is the page of the native sidecar claim.
+const sidecarDoc = "https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/"
+
+// frontOf is the row's sidecar in front of the app, if any.
+func frontOf(r Row) (check.Sidecar, bool) {
+	for _, sc := range r.Config.Sidecars {
+		if sc.Front {
+			return sc, true
+		}
+	}
+	return check.Sidecar{}, false
+}
+
+func frontExited(_ Row, t check.Termination) bool {
+	return t.Front != nil && t.Front.Exit > 0 && t.Exit > 0
+}
+
+// classicSidecar: a classic sidecar is stopped with the app, in parallel: its preStop (or, with
+// none, its SIGTERM) starts at the deletion, whatever the app's own preStop is.
+func classicSidecar(rows []Row) Finding {
+	return claim{
+		Finding: Finding{Claim: "A classic sidecar is stopped together with the app: its own preStop, then SIGTERM, start at the deletion, in parallel with the app's, so a sidecar with a shorter preStop than the app's exits first",
+			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
+			Quote: "Otherwise, the containers in the Pod receive the TERM signal at different times and in an arbitrary order. If the order of shutdowns matters, consider using a preStop hook to synchronize (or switch to using sidecar containers)."},
+		rows: func(r Row) bool {
+			sc, ok := frontOf(r)
+			return ok && !sc.Native && notForced(r)
+		},
+		terms: frontExited,
+		none:  "no row ran a classic sidecar in front of the app (the matrix's sidecar-classic rows do)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			var sig []time.Duration
+			first, shorter := 0, 0
+			ok := true
+			for i, t := range ts {
+				sc, _ := frontOf(of[i])
+				scPre, _ := sc.PreStop.Duration()
+				appPre, _ := preStop(of[i])
+				f := t.Front
+				if f.SIGTERM > 0 {
+					sig = append(sig, f.SIGTERM-scPre)
+					ok = ok && nearMoment(f.SIGTERM, scPre)
+				}
+				if f.Exit < t.Exit-t.ExitUncertainty {
+					first++
+				}
+				if scPre < appPre {
+					shorter++
+					ok = ok && f.Exit < t.Exit-t.ExitUncertainty
+				}
+			}
+			return ok, fmt.Sprintf("the sidecar's SIGTERM from the end of its own preStop (counted from the deletion): %s (n %d, its lines); it exited before the app in %d of %d pods, %d of which had a shorter preStop than the app's", dist(sig), len(sig), first, len(ts), shorter)
+		},
+	}.measure(rows)
+}
+
+// nativeSidecar: a native sidecar is stopped only after the app's containers have exited.
+func nativeSidecar(rows []Row) Finding {
+	return claim{
+		Finding: Finding{Claim: "A native sidecar (an init container with restartPolicy Always) is stopped only after the app's containers have exited",
+			Source: sidecarDoc, Tolerance: "the sidecar's exit window not before the app's",
+			Quote: "Upon Pod termination, the kubelet postpones terminating sidecar containers until the main application container has fully stopped."},
+		rows: func(r Row) bool {
+			sc, ok := frontOf(r)
+			return ok && sc.Native && notForced(r)
+		},
+		terms: frontExited,
+		none:  "no row ran a native sidecar in front of the app (the matrix's sidecar-native rows do)",
+		judge: func(ts []check.Termination, _ []Row) (bool, string) {
+			var after, sig, pre []time.Duration
+			ok := true
+			for _, t := range ts {
+				f := t.Front
+				after = append(after, f.Exit-t.Exit)
+				if f.SIGTERM > 0 {
+					sig = append(sig, f.SIGTERM-t.Exit)
+				}
+				if f.PreStop > 0 {
+					pre = append(pre, f.PreStop)
+				}
+				ok = ok && f.Exit >= t.Exit-t.ExitUncertainty
+			}
+			m := fmt.Sprintf("the sidecar's exit after the app's: %s (n %d); its SIGTERM after the app's exit: %s (n %d, its lines)", dist(after), len(after), dist(sig), len(sig))
+			if len(pre) > 0 {
+				m += fmt.Sprintf("; its own preStop started %s after the deletion (n %d, its lines)", dist(pre), len(pre))
+			}
+			return ok, m
+		},
+	}.measure(rows)
 }
 
 func notMeasured(claim, quote, why string) Finding {

@@ -62,3 +62,44 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 }
+
+// The sidecar claims: a classic sidecar without preStop exits at once, before the app in its
+// preStop; a native one after the app; either claim fails on the other order.
+func TestLifecycleSidecars(t *testing.T) {
+	s, ms := time.Second, time.Millisecond
+	row := func(name string, native bool, scPre time.Duration, ts ...check.Termination) Row {
+		sc := check.Sidecar{Name: "proxy", Front: true, Native: native, PreStop: check.NativeSleep(scPre)}
+		return Row{Config: check.Applied{Name: name, PreStop: check.NativeSleep(5 * s), GraceSeconds: 30, Disruption: check.RolloutRestart, Count: 1,
+			Sidecars: []check.Sidecar{sc}}, Times: check.NewTimes(ts, nil)}
+	}
+	classic := row("sidecar-classic", false, 0, check.Termination{Pod: "a", SIGTERM: 5 * s, Exit: 5100 * ms, How: "own",
+		Front: &check.SidecarEnd{Container: "proxy", SIGTERM: 20 * ms, Exit: 30 * ms, How: "own"}})
+	native := row("sidecar-native", true, 0, check.Termination{Pod: "b", SIGTERM: 5 * s, Exit: 5100 * ms, How: "own",
+		Front: &check.SidecarEnd{Container: "proxy", SIGTERM: 5200 * ms, Exit: 5210 * ms, How: "own"}})
+	find := func(fs []Finding, prefix string) Finding {
+		for _, f := range fs {
+			if strings.HasPrefix(f.Claim, prefix) {
+				return f
+			}
+		}
+		t.Fatalf("no claim %q", prefix)
+		return Finding{}
+	}
+	fs := Lifecycle([]Row{classic, native})
+	if f := find(fs, "A classic sidecar"); f.Held == nil || !*f.Held || f.N != 1 || !strings.Contains(f.Measured, "exited before the app in 1 of 1 pods") {
+		t.Errorf("classic: %+v", f)
+	}
+	if f := find(fs, "A native sidecar"); f.Held == nil || !*f.Held || f.N != 1 {
+		t.Errorf("native: %+v", f)
+	}
+	// Orders swapped: neither holds.
+	classic.Times.Terminations[0].Front.Exit = 6 * s
+	native.Times.Terminations[0].Front.Exit = 2 * s
+	fs = Lifecycle([]Row{classic, native})
+	if f := find(fs, "A classic sidecar"); f.Held == nil || *f.Held {
+		t.Errorf("classic after the app: %+v", f)
+	}
+	if f := find(fs, "A native sidecar"); f.Held == nil || *f.Held {
+		t.Errorf("native before the app: %+v", f)
+	}
+}

@@ -48,7 +48,8 @@ type Proxy struct {
 	// Kubernetes 1.33), which the kubelet stops only after the app's container has exited;
 	// otherwise it is a classic one, stopped with the app.
 	Native bool
-	// PreStop is its native sleep preStop (whole seconds; 0: none).
+	// PreStop is its preStop (whole seconds; 0: none): an httpGet to its own /prestop, which
+	// sleeps that long and logs when it starts and ends, so the rows see when the kubelet ran it.
 	PreStop time.Duration
 }
 

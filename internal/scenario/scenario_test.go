@@ -233,7 +233,7 @@ func TestPlanProxy(t *testing.T) {
 			proxy = &spec.Containers[1]
 		}
 		if proxy.Name != ProxyContainer || proxy.Ports[0].ContainerPort != SampleAppPort || !slices.Contains(proxy.Args, "--proxy-to=http://127.0.0.1:8081") ||
-			proxy.Lifecycle == nil || proxy.Lifecycle.PreStop.Sleep.Seconds != 3 {
+			proxy.Lifecycle == nil || proxy.Lifecycle.PreStop.HTTPGet == nil || proxy.Lifecycle.PreStop.HTTPGet.Path != "/prestop?sleep=3s" {
 			t.Errorf("proxy %+v", proxy)
 		}
 		app := spec.Containers[0]
@@ -247,7 +247,7 @@ func TestPlanProxy(t *testing.T) {
 		if native {
 			kind = "native"
 		}
-		if got := p.Applied().Shape(); !strings.Contains(got, "preStop=sleep:5s ") || !strings.Contains(got, " sidecar=proxy("+kind+",front,preStop=sleep:3s)") {
+		if got := p.Applied().Shape(); !strings.Contains(got, "preStop=sleep:5s ") || !strings.Contains(got, " sidecar=proxy("+kind+",front,preStop=httpGet:/prestop?sleep=3s)") {
 			t.Errorf("shape %q", got)
 		}
 	}
