@@ -19,6 +19,9 @@ func (c Applied) Shape() string {
 	if c.OnSIGTERM != "" {
 		fmt.Fprintf(&b, " sigterm=%s", c.OnSIGTERM)
 	}
+	if c.StopSignal != "" {
+		fmt.Fprintf(&b, " stopSignal=%s", c.StopSignal)
+	}
 	fmt.Fprintf(&b, " grace=%ds", c.GraceSeconds)
 	for _, sc := range c.Sidecars {
 		fmt.Fprintf(&b, " sidecar=%s", sc)

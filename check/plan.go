@@ -90,6 +90,12 @@ type Variant struct {
 	// Why explains the expectation (shown in reports).
 	Why     string
 	PreStop *PreStop
+	// StopSignal sets the app container's lifecycle.stopSignal ("SIGQUIT"): the signal the
+	// runtime sends instead of the image's STOPSIGNAL or SIGTERM (Kubernetes 1.33+, alpha behind
+	// the ContainerStopSignals feature gate, which rollcheck's kind config turns on; the runtime
+	// must support it too). The pod's spec.os.name is set to linux when unset, as the API
+	// requires. Empty: as the manifest says.
+	StopSignal string
 	// TerminationGracePeriodSeconds replaces the pod template's.
 	TerminationGracePeriodSeconds *int64
 	Replicas                      *int32
@@ -181,6 +187,8 @@ type Applied struct {
 	Container string `json:"container,omitempty"`
 	// PreStop is the app container's preStop hook as applied (None when it has none).
 	PreStop PreStop `json:"preStop"`
+	// StopSignal is the app container's lifecycle.stopSignal as applied, if any.
+	StopSignal string `json:"stopSignal,omitempty"`
 	// Sidecars are the pod's other long-running containers as applied: classic ones and
 	// native ones (init containers with restartPolicy Always).
 	Sidecars []Sidecar `json:"sidecars,omitempty"`

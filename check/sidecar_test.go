@@ -59,3 +59,31 @@ func TestSidecarsAndFront(t *testing.T) {
 		t.Errorf("unknown container: %v", err)
 	}
 }
+
+// A Variant's stopSignal goes to the app container's lifecycle, with the pod's OS set as the API
+// requires; a name that is no signal is refused before any cluster work.
+func TestStopSignalVariant(t *testing.T) {
+	p := webPlan(t)
+	p.Variant.StopSignal = "SIGQUIT"
+	d, err := p.Deployment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Lifecycle == nil || c.Lifecycle.StopSignal == nil || *c.Lifecycle.StopSignal != corev1.SIGQUIT || d.Spec.Template.Spec.OS == nil || d.Spec.Template.Spec.OS.Name != corev1.Linux {
+		t.Errorf("container %s lifecycle %+v, os %+v", c.Name, c.Lifecycle, d.Spec.Template.Spec.OS)
+	}
+	if a := p.Applied(); a.StopSignal != "SIGQUIT" || !strings.Contains(a.Shape(), " stopSignal=SIGQUIT") {
+		t.Errorf("applied %q: %s", a.StopSignal, a.Shape())
+	}
+	for _, bad := range []string{"QUIT", "sigquit", "SIG QUIT"} {
+		p.Variant.StopSignal = bad
+		if _, err := p.Validate(); err == nil || !strings.Contains(err.Error(), "stopSignal") {
+			t.Errorf("stopSignal %q: %v", bad, err)
+		}
+	}
+	p.Variant.StopSignal = "SIGRTMIN+3"
+	if _, err := p.Validate(); err != nil {
+		t.Errorf("SIGRTMIN+3: %v", err)
+	}
+}

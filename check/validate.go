@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/internal/limits"
@@ -66,6 +67,9 @@ func (p Plan) Validate() (warnings []string, err error) {
 		bad("repeat %d: want 0 (once) to %d", p.Repeat, MaxRepeat)
 	}
 	errs = append(errs, p.Variant.PreStop.check()...)
+	if sig := p.Variant.StopSignal; sig != "" && !stopSignalName.MatchString(sig) {
+		bad("stopSignal %q: want a signal name such as SIGQUIT or SIGINT", sig)
+	}
 	if g := p.Variant.TerminationGracePeriodSeconds; g != nil && (*g < 0 || *g > 600) {
 		bad("terminationGracePeriodSeconds %d: want 0 to 600", *g)
 	}
@@ -319,6 +323,10 @@ func allContainers(d *appsv1.Deployment) []*corev1.Container {
 	return cs
 }
 
+// stopSignalName is the form of a signal name the API accepts in lifecycle.stopSignal (its
+// list is the API server's to check): SIGQUIT, SIGUSR1, SIGRTMIN+3, SIGRTMAX-1.
+var stopSignalName = regexp.MustCompile(`^SIG(RTMIN\+[0-9]+|RTMAX-[0-9]+|[A-Z]+[0-9]*)$`)
+
 // appContainer is the app's container: the one App.Container names, else the one that declares
 // App.Port. The preStop of a Variant goes to it.
 func appContainer(d *appsv1.Deployment, a App) *corev1.Container {
@@ -409,6 +417,15 @@ func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, erro
 				c.Lifecycle = &corev1.Lifecycle{}
 			}
 			c.Lifecycle.PreStop = h
+		}
+	}
+	if v.StopSignal != "" {
+		if c.Lifecycle == nil {
+			c.Lifecycle = &corev1.Lifecycle{}
+		}
+		c.Lifecycle.StopSignal = ptr.To(corev1.Signal(v.StopSignal))
+		if d.Spec.Template.Spec.OS == nil {
+			d.Spec.Template.Spec.OS = &corev1.PodOS{Name: corev1.Linux}
 		}
 	}
 	if g := v.TerminationGracePeriodSeconds; g != nil {
@@ -527,6 +544,9 @@ func (p Plan) Applied() Applied {
 		a.PreStop, a.Sidecars = preStopOf(c), sidecars(d, p.App)
 		if c != nil {
 			a.Container = c.Name
+			if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil {
+				a.StopSignal = string(*c.Lifecycle.StopSignal)
+			}
 		}
 	}
 	return a

@@ -256,6 +256,21 @@ func (r *runner) deploy(ctx context.Context) error {
 	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
 		return fmt.Errorf("deploy: %w", err)
 	}
+	if sig := r.row.Config.StopSignal; sig != "" {
+		// An API server without the ContainerStopSignals gate drops the field silently: the
+		// row would measure SIGTERM and call it the stop signal's doing.
+		var got appsv1.Deployment
+		if err := r.client.Resources(r.ns).Get(ctx, r.dep.Name, r.ns, &got); err != nil {
+			return fmt.Errorf("deploy: read back Deployment %s: %w", r.dep.Name, err)
+		}
+		kept := false
+		for _, c := range got.Spec.Template.Spec.Containers {
+			kept = kept || (c.Name == r.row.Config.Container && c.Lifecycle != nil && c.Lifecycle.StopSignal != nil && string(*c.Lifecycle.StopSignal) == sig)
+		}
+		if !kept {
+			return fmt.Errorf("deploy: the API server dropped lifecycle.stopSignal %s from container %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container)
+		}
+	}
 	if err := kube.WaitRollout(ctx, r.client, r.ns, r.dep.Name, 3*time.Minute); err != nil {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
 	}

@@ -131,9 +131,13 @@ type Variant struct {
 	Why  string `json:"why,omitempty"`
 	// PreStop replaces the app container's preStop hook: {none: true}, {sleep: 5s} (the
 	// native sleep action), {exec: [cmd, args...]} or {httpGet: /path}.
-	PreStop                       *PreStop `json:"preStop,omitempty"`
-	TerminationGracePeriodSeconds *int64   `json:"terminationGracePeriodSeconds,omitempty"`
-	Replicas                      *int32   `json:"replicas,omitempty"`
+	PreStop *PreStop `json:"preStop,omitempty"`
+	// StopSignal sets the app container's lifecycle.stopSignal (SIGQUIT, SIGINT, …): Kubernetes
+	// 1.33+, alpha behind the ContainerStopSignals gate (on in rollcheck's kind cluster), and a
+	// runtime that supports it.
+	StopSignal                    string `json:"stopSignal,omitempty"`
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	Replicas                      *int32 `json:"replicas,omitempty"`
 	// Patch is a strategic-merge patch of the Deployment, for anything else.
 	Patch  json.RawMessage `json:"patch,omitempty"`
 	Expect Expect          `json:"expect"`
@@ -463,7 +467,7 @@ func (l LoadSettings) engine() (check.Load, error) {
 }
 
 func (v Variant) engine() (check.Variant, error) {
-	out := check.Variant{Name: v.Name, Why: v.Why, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
+	out := check.Variant{Name: v.Name, Why: v.Why, StopSignal: v.StopSignal, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
 		Replicas: v.Replicas}
 	if len(v.Patch) > 0 && string(v.Patch) != "null" {
 		out.Patch = v.Patch

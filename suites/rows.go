@@ -229,7 +229,11 @@ func StopSignalRows() []scenario.Scenario {
 	heard.Also = heardSIGTERM(true)
 	deaf := stopSignal("stopsignal-missing", "")
 	deaf.Also = diedAtSIGTERM
+	field := stopSignal("stopsignal-field", "")
+	field.Variant.StopSignal, field.Also = "SIGQUIT", heardSIGTERM(true)
 	return []scenario.Scenario{
+		Row(field, d, check.Zero(),
+			"the plain image (no STOPSIGNAL) with lifecycle.stopSignal SIGQUIT in the pod spec (alpha, ContainerStopSignals, on in rollcheck's kind config): the kubelet asks the runtime for SIGQUIT, and the app drains as with the image's STOPSIGNAL"),
 		Row(heard, d, check.Zero(),
 			"the image's STOPSIGNAL is SIGQUIT, so containerd sends SIGQUIT when the preStop ends: the app hears it (its line says signal=quit) and drains its 5 s requests within the grace period"),
 		Row(deaf, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseInFlightCut),

@@ -154,10 +154,15 @@ func (o *Observer) containerTransitionsLocked(now time.Time, pod *corev1.Pod, pr
 				ExitCode: ptr.To(exited.ExitCode), Reported: exited.FinishedAt.Time, Detail: exitDetail(exited)})
 		}
 		if r := cs.State.Running; r != nil && (!was.running || !was.started.Equal(r.StartedAt.Time) || was.restarts != cs.RestartCount) {
-			detail := ""
+			var fields []string
 			if cs.RestartCount > 0 {
-				detail = fmt.Sprintf("restartCount=%d", cs.RestartCount)
+				fields = append(fields, fmt.Sprintf("restartCount=%d", cs.RestartCount))
 			}
+			if cs.StopSignal != nil {
+				// The effective stop signal, as the runtime reports it (ContainerStopSignals).
+				fields = append(fields, "stopSignal="+string(*cs.StopSignal))
+			}
+			detail := strings.Join(fields, " ")
 			o.recordLocked(Event{Time: now, Kind: ContainerStarted, Pod: pod.Name, Container: cs.Name,
 				Reported: r.StartedAt.Time, Detail: detail})
 		}
