@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e smoke faults check tune example-image cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow smoke faults check tune example-image cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -15,6 +15,9 @@ bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, ach
 
 e2e: ## the conformance suites on kind (creates the cluster and, if needed, the Docker engine and node image)
 	@bash scripts/e2e.sh
+
+e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
+	@ROLLCHECK_LABELS=slow ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh

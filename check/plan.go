@@ -28,10 +28,18 @@ const (
 	DeletePod      DisruptionKind = "delete-pod"      // delete one pod gracefully
 	ForceDelete    DisruptionKind = "force-delete"    // delete one pod with grace period 0
 	ScaleDown      DisruptionKind = "scale-down"      // scale down by one, then back up
+	// KubeletRestart deletes one pod gracefully and, KubeletRestartAfter later, while it
+	// terminates, restarts the kubelet of its node: only a front end that can do that (kind)
+	// runs it (engine.Target.RestartKubelet).
+	KubeletRestart DisruptionKind = "kubelet-restart"
 )
 
+// KubeletRestartAfter is how long after the deletion a kubelet-restart disruption restarts the
+// kubelet: inside the grace period of any Deployment it may run on (Validate asks for more).
+const KubeletRestartAfter = 3 * time.Second
+
 // DisruptionKinds lists every DisruptionKind, in the order the reports use.
-var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown}
+var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, KubeletRestart}
 
 // Defaults for the fields a Plan may leave zero.
 const (
@@ -166,11 +174,13 @@ type Plan struct {
 
 // Versions records what a result was measured with.
 type Versions struct {
-	Rollcheck   string `json:"rollcheck"`
-	Go          string `json:"go"`
-	Vegeta      string `json:"vegeta"`
-	Kubernetes  string `json:"kubernetes"`
-	Kind        string `json:"kind"`
+	Rollcheck  string `json:"rollcheck"`
+	Go         string `json:"go"`
+	Vegeta     string `json:"vegeta"`
+	Kubernetes string `json:"kubernetes"`
+	Kind       string `json:"kind"`
+	// Runtime is the container runtime of the app's pods' node ("containerd://2.1.4").
+	Runtime     string `json:"runtime,omitempty"`
 	NodeImage   string `json:"nodeImage"`
 	ImageSource string `json:"nodeImageSource"` // upstream | offline
 }
@@ -248,12 +258,16 @@ type DisruptionResult struct {
 	// Complete is when the Deployment had settled again (rollout complete, no pod terminating
 	// or left over); Settled when the next disruption could start (after a forced delete, the
 	// wait for the kubelet's kill too). Complete − Started is the disruption's duration.
-	Complete     time.Time             `json:"complete,omitzero"`
-	Settled      time.Time             `json:"settled"`
-	Requests     int                   `json:"requests"`
-	Failed       int                   `json:"failed"`
-	SuccessRatio float64               `json:"successRatio"`
-	Failures     map[loadgen.Class]int `json:"failures,omitempty"`
+	Complete time.Time `json:"complete,omitzero"`
+	Settled  time.Time `json:"settled"`
+	// KubeletRestarted is when the kubelet restart was asked for and KubeletBack when the
+	// kubelet ran again (kubelet-restart).
+	KubeletRestarted time.Time             `json:"kubeletRestarted,omitzero"`
+	KubeletBack      time.Time             `json:"kubeletBack,omitzero"`
+	Requests         int                   `json:"requests"`
+	Failed           int                   `json:"failed"`
+	SuccessRatio     float64               `json:"successRatio"`
+	Failures         map[loadgen.Class]int `json:"failures,omitempty"`
 	// Phases counts this disruption's failed requests by phase (see Explanation).
 	Phases map[timeline.Phase]int `json:"phases,omitempty"`
 }
@@ -285,6 +299,11 @@ type Row struct {
 	// Times are what the configuration costs in time: each deleted pod's termination and each
 	// disruption's duration; nil for a row that did not run its load.
 	Times *Times `json:"times,omitempty"`
+	// StopSignalReported is the effective stop signal the runtime reported for the app's
+	// container (its status's stopSignal, ContainerStopSignals), read once the row's pods run,
+	// when the Variant set one: empty when the runtime reported none, which means it does not
+	// take lifecycle.stopSignal and sends the image's STOPSIGNAL or SIGTERM.
+	StopSignalReported string `json:"stopSignalReported,omitempty"`
 	// LoadClocks are the load pods' clocks against the test process's, for load from the
 	// cluster: the requests' times are stamped by the pod, the lifecycle's by this process.
 	LoadClocks []LoadClock `json:"loadClocks,omitempty"`

@@ -12,8 +12,10 @@ import (
 type Termination struct {
 	Pod      string    `json:"pod"`
 	Deleting time.Time `json:"deleting"`
-	// SIGTERM is deletion → the app's "sigterm" line.
-	SIGTERM time.Duration `json:"sigterm,omitempty"`
+	// SIGTERM is deletion → the app's "sigterm" line, and SIGTERMAgain → its second one (a stop
+	// signal sent again, as by a kubelet that restarted during the termination).
+	SIGTERM      time.Duration `json:"sigterm,omitempty"`
+	SIGTERMAgain time.Duration `json:"sigtermAgain,omitempty"`
 	// Exit is deletion → the container's exit, at the latest: the exit happened within
 	// ExitUncertainty before it (0 with the app's own "exiting" line; up to a second from a
 	// container status, whose finishedAt has one-second resolution).

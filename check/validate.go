@@ -80,7 +80,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 		errs = append(errs, err)
 	}
 	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
-		bad("disruption %q: want rollout-restart, delete-pod, force-delete or scale-down", p.Disruption.Kind)
+		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down or kubelet-restart", p.Disruption.Kind)
 	}
 	if c := p.Disruption.Count; c < 1 || c > 20 {
 		bad("disruption count %d: want 1 to 20", c)
@@ -121,6 +121,9 @@ func (p Plan) Validate() (warnings []string, err error) {
 			// A Deployment without replicas runs one (the API server's default).
 			if r := replicas(d); r < 2 && p.Disruption.Kind == ScaleDown {
 				bad("scale-down needs at least 2 replicas, the Deployment has %d", r)
+			}
+			if g := time.Duration(grace(d)) * time.Second; p.Disruption.Kind == KubeletRestart && g <= KubeletRestartAfter+2*time.Second {
+				bad("kubelet-restart restarts the kubelet %s after the deletion: it needs terminationGracePeriodSeconds above %d, the Deployment has %d", KubeletRestartAfter, int((KubeletRestartAfter+2*time.Second)/time.Second), grace(d))
 			}
 			c := appContainer(d, p.App)
 			if c != nil && c.ReadinessProbe == nil {

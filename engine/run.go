@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
+	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
@@ -147,6 +148,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 	}
 	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster {
 		return errors.New("target: LoadURL is required for load from the host (or load from the cluster)")
+	}
+	if r.p.Disruption.Kind == check.KubeletRestart && r.t.RestartKubelet == nil {
+		return errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only the kind front end can)")
 	}
 	if r.dep, err = r.p.Deployment(); err != nil {
 		return err
@@ -274,7 +278,40 @@ func (r *runner) deploy(ctx context.Context) error {
 	if err := kube.WaitRollout(ctx, r.client, r.ns, r.dep.Name, 3*time.Minute); err != nil {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
 	}
+	r.readPods(ctx)
 	return nil
+}
+
+// readPods records what the running pods say of their node and runtime: the container runtime's
+// version, and, when the Variant set a stop signal, the effective one the runtime reported.
+func (r *runner) readPods(ctx context.Context) {
+	var pods corev1.PodList
+	if err := r.client.Resources(r.ns).List(ctx, &pods, resources.WithLabelSelector(selectorOf(r.dep))); err != nil || len(pods.Items) == 0 {
+		return
+	}
+	p := pods.Items[0]
+	var node corev1.Node
+	if err := r.client.Resources().Get(ctx, p.Spec.NodeName, "", &node); err == nil {
+		r.row.Versions.Runtime = node.Status.NodeInfo.ContainerRuntimeVersion
+	}
+	if sig := r.row.Config.StopSignal; sig != "" {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == r.row.Config.Container && cs.StopSignal != nil {
+				r.row.StopSignalReported = string(*cs.StopSignal)
+			}
+		}
+		if r.row.StopSignalReported != sig {
+			r.logf("%s: the runtime (%s) reported %q as the effective stop signal of container %s, not the %s the pod asks for: it does not take lifecycle.stopSignal, and sends the image's STOPSIGNAL or SIGTERM",
+				r.p.Variant.Name, orNone(r.row.Versions.Runtime), r.row.StopSignalReported, r.row.Config.Container, sig)
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }
 
 // driven is what the load and the disruptions left: the load's result, the disruptions as they
@@ -317,7 +354,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Settle+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
-		Timeout: limits.Disruption(r.row.Config.GraceSeconds), Logf: r.logf}
+		Timeout: limits.Disruption(r.row.Config.GraceSeconds), RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
 	if dctx.Err() == nil {
 		d.recs, d.disruptErr = disrupt.Repeat(dctx, dt, p.Disruption.Kind, p.Disruption.Count,
 			func(rec disrupt.Record) {
@@ -395,6 +432,11 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		}
 	}
 	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
+	if sig := row.Config.StopSignal; sig != "" && row.StopSignalReported != sig && row.Explanation != nil && row.Explanation.Recommendation != nil {
+		rec := row.Explanation.Recommendation
+		rec.Advice += fmt.Sprintf("; the pod asks for stop signal %s, but the runtime (%s) reported %q as the effective one: it does not take lifecycle.stopSignal and sent the image's STOPSIGNAL or SIGTERM; put STOPSIGNAL %s in the image, or run a runtime that supports the field",
+			sig, orNone(row.Versions.Runtime), row.StopSignalReported, sig)
+	}
 	if r.o.artifacts != "" {
 		var err error
 		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, attr); err != nil {
@@ -461,7 +503,7 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 		if !deleted[l.Pod] {
 			continue
 		}
-		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM),
+		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM), SIGTERMAgain: since(l.Deleting, l.SIGTERMAgain),
 			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
 		if t.Exit > 0 && !l.ExitFrom.IsZero() {
 			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
@@ -531,7 +573,8 @@ func absDur(d time.Duration) time.Duration {
 func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
 	out := make([]check.DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
-		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled}
+		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
+			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack}
 		for i := range reqs {
 			q := &reqs[i]
 			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {

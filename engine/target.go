@@ -37,6 +37,10 @@ type Target struct {
 	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
 	// row's connections).
 	Reset func(ctx context.Context) error
+	// RestartKubelet restarts the kubelet of the named node and returns once it runs again: the
+	// kubelet-restart disruption (kind: systemctl in the node's container). Nil: rows with that
+	// disruption are refused before they deploy.
+	RestartKubelet func(ctx context.Context, node string) error
 	// check.Versions describes the cluster (kind version, node image); the engine adds the
 	// Kubernetes version, Go, vegeta and rollcheck.
 	Versions check.Versions

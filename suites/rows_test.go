@@ -30,8 +30,8 @@ func TestRowsBounds(t *testing.T) {
 			t.Errorf("%s under %s: bound %v is not a measured one", s.Variant.Name, s.Disruption.Kind, e.MaxRatio)
 		}
 	}
-	if n := len(AllRows()); n != 34 {
-		t.Errorf("%d matrix rows, want 34 (32 configurations, two of them from both paths)", n)
+	if n := len(AllRows()); n != 35 {
+		t.Errorf("%d matrix rows, want 35 (33 configurations, two of them from both paths)", n)
 	}
 }
 
@@ -41,7 +41,7 @@ func TestMatrixLoadModes(t *testing.T) {
 	for _, tc := range []struct {
 		mode            cluster.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, 2, 32}, {cluster.LoadHost, 32, 0}, {cluster.LoadCluster, 0, 32}} {
+	}{{cluster.LoadBoth, 2, 33}, {cluster.LoadHost, 33, 0}, {cluster.LoadCluster, 0, 33}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int

@@ -89,8 +89,8 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 	entries := make([]TableEntry, 0, len(rows)*repeat)
 	for _, s := range rows {
 		decorators := []any{Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s))}
-		if s.Load.From != check.LoadFromCluster {
-			decorators = append(decorators, Serial) // the NodePort is one
+		if s.Load.From != check.LoadFromCluster || s.Disruption.Kind == check.KubeletRestart {
+			decorators = append(decorators, Serial) // the NodePort is one; a kubelet restart stops every row's terminations
 		}
 		for k := 1; k <= repeat; k++ {
 			n := 0

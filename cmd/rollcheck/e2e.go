@@ -144,6 +144,11 @@ func suiteTimeout() time.Duration {
 	return time.Duration(repeat) * time.Hour
 }
 
+// DefaultLabels is make e2e's label filter when ROLLCHECK_LABELS is empty: everything but the
+// slow rows (kubelet restarts: make e2e-slow) and the row that needs a runtime which takes
+// lifecycle.stopSignal (the offline node image's containerd does not).
+const DefaultLabels = "!slow && !stop-signal-field"
+
 // ginkgoArgs is the ginkgo command line of make e2e, from the knobs (checked already).
 func ginkgoArgs(art string) []string {
 	args := []string{"-r", "--keep-going", "--tags=e2e", "--timeout=" + suiteTimeout().String(), "--poll-progress-after=120s"}
@@ -155,9 +160,11 @@ func ginkgoArgs(art string) []string {
 	if procs, err := cluster.Procs(os.Getenv); err == nil && procs > 1 {
 		args = append(args, fmt.Sprintf("--procs=%d", procs))
 	}
-	if l := os.Getenv(cluster.EnvLabels); l != "" {
-		args = append(args, "--label-filter="+l)
+	l := os.Getenv(cluster.EnvLabels)
+	if l == "" {
+		l = DefaultLabels
 	}
+	args = append(args, "--label-filter="+l)
 	args = append(args, "--output-dir="+art, "--junit-report=junit.xml", "--json-report=ginkgo-report.json")
 	args = append(args, strings.Fields(os.Getenv(cluster.EnvGinkgoFlags))...)
 	suites := strings.Fields(os.Getenv(cluster.EnvSuites))

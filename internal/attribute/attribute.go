@@ -95,8 +95,11 @@ type Life struct {
 	Routed time.Time `json:"routed,omitzero"`
 	// PreStop is when its preStop hook started, when the app says so (the sample app's
 	// /prestop writes a "prestop" line with phase=start).
-	PreStop        time.Time `json:"preStop,omitzero"`
-	SIGTERM        time.Time `json:"sigterm,omitzero"`
+	PreStop time.Time `json:"preStop,omitzero"`
+	SIGTERM time.Time `json:"sigterm,omitzero"`
+	// SIGTERMAgain is the app's second "sigterm" line: a stop signal sent again (a kubelet that
+	// restarted and began the termination anew).
+	SIGTERMAgain   time.Time `json:"sigtermAgain,omitzero"`
 	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
 	// The process exited within [ExitFrom, ExitBy]: one moment for an app "exiting" line, a
 	// second for a container status (finishedAt has one-second resolution).
@@ -208,6 +211,9 @@ func Lives(tl timeline.Timeline, container string) []Life {
 			}
 			switch appEvent(e.Detail) {
 			case "sigterm":
+				if sawSIGTERM[e.Pod] {
+					setFirst(&l.SIGTERMAgain, e.Time)
+				}
 				setFirst(&l.SIGTERM, e.Time)
 				sawSIGTERM[e.Pod] = true
 			case "listener_closed":

@@ -41,9 +41,42 @@ func (c *Cluster) Target() engine.Target {
 			}
 			return err
 		},
-		Versions: c.versions(),
-		Logf:     c.Logf,
+		RestartKubelet: c.RestartKubelet,
+		Versions:       c.versions(),
+		Logf:           c.Logf,
 	}
+}
+
+// RestartKubelet restarts the kubelet of the named node (systemctl restart in the node's
+// container) and waits until systemd says it is active again: 30 s at most. The pods keep
+// running; only the kubelet's own state (its pod workers, the terminations it was waiting for)
+// starts over.
+func (c *Cluster) RestartKubelet(ctx context.Context, node string) error {
+	all, err := c.kind.ListNodes(c.Name)
+	if err != nil {
+		return fmt.Errorf("list nodes: %w", err)
+	}
+	for _, n := range all {
+		if n.String() != node {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if err := n.CommandContext(ctx, "systemctl", "restart", "kubelet").Run(); err != nil {
+			return fmt.Errorf("systemctl restart kubelet in %s: %w", node, err)
+		}
+		for {
+			if n.CommandContext(ctx, "systemctl", "is-active", "--quiet", "kubelet").Run() == nil {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("the kubelet of %s not active again: %w", node, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return fmt.Errorf("no node %q in cluster %q", node, c.Name)
 }
 
 // LoadImages loads images from the local Docker engine into the cluster's nodes, as kind load

@@ -2,6 +2,7 @@ package disrupt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,6 +29,7 @@ const (
 	DeletePod      = check.DeletePod
 	ForceDelete    = check.ForceDelete
 	ScaleDown      = check.ScaleDown
+	KubeletRestart = check.KubeletRestart
 )
 
 // Target is the Deployment to disrupt.
@@ -39,7 +41,10 @@ type Target struct {
 	Selector string
 	// Timeout bounds each wait (default 3m); it should exceed the pods' grace period.
 	Timeout time.Duration
-	Logf    func(format string, args ...any)
+	// RestartKubelet restarts the kubelet of the named node and returns once it runs again
+	// (kubelet-restart); nil: that disruption cannot run here.
+	RestartKubelet func(ctx context.Context, node string) error
+	Logf           func(format string, args ...any)
 }
 
 // Record is one disruption as it happened.
@@ -49,6 +54,10 @@ type Record struct {
 	// Pod is the pod deleted (delete-pod, force-delete), empty otherwise.
 	Pod     string    `json:"pod,omitempty"`
 	Started time.Time `json:"started"`
+	// KubeletRestarted is when the kubelet restart was asked for, and KubeletBack when it ran
+	// again (kubelet-restart).
+	KubeletRestarted time.Time `json:"kubeletRestarted,omitzero"`
+	KubeletBack      time.Time `json:"kubeletBack,omitzero"`
 	// Complete is when the Deployment had settled: its rollout complete and none of its pods
 	// terminating or left over (Settle). Settled is when the next disruption may start: the
 	// same, except after a forced delete, which also waits ForcedStopWait.
@@ -69,7 +78,7 @@ func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after f
 		if before != nil {
 			before(rec)
 		}
-		pod, err := Once(ctx, t, kind)
+		pod, err := once(ctx, t, kind, &rec)
 		rec.Pod, rec.Complete = pod, time.Now()
 		if err == nil && kind == ForceDelete {
 			// The Pod is gone from the API at once, but its containers are still stopped by
@@ -97,6 +106,10 @@ func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after f
 // Once runs one disruption and waits until the Deployment has settled. It returns the name
 // of the pod it deleted, if it deleted one.
 func Once(ctx context.Context, t Target, kind Kind) (string, error) {
+	return once(ctx, t, kind, &Record{})
+}
+
+func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error) {
 	if t.Timeout == 0 {
 		t.Timeout = 3 * time.Minute
 	}
@@ -109,7 +122,10 @@ func Once(ctx context.Context, t Target, kind Kind) (string, error) {
 			return "", err
 		}
 		return "", Settle(ctx, t)
-	case DeletePod, ForceDelete:
+	case DeletePod, ForceDelete, KubeletRestart:
+		if kind == KubeletRestart && t.RestartKubelet == nil {
+			return "", errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only kind's can)")
+		}
 		pod, err := pickPod(ctx, t)
 		if err != nil {
 			return "", err
@@ -122,6 +138,20 @@ func Once(ctx context.Context, t Target, kind Kind) (string, error) {
 			return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
 		}
 		t.Logf("%s: deleted pod %s", kind, pod.Name)
+		if kind == KubeletRestart {
+			select {
+			case <-ctx.Done():
+				return pod.Name, ctx.Err()
+			case <-time.After(check.KubeletRestartAfter):
+			}
+			rec.KubeletRestarted = time.Now()
+			if err := t.RestartKubelet(ctx, pod.Spec.NodeName); err != nil {
+				return pod.Name, fmt.Errorf("kubelet-restart: node %s: %w", pod.Spec.NodeName, err)
+			}
+			rec.KubeletBack = time.Now()
+			t.Logf("%s: kubelet of node %s restarted %s after deleting %s, running again %s later", kind, pod.Spec.NodeName,
+				rec.KubeletRestarted.Sub(rec.Started).Round(10*time.Millisecond), pod.Name, rec.KubeletBack.Sub(rec.KubeletRestarted).Round(10*time.Millisecond))
+		}
 		if err := Settle(ctx, t); err != nil {
 			return pod.Name, err
 		}

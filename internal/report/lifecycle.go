@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,12 +45,101 @@ func Lifecycle(rows []Row) []Finding {
 		terminalPhase(rows),
 		stopSignal(rows),
 		pid1(rows),
-		notMeasured("A kubelet restart during termination restarts the grace period",
-			"If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period.",
-			"no disruption restarts the kubelet yet"),
+		kubeletRestart(rows),
+		stopSignalField(rows),
 		classicSidecar(rows),
 		nativeSidecar(rows),
 	}
+}
+
+// kubeletRestart: a kubelet restarted during a termination starts it over, with the full grace
+// period from the restart.
+func kubeletRestart(rows []Row) Finding {
+	restartOf := func(r Row, t check.Termination) (time.Duration, bool) {
+		for _, d := range r.Disruptions {
+			if d.Kind == check.KubeletRestart && !d.KubeletBack.IsZero() && !t.Deleting.Before(d.Started) && (d.Complete.IsZero() || t.Deleting.Before(d.Complete)) {
+				return d.KubeletBack.Sub(t.Deleting), true
+			}
+		}
+		return 0, false
+	}
+	return claim{
+		Finding: Finding{Claim: "A kubelet restarted while a pod terminates starts the termination over, with the full grace period again: a container that ignores SIGTERM is killed a whole grace period after the kubelet is back, not at the end of the first",
+			Source: podLifecycleDoc, Tolerance: "±" + (2 * lifecycleTolerance).String() + " (the kubelet takes a moment to take the pod up again)",
+			Quote: "If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period."},
+		rows: func(r Row) bool { return r.Config.Disruption == check.KubeletRestart },
+		terms: func(r Row, t check.Termination) bool {
+			_, ok := restartOf(r, t)
+			return ok && t.Exit > 0 && t.How == check.EndedKilled
+		},
+		none: "no row restarted a kubelet during a termination (make e2e-slow runs the kubelet-restart row)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			var fromDel, fromBack, again []time.Duration
+			ok := true
+			for i, t := range ts {
+				back, _ := restartOf(of[i], t)
+				g := grace(of[i])
+				fromDel, fromBack = append(fromDel, t.Exit), append(fromBack, t.Exit-back)
+				if t.SIGTERMAgain > 0 {
+					again = append(again, t.SIGTERMAgain-back)
+				}
+				ok = ok && t.ExitNear(back+g, 2*lifecycleTolerance)
+			}
+			return ok, fmt.Sprintf("SIGKILL %s after the deletion, %s after the kubelet was back (grace %s); a second SIGTERM in %d of %d pods, %s after the kubelet was back",
+				dist(fromDel), dist(fromBack), grace(of[0]), len(again), len(ts), dist(again))
+		},
+	}.measure(rows)
+}
+
+// stopSignalField: lifecycle.stopSignal replaces the image's STOPSIGNAL and SIGTERM.
+// The claim holds only with a runtime that supports the field: where the runtime reported no
+// effective stop signal, the claim is not measured (its condition is not met), and says so.
+func stopSignalField(rows []Row) Finding {
+	f := claim{
+		Finding: Finding{Claim: "lifecycle.stopSignal (alpha, ContainerStopSignals) makes the runtime send that signal instead of the image's STOPSIGNAL or SIGTERM: an app that stops on SIGQUIT hears it",
+			Source: "https://kubernetes.io/blog/2025/05/14/kubernetes-v1-33-updates-to-container-lifecycle/", Tolerance: "±" + lifecycleTolerance.String() + " around the preStop's end",
+			Quote: "If a container has a custom stop signal defined in its lifecycle, the container runtime would use the signal defined in the lifecycle to kill the container, given that the container runtime also supports custom stop signals."},
+		rows:  func(r Row) bool { return r.Config.StopSignal != "" && notForced(r) },
+		terms: exited,
+		none:  "no row set lifecycle.stopSignal (ROLLCHECK_LABELS=stop-signal-field make e2e runs the stopsignal-field row)",
+		judge: func(ts []check.Termination, of []Row) (bool, string) {
+			heard := 0
+			ok := true
+			runtimes := map[string]bool{}
+			reported := map[string]bool{}
+			for i, t := range ts {
+				pre, _ := preStop(of[i])
+				runtimes[of[i].Versions.Runtime], reported[of[i].StopSignalReported] = true, true
+				if t.SIGTERM > 0 {
+					heard++
+				}
+				ok = ok && t.SIGTERM > 0 && nearMoment(t.SIGTERM, pre) && t.How == check.EndedOwn
+			}
+			return ok, fmt.Sprintf("the app heard its stop signal in %d of %d pods; runtime %s, effective stop signal it reported: %s",
+				heard, len(ts), strings.Join(keys(runtimes), ", "), strings.Join(keys(reported), ", "))
+		},
+	}.measure(rows)
+	supported := false
+	for _, r := range rows {
+		supported = supported || (r.Config.StopSignal != "" && r.StopSignalReported == r.Config.StopSignal)
+	}
+	if f.Held != nil && !supported {
+		f.Held = nil
+		f.Measured = "not measured in this run: the runtime reported no effective stop signal, so it does not support the field (the claim's condition); measured anyway: " + f.Measured
+	}
+	return f
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		if k == "" {
+			k = "none"
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sidecarDoc is the page of the native sidecar claim.

@@ -76,30 +76,63 @@ func TestLifecycleSidecars(t *testing.T) {
 		Front: &check.SidecarEnd{Container: "proxy", SIGTERM: 20 * ms, Exit: 30 * ms, How: "own"}})
 	native := row("sidecar-native", true, 0, check.Termination{Pod: "b", SIGTERM: 5 * s, Exit: 5100 * ms, How: "own",
 		Front: &check.SidecarEnd{Container: "proxy", SIGTERM: 5200 * ms, Exit: 5210 * ms, How: "own"}})
-	find := func(fs []Finding, prefix string) Finding {
-		for _, f := range fs {
-			if strings.HasPrefix(f.Claim, prefix) {
-				return f
-			}
-		}
-		t.Fatalf("no claim %q", prefix)
-		return Finding{}
-	}
 	fs := Lifecycle([]Row{classic, native})
-	if f := find(fs, "A classic sidecar"); f.Held == nil || !*f.Held || f.N != 1 || !strings.Contains(f.Measured, "exited before the app in 1 of 1 pods") {
+	if f := findClaim(t, fs, "A classic sidecar"); f.Held == nil || !*f.Held || f.N != 1 || !strings.Contains(f.Measured, "exited before the app in 1 of 1 pods") {
 		t.Errorf("classic: %+v", f)
 	}
-	if f := find(fs, "A native sidecar"); f.Held == nil || !*f.Held || f.N != 1 {
+	if f := findClaim(t, fs, "A native sidecar"); f.Held == nil || !*f.Held || f.N != 1 {
 		t.Errorf("native: %+v", f)
 	}
 	// Orders swapped: neither holds.
 	classic.Times.Terminations[0].Front.Exit = 6 * s
 	native.Times.Terminations[0].Front.Exit = 2 * s
 	fs = Lifecycle([]Row{classic, native})
-	if f := find(fs, "A classic sidecar"); f.Held == nil || *f.Held {
+	if f := findClaim(t, fs, "A classic sidecar"); f.Held == nil || *f.Held {
 		t.Errorf("classic after the app: %+v", f)
 	}
-	if f := find(fs, "A native sidecar"); f.Held == nil || *f.Held {
+	if f := findClaim(t, fs, "A native sidecar"); f.Held == nil || *f.Held {
 		t.Errorf("native before the app: %+v", f)
 	}
+}
+
+// The kubelet-restart claim: a kill a whole grace period after the kubelet came back holds it,
+// a kill at the first grace period's end does not; the stopSignal claim is not measured where
+// the runtime reported no effective stop signal.
+func TestLifecycleKubeletRestartAndStopSignalField(t *testing.T) {
+	s := time.Second
+	del := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	row := func(exit time.Duration) Row {
+		return Row{Config: check.Applied{Name: "kubelet-restart", PreStop: check.PreStop{None: true}, GraceSeconds: 10, Disruption: check.KubeletRestart, Count: 1},
+			Disruptions: []check.DisruptionResult{{Kind: check.KubeletRestart, N: 1, Started: del.Add(-100 * time.Millisecond), Complete: del.Add(20 * s),
+				KubeletRestarted: del.Add(3 * s), KubeletBack: del.Add(3500 * time.Millisecond)}},
+			Times: check.NewTimes([]check.Termination{{Pod: "a", Deleting: del, SIGTERM: 10 * time.Millisecond, SIGTERMAgain: 4 * s, Exit: exit, ExitUncertainty: s, How: "killed"}}, nil)}
+	}
+	if f := findClaim(t, Lifecycle([]Row{row(14 * s)}), "A kubelet restarted"); f.Held == nil || !*f.Held || f.N != 1 || !strings.Contains(f.Measured, "a second SIGTERM in 1 of 1 pods") {
+		t.Errorf("restart honoured: %+v", f)
+	}
+	if f := findClaim(t, Lifecycle([]Row{row(10 * s)}), "A kubelet restarted"); f.Held == nil || *f.Held {
+		t.Errorf("kill at the first grace period's end: %+v", f)
+	}
+	ss := Row{Config: check.Applied{Name: "stopsignal-field", PreStop: check.NativeSleep(5 * s), StopSignal: "SIGQUIT", GraceSeconds: 20, Disruption: check.RolloutRestart, Count: 1},
+		Versions: check.Versions{Runtime: "containerd://1.6.20"},
+		Times:    check.NewTimes([]check.Termination{{Pod: "b", Exit: 5 * s, How: "own"}}, nil)}
+	if f := findClaim(t, Lifecycle([]Row{ss}), "lifecycle.stopSignal"); f.Held != nil || !strings.Contains(f.Measured, "does not support the field") || !strings.Contains(f.Measured, "containerd://1.6.20") {
+		t.Errorf("unsupported runtime: %+v", f)
+	}
+	ss.StopSignalReported, ss.Times.Terminations[0].SIGTERM = "SIGQUIT", 5*s
+	if f := findClaim(t, Lifecycle([]Row{ss}), "lifecycle.stopSignal"); f.Held == nil || !*f.Held {
+		t.Errorf("supported runtime: %+v", f)
+	}
+}
+
+// findClaim is the finding whose claim starts with prefix.
+func findClaim(t *testing.T, fs []Finding, prefix string) Finding {
+	t.Helper()
+	for _, f := range fs {
+		if strings.HasPrefix(f.Claim, prefix) {
+			return f
+		}
+	}
+	t.Fatalf("no claim %q", prefix)
+	return Finding{}
 }
