@@ -79,6 +79,9 @@ func (p Plan) Validate() (warnings []string, err error) {
 	if err := p.Variant.Expect.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if p.Disruption.Kind == KubeletRestart && p.Load.From == LoadFromCluster {
+		bad("kubelet-restart with load from the cluster: the load pod's ledger streams through the kubelet it restarts; send the load from the host")
+	}
 	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
 		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down or kubelet-restart", p.Disruption.Kind)
 	}

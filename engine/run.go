@@ -238,6 +238,9 @@ func (r *runner) measure(ctx context.Context) error {
 	if d.waitErr != nil && d.loadFault == nil {
 		return fmt.Errorf("load: %w", d.waitErr)
 	}
+	if d.res == nil {
+		return fmt.Errorf("load: no result: %w", errors.Join(d.loadFault, d.waitErr))
+	}
 	// kube-proxy's measured lag, when it has one, is the propagation window's data-plane lag.
 	return r.judge(ctx, d, tl, kubeProxyDelta(ctx, cs, kpBefore, kpErr), container)
 }

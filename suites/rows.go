@@ -342,8 +342,9 @@ func KubeletRestartRows() []scenario.Scenario {
 	s := sample("kubelet-restart", scenario.ShutdownIgnore, nil, 10)
 	s.Also = kubeletRestarted
 	return []scenario.Scenario{
-		Row(s, check.KubeletRestart, check.Zero(),
-			"the app ignores SIGTERM, so SIGKILL ends each deleted pod; the kubelet restarts 3 s after the deletion. Nothing fails (keep-alive off, the endpoint long gone); what the row measures, per pod, is when the kill came: at 10 s if the restart changed nothing, about 13 s and later if \"the cluster retries from the start, including the full original grace period\" (the lifecycle section judges the claim)"),
+		// From the host: a load pod's ledger streams through the kubelet the row restarts.
+		fromHost(Row(s, check.KubeletRestart, check.Zero(),
+			"the app ignores SIGTERM, so SIGKILL ends each deleted pod; the kubelet restarts 3 s after the deletion. Nothing fails (keep-alive off, the endpoint long gone); what the row measures, per pod, is when the kill came: at 10 s if the restart changed nothing, about 13 s and later if \"the cluster retries from the start, including the full original grace period\" (the lifecycle section judges the claim)")),
 	}
 }
 

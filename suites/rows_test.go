@@ -41,7 +41,7 @@ func TestMatrixLoadModes(t *testing.T) {
 	for _, tc := range []struct {
 		mode            cluster.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, 2, 33}, {cluster.LoadHost, 33, 0}, {cluster.LoadCluster, 0, 33}} {
+	}{{cluster.LoadBoth, 3, 32}, {cluster.LoadHost, 33, 0}, {cluster.LoadCluster, 0, 32}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int

@@ -104,35 +104,100 @@ type appStream struct {
 	sigterm, exiting bool
 }
 
-// followAppLog streams the app container's logs of one run of a pod until the stream ends
-// (recorded as AppLogEnded) or the Observer stops. A stream that cannot be opened is
-// forgotten, so that the pod's next update tries again.
+// A stream can end while its container still runs: the kubelet that serves it restarted. It is
+// reopened then (every reopenEvery, for reopenFor at most), and the lines it already gave are
+// skipped; only the end of the process's own stream is recorded.
+const (
+	reopenEvery = 250 * time.Millisecond
+	reopenFor   = time.Minute
+	// quickEnd: a reopened stream that ends this soon with no new line is the log of a process
+	// that is gone (its status not updated yet), not a cut stream.
+	quickEnd = time.Second
+)
+
+// followAppLog streams a container's logs of one run of a pod until the process's stream ends
+// (recorded as AppLogEnded at its end) or the Observer stops. A stream that cannot be opened is
+// forgotten, so that the pod's next update tries again. A stream cut while the container still
+// runs (a kubelet restart) is reopened, its lines already recorded skipped.
 func (o *Observer) followAppLog(key streamKey, pod string) {
 	defer o.streams.Done()
 	ctx := o.runCtx
-	rc, err := o.openLogs(ctx, pod, key.container)
-	if err != nil {
-		o.mu.Lock()
-		delete(o.following, key)
-		o.mu.Unlock()
-		if ctx.Err() == nil {
-			o.logf("observe %s: logs of %s/%s: %v (trying again on its next update)", o.ns, pod, key.container, err)
+	var st appStream
+	var last, endAt, cut time.Time // cut: when the stream was first cut while the container ran
+	for attempt := 0; ; attempt++ {
+		rc, err := o.openLogs(ctx, pod, key.container)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return
+			case attempt == 0:
+				o.mu.Lock()
+				delete(o.following, key)
+				o.mu.Unlock()
+				o.logf("observe %s: logs of %s/%s: %v (trying again on its next update)", o.ns, pod, key.container, err)
+				return
+			case !o.containerRunning(pod, key) || time.Since(cut) > reopenFor:
+				o.logf("observe %s: logs of %s/%s: cut at %s and not reopened (%v): the end of its stream is not recorded", o.ns, pod, key.container, clock(cut), err)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(reopenEvery):
+			}
+			continue
 		}
+		opened, before := time.Now(), st.lines
+		long, err := o.readAppLog(ctx, rc, key, pod, &st, &last)
+		now := time.Now()
+		if ctx.Err() != nil {
+			return // stopped: not an end of the app's stream
+		}
+		if st.dropped > 0 || long > 0 {
+			o.logf("observe %s: logs of %s/%s: %d app events beyond %d per pod not recorded, %d lines longer than %d bytes skipped",
+				o.ns, pod, key.container, st.dropped, maxAppEvents, long, maxAppLine)
+		}
+		if err != nil {
+			o.logf("observe %s: logs of %s/%s: %v (no longer followed)", o.ns, pod, key.container, err)
+			return
+		}
+		real := attempt == 0 || st.lines > before || now.Sub(opened) >= quickEnd
+		if real {
+			endAt = now
+		}
+		if real && o.containerRunning(pod, key) && (cut.IsZero() || time.Since(cut) <= reopenFor) {
+			if cut.IsZero() {
+				o.logf("observe %s: logs of %s/%s: the stream ended while the container runs (a kubelet restart?): reopening it", o.ns, pod, key.container)
+				cut = now
+			}
+			continue
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.stopped {
+			return
+		}
+		o.recordLocked(Event{Time: endAt, Kind: AppLogEnded, Pod: pod, Container: key.container,
+			Detail: fmt.Sprintf("exiting=%t sigterm=%t lines=%d", st.exiting, st.sigterm, st.lines)})
 		return
 	}
+}
+
+// readAppLog records the lifecycle lines of one stream, skipping those at or before last (a
+// reopened stream starts from the beginning), and moves last on.
+func (o *Observer) readAppLog(ctx context.Context, rc io.ReadCloser, key streamKey, pod string, st *appStream, last *time.Time) (int, error) {
 	stopClose := context.AfterFunc(ctx, func() { rc.Close() }) // ends a blocked read on Stop
 	defer func() {
 		if stopClose() {
 			rc.Close()
 		}
 	}()
-
-	var st appStream
-	long, err := eachLine(rc, maxAppLine, func(line []byte) {
+	return eachLine(rc, maxAppLine, func(line []byte) {
 		ts, event, detail, ok := parseAppLine(line)
-		if !ok || ts.Before(o.since) {
-			return // not a lifecycle line, or written before Start (a baseline pod's history)
+		if !ok || ts.Before(o.since) || !ts.After(*last) {
+			return // not a lifecycle line, written before Start (a baseline pod's history), or recorded already
 		}
+		*last = ts
 		st.lines++
 		st.sigterm = st.sigterm || event == "sigterm"
 		st.exiting = st.exiting || event == "exiting"
@@ -148,26 +213,19 @@ func (o *Observer) followAppLog(key streamKey, pod string) {
 		o.appEvents[key.uid]++
 		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: key.container, Detail: detail})
 	})
-	now := time.Now()
-	if ctx.Err() != nil {
-		return // stopped: not an end of the app's stream
-	}
-	if st.dropped > 0 || long > 0 {
-		o.logf("observe %s: logs of %s/%s: %d app events beyond %d per pod not recorded, %d lines longer than %d bytes skipped",
-			o.ns, pod, key.container, st.dropped, maxAppEvents, long, maxAppLine)
-	}
-	if err != nil {
-		o.logf("observe %s: logs of %s/%s: %v (no longer followed)", o.ns, pod, key.container, err)
-		return
-	}
+}
+
+// containerRunning tells whether the pod's status, as last seen, shows this run of the
+// container running.
+func (o *Observer) containerRunning(pod string, key streamKey) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.stopped {
-		return
-	}
-	o.recordLocked(Event{Time: now, Kind: AppLogEnded, Pod: pod, Container: key.container,
-		Detail: fmt.Sprintf("exiting=%t sigterm=%t lines=%d", st.exiting, st.sigterm, st.lines)})
+	ps, ok := o.pods[pod]
+	c := ps.containers[key.container]
+	return ok && ps.uid == key.uid && c.running && c.restarts == key.restarts
 }
+
+func clock(t time.Time) string { return t.UTC().Format("15:04:05.000") }
 
 // eachLine calls f with each line of r, without its newline, until r ends; a line longer than
 // limit bytes is skipped and counted in long. err is r's error other than io.EOF.

@@ -27,6 +27,22 @@ type fakeLogs struct {
 	mu     sync.Mutex
 	fail   int // opens that fail first
 	opened chan logStream
+	// gone counts, per pod/container, the streams ended by end: the next open of each gives
+	// the whole log of a process that is gone (an empty stream that ends at once), as the
+	// kubelet does while the status still says running. Any other open is a new pipe (a
+	// kubelet that restarted while the container runs, or the container's next run).
+	gone map[string]int
+}
+
+// end closes s as the end of its process.
+func (f *fakeLogs) end(s logStream) {
+	f.mu.Lock()
+	if f.gone == nil {
+		f.gone = map[string]int{}
+	}
+	f.gone[s.pod+"/"+s.container]++
+	f.mu.Unlock()
+	s.w.Close()
 }
 
 type logStream struct {
@@ -44,6 +60,10 @@ func (f *fakeLogs) open(_ context.Context, pod, container string) (io.ReadCloser
 	if f.fail > 0 {
 		f.fail--
 		return nil, errors.New("container is waiting to start")
+	}
+	if k := pod + "/" + container; f.gone[k] > 0 {
+		f.gone[k]--
+		return io.NopCloser(strings.NewReader("")), nil
 	}
 	r, w := io.Pipe()
 	f.opened <- logStream{pod: pod, container: container, w: w}
@@ -167,7 +187,7 @@ func TestAppLogLines(t *testing.T) {
 		appLine(tSigterm, "huge", `,"pad":"`+strings.Repeat("x", maxAppLine)+`"`),
 		appLine(tExiting, "exiting", `,"code":0,"reason":"drained"`),
 	)
-	s.w.Close()
+	logs.end(s)
 	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
 
 	apps := events(tl, AppEvent, "app-1")
@@ -221,7 +241,7 @@ func TestAppLogStreams(t *testing.T) {
 	waitFor(t, o, PodScheduled, "app-0", 1)
 	logs.none(t)
 	write(t, s0, appLine(time.Now(), "sigterm", `,"mode":"ignore"`))
-	s0.w.Close()
+	logs.end(s0)
 	tl := waitFor(t, o, AppLogEnded, "app-0", 1)
 	if e := events(tl, AppLogEnded, "app-0")[0]; e.Detail != "exiting=false sigterm=true lines=1" {
 		t.Errorf("end without exiting: %q", e.Detail)
@@ -262,13 +282,13 @@ func TestAppLogStreams(t *testing.T) {
 // TestAppLogCap: at most maxAppEvents app lines per pod are recorded, and the rest counted in
 // one log line.
 func TestAppLogCap(t *testing.T) {
-	o, rec, _, s := followOne(t)
+	o, rec, logs, s := followOne(t)
 	t0 := time.Now()
 	for i := range maxAppEvents + 44 {
 		write(t, s, appLine(t0.Add(time.Duration(i)*time.Microsecond), "tick", fmt.Sprintf(`,"i":%d`, i)))
 	}
 	write(t, s, appLine(time.Now(), "exiting", ""))
-	s.w.Close()
+	logs.end(s)
 	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
 	if n := len(events(tl, AppEvent, "app-1")); n != maxAppEvents {
 		t.Errorf("%d app events recorded, want %d", n, maxAppEvents)
@@ -341,8 +361,40 @@ func TestAppLogsGetLogs(t *testing.T) {
 			got = append(got, a.(k8stesting.GenericAction).GetValue().(*corev1.PodLogOptions))
 		}
 	}
-	if len(got) != 1 || got[0].Container != "app" || !got[0].Follow {
+	// The stream ended while the status says running: it is opened once more, and that one,
+	// ending at once with nothing new, is the process's end.
+	if len(got) != 2 || got[0].Container != "app" || !got[0].Follow || *got[1] != *got[0] {
 		t.Errorf("log requests: %+v", got)
+	}
+}
+
+// TestAppLogsReopen: a stream cut while the container runs (a kubelet restart) is reopened; the
+// lines the new stream repeats are skipped, the new ones recorded, and the end recorded is the
+// process's, not the cut.
+func TestAppLogsReopen(t *testing.T) {
+	o, rec, logs, s := followOne(t)
+	t1 := time.Now()
+	write(t, s, appLine(t1, "sigterm", `,"mode":"ignore"`))
+	s.w.Close() // the kubelet restarts: the container runs on
+	s2 := logs.next(t)
+	if s2.pod != "app-1" || s2.container != "app" {
+		t.Fatalf("reopened %s/%s", s2.pod, s2.container)
+	}
+	t2 := t1.Add(3 * time.Second)
+	write(t, s2, appLine(t1, "sigterm", `,"mode":"ignore"`), appLine(t2, "sigterm", `,"mode":"ignore"`))
+	time.Sleep(quickEnd) // a stream that lived: its end is the process's
+	logs.end(s2)
+	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
+	sig := events(tl, AppEvent, "app-1")
+	if len(sig) != 2 || !sig[0].Time.Equal(t1) || !sig[1].Time.Equal(t2) {
+		t.Errorf("app events %v, want the two sigterm lines once each", sig)
+	}
+	end := events(tl, AppLogEnded, "app-1")
+	if len(end) != 1 || end[0].Time.Before(t1.Add(quickEnd)) || end[0].Detail != "exiting=false sigterm=true lines=2" {
+		t.Errorf("log end %+v, want one, at the second stream's end", end)
+	}
+	if !rec.has("the stream ended while the container runs") {
+		t.Error("the reopening is not logged")
 	}
 }
 
@@ -415,7 +467,7 @@ func TestAppLogsSidecar(t *testing.T) {
 	}
 	ts := o.since.Add(time.Millisecond)
 	write(t, streams["proxy"], appLine(ts, "sigterm", `,"mode":"exit"`))
-	streams["proxy"].w.Close()
+	logs.end(streams["proxy"])
 	tl := waitFor(t, o, AppLogEnded, "app-1", 1)
 	var got []string
 	for _, e := range tl.Events {

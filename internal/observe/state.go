@@ -25,7 +25,7 @@ type podState struct {
 	scheduled bool
 	ready     bool
 	deleting  bool
-	// containers by name (the pod's containerStatuses; init containers are not tracked).
+	// containers by name (the pod's init containers' and containers' statuses).
 	containers map[string]containerState
 }
 
