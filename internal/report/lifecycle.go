@@ -304,6 +304,10 @@ func (c claim) measure(rows []Row) Finding {
 
 func notForced(r Row) bool { return r.Config.Disruption != check.ForceDelete }
 
+// unrestarted: a graceful termination that no kubelet restart started over (the grace period
+// claims count from the deletion).
+func unrestarted(r Row) bool { return notForced(r) && r.Config.Disruption != check.KubeletRestart }
+
 func exited(_ Row, t check.Termination) bool { return t.Exit > 0 }
 
 // pastGrace: a preStop still running at the grace period's end gets 2 s more, then SIGKILL.
@@ -314,7 +318,7 @@ func pastGrace(rows []Row) Finding {
 			Quote: "If the preStop hook is still running after the grace period expires, the kubelet requests a small, one-off grace period extension of 2 seconds."},
 		rows: func(r Row) bool {
 			d, ok := preStop(r)
-			return ok && d > grace(r) && notForced(r)
+			return ok && d > grace(r) && unrestarted(r)
 		},
 		terms: exited,
 		none:  "no row had a preStop longer than its grace period (the matrix's prestop-past-grace does)",
@@ -345,7 +349,7 @@ func killAtGraceEnd(rows []Row) Finding {
 			Quote: "If any of the containers in the Pod are still running after the grace period expires, the kubelet sends the KILL signal to them."},
 		rows: func(r Row) bool {
 			d, _ := preStop(r)
-			return d <= grace(r) && notForced(r)
+			return d <= grace(r) && unrestarted(r)
 		},
 		terms: func(_ Row, t check.Termination) bool { return t.How == check.EndedKilled && t.Exit > 0 },
 		none:  "no pod was SIGKILLed at its grace period's end",

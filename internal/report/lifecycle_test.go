@@ -113,6 +113,10 @@ func TestLifecycleKubeletRestartAndStopSignalField(t *testing.T) {
 	if f := findClaim(t, Lifecycle([]Row{row(10 * s)}), "A kubelet restarted"); f.Held == nil || *f.Held {
 		t.Errorf("kill at the first grace period's end: %+v", f)
 	}
+	// A kill that a restart moved is no evidence against SIGKILL at the grace period's end.
+	if f := findClaim(t, Lifecycle([]Row{row(14 * s)}), "A container still running"); f.Held != nil {
+		t.Errorf("the grace-end claim counted a restarted termination: %+v", f)
+	}
 	ss := Row{Config: check.Applied{Name: "stopsignal-field", PreStop: check.NativeSleep(5 * s), StopSignal: "SIGQUIT", GraceSeconds: 20, Disruption: check.RolloutRestart, Count: 1},
 		Versions: check.Versions{Runtime: "containerd://1.6.20"},
 		Times:    check.NewTimes([]check.Termination{{Pod: "b", Exit: 5 * s, How: "own"}}, nil)}
