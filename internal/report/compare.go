@@ -123,7 +123,8 @@ func loadFrom(a check.Applied) check.LoadFrom {
 }
 
 // AppChanges lists how the app's shutdown configuration differs between two rows: preStop,
-// SIGTERM handling, grace period, request duration, replicas, a patch, and the expectation.
+// SIGTERM handling, grace period, request duration, replicas, a patch, the stop signal, the
+// sidecars (classic → native, a preStop on the proxy), and the expectation.
 // These are compared, not refused: benchmarking a new configuration against the old is the
 // point.
 func AppChanges(base, next check.Applied) []string {
@@ -131,7 +132,17 @@ func AppChanges(base, next check.Applied) []string {
 		field{"preStop", base.PreStop, next.PreStop}, field{"sigterm", base.OnSIGTERM, next.OnSIGTERM},
 		field{"grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds)},
 		field{"req", base.RequestDuration, next.RequestDuration}, field{"replicas", base.Replicas, next.Replicas},
-		field{"patched", base.Patched, next.Patched}, field{"expect", base.Expect.String(), next.Expect.String()})
+		field{"patched", base.Patched, next.Patched}, field{"stopSignal", orDash(base.StopSignal), orDash(next.StopSignal)},
+		field{"sidecars", sidecarsOf(base), sidecarsOf(next)}, field{"expect", base.Expect.String(), next.Expect.String()})
+}
+
+// sidecarsOf is a row's sidecars as applied, "—" without any.
+func sidecarsOf(a check.Applied) string {
+	var out []string
+	for _, sc := range a.Sidecars {
+		out = append(out, sc.String())
+	}
+	return orDash(strings.Join(out, " "))
 }
 
 // Compare groups the rows of each run over their repeats and matches them by key (suite,

@@ -138,6 +138,15 @@ func TestConfigDiffs(t *testing.T) {
 	if got := AppChanges(a, b); strings.Join(got, "\n") != strings.Join(wantApp, "\n") {
 		t.Errorf("AppChanges =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantApp, "\n"))
 	}
+	// A proxy made native, a stop signal set: the configuration a user benchmarks.
+	c := b
+	b.Sidecars = []check.Sidecar{{Name: "proxy", Front: true, PreStop: check.PreStop{None: true}}}
+	c.Sidecars = []check.Sidecar{{Name: "proxy", Front: true, Native: true, PreStop: check.PreStop{None: true}}}
+	c.StopSignal = "SIGQUIT"
+	want2 := []string{"stopSignal — → SIGQUIT", "sidecars proxy(classic,front,preStop=none) → proxy(native,front,preStop=none)"}
+	if got := AppChanges(b, c); strings.Join(got, "\n") != strings.Join(want2, "\n") {
+		t.Errorf("AppChanges =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want2, "\n"))
+	}
 }
 
 func TestComparisonMarkdown(t *testing.T) {
