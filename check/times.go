@@ -78,10 +78,6 @@ type Times struct {
 	Overlap Durations `json:"overlap"`
 	// Killed counts the terminations that ended in SIGKILL.
 	Killed int `json:"killed"`
-	// FrontExit summarises the front sidecar's exits and FrontFirst counts the pods whose
-	// sidecar exited before the app (its exit window ends before the app's begins).
-	FrontExit  Durations `json:"frontExit,omitzero"`
-	FrontFirst int       `json:"frontFirst,omitempty"`
 	// Disruption summarises the disruptions' durations: start → the Deployment settled
 	// (DisruptionResult.Complete).
 	Disruption Durations `json:"disruption"`
@@ -90,7 +86,7 @@ type Times struct {
 // NewTimes summarises terminations and the disruptions' durations.
 func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 	t := &Times{Terminations: terms}
-	var sig, exit, gone, dis, over, front []time.Duration
+	var sig, exit, gone, dis, over []time.Duration
 	for _, x := range terms {
 		if x.SIGTERM > 0 {
 			sig = append(sig, x.SIGTERM)
@@ -107,12 +103,6 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		if x.How == EndedKilled {
 			t.Killed++
 		}
-		if f := x.Front; f != nil && f.Exit > 0 {
-			front = append(front, f.Exit)
-			if x.Exit > 0 && f.Exit < x.Exit-x.ExitUncertainty {
-				t.FrontFirst++
-			}
-		}
 	}
 	for _, d := range ds {
 		if !d.Complete.IsZero() && d.Complete.After(d.Started) {
@@ -120,9 +110,6 @@ func NewTimes(terms []Termination, ds []DisruptionResult) *Times {
 		}
 	}
 	t.SIGTERM, t.Exit, t.Gone, t.Disruption, t.Overlap = Summarize(sig), Summarize(exit), Summarize(gone), Summarize(dis), Summarize(over)
-	if len(front) > 0 {
-		t.FrontExit = Summarize(front)
-	}
 	return t
 }
 

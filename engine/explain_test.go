@@ -130,9 +130,9 @@ func TestPID1Note(t *testing.T) {
 	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 	cfg := check.Applied{GraceSeconds: 10}
 	lives := []attribute.Life{
-		{Pod: "deaf", Deleting: base, Exit: attribute.ExitKilled, ExitFrom: base.Add(10 * time.Second), ExitBy: base.Add(10500 * time.Millisecond)},
-		{Pod: "heard", Deleting: base, SIGTERM: base.Add(2 * time.Second), Exit: attribute.ExitKilled, ExitBy: base.Add(10 * time.Second)},
-		{Pod: "early", Deleting: base, Exit: attribute.ExitKilled, ExitBy: base.Add(3 * time.Second)},
+		{Pod: "deaf", Deleting: base, End: attribute.End{Exit: attribute.ExitKilled, ExitFrom: base.Add(10 * time.Second), ExitBy: base.Add(10500 * time.Millisecond)}},
+		{Pod: "heard", Deleting: base, End: attribute.End{SIGTERM: base.Add(2 * time.Second), Exit: attribute.ExitKilled, ExitBy: base.Add(10 * time.Second)}},
+		{Pod: "early", Deleting: base, End: attribute.End{Exit: attribute.ExitKilled, ExitBy: base.Add(3 * time.Second)}},
 	}
 	if n := unheard(lives, cfg); n != 1 {
 		t.Errorf("unheard = %d, want 1 (deaf)", n)

@@ -507,15 +507,10 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 			continue
 		}
 		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM), SIGTERMAgain: since(l.Deleting, l.SIGTERMAgain),
-			Exit: since(l.Deleting, l.ExitBy), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
-		if t.Exit > 0 && !l.ExitFrom.IsZero() {
-			t.ExitUncertainty = l.ExitBy.Sub(l.ExitFrom)
-		}
+			Exit: since(l.Deleting, l.ExitBy), ExitUncertainty: l.ExitWindow(), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
 		if f := l.Front; f != nil {
-			t.Front = &check.SidecarEnd{Container: f.Container, PreStop: since(l.Deleting, f.PreStop), SIGTERM: since(l.Deleting, f.SIGTERM), Exit: since(l.Deleting, f.ExitBy), How: string(f.Exit)}
-			if t.Front.Exit > 0 && !f.ExitFrom.IsZero() {
-				t.Front.ExitUncertainty = f.ExitBy.Sub(f.ExitFrom)
-			}
+			t.Front = &check.SidecarEnd{Container: f.Container, PreStop: since(l.Deleting, f.PreStop), SIGTERM: since(l.Deleting, f.SIGTERM),
+				Exit: since(l.Deleting, f.ExitBy), ExitUncertainty: f.ExitWindow(), How: string(f.Exit)}
 		}
 		out = append(out, t)
 	}

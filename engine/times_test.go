@@ -16,9 +16,9 @@ func TestTerminations(t *testing.T) {
 	s := time.Second
 	ds := []check.DisruptionResult{{Started: t0, Complete: t0.Add(20 * s), Settled: t0.Add(25 * s)}}
 	lives := []attribute.Life{
-		{Pod: "late", Deleting: t0.Add(8 * s), ExitFrom: t0.Add(38 * s), ExitBy: t0.Add(39 * s), Exit: attribute.ExitKilled, Gone: t0.Add(40 * s)},
-		{Pod: "first", Deleting: t0.Add(2 * s), SIGTERM: t0.Add(7 * s), ExitFrom: t0.Add(7500 * time.Millisecond), ExitBy: t0.Add(7500 * time.Millisecond),
-			ExitExact: true, Exit: attribute.ExitOwn, Gone: t0.Add(8 * s)},
+		{Pod: "late", Deleting: t0.Add(8 * s), End: attribute.End{ExitFrom: t0.Add(38 * s), ExitBy: t0.Add(39 * s), Exit: attribute.ExitKilled}, Gone: t0.Add(40 * s)},
+		{Pod: "first", Deleting: t0.Add(2 * s), End: attribute.End{SIGTERM: t0.Add(7 * s), ExitFrom: t0.Add(7500 * time.Millisecond), ExitBy: t0.Add(7500 * time.Millisecond),
+			ExitExact: true, Exit: attribute.ExitOwn}, Gone: t0.Add(8 * s)},
 		{Pod: "replacement", Created: t0.Add(2100 * time.Millisecond), EndpointReady: t0.Add(4 * s)}, // never deleted
 		{Pod: "teardown", Deleting: t0.Add(time.Minute)},                                             // deleted after the disruptions
 		{Pod: "unseen", Deleting: t0.Add(12 * s)},                                                    // nothing seen after its deletion

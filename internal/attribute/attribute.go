@@ -93,6 +93,17 @@ type Life struct {
 	// Routed is when the control plane stopped routing new connections to the pod: its
 	// endpoint not ready or removed (timeline.Propagation), after Deleting.
 	Routed time.Time `json:"routed,omitzero"`
+	// End is the app container's end.
+	End
+	Gone time.Time `json:"gone,omitzero"`
+	// Front is the sidecar in front of the app (Input.Front) in this pod: its own end, from its
+	// lines and its container status; nil without one.
+	Front *Sidecar `json:"front,omitempty"`
+}
+
+// End is what the timeline tells of one container's end: its preStop, stop signal, listener
+// and exit. A zero time is a moment not seen.
+type End struct {
 	// PreStop is when its preStop hook started, when the app says so (the sample app's
 	// /prestop writes a "prestop" line with phase=start).
 	PreStop time.Time `json:"preStop,omitzero"`
@@ -106,26 +117,23 @@ type Life struct {
 	ExitFrom time.Time `json:"exitFrom,omitzero"`
 	ExitBy   time.Time `json:"exitBy,omitzero"`
 	// ExitExact: the window is one moment, from the app's own "exiting" line.
-	ExitExact bool      `json:"exitExact,omitempty"`
-	Exit      Exit      `json:"exit,omitempty"`
-	ExitWhy   string    `json:"exitWhy,omitempty"`
-	Gone      time.Time `json:"gone,omitzero"`
-	// Front is the sidecar in front of the app (Input.Front) in this pod: its own SIGTERM,
-	// listener and exit, from its lines and its container status; nil without one.
-	Front *Sidecar `json:"front,omitempty"`
+	ExitExact bool   `json:"exitExact,omitempty"`
+	Exit      Exit   `json:"exit,omitempty"`
+	ExitWhy   string `json:"exitWhy,omitempty"`
 }
 
-// Sidecar is what the timeline tells of a sidecar container's end, as Life tells the app's.
+// ExitWindow is how wide the exit window is: 0 for one moment or an exit not seen.
+func (e *End) ExitWindow() time.Duration {
+	if e.ExitFrom.IsZero() || e.ExitBy.IsZero() {
+		return 0
+	}
+	return e.ExitBy.Sub(e.ExitFrom)
+}
+
+// Sidecar is a sidecar container's end, as Life tells the app's.
 type Sidecar struct {
-	Container      string    `json:"container"`
-	PreStop        time.Time `json:"preStop,omitzero"`
-	SIGTERM        time.Time `json:"sigterm,omitzero"`
-	ListenerClosed time.Time `json:"listenerClosed,omitzero"`
-	ExitFrom       time.Time `json:"exitFrom,omitzero"`
-	ExitBy         time.Time `json:"exitBy,omitzero"`
-	ExitExact      bool      `json:"exitExact,omitempty"`
-	Exit           Exit      `json:"exit,omitempty"`
-	ExitWhy        string    `json:"exitWhy,omitempty"`
+	Container string `json:"container"`
+	End
 }
 
 // stopped is the first moment the sidecar may no longer have accepted: its listener's line, or
@@ -145,12 +153,9 @@ func WithFront(lives []Life, tl timeline.Timeline, front string) []Life {
 		fl[l.Pod] = l
 	}
 	for i := range lives {
-		f, ok := fl[lives[i].Pod]
-		if !ok || (f.SIGTERM.IsZero() && f.ListenerClosed.IsZero() && f.ExitBy.IsZero()) {
-			continue
+		if f, ok := fl[lives[i].Pod]; ok && f.End != (End{}) {
+			lives[i].Front = &Sidecar{Container: front, End: f.End}
 		}
-		lives[i].Front = &Sidecar{Container: front, PreStop: f.PreStop, SIGTERM: f.SIGTERM, ListenerClosed: f.ListenerClosed,
-			ExitFrom: f.ExitFrom, ExitBy: f.ExitBy, ExitExact: f.ExitExact, Exit: f.Exit, ExitWhy: f.ExitWhy}
 	}
 	return lives
 }
@@ -293,19 +298,19 @@ func Lives(tl timeline.Timeline, container string) []Life {
 
 // narrowExit intersects the exit window with [from, by]; when they do not overlap (clocks
 // disagree), the window already known stays.
-func (l *Life) narrowExit(from, by time.Time) {
-	if l.ExitBy.IsZero() {
-		l.ExitFrom, l.ExitBy = from, by
+func (e *End) narrowExit(from, by time.Time) {
+	if e.ExitBy.IsZero() {
+		e.ExitFrom, e.ExitBy = from, by
 		return
 	}
-	if from.Before(l.ExitFrom) {
-		from = l.ExitFrom
+	if from.Before(e.ExitFrom) {
+		from = e.ExitFrom
 	}
-	if by.After(l.ExitBy) {
-		by = l.ExitBy
+	if by.After(e.ExitBy) {
+		by = e.ExitBy
 	}
 	if !from.After(by) {
-		l.ExitFrom, l.ExitBy = from, by
+		e.ExitFrom, e.ExitBy = from, by
 	}
 }
 
