@@ -235,6 +235,17 @@ type Sidecar struct {
 	PreStop PreStop `json:"preStop"`
 }
 
+// FrontSidecar is the sidecar in front of the app (the one that declares the load's port), if
+// the pod has one.
+func (c Applied) FrontSidecar() (Sidecar, bool) {
+	for _, s := range c.Sidecars {
+		if s.Front {
+			return s, true
+		}
+	}
+	return Sidecar{}, false
+}
+
 // String is "proxy(native,front,preStop=sleep 5s)".
 func (s Sidecar) String() string {
 	kind := "classic"

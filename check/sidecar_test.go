@@ -32,6 +32,12 @@ func TestSidecarsAndFront(t *testing.T) {
 	if a.PreStop.Sleep != 5e9 || a.Sidecars[0].String() != "proxy(classic,front,preStop=httpGet:/drain)" {
 		t.Errorf("the variant's preStop went to the wrong container: app %s, sidecars %v", a.PreStop, a.Sidecars)
 	}
+	if sc, ok := a.FrontSidecar(); !ok || sc.Name != "proxy" {
+		t.Errorf("front sidecar %v %v, want proxy", sc, ok)
+	}
+	if _, ok := webPlan(t).Applied().FrontSidecar(); ok {
+		t.Error("a front sidecar with the load sent to the app's own port")
+	}
 	if !strings.Contains(a.Shape(), " sidecar=proxy(classic,front,preStop=httpGet:/drain)") {
 		t.Errorf("shape %q does not say the sidecar", a.Shape())
 	}

@@ -238,13 +238,8 @@ func advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case timeline.PhaseInFlightCut:
 		parts = append(parts, fmt.Sprintf("most failures (%d) were in flight when the app exited: drain on SIGTERM (finish in-flight requests, e.g. http.Server.Shutdown) instead of exiting", n))
 	case timeline.PhaseSidecarExit:
-		front := ""
-		for _, sc := range cfg.Sidecars {
-			if sc.Front {
-				front = sc.Name
-			}
-		}
-		parts = append(parts, fmt.Sprintf("most failures (%d) came after the sidecar %s in front of the app stopped first: give it a preStop sleep ≥ %s as the app's, or make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front, r.PreStop))
+		front, _ := cfg.FrontSidecar()
+		parts = append(parts, fmt.Sprintf("most failures (%d) came after the sidecar %s in front of the app stopped first: give it a preStop sleep ≥ %s as the app's, or make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front.Name, r.PreStop))
 	case timeline.PhasePinnedConnection:
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:

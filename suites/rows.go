@@ -294,12 +294,7 @@ func sidecarOrder(native bool) func(*check.Row) error {
 		if t == nil || len(t.Terminations) == 0 {
 			return errors.New("no termination measured")
 		}
-		var sc check.Sidecar
-		for _, c := range row.Config.Sidecars {
-			if c.Front {
-				sc = c
-			}
-		}
+		sc, _ := row.Config.FrontSidecar()
 		proxyPre, _ := sc.PreStop.Duration()
 		for _, x := range t.Terminations {
 			f := x.Front

@@ -145,16 +145,6 @@ func keys(m map[string]bool) []string {
 // sidecarDoc is the page of the native sidecar claim.
 const sidecarDoc = "https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/"
 
-// frontOf is the row's sidecar in front of the app, if any.
-func frontOf(r Row) (check.Sidecar, bool) {
-	for _, sc := range r.Config.Sidecars {
-		if sc.Front {
-			return sc, true
-		}
-	}
-	return check.Sidecar{}, false
-}
-
 func frontExited(_ Row, t check.Termination) bool {
 	return t.Front != nil && t.Front.Exit > 0 && t.Exit > 0
 }
@@ -167,7 +157,7 @@ func classicSidecar(rows []Row) Finding {
 			Source: podLifecycleDoc, Tolerance: "±" + lifecycleTolerance.String(),
 			Quote: "Otherwise, the containers in the Pod receive the TERM signal at different times and in an arbitrary order. If the order of shutdowns matters, consider using a preStop hook to synchronize (or switch to using sidecar containers)."},
 		rows: func(r Row) bool {
-			sc, ok := frontOf(r)
+			sc, ok := r.Config.FrontSidecar()
 			return ok && !sc.Native && notForced(r)
 		},
 		terms: frontExited,
@@ -177,7 +167,7 @@ func classicSidecar(rows []Row) Finding {
 			first, shorter := 0, 0
 			ok := true
 			for i, t := range ts {
-				sc, _ := frontOf(of[i])
+				sc, _ := of[i].Config.FrontSidecar()
 				scPre, _ := sc.PreStop.Duration()
 				appPre, _ := preStop(of[i])
 				f := t.Front
@@ -205,7 +195,7 @@ func nativeSidecar(rows []Row) Finding {
 			Source: sidecarDoc, Tolerance: "the sidecar's exit window not before the app's",
 			Quote: "Upon Pod termination, the kubelet postpones terminating sidecar containers until the main application container has fully stopped."},
 		rows: func(r Row) bool {
-			sc, ok := frontOf(r)
+			sc, ok := r.Config.FrontSidecar()
 			return ok && sc.Native && notForced(r)
 		},
 		terms: frontExited,
