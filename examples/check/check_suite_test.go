@@ -50,14 +50,15 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		plans[p.Variant.Name] = p
 	}
 	kc, _ = rctest.Join(ctx, "hello", data)
-	// This suite asserts that as-is fails: its rows go apart from the conformance table's.
+	// The examples' rows go apart from the conformance table's.
 	kc.Artifacts = filepath.Join(kc.Artifacts, "examples")
 }, NodeTimeout(15*time.Minute))
 
 var _ = Describe("the hello app under rollout restarts", Serial, func() {
 	It("drops requests as it is: it exits at SIGTERM", func(ctx SpecContext) {
 		row := kc.Check(ctx, plans["as-is"])
-		Expect(row).To(rctest.HaveStatus(check.Fail))
+		// as-is is a negative control: it passes when requests failed, mostly in propagation.
+		Expect(row).To(rctest.Pass())
 		Expect(row.Summary.Failed).To(BeNumerically(">", 0))
 		Expect(row.PodIdentity).To(BeFalse(), "hello names no pod")
 	}, SpecTimeout(10*time.Minute))
