@@ -726,6 +726,7 @@ func (r *runner) versions() check.Versions {
 	v := r.t.Versions
 	v.Go = runtime.Version()
 	v.Rollcheck = Version()
+	v.Host = host()
 	cfg := rest.CopyConfig(r.t.RESTConfig)
 	cfg.Timeout = 10 * time.Second
 	if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {

@@ -537,19 +537,25 @@ func writeLifecycle(p func(string, ...any), fs []Finding) {
 	}
 	p("\n## The termination lifecycle, measured\n\n")
 	if len(shown) > 0 {
-		p("| claim | held | measured | n | tolerance | rows |\n|---|---|---|--:|---|---|\n")
-		for _, f := range shown {
-			h := "—"
-			if f.Held != nil {
-				h = map[bool]string{true: "✅ held", false: "❗ did not hold (a finding)"}[*f.Held]
-			}
-			claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
-			p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
-		}
+		writeClaims(p, shown, "—")
 		p("\n")
 	}
 	if line := notMeasuredLine(fs); line != "" {
 		p("%s\n", line)
+	}
+}
+
+// writeClaims writes a table of claims, one line each; unheld is the held column of a claim
+// measured with its condition unmet, or not measured.
+func writeClaims(p func(string, ...any), fs []Finding, unheld string) {
+	p("| claim | held | measured | n | tolerance | rows |\n|---|---|---|--:|---|---|\n")
+	for _, f := range fs {
+		h := unheld
+		if f.Held != nil {
+			h = map[bool]string{true: "✅ held", false: "❗ did not hold (a finding)"}[*f.Held]
+		}
+		claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
+		p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
 	}
 }
 
