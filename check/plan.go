@@ -183,6 +183,9 @@ type Versions struct {
 	Runtime     string `json:"runtime,omitempty"`
 	NodeImage   string `json:"nodeImage"`
 	ImageSource string `json:"nodeImageSource"` // upstream | offline
+	// Host is the machine that ran the row ("8 cores, 15.5 GiB, Debian GNU/Linux 12 (bookworm)
+	// amd64, kernel 6.1.0-18-amd64"): the test process's, and a kind cluster's too.
+	Host string `json:"host,omitempty"`
 }
 
 // Applied says what a row ran, as the reports show it: the Deployment's shutdown

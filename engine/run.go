@@ -129,6 +129,7 @@ type runner struct {
 	row  *check.Row
 
 	client klient.Client
+	cs     kubernetes.Interface // the observer's, the load pods' and kube-proxy's metrics' client
 	ns     string
 	dep    *appsv1.Deployment
 }
@@ -155,8 +156,8 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.dep, err = r.p.Deployment(); err != nil {
 		return err
 	}
-	if r.client, err = klient.New(r.t.RESTConfig); err != nil {
-		return fmt.Errorf("client: %w", err)
+	if r.client, r.cs, err = connect(r.t.RESTConfig); err != nil {
+		return err
 	}
 	r.row.Versions = r.versions()
 	if r.p.Load.From == check.LoadFromCluster && r.t.LoadImage == "" {
@@ -202,10 +203,7 @@ func (r *runner) measure(ctx context.Context) error {
 	if err := r.deploy(ctx); err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(r.t.RESTConfig)
-	if err != nil {
-		return fmt.Errorf("observer client: %w", err)
-	}
+	cs := r.cs
 	container := p.AppContainer()
 	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(r.dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container, p.FrontContainer()))
 	if err != nil {
@@ -462,6 +460,20 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	return nil
 }
 
+// connect returns the clients a row talks to the cluster with. A variable, so that the engine's
+// own tests can run a whole row on a fake API server.
+var connect = func(cfg *rest.Config) (klient.Client, kubernetes.Interface, error) {
+	c, err := klient.New(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("observer client: %w", err)
+	}
+	return c, cs, nil
+}
+
 func selectorOf(d *appsv1.Deployment) string {
 	return labels.SelectorFromSet(d.Spec.Selector.MatchLabels).String()
 }
@@ -714,6 +726,7 @@ func (r *runner) versions() check.Versions {
 	v := r.t.Versions
 	v.Go = runtime.Version()
 	v.Rollcheck = Version()
+	v.Host = host()
 	cfg := rest.CopyConfig(r.t.RESTConfig)
 	cfg.Timeout = 10 * time.Second
 	if dc, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {

@@ -9,6 +9,12 @@ need go "install Go (>= 1.25)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 [ -z "$unformatted" ] || die "gofmt would change: $unformatted"
 retry_timeout 3 300 "go mod download (the modules in go.mod)" -- go mod download
+# The HTML reports' test (internal/report, TestReportsInBrowser) draws them in headless
+# Chromium and fails without it: Debian's package, installed once (apt_install: a time limit,
+# retries, and a line saying what it waits for).
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  apt_install chromium
+fi
 step vet go vet ./...
 step vet-e2e go vet -tags e2e ./...
 step unit go test -count=1 ./...

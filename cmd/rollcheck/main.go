@@ -22,6 +22,8 @@
 //	                            the existing cluster, or take ROLLCHECK_LOAD_IMAGE's; print its reference
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
 //	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
+//	rollcheck report DIR --figures FILE  write the figures document (docs/matrix.md) of the run
+//	                            in DIR (its conformance.json): what it ran on, its rows, the lifecycle claims
 //
 // Configuration comes from the ROLLCHECK_* environment variables (internal/cluster.Knobs).
 // kind runs in-process (its Go API): no kind binary is needed.
@@ -44,7 +46,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image|load-image | report DIR"
+const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image|load-image | report DIR [--figures FILE]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -83,6 +85,9 @@ func main() {
 func run(ctx context.Context, args []string) error {
 	if len(args) == 2 && args[0] == "report" {
 		return writeReport(args[1])
+	}
+	if len(args) == 4 && args[0] == "report" && args[2] == "--figures" {
+		return writeFigures(args[1], args[3])
 	}
 	if len(args) < 2 || args[0] != "cluster" {
 		return fmt.Errorf("%s", usage)

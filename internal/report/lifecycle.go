@@ -524,16 +524,59 @@ func killed(ts []check.Termination) int {
 	return n
 }
 
-// writeLifecycle writes the lifecycle section: one line per claim.
+// writeLifecycle writes the lifecycle section: one line per claim a row of the run measured,
+// and one line for all the claims no row could (a user's own check measures few of them: eleven
+// lines of "not measured" would bury the ones it did). The JSON keeps every claim, each with the
+// rows that would measure it.
 func writeLifecycle(p func(string, ...any), fs []Finding) {
+	var shown []Finding
+	for _, f := range fs {
+		if f.measurable() {
+			shown = append(shown, f)
+		}
+	}
 	p("\n## The termination lifecycle, measured\n\n")
+	if len(shown) > 0 {
+		writeClaims(p, shown, "—")
+		p("\n")
+	}
+	if line := notMeasuredLine(fs); line != "" {
+		p("%s\n", line)
+	}
+}
+
+// writeClaims writes a table of claims, one line each; unheld is the held column of a claim
+// measured with its condition unmet, or not measured.
+func writeClaims(p func(string, ...any), fs []Finding, unheld string) {
 	p("| claim | held | measured | n | tolerance | rows |\n|---|---|---|--:|---|---|\n")
 	for _, f := range fs {
-		h := "—"
+		h := unheld
 		if f.Held != nil {
 			h = map[bool]string{true: "✅ held", false: "❗ did not hold (a finding)"}[*f.Held]
 		}
 		claim := fmt.Sprintf("%s ([source](%s): “%s”)", f.Claim, f.Source, f.Quote)
 		p("| %s | %s | %s | %d | %s | %s |\n", mdEscape(claim), h, mdEscape(f.Measured), f.N, mdEscape(orDash(f.Tolerance)), mdEscape(orDash(strings.Join(f.Rows, ", "))))
 	}
+}
+
+// measurable reports whether a row of the run could measure the claim: it held, did not hold,
+// or was seen with its condition unmet (a runtime without the feature).
+func (f Finding) measurable() bool { return f.Held != nil || f.N > 0 }
+
+// notMeasuredLine is the one line that stands for every claim no row of the run could measure,
+// or "" when there is none.
+func notMeasuredLine(fs []Finding) string {
+	n := 0
+	for _, f := range fs {
+		if !f.measurable() {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return ""
+	case n == len(fs):
+		return fmt.Sprintf("None of the %d lifecycle claims is measured in this run: its rows cannot show them (the built-in matrix's rows do; %s names, for each claim, the rows that would).", n, JSONFile)
+	}
+	return fmt.Sprintf("%d more lifecycle claims are not measured in this run: its rows cannot show them (the built-in matrix's rows do; %s names, for each claim, the rows that would).", n, JSONFile)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +140,53 @@ func findClaim(t *testing.T, fs []Finding, prefix string) Finding {
 	}
 	t.Fatalf("no claim %q", prefix)
 	return Finding{}
+}
+
+// A user's own check measures few claims: the report shows those, and one line for all the
+// others, never a line per claim it could not measure.
+func TestLifecycleReportOfAUsersCheck(t *testing.T) {
+	s, ms := time.Second, time.Millisecond
+	user := Row{Suite: "check", Config: check.Applied{Name: "web", PreStop: check.NativeSleep(5 * s), GraceSeconds: 30, Disruption: check.RolloutRestart, Count: 1},
+		Verdict: check.Verdict{Status: check.Pass},
+		Times: check.NewTimes([]check.Termination{{Pod: "web-1", SIGTERM: 5 * s, Exit: 5100 * ms, How: "own", FinalPhase: "Succeeded",
+			Replacement: "web-2", ReplacementCreated: 20 * ms, ReplacementReady: 2 * s, Overlap: 3100 * ms}}, nil)}
+	run := NewRun([]Row{user})
+	var measured []string
+	for _, f := range run.Lifecycle {
+		if f.measurable() {
+			measured = append(measured, f.Claim)
+		}
+	}
+	if len(measured) == 0 || len(measured) == len(run.Lifecycle) {
+		t.Fatalf("the user's row measured %d of %d claims: the test needs some measured and some not", len(measured), len(run.Lifecycle))
+	}
+	page := markdown(t, run)
+	_, section, _ := strings.Cut(page, "## The termination lifecycle, measured")
+	for _, c := range measured {
+		if !strings.Contains(section, "| "+mdEscape(c)) {
+			t.Errorf("the measured claim %q is not in the table", c)
+		}
+	}
+	if n := strings.Count(section, "not measured in this run"); n != 1 {
+		t.Errorf("%d mentions of claims not measured, want one line:\n%s", n, section)
+	}
+	want := fmt.Sprintf("%d more lifecycle claims are not measured in this run", len(run.Lifecycle)-len(measured))
+	if !strings.Contains(section, want) {
+		t.Errorf("the section lacks %q:\n%s", want, section)
+	}
+	for _, f := range run.Lifecycle {
+		if !f.measurable() && strings.Contains(section, f.Claim) {
+			t.Errorf("the claim %q, not measured, has a line of its own", f.Claim)
+		}
+	}
+	// The JSON keeps every claim, with why it was not measured.
+	if len(run.Lifecycle) != len(Lifecycle(nil)) {
+		t.Errorf("the run keeps %d claims, want all %d", len(run.Lifecycle), len(Lifecycle(nil)))
+	}
+
+	// No row at all: one line, no table.
+	_, section, _ = strings.Cut(markdown(t, NewRun(nil)), "## The termination lifecycle, measured")
+	if strings.Contains(section, "| claim |") || !strings.Contains(section, fmt.Sprintf("None of the %d lifecycle claims is measured in this run", len(Lifecycle(nil)))) {
+		t.Errorf("a run without rows:\n%s", section)
+	}
 }

@@ -25,35 +25,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 		p("Generated %s.\n\n", run.Generated.UTC().Format(time.RFC3339))
 	}
 
-	p("| %s |\n", strings.Join(tableHeader, " | "))
-	p("|---|---|--:|---|---|--:|---|---|--:|--:|--:|---|---|\n")
-	anyRetry, anyAnonymous := false, false
-	for _, r := range run.Rows {
-		c := rowCells(r)
-		sc := c.Scenario
-		if c.Retry {
-			sc += " †"
-			anyRetry = true
-		}
-		if !r.PodIdentity && r.Summary.OK > 0 {
-			sc += " ‡"
-			anyAnonymous = true
-		}
-		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.Phases, c.FailurePct, c.Termination, c.DisruptTime, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
-		for i := range cols {
-			cols[i] = mdEscape(cols[i])
-		}
-		p("| %s |\n", strings.Join(cols, " | "))
-	}
-	if len(run.Rows) == 0 {
-		p("\nNo rows.\n")
-	}
-	if anyRetry {
-		p("\n† %s\n", retryNote)
-	}
-	if anyAnonymous {
-		p("\n‡ %s\n", anonymousNote)
-	}
+	writeTable(p, run.Rows)
 	if Repeated(run.Rows) {
 		writeRepeats(p, Group(run.Rows))
 	}
@@ -86,6 +58,40 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 		return fmt.Errorf("write markdown report: %w", err)
 	}
 	return nil
+}
+
+// writeTable writes the conformance table, one line per row, and the notes its marks refer to:
+// transparent retry (†) and no pod identity (‡).
+func writeTable(p func(string, ...any), rows []Row) {
+	anyRetry, anyAnonymous := false, false
+	p("| %s |\n", strings.Join(tableHeader, " | "))
+	p("|---|---|--:|---|---|--:|---|---|--:|--:|--:|---|---|\n")
+	for _, r := range rows {
+		c := rowCells(r)
+		sc := c.Scenario
+		if c.Retry {
+			sc += " †"
+			anyRetry = true
+		}
+		if !r.PodIdentity && r.Summary.OK > 0 {
+			sc += " ‡"
+			anyAnonymous = true
+		}
+		cols := []string{sc, c.Disruption, c.Requests, c.Failures, c.Phases, c.FailurePct, c.Termination, c.DisruptTime, c.Worst, c.DisruptS, c.Bursts, c.Expected, c.Verdict}
+		for i := range cols {
+			cols[i] = mdEscape(cols[i])
+		}
+		p("| %s |\n", strings.Join(cols, " | "))
+	}
+	if len(rows) == 0 {
+		p("\nNo rows.\n")
+	}
+	if anyRetry {
+		p("\n† %s\n", retryNote)
+	}
+	if anyAnonymous {
+		p("\n‡ %s\n", anonymousNote)
+	}
 }
 
 // mdEscape makes s safe in a Markdown table cell or list item: pipes are escaped and line

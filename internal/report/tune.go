@@ -184,6 +184,8 @@ const (
 	tuneTop     = 24.0
 	tunePlotH   = 260.0
 	tuneAxisH   = 44.0
+	// tuneTitleInset is the axes' titles' distance from the chart's left and right edges.
+	tuneTitleInset = 4.0
 )
 
 // Series colors of the tune chart.
@@ -214,7 +216,8 @@ type tuneChart struct {
 	Found                                                   *marker
 	FoundLabelX                                             float64
 	FoundAnchor                                             string
-	AxisTitleY, LeftTitleX, RightTitleX, TitleY             float64
+	AxisTitleY, LeftTickX, RightTickX, TitleY               float64
+	LeftTitleX, RightTitleX                                 float64
 	ColFailures, ColWorst                                   string
 }
 
@@ -225,8 +228,11 @@ func buildTuneChart(r *tune.Result) tuneChart {
 	c := tuneChart{W: tuneW, H: tuneTop + tunePlotH + tuneAxisH, PlotX: tuneMarginL, PlotY: tuneTop,
 		PlotW: tuneW - tuneMarginL - tuneMarginR, PlotH: tunePlotH, ColFailures: colFailures, ColWorst: colWorst}
 	c.PlotRight, c.PlotBottom = c.PlotX+c.PlotW, c.PlotY+c.PlotH
-	c.AxisTitleY, c.LeftTitleX, c.RightTitleX, c.TitleY = c.PlotBottom+36, c.PlotX-8, c.PlotRight+8, c.PlotY-10
-	end := max(r.Max, time.Second)
+	c.AxisTitleY, c.LeftTickX, c.RightTickX, c.TitleY = c.PlotBottom+36, c.PlotX-8, c.PlotRight+8, c.PlotY-10
+	// The axes' titles sit above the plot, from the chart's edges inward: written from the tick
+	// labels' position outward they would run past the chart's edges and be cut off.
+	c.LeftTitleX, c.RightTitleX = tuneTitleInset, c.W-tuneTitleInset
+	end := tuneEnd(r)
 	xOf := func(d time.Duration) float64 { return c.PlotX + c.PlotW*d.Seconds()/end.Seconds() }
 	c.XTicks = xTicks(end, xOf)
 	for i := range c.XTicks {
@@ -282,6 +288,23 @@ func buildTuneChart(r *tune.Result) tuneChart {
 		}
 	}
 	return c
+}
+
+// tuneEnd is the x axis' end: a tenth past the largest preStop drawn (a probe or the value
+// found), rounded up to a round step. Not the search's upper bound: a search up to 20 s that
+// found 1 s would crowd every point into the plot's left tenth.
+func tuneEnd(r *tune.Result) time.Duration {
+	hi := r.Found
+	for _, p := range r.Curve() {
+		hi = max(hi, p.PreStop)
+	}
+	hi = max(hi+hi/10, time.Second)
+	for _, step := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second} {
+		if hi <= 10*step {
+			return (hi + step - 1) / step * step
+		}
+	}
+	return (hi + time.Minute - 1) / time.Minute * time.Minute
 }
 
 // niceCeil rounds n up to 1, 2 or 5 times a power of ten, and to an even number above 1 (the

@@ -154,7 +154,7 @@ func TestTuneHTML(t *testing.T) {
 		"<td>4 (retry)</td><td>1</td><td>1000</td><td>30</td><td>3.000%</td><td>90.00%</td><td>1.1s</td><td>13s</td><td>❌ fail</td>",
 		"<td>10</td><td>3.5</td><td>1000</td><td>0</td><td>0%</td><td>100.00%</td><td>3.6s</td><td>20.5s</td><td>✅ pass</td>",
 		"confirmation 10: preStop 3.5 s: 0 of 1000 failed; worst disruption 100.00%; disruption time p50 20.5s: pass",
-		"preStop ≥ 4 s, terminationGracePeriodSeconds ≥ 7", ">20s</text>", ">80%</text>", ">90%</text>", ">100%</text>", ">200</text>",
+		"preStop ≥ 4 s, terminationGracePeriodSeconds ≥ 7", ">4.5s</text>", ">80%</text>", ">90%</text>", ">100%</text>", ">200</text>",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -113,8 +114,20 @@ type Cluster struct {
 // own interception (nil fields pass through).
 func NewCluster(t testing.TB, extra interceptor.Funcs, objs ...client.Object) *Cluster {
 	t.Helper()
+	return newCluster(t, fake.NewClientBuilder(), extra, objs...)
+}
+
+// NewClusterOn is NewCluster on the object store of a client-go fake clientset (its Tracker):
+// what Client writes, the clientset's lists and watches see, for code that uses both.
+func NewClusterOn(t testing.TB, tracker clienttesting.ObjectTracker, extra interceptor.Funcs, objs ...client.Object) *Cluster {
+	t.Helper()
+	return newCluster(t, fake.NewClientBuilder().WithObjectTracker(tracker), extra, objs...)
+}
+
+func newCluster(t testing.TB, b *fake.ClientBuilder, extra interceptor.Funcs, objs ...client.Object) *Cluster {
+	t.Helper()
 	c := &Cluster{Lag: 2, pending: map[string]int{}}
-	c.Fake = fake.NewClientBuilder().WithObjects(objs...).Build()
+	c.Fake = b.WithObjects(objs...).Build()
 	controlled := interceptor.NewClient(c.Fake, interceptor.Funcs{Get: c.get, Delete: c.delete, Patch: c.patch})
 	c.Client = Wrap(t, interceptor.NewClient(controlled, extra))
 	return c
