@@ -18,7 +18,7 @@ import (
 // gone, as a client inside the cluster sees it: refused (the node answers with a reset to the
 // SYN) or timeout (SYNs to a pod IP whose network namespace is gone are black-holed). Measured
 // from a load pod: naive rollout refused 58, reset 1, timeout 95; drain-only refused 60, timeout
-// 58 (issue 17, one run of each; see the README's matrix for the runs since).
+// 58 (one run of each).
 var GoneFromInside = []loadgen.Class{loadgen.ClassRefused, loadgen.ClassTimeout}
 
 // GoneThroughDockerProxy are the same failures seen from the host through kind's loopback port:
@@ -32,11 +32,11 @@ var GoneThroughDockerProxy = []loadgen.Class{loadgen.ClassEOF, loadgen.ClassRese
 var CutInFlight = []loadgen.Class{loadgen.ClassReset, loadgen.ClassEOF}
 
 // MeasuredBound is the bound of an at-most row, from what was measured and a stated rule:
-// twice the worst failure ratio measured for the row over the runs its reasoning lists,
+// twice the worst failure ratio measured for the row (its reasoning names it),
 // rounded up to the next 0.5 %, and at least 0.5 %. Twice, because the runs are few and
 // kube-proxy's lag grows with the load on the node; no more, so that a run clearly worse than
-// any seen fails. (The earlier 15 %, from kube-proxy's minSyncPeriod alone, never failed: the
-// worst run ever measured was 5.2 %.)
+// any seen fails. (A bound from kube-proxy's minSyncPeriod alone, 15 %, could not fail: no row
+// ever measured more than half of it.)
 func MeasuredBound(worst float64) float64 {
 	return max(math.Ceil(2*worst*200-1e-9)/200, 0.005)
 }
@@ -148,7 +148,7 @@ func orUnknown(s string) string {
 }
 
 // pid1 is the PID 1 row of entry: the sample app draining on SIGTERM behind a 5 s native sleep
-// preStop (the textbook margin: a 2 s one once let 3 of 4,334 requests through to a closing
+// preStop (the textbook margin: a 2 s one let 3 of 4,334 requests through to a closing
 // pod), grace 15 s, started by its image as entry says ("" exec form, "shell", "tini").
 func pid1(name, entry string) scenario.Scenario {
 	s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 15)
@@ -417,7 +417,7 @@ func DeletePodRows() []Row {
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
 			Labels: []string{LabelNegativeControl}},
 		{Scenario: under(Naive, d, check.AtMost(MeasuredBound(73.0/1197)),
-			"endpoint removal and SIGTERM race: from the host 1, 6, 36 and 40 failures of about 1,100 requests in four runs of an earlier session, 39, 0 and 0 of about 2,000 with ROLLCHECK_REPEAT=3 (worst 3.6 %); from a load pod 30, 39 and 73 of about 1,250 with 1, 2 and 3 rows at once (the worst, 6.1 %, with 3 at once: rows in parallel load the node, and kube-proxy lags), then 5 of 1,346, 67 of 1,444 and 62 of 1,268 in full make e2e runs with 3 at once. The replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone; a measured bound (MeasuredBound), not a negative control")},
+			"endpoint removal and SIGTERM race: the replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone, sometimes not. Failures range from none to a few percent and grow with the load on the node (rows in parallel make kube-proxy lag): the worst measured, 73 of 1,197 requests (6.1 %), came from a load pod with 3 rows at once. A measured bound (MeasuredBound), not a negative control")},
 		{Scenario: under(HTTPPreStopDrain, d, check.Zero(),
 			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain")},
 		{Scenario: under(PreStopDrainSlow, d, check.Zero(),
@@ -446,9 +446,9 @@ func ForceDeleteRows() []Row {
 	d := check.ForceDelete
 	return []Row{
 		{Scenario: under(Naive, d, check.AtMost(MeasuredBound(79.0/1239)),
-			"endpoint removal and SIGTERM start together and race: earlier sessions saw 1 to 52 failures in about 1,000 requests, ROLLCHECK_REPEAT=3 here 12, 7 and 19 of about 1,400, and a full make e2e 79 of 1,239 (the worst, 6.4 %); so this is no negative control (prestop-drain-slow is) but a measured bound (MeasuredBound)")},
+			"endpoint removal and SIGTERM start together and race: failures range from one to a few dozen per thousand requests, the worst measured 79 of 1,239 (6.4 %) in a full make e2e; so this is no negative control (prestop-drain-slow is) but a measured bound (MeasuredBound)")},
 		{Scenario: under(PreStopDrain, d, check.AtMost(MeasuredBound(9.0/1242)),
-			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Measured: 9 of 1,242 requests in one disruption of an earlier make e2e, and 3, 0 and 0 of about 1,300 with ROLLCHECK_REPEAT=3 (the zero-failure row was flaky: 2 of 3); a measured bound (MeasuredBound)")},
+			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Most runs see none, some a few: the worst measured, 9 of 1,242 requests (0.7 %), all in one disruption, so a zero-failure expectation would be flaky; a measured bound (MeasuredBound)")},
 		{Scenario: under(PreStopDrainSlow, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 			Labels: []string{LabelNegativeControl}},
@@ -463,7 +463,7 @@ func ScaleDownRows() []Row {
 			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
 			Labels: []string{LabelNegativeControl}},
 		{Scenario: under(Naive, d, check.AtMost(MeasuredBound(43.0/2597)),
-			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: from the host 0 failures in every run of earlier sessions, then 3, 0 and 2 of about 2,000 with ROLLCHECK_REPEAT=3, 5 of 1,942, 1, 1, 0, 0 and 9 with ROLLCHECK_REPEAT=5, and 11 of 1,843 (0.60 %); from a load pod 3, 0 and 27 of about 1,700 with 1, 2 and 3 rows at once, then 0 of 1,784, 43 of 2,597 (the worst, 1.66 %) and 11 of 1,884 in full make e2e runs with 3 at once. The race is real, so the row is a measured bound (MeasuredBound), not called safe")},
+			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: most runs see none or a few failures in about 2,000 requests, the worst measured 43 of 2,597 (1.66 %) from a load pod with 3 rows at once. The race is real, so the row is a measured bound (MeasuredBound), not called safe")},
 		{Scenario: under(PreStopDrain, d, check.Zero(), "preStop sleep outlasts endpoint propagation, then drain")},
 	}
 }

@@ -24,8 +24,8 @@ func TestMeasuredBound(t *testing.T) {
 	}
 }
 
-// Every at-most row's bound is a measured one, below the old 15 % that never failed, and
-// every row validates.
+// Every at-most row's bound is a measured one, below the 15 % that kube-proxy's minSyncPeriod
+// alone would allow and that could not fail, and every row validates.
 func TestRowsBounds(t *testing.T) {
 	for _, r := range AllRows() {
 		s := r.Scenario
@@ -254,7 +254,7 @@ func TestHeardSIGTERM(t *testing.T) {
 		return &check.Row{Config: check.Applied{GraceSeconds: 10, PreStop: check.NativeSleep(2 * s)}, Times: check.NewTimes(ts, nil),
 			Explanation: &check.Explanation{Recommendation: &check.Recommendation{Advice: "… the container's PID 1 did not pass SIGTERM on …"}}}
 	}
-	// Measured in a CI run: a status seen 1.5 s late, the window [10.5 s, 11.5 s].
+	// As measured: a status seen 1.5 s late, the window [10.5 s, 11.5 s].
 	if err := heardSIGTERM(false)(row(check.Termination{Pod: "shell", Exit: 11509 * ms, ExitUncertainty: s, How: "killed"})); err != nil {
 		t.Errorf("shell, late status: %v", err)
 	}
