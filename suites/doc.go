@@ -3,9 +3,14 @@
 // The rows, and the reasoning behind each expected outcome, are in rows.go; every row runs
 // on the same engine a user's check does (package engine, through package rctest).
 //
-// Labels select specs: smoke, conformance, the disruption (rollout-restart, delete-pod,
-// force-delete, scale-down), the expectation (zero-failures, at-most, failures-expected) and
-// negative-control.
+// A row is data (Row): what runs, the labels it chooses, why it must run alone, and what is
+// asserted of it besides its Outcome; adding a row is one entry in one of the XxxRows lists.
+//
+// Labels select specs: smoke, conformance, the labels computed from a row's data (its
+// disruption: rollout-restart, delete-pod, force-delete, scale-down, kubelet-restart; its
+// expectation: zero-failures, at-most, failures-expected; where its load comes from: load-host,
+// load-cluster) and those a row chooses (negative-control, slow, pid1, stop-signal,
+// stop-signal-field, sidecar).
 //
 // The suite needs a cluster, so its files carry the build tag e2e: plain go test ./... runs
 // only the matrix's own unit tests (rows_test.go).

@@ -1,12 +1,17 @@
 package suites
 
 import (
+	"fmt"
+	"reflect"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
 func TestMeasuredBound(t *testing.T) {
@@ -19,10 +24,11 @@ func TestMeasuredBound(t *testing.T) {
 	}
 }
 
-// Every at-most row's bound is a measured one, below the old 15 % that never failed, and
-// every row validates.
+// Every at-most row's bound is a measured one, below the 15 % that kube-proxy's minSyncPeriod
+// alone would allow and that could not fail, and every row validates.
 func TestRowsBounds(t *testing.T) {
-	for _, s := range AllRows() {
+	for _, r := range AllRows() {
+		s := r.Scenario
 		if _, err := s.Plan("matrix", "rollcheck/app:t1"); err != nil {
 			t.Errorf("%s: %v", s.Variant.Name, err)
 		}
@@ -30,22 +36,28 @@ func TestRowsBounds(t *testing.T) {
 			t.Errorf("%s under %s: bound %v is not a measured one", s.Variant.Name, s.Disruption.Kind, e.MaxRatio)
 		}
 	}
-	if n := len(AllRows()); n != 35 {
-		t.Errorf("%d matrix rows, want 35 (33 configurations, two of them from both paths)", n)
-	}
 }
 
 // Matrix sends every row one way, or (both) every row from the cluster plus the host twins; a
 // row name is never run twice on one path.
 func TestMatrixLoadModes(t *testing.T) {
+	declared := map[check.LoadFrom]int{}
+	for _, r := range AllRows() {
+		declared[r.Scenario.Load.From]++
+	}
+	free, fromHost, fromCluster := declared[""], declared[check.LoadFromHost], declared[check.LoadFromCluster]
+	if free == 0 || fromHost == 0 || fromCluster == 0 {
+		t.Fatalf("rows by declared load path %v: want rows with none, twins from the host and from the cluster", declared)
+	}
 	for _, tc := range []struct {
 		mode            cluster.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, 3, 32}, {cluster.LoadHost, 33, 0}, {cluster.LoadCluster, 0, 32}} {
+	}{{cluster.LoadBoth, fromHost, free + fromCluster}, {cluster.LoadHost, free + fromHost, 0}, {cluster.LoadCluster, 0, free + fromCluster}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int
-		for _, s := range rows {
+		for _, r := range rows {
+			s := r.Scenario
 			switch s.Load.From {
 			case check.LoadFromHost:
 				host++
@@ -54,13 +66,13 @@ func TestMatrixLoadModes(t *testing.T) {
 			default:
 				t.Errorf("%s: %s has no load path", tc.mode, s.Variant.Name)
 			}
-			if n := RowName(s); seen[n] {
+			if n := r.Name(); seen[n] {
 				t.Errorf("%s: %s twice", tc.mode, n)
 			} else {
 				seen[n] = true
 			}
-			if !slices.Contains(RowLabels(s), "load-"+string(s.Load.From)) {
-				t.Errorf("%s: %s lacks its load label: %v", tc.mode, s.Variant.Name, RowLabels(s))
+			if !slices.Contains(r.AllLabels(), "load-"+string(s.Load.From)) {
+				t.Errorf("%s: %s lacks its load label: %v", tc.mode, s.Variant.Name, r.AllLabels())
 			}
 		}
 		if host != tc.host || in != tc.inCluster {
@@ -70,13 +82,139 @@ func TestMatrixLoadModes(t *testing.T) {
 }
 
 // Every negative control names the phase its mechanism must produce: judged by class alone, a
-// stale-conntrack timeout could pass it for the wrong reason.
+// stale-conntrack timeout could pass it for the wrong reason. A row that expects failures is a
+// negative control and says so in its labels, and only such a row does: a row added without the
+// label would drop out of ROLLCHECK_LABELS=negative-control unseen.
 func TestNegativeControlsNamePhases(t *testing.T) {
-	for _, s := range AllRows() {
-		if e := s.Variant.Expect; e.Kind == check.ExpectFailures && len(e.Phases) == 0 {
+	for _, r := range AllRows() {
+		s := r.Scenario
+		e := s.Variant.Expect
+		if e.Kind == check.ExpectFailures && len(e.Phases) == 0 {
 			t.Errorf("%s under %s: a negative control without expected phases", s.Variant.Name, s.Disruption.Kind)
 		}
+		if labelled := slices.Contains(r.Labels, LabelNegativeControl); labelled != (e.Kind == check.ExpectFailures) {
+			t.Errorf("%s under %s: expects %s, labelled %v", s.Variant.Name, s.Disruption.Kind, e.Kind, r.Labels)
+		}
 	}
+}
+
+// The table's specs, in every load mode, include every one the matrix declared before its
+// rows became data, each with the same labels (so the same selection by every label filter),
+// run alone or not as it was, and with the same Also check; a row added since only adds specs.
+// The table reads nothing else: Specs is all it uses, and a Spec is its Row's fields.
+func TestSpecsAsPinned(t *testing.T) {
+	specs := func(mode cluster.MatrixLoad) map[string]pinnedSpec {
+		got := map[string]pinnedSpec{}
+		for _, sp := range Specs(AllRows(), mode, 1) {
+			got[sp.Name] = pinnedSpec{sp.Name, strings.Join(sp.Labels, " "), sp.Serial, alsoPrint(sp.Also, sp.Scenario)}
+			if sp.Labels == nil || !slices.Equal(sp.Labels, sp.AllLabels()) || sp.Serial != (sp.SerialReason() != "") || sp.Timeout != sp.Row.Timeout() || sp.Run != 0 || sp.Runs != 1 {
+				t.Errorf("%s: spec %s does not carry its row's fields: %+v", mode, sp.Name, sp)
+			}
+		}
+		return got
+	}
+	inCluster := specs(cluster.LoadCluster)
+	for _, mode := range []cluster.MatrixLoad{cluster.LoadBoth, cluster.LoadHost} {
+		if len(pinned[mode]) == 0 {
+			t.Fatalf("%s: nothing pinned", mode)
+		}
+		got := specs(mode)
+		for _, w := range pinned[mode] {
+			if g, ok := got[w.name]; !ok {
+				t.Errorf("%s: no spec %s", mode, w.name)
+			} else if g != w {
+				t.Errorf("%s:\n got %+v\nwant %+v", mode, g, w)
+			}
+			if g, ok := inCluster[w.name]; mode == cluster.LoadBoth && slices.Contains(strings.Fields(w.labels), "load-cluster") && g != w {
+				t.Errorf("%s:\n got %+v (ok %v)\nwant %+v", cluster.LoadCluster, g, ok, w)
+			}
+		}
+	}
+}
+
+// A row's labels and whether it runs alone come from its fields, never from its name: renamed,
+// every row keeps them.
+func TestRowsReadNoName(t *testing.T) {
+	for _, r := range Matrix(AllRows(), cluster.LoadBoth) {
+		renamed := r
+		renamed.Scenario.Variant.Name = "renamed"
+		if !slices.Equal(renamed.AllLabels(), r.AllLabels()) || renamed.SerialReason() != r.SerialReason() {
+			t.Errorf("%s: renamed, labels %v and serial %q; were %v and %q", r.Name(), renamed.AllLabels(), renamed.SerialReason(), r.AllLabels(), r.SerialReason())
+		}
+	}
+}
+
+// A row runs alone when its load comes from the host (one NodePort), or when it says why; a row
+// not yet given a load path counts as from the host. Its own reason wins.
+func TestSerialReason(t *testing.T) {
+	r := Row{Scenario: under(PreStopDrain, check.RolloutRestart, check.Zero(), "because")}
+	for _, tc := range []struct {
+		from         check.LoadFrom
+		serial, want string
+	}{
+		{"", "", "load from the host: the NodePort is one"},
+		{check.LoadFromHost, "", "load from the host: the NodePort is one"},
+		{check.LoadFromCluster, "", ""},
+		{check.LoadFromCluster, "it restarts the kubelet", "it restarts the kubelet"},
+		{check.LoadFromHost, "it restarts the kubelet", "it restarts the kubelet"},
+	} {
+		r.Scenario.Load.From, r.Serial = tc.from, tc.serial
+		if got := r.SerialReason(); got != tc.want {
+			t.Errorf("from %q, Serial %q: %q, want %q", tc.from, tc.serial, got, tc.want)
+		}
+	}
+}
+
+// With ROLLCHECK_REPEAT=N every row is N specs, "name #k/N", run k of N, with the row's fields.
+func TestSpecsRepeat(t *testing.T) {
+	once := Specs(AllRows(), cluster.LoadCluster, 1)
+	thrice := Specs(AllRows(), cluster.LoadCluster, 3)
+	if len(thrice) != 3*len(once) {
+		t.Fatalf("%d specs repeated 3 times, %d once", len(thrice), len(once))
+	}
+	for i, sp := range thrice {
+		o, k := once[i/3], i%3+1
+		if sp.Name != fmt.Sprintf("%s #%d/3", o.Name, k) || sp.Run != k || sp.Runs != 3 || !slices.Equal(sp.Labels, o.Labels) || sp.Serial != o.Serial || sp.Scenario.Variant.Name != o.Scenario.Variant.Name {
+			t.Errorf("spec %d: %q run %d/%d, want %q #%d/3", i, sp.Name, sp.Run, sp.Runs, o.Name, k)
+		}
+	}
+}
+
+// alsoPrint identifies a row's Also: the function that made it, and whether it holds ("ok") or
+// not ("err") on three probe terminations built from the row's own configuration, which tell
+// the checks' arguments apart (heardSIGTERM(true) from (false), a native sidecar's order from a
+// classic one's, with or without its preStop).
+func alsoPrint(also func(*check.Row) error, s scenario.Scenario) string {
+	if also == nil {
+		return ""
+	}
+	parts := strings.Split(runtime.FuncForPC(reflect.ValueOf(also).Pointer()).Name(), ".")
+	for len(parts) > 1 && strings.HasPrefix(parts[len(parts)-1], "func") {
+		parts = parts[:len(parts)-1] // a closure: name the function that returned it
+	}
+	out := parts[len(parts)-1]
+	p, err := s.Plan("matrix", "rollcheck/app:probe")
+	if err != nil {
+		return out + " (invalid)"
+	}
+	a := p.Applied()
+	pre, _ := a.PreStop.Duration()
+	grace := time.Duration(a.GraceSeconds) * time.Second
+	ms := time.Millisecond
+	for _, x := range []check.Termination{
+		{Pod: "p", How: check.EndedOwn, SIGTERM: pre, Exit: pre + 100*ms, Front: &check.SidecarEnd{SIGTERM: pre, Exit: pre + time.Second}},
+		{Pod: "p", How: check.EndedKilled, Exit: grace, Front: &check.SidecarEnd{Exit: 100 * ms}},
+		{Pod: "p", How: check.EndedOwn, SIGTERM: pre, Exit: pre + 100*ms, Front: &check.SidecarEnd{Exit: pre + time.Second}},
+	} {
+		row := &check.Row{Config: a, Times: check.NewTimes([]check.Termination{x}, nil), StopSignalReported: a.StopSignal,
+			Explanation: &check.Explanation{Recommendation: &check.Recommendation{Advice: "the container's PID 1 did not pass SIGTERM on"}}}
+		if also(row) == nil {
+			out += " ok"
+		} else {
+			out += " err"
+		}
+	}
+	return out
 }
 
 // The past-grace claim holds for a pod killed at grace + 2 s and fails for one that went at the
@@ -116,7 +254,7 @@ func TestHeardSIGTERM(t *testing.T) {
 		return &check.Row{Config: check.Applied{GraceSeconds: 10, PreStop: check.NativeSleep(2 * s)}, Times: check.NewTimes(ts, nil),
 			Explanation: &check.Explanation{Recommendation: &check.Recommendation{Advice: "… the container's PID 1 did not pass SIGTERM on …"}}}
 	}
-	// Measured in a CI run: a status seen 1.5 s late, the window [10.5 s, 11.5 s].
+	// As measured: a status seen 1.5 s late, the window [10.5 s, 11.5 s].
 	if err := heardSIGTERM(false)(row(check.Termination{Pod: "shell", Exit: 11509 * ms, ExitUncertainty: s, How: "killed"})); err != nil {
 		t.Errorf("shell, late status: %v", err)
 	}

@@ -3,16 +3,13 @@
 package suites_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/cluster"
-	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/suites"
 )
@@ -44,13 +41,14 @@ var (
 
 // The cluster is set up once, on Ginkgo's process 1, and every process joins it: rows with
 // load from the cluster run as many at once as there are processes (ginkgo --procs, make e2e's
-// ROLLCHECK_PROCS); rows with load from the host are Serial specs, which Ginkgo runs on process
-// 1 after all others, one at a time (they share the NodePort).
+// ROLLCHECK_PROCS); rows with load from the host (they share the NodePort), and rows that say
+// why they must run alone (Row.Serial), are Serial specs, which Ginkgo runs on process 1 after
+// all others, one at a time.
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// Every row is validated before any cluster work: a bad row fails in seconds.
-	for _, s := range suites.AllRows() {
-		_, err := s.Plan("check", "rollcheck/app:validate")
-		Expect(err).NotTo(HaveOccurred(), "matrix row %s", s.Variant.Name)
+	for _, r := range suites.AllRows() {
+		_, err := r.Scenario.Plan("check", "rollcheck/app:validate")
+		Expect(err).NotTo(HaveOccurred(), "matrix row %s", r.Scenario.Variant.Name)
 	}
 	mode, err := suites.LoadModeFromEnv()
 	Expect(err).NotTo(HaveOccurred())
@@ -61,9 +59,9 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	}
 	// The images of rows whose app starts another way (behind a shell, behind tini, with a
 	// STOPSIGNAL), only for rows the label filter can select (their labels as table gives them).
-	for _, s := range suites.Matrix(suites.AllRows(), mode) {
-		if e := s.App.Entry; e != "" && images[e] == "" &&
-			Label(append(suites.RowLabels(s), "conformance")...).MatchesLabelFilter(GinkgoLabelFilter()) {
+	for _, sp := range suites.Specs(suites.AllRows(), mode, 1) {
+		if e := sp.Scenario.App.Entry; e != "" && images[e] == "" &&
+			append(Label("conformance"), sp.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
 			images[e] = c.EntryImage(ctx, images[""], e)
 		}
 	}
@@ -72,11 +70,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	kc, apps = rctest.Join(ctx, "conformance", data)
 }, NodeTimeout(15*time.Minute))
 
-// table declares one spec per Scenario under a disruption: a DescribeTable whose rows are
-// named by the Scenario, labelled by disruption and expectation, each with its own timeout.
+// table declares the specs of rows under a disruption: a DescribeTable whose entries are
+// suites.Specs, each named, labelled, run alone or not and given its timeout as its Spec says.
 // With ROLLCHECK_REPEAT=N (1 to 20) every row runs N times, as N specs "row #k/N"; the report
 // gives each row's runs, pooled failure ratio with its interval and verdict stability.
-func table(title, suite string, rows []scenario.Scenario) bool {
+func table(title, suite string, rows []suites.Row) bool {
 	repeat, err := suites.RepeatFromEnv()
 	if err != nil {
 		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work
@@ -85,34 +83,22 @@ func table(title, suite string, rows []scenario.Scenario) bool {
 	if err != nil {
 		panic(err)
 	}
-	rows = suites.Matrix(rows, mode)
-	entries := make([]TableEntry, 0, len(rows)*repeat)
-	for _, s := range rows {
-		decorators := []any{Labels(suites.RowLabels(s)), SpecTimeout(suites.RowTimeout(s))}
-		if s.Load.From != check.LoadFromCluster || s.Disruption.Kind == check.KubeletRestart {
-			decorators = append(decorators, Serial) // the NodePort is one; a kubelet restart stops every row's terminations
+	var entries []TableEntry
+	for _, sp := range suites.Specs(rows, mode, repeat) {
+		decorators := []any{Labels(sp.Labels), SpecTimeout(sp.Timeout)}
+		if sp.Serial {
+			decorators = append(decorators, Serial)
 		}
-		for k := 1; k <= repeat; k++ {
-			n := 0
-			if repeat > 1 {
-				n = k
-			}
-			entries = append(entries, Entry(nil, append(decorators, s, n, repeat)...))
-		}
+		entries = append(entries, Entry(sp.Name, append(decorators, sp)...))
 	}
-	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, s scenario.Scenario, k, _ int) {
-		p, err := s.Plan(suite, apps[s.App.Entry])
+	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, sp suites.Spec) {
+		p, err := sp.Scenario.Plan(suite, apps[sp.Scenario.App.Entry])
 		Expect(err).NotTo(HaveOccurred())
-		p.Repeat = k
+		p.Repeat = sp.Run
 		row := kc.Check(ctx, p)
 		Expect(row).To(rctest.Pass())
-		if s.Also != nil {
-			Expect(s.Also(row)).To(Succeed())
+		if sp.Also != nil {
+			Expect(sp.Also(row)).To(Succeed())
 		}
-	}, func(s scenario.Scenario, k, n int) string {
-		if k == 0 {
-			return suites.RowName(s)
-		}
-		return fmt.Sprintf("%s #%d/%d", suites.RowName(s), k, n)
 	}, entries)
 }

@@ -77,9 +77,6 @@ type Scenario struct {
 	Disruption check.Disruption
 	Load       check.Load
 	Settle     time.Duration
-	// Also, when set, is asserted of the row besides its Outcome: a claim the verdict alone
-	// does not show (what the advice credits, what the times say).
-	Also func(row *check.Row) error
 }
 
 // check validates the sample app's settings, the one part of a Scenario the model does not know.

@@ -1,0 +1,169 @@
+package suites
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+)
+
+// Row is one row of the built-in matrix as data: what runs, the labels it chooses, why it must
+// run alone, and what is asserted of it besides its Outcome. Nothing is read out of its name:
+// the labels and the serial rule its typed fields imply are computed from those fields
+// (AllLabels, SerialReason), everything else is written in the row.
+type Row struct {
+	// Scenario is what runs: the sample app's settings, the Variant (name, preStop, grace
+	// period, expected Outcome and why), the disruption and the load ("" load path: as the
+	// run's ROLLCHECK_LOAD_FROM says, see Matrix).
+	Scenario scenario.Scenario
+	// Labels are the Ginkgo labels the row chooses (LabelNegativeControl, LabelSlow, ...), on
+	// top of those its data implies.
+	Labels []string
+	// Serial, when set, says why the row must run alone although nothing else in it says so:
+	// what it does to the node would disturb the rows running beside it.
+	Serial string
+	// Also, when set, is asserted of the row besides its Outcome: a claim the verdict alone
+	// does not show (what the advice credits, what the times say).
+	Also func(*check.Row) error
+}
+
+// The labels a row chooses (Row.Labels). The disruption, the expectation and the load path
+// are labels too, computed from the row (AllLabels).
+const (
+	// LabelNegativeControl: the row must show failures, in the phase its mechanism predicts,
+	// or the harness has lost its ability to see them.
+	LabelNegativeControl = "negative-control"
+	// LabelSlow: not in the default make e2e (make e2e-slow runs it).
+	LabelSlow = "slow"
+	// LabelPID1: who is PID 1 in the app's container (exec form, a shell, tini).
+	LabelPID1 = "pid1"
+	// LabelStopSignal: the image's STOPSIGNAL and an app that stops on another signal.
+	LabelStopSignal = "stop-signal"
+	// LabelStopSignalField: lifecycle.stopSignal in the pod spec; not in the default run, since
+	// the offline node image's containerd does not take the field.
+	LabelStopSignalField = "stop-signal-field"
+	// LabelSidecar: a proxy sidecar in front of the app.
+	LabelSidecar = "sidecar"
+)
+
+// under is base under disruption d, expected to produce expect because of why.
+func under(base scenario.Scenario, d check.DisruptionKind, expect check.Outcome, why string) scenario.Scenario {
+	base.Disruption.Kind, base.Variant.Expect, base.Variant.Why = d, expect, why
+	return base
+}
+
+// loadFrom is where r's load comes from; a row not yet given a path by Matrix counts as from
+// the host, the stricter case (it runs alone).
+func (r Row) loadFrom() check.LoadFrom {
+	if f := r.Scenario.Load.From; f != "" {
+		return f
+	}
+	return check.LoadFromHost
+}
+
+// AllLabels are the Ginkgo labels of r: its disruption, its expectation and where its load
+// comes from (load-host, load-cluster), then the labels it chooses.
+func (r Row) AllLabels() []string {
+	s := r.Scenario
+	return slices.Concat([]string{string(s.Disruption.Kind), string(s.Variant.Expect.Kind), "load-" + string(r.loadFrom())}, r.Labels)
+}
+
+// SerialReason is why r runs alone (a Ginkgo Serial spec), "" when it may run beside other
+// rows: its own Serial, or, with its load from the host, the one NodePort every host load
+// goes through.
+func (r Row) SerialReason() string {
+	switch {
+	case r.Serial != "":
+		return r.Serial
+	case r.loadFrom() != check.LoadFromCluster:
+		return "load from the host: the NodePort is one"
+	}
+	return ""
+}
+
+// Name names r as the reports do (check.Applied's String): "naive: preStop=none sigterm=exit
+// grace=30s keepalive=off rollout-restart×3".
+func (r Row) Name() string {
+	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
+	if err != nil {
+		return r.Scenario.Variant.Name + " (invalid)"
+	}
+	return p.Applied().String()
+}
+
+// Timeout is a generous SpecTimeout for r: every disruption may take its grace period twice
+// over, plus deploy, settle and cleanup time.
+func (r Row) Timeout() time.Duration {
+	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
+	if err != nil {
+		return 3 * time.Minute // the spec fails at its Plan
+	}
+	a := p.Applied()
+	pre, _ := a.PreStop.Duration()
+	perDisruption := time.Duration(2*a.GraceSeconds+int64(a.Replicas*20))*time.Second + pre.Round(time.Second)
+	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
+}
+
+// Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
+// cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
+// the twins of the other.
+func Matrix(rows []Row, mode cluster.MatrixLoad) []Row {
+	def := check.LoadFromCluster
+	if mode == cluster.LoadHost {
+		def = check.LoadFromHost
+	}
+	var out []Row
+	for _, r := range rows {
+		switch {
+		case r.Scenario.Load.From == "":
+			r.Scenario.Load.From = def
+		case mode != cluster.LoadBoth && r.Scenario.Load.From != def:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Spec is one Ginkgo spec of the matrix as the suite's table declares it, everything read from
+// its Row's fields: its name, labels, whether it runs alone, its timeout, and which run of the
+// row it is (Run of Runs; Run 0 when the row runs once).
+type Spec struct {
+	Row
+	Name      string
+	Labels    []string
+	Serial    bool
+	Timeout   time.Duration
+	Run, Runs int
+}
+
+// Specs are the specs of rows in a run: their load paths as mode asks (Matrix), each row
+// repeat times, as "name #k/N" when repeat is more than 1.
+func Specs(rows []Row, mode cluster.MatrixLoad, repeat int) []Spec {
+	rows = Matrix(rows, mode)
+	out := make([]Spec, 0, len(rows)*repeat)
+	for _, r := range rows {
+		sp := Spec{Row: r, Name: r.Name(), Labels: r.AllLabels(), Serial: r.SerialReason() != "", Timeout: r.Timeout(), Runs: repeat}
+		if repeat == 1 {
+			out = append(out, sp)
+			continue
+		}
+		name := sp.Name
+		for k := 1; k <= repeat; k++ {
+			sp.Run, sp.Name = k, fmt.Sprintf("%s #%d/%d", name, k, repeat)
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// LoadModeFromEnv reads ROLLCHECK_LOAD_FROM (both, host or cluster; default both) by its
+// knob's rule: where the rows' load comes from (Matrix).
+func LoadModeFromEnv() (cluster.MatrixLoad, error) { return cluster.LoadMode(os.Getenv) }
+
+// RepeatFromEnv reads ROLLCHECK_REPEAT (1 to check.MaxRepeat, default 1) by its knob's rule.
+func RepeatFromEnv() (int, error) { return cluster.Repeat(os.Getenv) }
