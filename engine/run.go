@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -735,36 +734,6 @@ func (r *runner) versions() check.Versions {
 		}
 	}
 	return v
-}
-
-// Version is rollcheck's version: $ROLLCHECK_VERSION (make e2e sets it from git), else the
-// module version the binary was built from, else "dev-<commit>" for a build from a checkout,
-// else "dev".
-func Version() string {
-	if v := os.Getenv("ROLLCHECK_VERSION"); v != "" {
-		return v
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range append([]*debug.Module{&bi.Main}, bi.Deps...) {
-			if m.Path == "github.com/rollcheck/rollcheck" && m.Version != "" && m.Version != "(devel)" {
-				return m.Version
-			}
-		}
-		// Built from a checkout: the commit go build stamped in.
-		rev, dirty := "", ""
-		for _, kv := range bi.Settings {
-			switch {
-			case kv.Key == "vcs.revision" && len(kv.Value) >= 12:
-				rev = kv.Value[:12]
-			case kv.Key == "vcs.modified" && kv.Value == "true":
-				dirty = "-dirty"
-			}
-		}
-		if rev != "" {
-			return "dev-" + rev + dirty
-		}
-	}
-	return "dev"
 }
 
 // sleep waits d or until ctx ends; it reports whether the whole d passed.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
 )
 
@@ -32,140 +34,192 @@ const (
 	exitSignal   = 130
 )
 
-const checkUsage = `usage: rollcheck check -f CHECK.yaml [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
-       rollcheck check --manifest FILE [--manifest FILE...] --image REF [--image REF...] --port N
-                       [--deployment NAME] [--container NAME] [--path /] [--disruption KIND[=COUNT]...] [--rate N]
-                       [--method GET|POST] [--keepalive] [--timeout 2s] [--load-from host|cluster] [--load-pods N] [--prestop-sleep 5s]
-                       [--grace N] [--max-failure-ratio R] [--min-success-ratio-per-disruption R]
-                       [--kubeconfig FILE] [--parallel N] [--artifacts DIR] [--dry-run]
-Checks an app's shutdown configuration under load on the kind cluster (created or reused as
-make e2e does) and exits 0 when every row passed, 1 when a threshold was broken, 2 on bad
-input or when a row could not be judged.
+const checkAbout = `Checks an app's shutdown configuration under load: every variant of a check file (or the one the
+flags describe) under every disruption, on the kind cluster (created or reused as make e2e does),
+or with --kubeconfig on an existing cluster. Rows whose load comes from load pods run in parallel
+(--parallel); rows whose load comes from the host run one at a time.
+Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
+130 interrupted.`
 
-With --kubeconfig FILE it checks on that existing cluster instead: it creates no cluster and
-loads no image; the load comes from a load pod inside the cluster (ROLLCHECK_LOAD_IMAGE names
-its image, which the cluster must be able to run), the app's images are the manifests' own,
-and it deletes only the namespaces it created.`
+// runFlags are the flags rollcheck check and tune share: the check file, where the reports
+// go, the cluster, a dry run, and how many rows (probes) run at once.
+type runFlags struct {
+	File        string
+	Artifacts   string
+	KeepCluster bool
+	DryRun      bool
+	// Parallel is --parallel: 0 when not given, for the default (atOnce).
+	Parallel int
 
-// maxParallel is the most rows rollcheck check runs at once.
-const maxParallel = 8
+	fs *flag.FlagSet // where they are registered: was --parallel given?
+}
 
+// register registers the shared flags on fs; artifacts is --artifacts' default, and dryRun and
+// parallel say what --dry-run and --parallel do.
+func (r *runFlags) register(fs *flag.FlagSet, artifacts, dryRun, parallel string) {
+	r.fs = fs
+	fs.StringVar(&r.File, "f", "", "the check `FILE` (apiVersion rollcheck.io/v1alpha1, kind Check)")
+	fs.StringVar(&r.Artifacts, "artifacts", artifacts, "reports `DIR`: every row (DIR/rows), its raw requests (DIR/raw), the reports")
+	fs.BoolVar(&r.KeepCluster, "keep-cluster", false, "keep a kind cluster this run created (as "+cluster.EnvKeep+"=1)")
+	fs.BoolVar(&r.DryRun, "dry-run", false, dryRun)
+	fs.IntVar(&r.Parallel, "parallel", 0, parallel)
+}
+
+// atOnce is how many of the plans run at once: --parallel when given (above 1 only when every
+// plan's load comes from load pods), else as many plans from load pods as ROLLCHECK_PROCS
+// allows, the rule make e2e's Ginkgo processes follow (cluster.Procs). Plans whose load comes
+// from the host run one at a time either way (runRows).
+func (r runFlags) atOnce(plans []check.Plan) (int, error) {
+	fromPods := 0
+	for _, p := range plans {
+		if fromLoadPods(p) {
+			fromPods++
+		}
+	}
+	if !flagSet(r.fs, "parallel") {
+		procs, err := cluster.Procs(os.Getenv)
+		return max(1, min(fromPods, procs)), err
+	}
+	switch n := r.Parallel; {
+	case n < 1 || n > cluster.MaxProcs:
+		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, cluster.MaxProcs)
+	case n > 1 && fromPods < len(plans):
+		return 0, fmt.Errorf("--parallel %d: rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster", n)
+	}
+	return r.Parallel, nil
+}
+
+// fromLoadPods reports whether p's load comes from load pods inside the cluster.
+func fromLoadPods(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// checkFlags are rollcheck check's flags: the shared ones, an existing cluster, and the app,
+// load, variant and disruptions of the flags-only form (--manifest instead of -f).
+type checkFlags struct {
+	runFlags
+	Kubeconfig string
+	// The app.
+	Manifests, Images     multi
+	Deployment, Container string
+	Port                  int
+	Path                  string
+	// The load.
+	Rate            int
+	Method, Timeout string
+	KeepAlive       bool
+	LoadFrom        string
+	LoadPods        int
+	// The disruptions, and the one variant with its threshold.
+	Disruptions      multi
+	PreStop          string
+	Grace            optional[int]
+	MaxFailureRatio  optional[float64]
+	MinPerDisruption optional[float64]
+}
+
+func newCheckFlags(fs *flag.FlagSet) *checkFlags {
+	f := &checkFlags{}
+	f.register(fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
+		fmt.Sprintf("`N` rows at once, 1 to %d. Rows whose load comes from the host share the NodePort and run\n"+
+			"one at a time, alone: N > 1 is refused for them (default: as many rows from load pods as\n"+
+			"%s allows, %d unless set)", cluster.MaxProcs, cluster.EnvProcs, cluster.DefaultProcs))
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE` (overrides the check file's cluster section): no\n"+
+		"cluster created, no image loaded; the load comes from load pods whose image "+cluster.EnvLoadImage+"\n"+
+		"(or cluster.loadImage) names, the app's images are the manifests' own, and only the namespaces\n"+
+		"this run created are deleted")
+	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
+	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
+	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
+	fs.StringVar(&f.Container, "container", "", "the app's container, when the port's is a sidecar in front of it")
+	fs.IntVar(&f.Port, "port", 0, "the app's container `PORT`")
+	fs.StringVar(&f.Path, "path", check.DefaultPath, "request path")
+	fs.IntVar(&f.Rate, "rate", 0, fmt.Sprintf("requests per second (default %d)", check.DefaultRate))
+	fs.StringVar(&f.Method, "method", "", "GET (default) or POST")
+	fs.BoolVar(&f.KeepAlive, "keepalive", false, "reuse connections")
+	fs.StringVar(&f.Timeout, "timeout", "", fmt.Sprintf("request timeout (default %s)", loadgen.DefaultTimeout))
+	fs.StringVar(&f.LoadFrom, "load-from", "", "where the load comes from: host (default, 127.0.0.1 and the NodePort) or cluster (load pods)")
+	fs.IntVar(&f.LoadPods, "load-pods", 0, fmt.Sprintf("load pods sharing the rate, 1 to %d (load from the cluster)", check.MaxLoadPods))
+	fs.Var(&f.Disruptions, "disruption", fmt.Sprintf("a disruption, `KIND[=COUNT]`: %s, %s, %s or %s, COUNT times\n"+
+		"(default %d); repeat for several (default %s)", check.RolloutRestart, check.DeletePod, check.ForceDelete, check.ScaleDown, check.DefaultCount, check.RolloutRestart))
+	fs.StringVar(&f.PreStop, "prestop-sleep", "", "the variant has a native preStop sleep of this `DURATION` (variant prestop-DURATION; default: as-is)")
+	fs.Var(&f.Grace, "grace", "the variant's terminationGracePeriodSeconds, `SECONDS` (default: the manifest's)")
+	fs.Var(&f.MaxFailureRatio, "max-failure-ratio", "the failure `RATIO` allowed, 0 to 1 (default: no failed request)")
+	fs.Var(&f.MinPerDisruption, "min-success-ratio-per-disruption", "the success `RATIO` each disruption needs, 0 to 1")
+	return f
+}
+
+// multi is a flag given several times.
 type multi []string
 
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
-// check runs `rollcheck check`; it returns the exit code.
-func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		file, artifacts, deployment, path, method, timeout, prestop, loadFrom, kubeconfig, container string
-		manifests, images, disruptions                                                               multi
-		port, rate, grace, parallel, loadPods                                                        int
-		keepalive, dryRun                                                                            bool
-		maxRatio, minPer                                                                             float64
-	)
-	fs.StringVar(&file, "f", "", "check file")
-	fs.StringVar(&artifacts, "artifacts", envOr("ARTIFACTS", "_artifacts"), "reports directory")
-	fs.BoolVar(&dryRun, "dry-run", false, "validate and print the objects, no cluster")
-	fs.Var(&manifests, "manifest", "manifest file")
-	fs.Var(&images, "image", "image to load from the local Docker engine")
-	fs.Var(&disruptions, "disruption", "disruption kind[=count]")
-	fs.StringVar(&deployment, "deployment", "", "Deployment under test")
-	fs.StringVar(&path, "path", "/", "request path")
-	fs.IntVar(&port, "port", 0, "container port")
-	fs.StringVar(&container, "container", "", "the app's container, when the port's is a sidecar in front of it")
-	fs.IntVar(&rate, "rate", 0, "requests per second")
-	fs.StringVar(&method, "method", "", "GET or POST")
-	fs.BoolVar(&keepalive, "keepalive", false, "reuse connections")
-	fs.StringVar(&timeout, "timeout", "", "request timeout")
-	fs.StringVar(&loadFrom, "load-from", "", "host (default) or cluster (a load pod)")
-	fs.IntVar(&loadPods, "load-pods", 0, "load pods sharing the rate (load from the cluster)")
-	fs.IntVar(&parallel, "parallel", 1, "rows at once (load from the cluster only)")
-	fs.StringVar(&kubeconfig, "kubeconfig", "", "an existing cluster's kubeconfig: no kind, no image loaded, load from the cluster")
-	fs.StringVar(&prestop, "prestop-sleep", "", "variant with a native preStop sleep")
-	fs.IntVar(&grace, "grace", -1, "variant's terminationGracePeriodSeconds")
-	fs.Float64Var(&maxRatio, "max-failure-ratio", -1, "allowed failure ratio (default: no failure)")
-	fs.Float64Var(&minPer, "min-success-ratio-per-disruption", -1, "required success ratio of each disruption")
+// optional is a number flag that may be left unset: then the input's own value holds.
+type optional[T int | float64] struct {
+	v   T
+	set bool
+}
+
+func (o *optional[T]) String() string {
+	if !o.set {
+		return ""
+	}
+	return fmt.Sprint(o.v)
+}
+
+func (o *optional[T]) Set(s string) error {
+	var err error
+	want := "a number"
+	switch p := any(&o.v).(type) {
+	case *int:
+		want = "a whole number"
+		*p, err = strconv.Atoi(s)
+	case *float64:
+		*p, err = strconv.ParseFloat(s, 64)
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not %s", s, want)
+	}
+	o.set = true
+	return nil
+}
+
+// checkInput is what rollcheck check runs, read from its flags and checked.
+type checkInput struct {
+	check      *spec.Check
+	plans      []check.Plan
+	kubeconfig string // an existing cluster's, or "" for kind
+	loadImage  string // the load pod's image for an existing cluster
+	parallel   int
+}
+
+// runCheck runs `rollcheck check`; it returns the exit code.
+func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rollcheck check: "+format+"\n", a...)
 		return exitBadInput
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, checkUsage)
-			return exitPass
-		}
-		return bad("%v (rollcheck check -h)", err)
+	if len(args) > 0 {
+		return bad("unexpected arguments %q (rollcheck help check)", args)
 	}
-	if fs.NArg() > 0 {
-		return bad("unexpected arguments %q (rollcheck check -h)", fs.Args())
-	}
-
-	var c *spec.Check
-	var err error
-	switch {
-	case file != "" && len(manifests) > 0:
-		return bad("use -f or --manifest, not both")
-	case file != "" && (loadFrom != "" || loadPods != 0):
-		return bad("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
-	case file != "" && container != "":
-		return bad("--container is for --manifest; a check file says app: {container: ...}")
-	case file != "":
-		if c, err = spec.Load(file); err != nil {
-			return bad("%v", err)
-		}
-	case len(manifests) > 0:
-		if c, err = flagsCheck(manifests, images, disruptions, deployment, path, method, timeout, prestop, port, rate, grace, keepalive, maxRatio, minPer); err != nil {
-			return bad("%v", err)
-		}
-		c.Load.From, c.Load.Pods, c.App.Container = loadFrom, loadPods, container
-	default:
-		return bad("nothing to check: give -f CHECK.yaml or --manifest (rollcheck check -h)")
-	}
-	plans, warnings, err := c.Plans()
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w)
-	}
+	in, err := f.input(stderr)
 	if err != nil {
-		return bad("%s: %v", c.Name(), err)
+		return bad("%v", err)
 	}
-	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
-	loadImage := os.Getenv(cluster.EnvLoadImage)
-	if c.Cluster != nil {
-		if kubeconfig == "" {
-			kubeconfig = c.KubeconfigPath()
-		}
-		if loadImage == "" {
-			loadImage = c.Cluster.LoadImage
-		}
+	if f.DryRun {
+		return dryRunPrint(in.plans, stdout, stderr)
 	}
-	if kubeconfig != "" {
-		if c.Load.From == string(check.LoadFromHost) {
-			return bad("--kubeconfig: an existing cluster is loaded from inside only; %s says load.from: host", c.Name())
-		}
-		for i := range plans {
-			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
-			// and pull policies are used as they are.
-			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
-		}
-	}
-	if parallel < 1 || parallel > maxParallel {
-		return bad("--parallel %d: want 1 to %d", parallel, maxParallel)
-	}
-	if parallel > 1 && slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From != check.LoadFromCluster }) {
-		return bad("--parallel %d: rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster", parallel)
-	}
-	if dryRun {
-		return dryRunPrint(plans, stdout, stderr)
-	}
-	if kubeconfig != "" {
-		t, err := existingTarget(ctx, kubeconfig, loadImage)
+	if in.kubeconfig != "" {
+		t, err := existingTarget(ctx, in.kubeconfig, in.loadImage)
 		if err != nil {
 			return bad("%v", err)
 		}
-		return checkExisting(ctx, t, plans, parallel, artifacts, stdout, logLine(stderr, "check"))
+		return checkExisting(ctx, t, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -174,11 +228,72 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return bad("%v", err)
 	}
-	if err := checkImages(ctx, c, stderr); err != nil {
+	opts.Keep = opts.Keep || f.KeepCluster
+	if err := checkImages(ctx, in.check, stderr); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
-	return runChecks(ctx, opts, c, plans, parallel, artifacts, stdout, stderr)
+	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
+		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
+	})
+}
+
+// input reads the check (a check file, or the flags-only form), its plans (warnings to
+// stderr), the cluster they run on and how many run at once: every problem of the input,
+// before any Docker or cluster work.
+func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
+	in := &checkInput{}
+	var err error
+	switch {
+	case f.File != "" && len(f.Manifests) > 0:
+		return nil, errors.New("use -f or --manifest, not both")
+	case f.File != "" && (f.LoadFrom != "" || f.LoadPods != 0):
+		return nil, errors.New("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
+	case f.File != "" && f.Container != "":
+		return nil, errors.New("--container is for --manifest; a check file says app: {container: ...}")
+	case f.File != "":
+		in.check, err = spec.Load(f.File)
+	case len(f.Manifests) > 0:
+		in.check, err = f.flagsCheck()
+	default:
+		return nil, errors.New("nothing to check: give -f CHECK.yaml or --manifest (rollcheck help check)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := in.check
+	plans, warnings, err := c.Plans()
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Name(), err)
+	}
+	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
+	in.kubeconfig, in.loadImage = f.Kubeconfig, os.Getenv(cluster.EnvLoadImage)
+	if c.Cluster != nil {
+		if in.kubeconfig == "" {
+			in.kubeconfig = c.KubeconfigPath()
+		}
+		if in.loadImage == "" {
+			in.loadImage = c.Cluster.LoadImage
+		}
+	}
+	if in.kubeconfig != "" {
+		if c.Load.From == string(check.LoadFromHost) {
+			return nil, fmt.Errorf("--kubeconfig: an existing cluster is loaded from inside only; %s says load.from: host", c.Name())
+		}
+		for i := range plans {
+			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
+			// and pull policies are used as they are.
+			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
+		}
+	}
+	in.plans = plans
+	if in.parallel, err = f.atOnce(plans); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
 // checkImages builds the check's images, then makes sure every image it loads is in the local
@@ -197,14 +312,6 @@ func checkImages(ctx context.Context, c *spec.Check, stderr io.Writer) error {
 		return fmt.Errorf("image %s is not in the local Docker engine (docker images lists what is; build or pull it first)", strings.Join(missing, ", "))
 	}
 	return nil
-}
-
-// runChecks creates or reuses the cluster, runs every plan, writes the reports and decides
-// the exit code.
-func runChecks(ctx context.Context, opts cluster.Options, c *spec.Check, plans []check.Plan, parallel int, artifacts string, stdout, stderr io.Writer) int {
-	return onCluster(ctx, opts, artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, plans, parallel, artifacts, stdout, logLine(stderr, "check"))
-	})
 }
 
 // onCluster acquires the cluster by the policy every front end follows (cluster.DefaultSetup:
@@ -233,7 +340,7 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 // load from the cluster).
 func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t := cl.Target()
-	if slices.ContainsFunc(plans, func(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }) {
+	if slices.ContainsFunc(plans, fromLoadPods) {
 		ref, err := cl.LoadPodImage(ctx)
 		if err != nil {
 			logf("the load pod's image: %v", err)
@@ -247,45 +354,32 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, par
 // runRows runs every plan on the Target, writes the rows and the reports and decides the exit
 // code.
 //
-// With parallel > 1 that many rows run at once (each in its own namespace; only rows whose load
-// comes from the cluster share nothing, which the caller has checked); the reports list the
-// rows by their start.
+// Up to parallel rows whose load comes from load pods run at once, each in its own namespace:
+// they share nothing. A row whose load comes from the host runs alone, as the suites' Serial
+// rows do: host rows share the NodePort, and the host's load is timed on the machine the
+// others load too. The reports list the rows by their start.
 func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
 	var (
 		mu   sync.Mutex
 		rows []check.Row
-		wg   sync.WaitGroup
-		slot = make(chan struct{}, max(1, parallel))
 	)
-	for i, p := range plans {
-		select {
-		case slot <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	schedule(ctx, plans, parallel, func(i int, p check.Plan) {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
-		wg.Add(1)
-		go func() {
-			defer func() { <-slot; wg.Done() }()
-			row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
-			if row != nil {
-				if _, werr := check.WriteRow(artifacts, *row); werr != nil {
-					logf("write row: %v", werr)
-				}
-				mu.Lock()
-				rows = append(rows, *row)
-				mu.Unlock()
+		row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+		if row != nil {
+			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
+				logf("write row: %v", werr)
 			}
-			if err != nil {
-				logf("%v", err)
-			}
-		}()
-	}
-	wg.Wait()
+			mu.Lock()
+			rows = append(rows, *row)
+			mu.Unlock()
+		}
+		if err != nil {
+			logf("%v", err)
+		}
+	})
 	slices.SortStableFunc(rows, func(a, b check.Row) int { return a.Started.Compare(b.Started) })
 	run := report.NewRun(rows)
 	if _, err := report.WriteAll(artifacts, run); err != nil {
@@ -306,6 +400,43 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 		return exitFail
 	}
 	return exitPass
+}
+
+// schedule calls run for each plan, taken in their order: up to parallel at once of the
+// plans whose load comes from load pods, and a plan whose load comes from the host alone. Once
+// ctx ends it starts no more; it returns when every run it started has returned.
+func schedule(ctx context.Context, plans []check.Plan, parallel int, run func(i int, p check.Plan)) {
+	var (
+		wg   sync.WaitGroup
+		slot = make(chan struct{}, max(1, parallel))
+		host sync.RWMutex // a plan from the host holds it alone; plans from load pods share it
+	)
+	for i, p := range plans {
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		// Taken here, not in the goroutine, so that a plan from the host waits for the plans
+		// before it and holds back those after it; the runs under way end soon after ctx does.
+		lock, unlock := host.RLock, host.RUnlock
+		if !fromLoadPods(p) {
+			lock, unlock = host.Lock, host.Unlock
+		}
+		lock()
+		if ctx.Err() != nil {
+			unlock()
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { unlock(); <-slot; wg.Done() }()
+			run(i, p)
+		}()
+	}
+	wg.Wait()
 }
 
 // progressPrinter shows each step of a row: disruptions, requests and failures so far.
@@ -332,20 +463,20 @@ func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
 
 // flagsCheck is the check the flags-only form describes: one app, one variant ("as-is", or
 // the preStop sleep and grace period given), the disruptions given (default rollout-restart×3).
-func flagsCheck(manifests, images, disruptions multi, deployment, path, method, timeout, prestop string,
-	port, rate, grace int, keepalive bool, maxRatio, minPer float64) (*spec.Check, error) {
+func (f *checkFlags) flagsCheck() (*spec.Check, error) {
 	c := &spec.Check{APIVersion: spec.APIVersion, Kind: spec.Kind}
 	c.Metadata.Name = "check"
-	c.App = spec.App{Manifests: manifests, Images: images, Deployment: deployment, Port: int32(port), Path: path}
-	c.Load = spec.LoadSettings{Rate: rate, Method: method, KeepAlive: keepalive}
+	c.App = spec.App{Manifests: f.Manifests, Images: f.Images, Deployment: f.Deployment, Container: f.Container, Port: int32(f.Port), Path: f.Path}
+	c.Load = spec.LoadSettings{Rate: f.Rate, Method: f.Method, KeepAlive: f.KeepAlive, From: f.LoadFrom, Pods: f.LoadPods}
 	var errs []string
-	if timeout != "" {
-		d, err := time.ParseDuration(timeout)
+	if f.Timeout != "" {
+		d, err := time.ParseDuration(f.Timeout)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("--timeout %q: %v", timeout, err))
+			errs = append(errs, fmt.Sprintf("--timeout %q: %v", f.Timeout, err))
 		}
 		c.Load.Timeout = &metav1.Duration{Duration: d}
 	}
+	disruptions := f.Disruptions
 	if len(disruptions) == 0 {
 		disruptions = multi{string(check.RolloutRestart)}
 	}
@@ -360,6 +491,7 @@ func flagsCheck(manifests, images, disruptions multi, deployment, path, method, 
 		c.Disruptions = append(c.Disruptions, spec.Disruption{Kind: check.DisruptionKind(kind), Count: n})
 	}
 	v := spec.Variant{Name: "as-is"}
+	prestop := f.PreStop
 	if prestop != "" {
 		d, err := time.ParseDuration(prestop)
 		if err != nil {
@@ -368,21 +500,22 @@ func flagsCheck(manifests, images, disruptions multi, deployment, path, method, 
 		v.Name = "prestop-" + strings.ReplaceAll(prestop, ".", "-")
 		v.PreStop = &spec.PreStop{Sleep: &metav1.Duration{Duration: d}}
 	}
-	if grace >= 0 {
-		g := int64(grace)
+	if f.Grace.set {
+		g := int64(f.Grace.v)
 		v.TerminationGracePeriodSeconds = &g
 		if prestop == "" {
-			v.Name = fmt.Sprintf("grace-%ds", grace)
+			v.Name = fmt.Sprintf("grace-%ds", g)
 		}
 	}
+	maxRatio, minPer := f.MaxFailureRatio.v, f.MinPerDisruption.v
 	switch {
-	case maxRatio >= 0:
+	case f.MaxFailureRatio.set:
 		v.Expect.MaxFailureRatio = &maxRatio
-	case minPer < 0:
+	case !f.MinPerDisruption.set:
 		zero := 0
 		v.Expect.Failures = &zero
 	}
-	if minPer >= 0 {
+	if f.MinPerDisruption.set {
 		v.Expect.MinSuccessRatioPerDisruption = &minPer
 	}
 	c.Variants = []spec.Variant{v}

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // fakeTools puts a docker that answers `info`, knows no image and records every other call (kind,
@@ -26,16 +27,14 @@ func fakeTools(t *testing.T) string {
 	return calls
 }
 
-func runCheck(t *testing.T, args ...string) (int, string, string) {
+func checkCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := checkCmd(context.Background(), args, &out, &errb)
-	return code, out.String(), errb.String()
+	return rollcheck(append([]string{"check"}, args...)...)
 }
 
 func TestCheckImageNotLocal(t *testing.T) {
 	calls := fakeTools(t)
-	code, _, stderr := runCheck(t, "-f", "../../spec/testdata/good.yaml", "--artifacts", t.TempDir())
+	code, _, stderr := checkCLI(t, "-f", "../../spec/testdata/good.yaml", "--artifacts", t.TempDir())
 	if code != exitBadInput {
 		t.Fatalf("exit %d, want %d; stderr: %s", code, exitBadInput, stderr)
 	}
@@ -62,7 +61,7 @@ func TestCheckBadInputExits2(t *testing.T) {
 		{[]string{"--bogus"}, "flag provided but not defined"},
 		{[]string{"-f", "a.yaml", "--manifest", "b.yaml"}, "not both"},
 	} {
-		code, _, stderr := runCheck(t, tc.args...)
+		code, _, stderr := checkCLI(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
@@ -70,7 +69,7 @@ func TestCheckBadInputExits2(t *testing.T) {
 }
 
 func TestCheckFlagsDryRun(t *testing.T) {
-	code, stdout, stderr := runCheck(t, "--manifest", "../../spec/testdata/web.yaml", "--image", "example/web:dev",
+	code, stdout, stderr := checkCLI(t, "--manifest", "../../spec/testdata/web.yaml", "--image", "example/web:dev",
 		"--port", "8080", "--prestop-sleep", "5s", "--grace", "30", "--disruption", "delete-pod=2", "--dry-run")
 	if code != exitPass {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -89,7 +88,7 @@ func TestCheckFlagsDryRun(t *testing.T) {
 func TestCheckBadKnobBeforeDocker(t *testing.T) {
 	calls := fakeTools(t)
 	t.Setenv("ROLLCHECK_WORKERS", "abc")
-	code, _, stderr := runCheck(t, "-f", "../../spec/testdata/good.yaml")
+	code, _, stderr := checkCLI(t, "-f", "../../spec/testdata/good.yaml")
 	if code != exitBadInput || !strings.Contains(stderr, `ROLLCHECK_WORKERS="abc"`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
@@ -133,7 +132,7 @@ current-context: x
 		{"host load asked", "rollcheck/load:v1", args(unreachable, "--load-from", "host"), "loaded from inside only"},
 	} {
 		t.Setenv("ROLLCHECK_LOAD_IMAGE", tc.loadImage)
-		code, _, stderr := runCheck(t, tc.args...)
+		code, _, stderr := checkCLI(t, tc.args...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
 		}
@@ -156,7 +155,7 @@ current-context: x
 		{"file: bad load image", "cluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:latest'}\n", "cluster.loadImage"},
 		{"file: host load", "load: {from: host}\ncluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:v1'}\n", "loaded from inside only"},
 	} {
-		code, _, stderr := runCheck(t, "-f", file(tc.cluster), "--artifacts", dir)
+		code, _, stderr := checkCLI(t, "-f", file(tc.cluster), "--artifacts", dir)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", tc.name, code, stderr, tc.want)
 		}
@@ -176,6 +175,7 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 // Rows run in parallel only when their load comes from the cluster: host rows share the NodePort.
+// Without --parallel, host rows run one at a time; --parallel above 1 with them is refused.
 func TestCheckParallel(t *testing.T) {
 	calls := fakeTools(t)
 	base := []string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--dry-run"}
@@ -184,17 +184,55 @@ func TestCheckParallel(t *testing.T) {
 		code int
 		want string
 	}{
+		{nil, exitPass, ""}, // host rows, by default one at a time
+		{[]string{"--parallel", "1"}, exitPass, ""},
 		{[]string{"--parallel", "2"}, exitBadInput, "rows whose load comes from the host share the NodePort"},
 		{[]string{"--parallel", "9", "--load-from", "cluster"}, exitBadInput, "--parallel 9: want 1 to 8"},
 		{[]string{"--parallel", "0"}, exitBadInput, "--parallel 0: want 1 to 8"},
 		{[]string{"--parallel", "3", "--load-from", "cluster"}, exitPass, ""},
 	} {
-		code, _, stderr := runCheck(t, append(slices.Clone(base), tc.args...)...)
+		code, _, stderr := checkCLI(t, append(slices.Clone(base), tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
 		}
 	}
+	t.Setenv("ROLLCHECK_PROCS", "many")
+	if code, _, stderr := checkCLI(t, base...); code != exitBadInput || !strings.Contains(stderr, `ROLLCHECK_PROCS="many"`) {
+		t.Errorf("a bad ROLLCHECK_PROCS: exit %d, stderr %q", code, stderr)
+	}
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
+
+// By default as many rows from load pods run at once as ROLLCHECK_PROCS allows (3 unless set),
+// and never more than there are.
+func TestCheckRowsAtOnce(t *testing.T) {
+	host, pods := check.Plan{}, check.Plan{Load: check.Load{From: check.LoadFromCluster}}
+	rows := func(p check.Plan, n int) []check.Plan { return slices.Repeat([]check.Plan{p}, n) }
+	for _, tc := range []struct {
+		procs string
+		args  []string
+		plans []check.Plan
+		want  int
+	}{
+		{"", nil, rows(pods, 6), 3},
+		{"", nil, rows(pods, 2), 2},
+		{"5", nil, rows(pods, 6), 5},
+		{"1", nil, rows(pods, 6), 1},
+		{"", nil, rows(host, 6), 1},
+		{"", nil, append(rows(host, 2), rows(pods, 4)...), 3}, // the host rows alone, the others 3 at a time
+		{"", []string{"--parallel", "6"}, rows(pods, 6), 6},
+		{"2", []string{"--parallel", "4"}, rows(pods, 6), 4}, // the flag over the knob
+	} {
+		t.Setenv("ROLLCHECK_PROCS", tc.procs)
+		fs := flag.NewFlagSet("check", flag.ContinueOnError)
+		f := newCheckFlags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.atOnce(tc.plans); err != nil || got != tc.want {
+			t.Errorf("ROLLCHECK_PROCS=%q %q, %d plans: %d at once (%v), want %d", tc.procs, tc.args, len(tc.plans), got, err, tc.want)
+		}
 	}
 }

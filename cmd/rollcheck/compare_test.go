@@ -41,10 +41,8 @@ func writeRun(t *testing.T, dir, name string, rows ...check.Row) string {
 	return p
 }
 
-func runCompare(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := compare(args, &out, &errb)
-	return code, out.String(), errb.String()
+func compareCLI(args ...string) (int, string, string) {
+	return rollcheck(append([]string{"compare"}, args...)...)
 }
 
 func lastLine(s string) string {
@@ -56,7 +54,7 @@ func TestCompareRegressionExits1(t *testing.T) {
 	dir := t.TempDir()
 	base := writeRun(t, dir, "base.json", compareRow("a", 100, 0, 0))
 	next := writeRun(t, dir, "new.json", compareRow("a", 100, 0, 40))
-	code, out, stderr := runCompare(base, next)
+	code, out, stderr := compareCLI(base, next)
 	if code != exitFail {
 		t.Fatalf("exit %d, want 1; stderr %s", code, stderr)
 	}
@@ -67,13 +65,13 @@ func TestCompareRegressionExits1(t *testing.T) {
 		t.Errorf("stdout:\n%s\nstderr: %s", out, stderr)
 	}
 	// The same files, the other way round: an improvement, exit 0.
-	code, out, _ = runCompare(next, base)
+	code, out, _ = compareCLI(next, base)
 	if code != exitPass || lastLine(out) != "compare: 1 rows, 0 significant regressions, 1 significant improvements" {
 		t.Errorf("reversed: exit %d, last line %q", code, lastLine(out))
 	}
 	// --alpha below the p-value (1.3e-12), before, between or after the files.
 	for _, args := range [][]string{{"--alpha", "1e-13", base, next}, {base, "--alpha=1e-13", next}, {base, next, "-alpha", "1e-13"}} {
-		if code, out, stderr := runCompare(args...); code != exitPass || !strings.Contains(out, "no significant change") {
+		if code, out, stderr := compareCLI(args...); code != exitPass || !strings.Contains(out, "no significant change") {
 			t.Errorf("compare %q: exit %d, want 0\n%s%s", args, code, out, stderr)
 		}
 	}
@@ -86,7 +84,7 @@ func TestCompareNoSignificantChangeExits0(t *testing.T) {
 		compareRow("a", 100, 1, 1), compareRow("a", 100, 2, 1), compareRow("a", 100, 3, 1), compareRow("gone", 100, 0, 0))
 	next := writeRun(t, dir, "new.json",
 		compareRow("a", 100, 1, 2), compareRow("a", 100, 2, 1), compareRow("a", 100, 3, 1), compareRow("fresh", 100, 0, 0))
-	code, out, stderr := runCompare(base, next)
+	code, out, stderr := compareCLI(base, next)
 	if code != exitPass {
 		t.Fatalf("exit %d, want 0; stderr %s\n%s", code, stderr, out)
 	}
@@ -108,7 +106,7 @@ func TestCompareMismatchReported(t *testing.T) {
 	dir := t.TempDir()
 	base := writeRun(t, dir, "base.json", compareRow("a", 100, 0, 0), compareRow("b", 100, 0, 0))
 	next := writeRun(t, dir, "new.json", compareRow("a", 100, 0, 0), compareRow("b", 200, 0, 90))
-	code, out, stderr := runCompare(base, next)
+	code, out, stderr := compareCLI(base, next)
 	if code != exitPass {
 		t.Fatalf("exit %d, want 0 (a mismatched row is not compared); stderr %s", code, stderr)
 	}
@@ -148,7 +146,7 @@ func TestCompareBadInputExits2(t *testing.T) {
 		{[]string{"--alpha", "x", good, good}, "invalid value"},
 		{[]string{"--bogus", good, good}, "flag provided but not defined"},
 	} {
-		code, out, stderr := runCompare(tc.args...)
+		code, out, stderr := compareCLI(tc.args...)
 		if code != exitBadInput {
 			t.Errorf("compare %q: exit %d, want 2", tc.args, code)
 		}
@@ -163,8 +161,8 @@ func TestCompareBadInputExits2(t *testing.T) {
 }
 
 func TestCompareHelp(t *testing.T) {
-	code, out, _ := runCompare("-h")
-	if code != exitPass || !strings.HasPrefix(out, "usage: rollcheck compare") {
+	code, out, _ := compareCLI("-h")
+	if code != exitPass || !strings.HasPrefix(out, "usage: rollcheck compare [flags] BASE NEW") || !strings.Contains(out, "-alpha") {
 		t.Errorf("compare -h: exit %d, stdout %q", code, out)
 	}
 }
@@ -177,14 +175,14 @@ func TestCompareAppConfigurationChange(t *testing.T) {
 	old.Config.PreStop = check.PreStop{None: true}
 	base := writeRun(t, dir, "base.json", old)
 	next := writeRun(t, dir, "new.json", compareRow("as-is", 100, 0, 0))
-	code, out, stderr := runCompare(base, next)
+	code, out, stderr := compareCLI(base, next)
 	if code != exitPass {
 		t.Fatalf("exit %d, want 0 (an improvement); stderr %s", code, stderr)
 	}
 	if !strings.Contains(out, "| preStop none → sleep:5s |") || !strings.Contains(out, "significant improvement") {
 		t.Errorf("the preStop change is not compared:\n%s", out)
 	}
-	code, out, _ = runCompare(next, base)
+	code, out, _ = compareCLI(next, base)
 	if code != exitFail || !strings.Contains(out, "| preStop sleep:5s → none |") {
 		t.Errorf("exit %d, want 1 for the regression:\n%s", code, out)
 	}

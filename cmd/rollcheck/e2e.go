@@ -41,20 +41,34 @@ func artifactsDir() string {
 	return "_artifacts"
 }
 
-// e2e is make e2e after the Docker engine, the tools and the node image: every knob checked,
+const e2eAbout = `The conformance suites, as make e2e runs them after the Docker engine, the tools and the node
+image: every knob checked, the cluster acquired (created or reused), the Ginkgo suites of
+ROLLCHECK_SUITES run as a child process (SIGINT and SIGTERM passed on; a time limit), the report
+written into the artifacts, the cluster released (deleted if this run created it and
+ROLLCHECK_KEEP_CLUSTER is not set).
+Exit: ginkgo's; 1 the report or the cluster failed; 2 a bad knob; 130 interrupted.`
+
+// e2eFlags are rollcheck e2e's flags.
+type e2eFlags struct {
+	Ginkgo, Artifacts string
+}
+
+func newE2EFlags(fs *flag.FlagSet) *e2eFlags {
+	f := &e2eFlags{}
+	fs.StringVar(&f.Ginkgo, "ginkgo", "ginkgo", "the ginkgo binary")
+	fs.StringVar(&f.Artifacts, "artifacts", artifactsDir(), "`DIR` for rows, reports and logs")
+	return f
+}
+
+// runE2E is make e2e after the Docker engine, the tools and the node image: every knob checked,
 // the cluster acquired by the policy (cluster.DefaultSetup), the Ginkgo suites run as a child
 // process (SIGINT and SIGTERM passed on, a time limit), the report written, the cluster released
 // (cluster.DefaultTeardown: logs exported when anything failed, namespaces waited for, deleted if
 // this run created it and ROLLCHECK_KEEP_CLUSTER is not set). It returns the exit code.
-func e2e(args []string, stderr io.Writer) (code int) {
+func runE2E(_ context.Context, f *e2eFlags, args []string, stdout, stderr io.Writer) (code int) {
 	logf := logLine(stderr, "e2e")
-	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ginkgo := fs.String("ginkgo", "ginkgo", "the ginkgo binary")
-	artifacts := fs.String("artifacts", artifactsDir(), "directory for rows, reports and logs")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: rollcheck e2e [--ginkgo PATH] [--artifacts DIR]")
-		return exitBadInput
+	if len(args) > 0 {
+		return badArgs(stderr, "e2e", args)
 	}
 	if code := knobs(stderr, "e2e"); code != exitPass {
 		return code
@@ -65,7 +79,7 @@ func e2e(args []string, stderr io.Writer) (code int) {
 		return exitBadInput
 	}
 	opts.Logf = logLine(stderr, "cluster")
-	art, err := filepath.Abs(*artifacts)
+	art, err := filepath.Abs(f.Artifacts)
 	if err == nil {
 		err = os.MkdirAll(art, 0o755)
 	}
@@ -123,10 +137,10 @@ func e2e(args []string, stderr io.Writer) (code int) {
 		}
 	}
 	step = time.Now()
-	code, interrupted = runGinkgo(*ginkgo, ginkgoArgs(art), sigs, suiteTimeout()+10*time.Minute, logf)
+	code, interrupted = runGinkgo(f.Ginkgo, ginkgoArgs(art), sigs, suiteTimeout()+10*time.Minute, logf)
 	logf("step suites: exit %d in %s", code, time.Since(step).Round(time.Second))
 	if _, err := os.Stat(filepath.Join(art, "rows")); err == nil {
-		if err := writeReport(art); err != nil {
+		if err := writeReport(art, stdout, stderr); err != nil {
 			logf("report: %v", err)
 			code = 1
 		}

@@ -23,8 +23,9 @@ func TestReportFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "matrix.md")
-	if err := run(t.Context(), []string{"report", dir, "--figures", out}); err != nil {
-		t.Fatal(err)
+	var stdout, stderr strings.Builder
+	if code := dispatch(t.Context(), commands, "rollcheck", []string{"report", dir, "--figures", out}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -36,9 +37,10 @@ func TestReportFigures(t *testing.T) {
 		}
 	}
 	empty := t.TempDir()
-	err = run(t.Context(), []string{"report", empty, "--figures", filepath.Join(empty, "m.md")})
-	if err == nil || !strings.Contains(err.Error(), "conformance.json") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("no conformance.json: %v, want a one-line error naming it", err)
+	stderr.Reset()
+	code := dispatch(t.Context(), commands, "rollcheck", []string{"report", "--figures", filepath.Join(empty, "m.md"), empty}, &stdout, &stderr)
+	if msg := stderr.String(); code != exitFail || !strings.Contains(msg, "conformance.json") || strings.Count(msg, "\n") != 1 {
+		t.Errorf("no conformance.json: exit %d, %q, want exit 1 and one line naming it", code, msg)
 	}
 	if _, err := os.Stat(filepath.Join(empty, "m.md")); !os.IsNotExist(err) {
 		t.Errorf("a document was written without a run: %v", err)

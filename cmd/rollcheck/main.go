@@ -1,156 +1,106 @@
-// Command rollcheck checks an app's shutdown configuration under load (rollcheck check) and
-// manages the kind cluster the checks and the conformance suites run on; the scripts behind
-// `make check`, `make cluster`, `make down` and `make e2e` call it.
+// Command rollcheck checks an app's shutdown configuration under load (rollcheck check), finds
+// the smallest preStop that meets a threshold (rollcheck tune), and manages the kind cluster the
+// checks and the conformance suites run on; the scripts behind `make check`, `make cluster`,
+// `make down` and `make e2e` call it.
 //
-//	rollcheck check -f CHECK.yaml  run a check file's variants × disruptions (exit 0 pass, 1 fail, 2 bad input or no verdict)
-//	rollcheck check --manifest F --image REF --port N   the same for one app from flags
-//	rollcheck compare [--alpha 0.05] BASE NEW  compare two conformance.json files (exit 0 no significant regression, 1 one, 2 bad input)
-//	rollcheck tune --sample exit|drain|ignore | -f CHECK.yaml [--variant NAME]  find the smallest preStop that
-//	                            meets the threshold (exit 0 found and confirmed, 1 not, 2 bad input or no verdict)
-//	rollcheck e2e [--ginkgo PATH] [--artifacts DIR]  the conformance suites (make e2e): check every knob,
-//	                            acquire the cluster, run ginkgo on ROLLCHECK_SUITES, write the report,
-//	                            release the cluster (exit: ginkgo's, 1 report or cluster, 2 bad knob, 130 interrupted)
-//	rollcheck knobs             check every ROLLCHECK_* knob: one line per problem and exit 2, or nothing
-//	rollcheck cluster up        create or reuse the cluster (kept), wait until it is ready; print
-//	                            "created" or "reused" on stdout
-//	rollcheck cluster down      delete the cluster
-//	rollcheck cluster logs DIR  export the cluster's logs into DIR
-//	rollcheck cluster versions  print the existing cluster's Kubernetes, kind and node image
-//	                            versions as JSON (an error when there is none: creates nothing)
-//	rollcheck cluster default-image  print kind's default (upstream) node image
-//	rollcheck cluster load-image  build the load pod's image (cmd/rollcheck-load) and load it into
-//	                            the existing cluster, or take ROLLCHECK_LOAD_IMAGE's; print its reference
-//	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
-//	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
-//	rollcheck report DIR --figures FILE  write the figures document (docs/matrix.md) of the run
-//	                            in DIR (its conformance.json): what it ran on, its rows, the lifecycle claims
+//	rollcheck check -f CHECK.yaml | --manifest F --image REF --port N
+//	rollcheck tune --sample exit|drain|ignore | -f CHECK.yaml [--variant NAME]
+//	rollcheck compare BASE NEW
+//	rollcheck e2e
+//	rollcheck knobs
+//	rollcheck cluster up|down|logs DIR|versions|default-image|load-image
+//	rollcheck report [--figures FILE] DIR
+//	rollcheck version (or --version)
+//
+// The subcommands come from one table (commands). `rollcheck help` lists them; `rollcheck help
+// CMD`, or `rollcheck CMD -h`, prints what CMD does, its exit codes and every flag it has,
+// generated from its flag set. Exit 2 is bad input throughout: an unknown command or flag, a
+// wrong operand, a check that cannot be judged.
 //
 // Configuration comes from the ROLLCHECK_* environment variables (internal/cluster.Knobs).
 // kind runs in-process (its Go API): no kind binary is needed.
 package main
 
 import (
+	"flag"
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
-
-	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
-	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image|load-image | report DIR [--figures FILE]"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "-version" || os.Args[1] == "version") {
-		fmt.Println("rollcheck", engine.Version())
-		os.Exit(0)
+	args := os.Args[1:]
+	if len(args) > 0 {
+		if c := find(commands, args[0]); c != nil && c.ownSignals {
+			stop()
+		}
 	}
-	if len(os.Args) > 1 && os.Args[1] == "knobs" {
-		os.Exit(knobs(os.Stderr, "knobs"))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "e2e" {
-		// e2e handles SIGINT and SIGTERM itself: it passes them on to ginkgo.
-		stop()
-		os.Exit(e2e(os.Args[2:], os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "compare" {
-		os.Exit(compare(os.Args[2:], os.Stdout, os.Stderr))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "check" {
-		code := checkCmd(ctx, os.Args[2:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "tune" {
-		code := tuneCmd(ctx, os.Args[2:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "rollcheck:", err)
-		os.Exit(1)
-	}
+	code := dispatch(ctx, commands, "rollcheck", args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string) error {
-	if len(args) == 2 && args[0] == "report" {
-		return writeReport(args[1])
+func runVersion(_ context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return badArgs(stderr, "version", args)
 	}
-	if len(args) == 4 && args[0] == "report" && args[2] == "--figures" {
-		return writeFigures(args[1], args[3])
+	fmt.Fprintln(stdout, "rollcheck", engine.Version())
+	return exitPass
+}
+
+func runKnobs(_ context.Context, _ *noFlags, args []string, _, stderr io.Writer) int {
+	if len(args) > 0 {
+		return badArgs(stderr, "knobs", args)
 	}
-	if len(args) < 2 || args[0] != "cluster" {
-		return fmt.Errorf("%s", usage)
+	return knobs(stderr, "knobs")
+}
+
+// reportFlags are rollcheck report's flags.
+type reportFlags struct {
+	figures string
+}
+
+func newReportFlags(fs *flag.FlagSet) *reportFlags {
+	f := &reportFlags{}
+	fs.StringVar(&f.figures, "figures", "", "write the run's figures document to `FILE` (from DIR/conformance.json) instead of merging rows")
+	return f
+}
+
+func runReport(_ context.Context, f *reportFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "rollcheck report: want one directory, got %d arguments (rollcheck help report)\n", len(args))
+		return exitBadInput
 	}
-	if len(args) == 2 && args[1] == "default-image" {
-		fmt.Println(kinddefaults.Image)
-		return nil
+	if f.figures != "" {
+		if err := writeFigures(args[0], f.figures); err != nil {
+			fmt.Fprintln(stderr, "rollcheck report:", err)
+			return exitFail
+		}
+		return exitPass
 	}
-	opts, err := cluster.FromEnv()
-	if err != nil {
-		return err
+	if err := writeReport(args[0], stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "rollcheck report:", err)
+		return exitFail
 	}
-	opts.Logf = logLine(os.Stderr, "cluster")
-	switch args[1] {
-	case "up":
-		// make cluster: the cluster stays; only a set-up that fails releases it by the policy.
-		r := &cluster.Run{Options: opts, LogsDir: filepath.Join(artifactsDir(), "cluster-logs")}
-		if err := r.Setup(ctx, cluster.DefaultSetup...); err != nil {
-			if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
-				opts.Logf("cleanup: %v", terr)
-			}
-			return err
-		}
-		if r.Cluster.Created {
-			fmt.Println("created")
-		} else {
-			fmt.Println("reused")
-		}
-		return nil
-	case "down":
-		return cluster.Down(ctx, opts)
-	case "logs":
-		if len(args) != 3 {
-			return fmt.Errorf("%s", usage)
-		}
-		return cluster.ExportLogs(ctx, opts, args[2])
-	case "versions":
-		c, err := cluster.Existing(ctx, opts)
-		if err != nil {
-			return err
-		}
-		v, err := c.Versions(ctx)
-		if err != nil {
-			return err
-		}
-		return json.NewEncoder(os.Stdout).Encode(v)
-	case "load-image":
-		c, err := cluster.Existing(ctx, opts)
-		if err != nil {
-			return err
-		}
-		ref, err := c.LoadPodImage(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Println(ref)
-		return nil
-	}
-	return fmt.Errorf("%s", usage)
+	return exitPass
+}
+
+// badArgs says that a command which takes no operands got some; it returns exitBadInput.
+func badArgs(stderr io.Writer, cmd string, args []string) int {
+	fmt.Fprintf(stderr, "rollcheck %s: unexpected arguments %q (rollcheck help %s)\n", cmd, args, cmd)
+	return exitBadInput
 }
 
 // writeReport merges the rows the suites wrote into the run's reports and prints the table.
-func writeReport(dir string) error {
+func writeReport(dir string, stdout, stderr io.Writer) error {
 	rows, err := check.ReadRows(dir)
 	if err != nil {
 		return err
@@ -163,13 +113,13 @@ func writeReport(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := run.WriteMarkdown(os.Stdout); err != nil {
+	if err := run.WriteMarkdown(stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "reports: %v\n", paths)
+	fmt.Fprintf(stderr, "reports: %v\n", paths)
 	c := report.Summarize(run)
 	// The plain closing line CI reads.
-	fmt.Printf("\nconformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
+	fmt.Fprintf(stdout, "\nconformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
 	if c.NotPassed() > 0 {
 		return fmt.Errorf("%d row(s) failed, %d flaky, %d harness fault(s), %d error(s)", c.Fail, c.Flaky, c.HarnessFault, c.Error)
 	}

@@ -21,53 +21,60 @@ import (
 	"github.com/rollcheck/rollcheck/tune"
 )
 
-const tuneUsage = `usage: rollcheck tune --sample exit|drain|ignore [--disruption rollout-restart] [--count 5] [flags]
-       rollcheck tune -f CHECK.yaml [--variant NAME] [--disruption KIND] [--count N] [--exec 'sleep {}'] [flags]
-flags: [--min 0s] [--max 20s] [--resolution 500ms] [--artifacts DIR] [--keep-cluster] [--dry-run]
+const tuneAbout = `Finds the smallest preStop with which the app meets its threshold under --count repeated
+disruptions, on the kind cluster (created or reused as rollcheck check does). Each probe is one
+full run at one preStop value: first --min; if it fails, --min + resolution·2^k (0.5, 1, 2, 4, 8,
+16 s, then --max) until one passes; then bisection between the last failing and the first passing
+value down to --resolution. An independent run then confirms the value found; if it fails, the
+next value up is confirmed instead (3 runs at most). A probe that is a harness fault or an error is
+run once more; twice ends the tune.
+Exit 0 found and confirmed, 1 not found up to --max or not confirmed, 2 bad input, a harness fault
+or an error, 130 interrupted.`
 
-Finds the smallest preStop with which the app meets its threshold under K repeated
-disruptions (--count), on the kind cluster (created or reused as rollcheck check does). Each
-probe is one full run at one preStop value: first --min; if it fails, --min + resolution·2^k
-(0.5, 1, 2, 4, 8, 16 s, then --max) until one passes; then bisection between the last failing
-and the first passing value down to --resolution. An independent run then confirms the value
-found; if it fails, the next value up is confirmed instead (3 runs at most). A probe that is a
-harness fault or an error is run once more; twice ends the tune.
+// tuneFlags are rollcheck tune's flags: the shared ones, the app to tune (the sample app or a
+// check file's variant), its disruption, and the search's range.
+type tuneFlags struct {
+	runFlags
+	Sample, Variant, Disruption, Exec string
+	Count                             int
+	Min, Max, Resolution              time.Duration
+}
 
---sample MODE   the sample app (fixtures/app; needs the rollcheck repository), which exits,
-                drains or ignores SIGTERM; preStop is an httpGet to its own /prestop?sleep=<d>,
-                so half seconds are real; terminationGracePeriodSeconds 30; threshold: no
-                failed request; --count defaults to 5
--f CHECK.yaml   a check file; the variant named by --variant (needed when it lists several) is
-                the base, its expect is the threshold; --disruption is needed when the file
-                lists several, --count defaults to the file's. preStop is the native sleep
-                action, which takes whole seconds (the resolution is raised to 1s), unless
---exec 'CMD {}' runs CMD as the preStop with {} replaced by the seconds (1.5): the image needs
-                a sleep binary that takes fractions (coreutils or busybox sleep do)
---artifacts DIR every probe's row (DIR/rows), its raw requests (DIR/raw), tune.json, tune.md
-                and tune.html (default $ARTIFACTS/tune, or ./_artifacts/tune)
---keep-cluster  keep a cluster this run created (as ROLLCHECK_KEEP_CLUSTER=1)
---dry-run       check the input, say what would be tuned, and stop (no Docker, no cluster)
-
-Exit 0: found and confirmed; 1: not found up to --max, or not confirmed; 2: bad input, a
-harness fault or an error; 130: interrupted.`
+func newTuneFlags(fs *flag.FlagSet) *tuneFlags {
+	f := &tuneFlags{}
+	f.register(fs, defaultTuneArtifacts(), "check the input, say what would be tuned, and stop (no Docker, no cluster)",
+		"`N` probes at once (1: one after another, the only value this build takes)")
+	fs.StringVar(&f.Sample, "sample", "", "tune the sample app (fixtures/app; needs the rollcheck module), which on SIGTERM does\n"+
+		"`MODE`: exit, drain or ignore; preStop is an httpGet to its own /prestop?sleep=<d>, so half\n"+
+		"seconds are real; terminationGracePeriodSeconds 30; threshold: no failed request")
+	fs.StringVar(&f.Variant, "variant", "", "with -f: the check file's variant to tune (`NAME`; needed when it lists several);\n"+
+		"its expect is the threshold. preStop is the native sleep action, which takes whole\n"+
+		"seconds (the resolution is raised to 1s), unless --exec")
+	fs.StringVar(&f.Exec, "exec", "", "with -f: run `CMD` as the preStop, {} replaced by the seconds (1.5): the image needs a\n"+
+		"sleep binary that takes fractions (coreutils or busybox sleep do); as in 'sleep {}'")
+	fs.StringVar(&f.Disruption, "disruption", "", "the disruption `KIND` (default rollout-restart for --sample; needed when the check file lists several)")
+	fs.IntVar(&f.Count, "count", 0, "disruptions per probe, 1 to 20 (default 5 for --sample, the check file's count for -f)")
+	fs.DurationVar(&f.Min, "min", 0, "smallest preStop")
+	fs.DurationVar(&f.Max, "max", tune.DefaultMax, "largest preStop")
+	fs.DurationVar(&f.Resolution, "resolution", tune.DefaultResolution, "the search's resolution")
+	return f
+}
 
 // tuneArgs is rollcheck tune's input, checked.
 type tuneArgs struct {
+	runFlags
 	sample     scenario.Shutdown // the sample app's mode, or "" for a check file
 	check      *spec.Check
 	base       check.Plan
 	opts       tuneSettings
-	artifacts  string
-	keep       bool
-	dryRun     bool
 	disruption check.DisruptionKind
-	count      int
 }
 
 // tuneSettings are the search's flags, as tune.Options take them.
 type tuneSettings struct {
 	Min, Max, Resolution time.Duration
 	PreStop              func(time.Duration) check.PreStop
+	Parallel             int // probes at once (--parallel), not wired yet: see options
 }
 
 // options are the settings as tune's options, with progress reported to f.
@@ -79,6 +86,8 @@ func (o tuneSettings) options(f func(tune.Probe)) []tune.Option {
 	if f != nil {
 		opts = append(opts, tune.WithProgress(f))
 	}
+	// WIRE tune.WithParallel (package tune): uncomment, and drop the --parallel refusal in tuneFlags.args.
+	// opts = append(opts, tune.WithParallel(o.Parallel))
 	return opts
 }
 
@@ -88,21 +97,17 @@ const sampleImage = "rollcheck/app:tune"
 // sampleGrace is the sample app's terminationGracePeriodSeconds while tuning.
 const sampleGrace = 30
 
-// tune runs `rollcheck tune`; it returns the exit code.
-func tuneCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// runTuneCmd runs `rollcheck tune`; it returns the exit code.
+func runTuneCmd(ctx context.Context, f *tuneFlags, args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rollcheck tune: "+format+"\n", a...)
 		return exitBadInput
 	}
-	ta, err := parseTune(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, tuneUsage)
-		return exitPass
-	}
+	ta, err := f.args(args)
 	if err != nil {
 		return bad("%v", err)
 	}
-	if ta.dryRun {
+	if ta.DryRun {
 		fmt.Fprintln(stdout, ta.describe())
 		return exitPass
 	}
@@ -110,70 +115,47 @@ func tuneCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return bad("%v", err)
 	}
-	opts.Keep = opts.Keep || ta.keep
+	opts.Keep = opts.Keep || ta.KeepCluster
 	if ta.check != nil {
 		if err := checkImages(ctx, ta.check, stderr); err != nil {
 			return bad("%v", err)
 		}
 	}
 	opts.Logf = logLine(stderr, "cluster")
-	return onCluster(ctx, opts, ta.artifacts, "tune", stderr, func(cl *cluster.Cluster) int {
+	return onCluster(ctx, opts, ta.Artifacts, "tune", stderr, func(cl *cluster.Cluster) int {
 		return runTune(ctx, cl, ta, stdout, logLine(stderr, "tune"))
 	})
 }
 
-// parseTune reads and checks the flags, and builds the base Plan and the options: every
+// args checks the flags and the operands, and builds the base Plan and the options: every
 // problem of the input is found here, before any Docker or cluster work.
-func parseTune(args []string) (*tuneArgs, error) {
-	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		sample, file, variant, disruption, execCmd, artifacts string
-		count                                                 int
-		keep, dryRun                                          bool
-		o                                                     tuneSettings
-	)
-	fs.StringVar(&sample, "sample", "", "the sample app: exit, drain or ignore")
-	fs.StringVar(&file, "f", "", "check file")
-	fs.StringVar(&variant, "variant", "", "the check file's variant to tune")
-	fs.StringVar(&disruption, "disruption", "", "disruption kind")
-	fs.IntVar(&count, "count", 0, "disruptions per probe")
-	fs.StringVar(&execCmd, "exec", "", "preStop command, {} replaced by the seconds")
-	fs.DurationVar(&o.Min, "min", 0, "smallest preStop")
-	fs.DurationVar(&o.Max, "max", tune.DefaultMax, "largest preStop")
-	fs.DurationVar(&o.Resolution, "resolution", tune.DefaultResolution, "resolution")
-	fs.StringVar(&artifacts, "artifacts", defaultTuneArtifacts(), "reports directory")
-	fs.BoolVar(&keep, "keep-cluster", false, "keep a cluster this run created")
-	fs.BoolVar(&dryRun, "dry-run", false, "check the input only")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%v (rollcheck tune -h)", err)
-	}
+func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected arguments %q (rollcheck tune -h)", fs.Args())
-	case sample != "" && file != "":
+	case len(operands) > 0:
+		return nil, fmt.Errorf("unexpected arguments %q (rollcheck help tune)", operands)
+	case f.Sample != "" && f.File != "":
 		return nil, errors.New("use --sample or -f, not both")
-	case sample == "" && file == "":
-		return nil, errors.New("nothing to tune: give --sample exit|drain|ignore or -f CHECK.yaml (rollcheck tune -h)")
-	case count < 0 || count > 20:
-		return nil, fmt.Errorf("--count %d: want 1 to 20", count)
+	case f.Sample == "" && f.File == "":
+		return nil, errors.New("nothing to tune: give --sample exit|drain|ignore or -f CHECK.yaml (rollcheck help tune)")
+	case f.Count < 0 || f.Count > 20:
+		return nil, fmt.Errorf("--count %d: want 1 to 20", f.Count)
+	case f.Parallel > 1: // WIRE tune.WithParallel: drop this case with the line in tuneSettings.options.
+		return nil, fmt.Errorf("--parallel %d: tune runs its probes one at a time", f.Parallel)
 	}
-	ta := &tuneArgs{artifacts: artifacts, keep: keep, dryRun: dryRun, disruption: check.DisruptionKind(disruption), count: count, opts: o}
+	ta := &tuneArgs{runFlags: f.runFlags, disruption: check.DisruptionKind(f.Disruption),
+		opts: tuneSettings{Min: f.Min, Max: f.Max, Resolution: f.Resolution, Parallel: f.Parallel}}
 	var err error
-	if sample != "" {
-		if variant != "" || execCmd != "" {
+	if f.Sample != "" {
+		if f.Variant != "" || f.Exec != "" {
 			return nil, errors.New("--variant and --exec are for -f; --sample tunes the sample app with an httpGet preStop")
 		}
-		ta.sample = scenario.Shutdown(sample)
-		ta.base, err = sampleBase(ta.sample, ta.disruption, count, sampleImage)
+		ta.sample = scenario.Shutdown(f.Sample)
+		ta.base, err = sampleBase(ta.sample, ta.disruption, f.Count, sampleImage)
 		ta.opts.PreStop = samplePreStop
 	} else {
-		ta.check, ta.base, err = checkBase(file, variant, ta.disruption, count)
-		if err == nil && execCmd != "" {
-			ta.opts.PreStop, err = execPreStop(execCmd)
+		ta.check, ta.base, err = checkBase(f.File, f.Variant, ta.disruption, f.Count)
+		if err == nil && f.Exec != "" {
+			ta.opts.PreStop, err = execPreStop(f.Exec)
 		}
 	}
 	if err != nil {
@@ -202,7 +184,7 @@ func (ta *tuneArgs) describe() string {
 	}
 	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; artifacts in %s",
 		b.Variant.Name, b.Disruption.Kind, b.WithDefaults().Disruption.Count, o.Min, o.Max, o.Resolution, hook,
-		threshold, ta.artifacts)
+		threshold, ta.Artifacts)
 }
 
 // defaultTuneArtifacts is $ARTIFACTS/tune, or _artifacts/tune: a directory of its own, so that
@@ -326,23 +308,23 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 	}
 	t := cl.Target()
 	t.Logf = func(string, ...any) {} // the progress lines say what matters
-	_ = check.ClearRows(ta.artifacts)
+	_ = check.ClearRows(ta.Artifacts)
 	o := ta.opts
 	progress := func(p tune.Probe) {
 		logf("%s", probeLine(p))
 		if p.Status != "" && p.Row != nil {
-			if _, err := check.WriteRow(ta.artifacts, *p.Row); err != nil {
+			if _, err := check.WriteRow(ta.Artifacts, *p.Row); err != nil {
 				logf("write row: %v", err)
 			}
 		}
 	}
 	logf("tuning %s under %s×%d: preStop %s to %s", base.Variant.Name, base.Disruption.Kind, base.Disruption.Count, o.Min, o.Max)
 	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
-		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.artifacts), engine.WithProgress(progressPrinter(logf)))
+		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.Artifacts), engine.WithProgress(progressPrinter(logf)))
 	}
 	res, err := tune.Run(ctx, run, base, o.options(progress)...)
 	if res != nil {
-		paths, werr := report.WriteTune(ta.artifacts, res)
+		paths, werr := report.WriteTune(ta.Artifacts, res)
 		if werr != nil {
 			logf("%v", werr)
 		}

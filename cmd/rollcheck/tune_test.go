@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,11 +16,21 @@ import (
 	"github.com/rollcheck/rollcheck/tune"
 )
 
-func runTuneCmd(t *testing.T, args ...string) (int, string, string) {
+func tuneCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := tuneCmd(context.Background(), args, &out, &errb)
-	return code, out.String(), errb.String()
+	return rollcheck(append([]string{"tune"}, args...)...)
+}
+
+// parseTune parses rollcheck tune's flags as the command table does and checks them.
+func parseTune(args []string) (*tuneArgs, error) {
+	fs := flag.NewFlagSet("tune", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := newTuneFlags(fs)
+	operands, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return f.args(operands)
 }
 
 // twoDisruptions is a check file like spec/testdata/good.yaml with two disruptions, written
@@ -84,7 +94,7 @@ func TestTuneBadInputExits2(t *testing.T) {
 		{[]string{"-f", good, "--variant", "as-is", "--min", "500ms"}, "the native sleep action takes whole seconds"},
 		{[]string{"-f", twoDisruptions(t), "--variant", "as-is"}, "lists 2 disruptions (rollout-restart, delete-pod): name one with --disruption"},
 	} {
-		code, stdout, stderr := runTuneCmd(t, tc.args...)
+		code, stdout, stderr := tuneCLI(t, tc.args...)
 		if code != exitBadInput || !strings.HasPrefix(stderr, "rollcheck tune: ") || !strings.Contains(stderr, tc.want) ||
 			strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
 			t.Errorf("tune %q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
@@ -98,12 +108,12 @@ func TestTuneBadInputExits2(t *testing.T) {
 func TestTuneBadKnobAndImageBeforeCluster(t *testing.T) {
 	calls := fakeTools(t)
 	t.Setenv("ROLLCHECK_WORKERS", "abc")
-	code, _, stderr := runTuneCmd(t, "--sample", "exit")
+	code, _, stderr := tuneCLI(t, "--sample", "exit")
 	if code != exitBadInput || !strings.Contains(stderr, `ROLLCHECK_WORKERS="abc"`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	t.Setenv("ROLLCHECK_WORKERS", "")
-	code, _, stderr = runTuneCmd(t, "-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--artifacts", t.TempDir())
+	code, _, stderr = tuneCLI(t, "-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--artifacts", t.TempDir())
 	if want := "rollcheck tune: image example/web:dev is not in the local Docker engine"; code != exitBadInput || !strings.HasPrefix(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want %q", code, stderr, want)
 	}
@@ -123,7 +133,7 @@ func TestTuneDryRun(t *testing.T) {
 			"would tune as-is under rollout-restart×3: preStop 0s to 10s by 500ms as exec sleep 1.5 (for 1.5s); threshold ≥ 99% per disruption;"},
 		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "prestop-5s"}, "as the native sleep action"},
 	} {
-		code, stdout, stderr := runTuneCmd(t, append(tc.args, "--dry-run")...)
+		code, stdout, stderr := tuneCLI(t, append(tc.args, "--dry-run")...)
 		if code != exitPass || !strings.Contains(stdout, tc.want) {
 			t.Errorf("tune %q: exit %d, stdout %q, stderr %q; want %q", tc.args, code, stdout, stderr, tc.want)
 		}
@@ -132,9 +142,9 @@ func TestTuneDryRun(t *testing.T) {
 }
 
 func TestTuneHelp(t *testing.T) {
-	code, stdout, _ := runTuneCmd(t, "-h")
-	if code != exitPass || !strings.Contains(stdout, "usage: rollcheck tune --sample exit|drain|ignore") ||
-		!strings.Contains(stdout, "needs\n                a sleep binary") {
+	code, stdout, _ := tuneCLI(t, "-h")
+	if code != exitPass || !strings.HasPrefix(stdout, "usage: rollcheck tune [flags] --sample exit|drain|ignore | -f CHECK.yaml") ||
+		!strings.Contains(stdout, "  -exec CMD\n") || !strings.Contains(stdout, "the image needs a\n    \tsleep binary") {
 		t.Errorf("exit %d, help:\n%s", code, stdout)
 	}
 }
@@ -157,8 +167,8 @@ func TestParseTuneSample(t *testing.T) {
 			}
 		}
 	}
-	if ta.artifacts != "/tmp/arts/tune" || ta.opts.Max != 20*time.Second || ta.opts.Resolution != 500*time.Millisecond {
-		t.Errorf("artifacts %s, options %+v", ta.artifacts, ta.opts)
+	if ta.Artifacts != "/tmp/arts/tune" || ta.opts.Max != 20*time.Second || ta.opts.Resolution != 500*time.Millisecond {
+		t.Errorf("artifacts %s, options %+v", ta.Artifacts, ta.opts)
 	}
 	if got := ta.opts.PreStop(1500 * time.Millisecond); got.HTTPGet != "/prestop?sleep=1.5s" {
 		t.Errorf("preStop 1.5s: %+v", got)
@@ -171,7 +181,7 @@ func TestParseTuneSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ta.base.Variant.Name != "sample-drain" || ta.base.Disruption != (check.Disruption{Kind: check.DeletePod, Count: 2}) || !ta.keep || ta.opts.Max != 8*time.Second {
+	if ta.base.Variant.Name != "sample-drain" || ta.base.Disruption != (check.Disruption{Kind: check.DeletePod, Count: 2}) || !ta.KeepCluster || ta.opts.Max != 8*time.Second {
 		t.Errorf("args %+v", ta)
 	}
 }

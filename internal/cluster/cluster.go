@@ -176,6 +176,9 @@ func (c *Cluster) SweepNamespaces(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// ErrNoCluster is the error Existing wraps when the named kind cluster does not exist.
+var ErrNoCluster = errors.New("no kind cluster")
+
 // Existing returns a handle on the named cluster, which must exist already: it never creates
 // one. Its Client works; its Config is not loaded.
 func Existing(ctx context.Context, o Options) (*Cluster, error) {
@@ -185,7 +188,7 @@ func Existing(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if !exists {
-		return nil, fmt.Errorf("no kind cluster %q: make cluster creates one", o.Name)
+		return nil, fmt.Errorf("%w %q: make cluster creates one", ErrNoCluster, o.Name)
 	}
 	if err := c.connect(); err != nil {
 		return nil, err

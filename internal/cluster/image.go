@@ -9,16 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 )
 
-// AppImageRepo is the repository of the sample app image; tags are unique per build.
+// AppImageRepo is the repository of the sample app image; its tags are derived from its content.
 const AppImageRepo = "rollcheck/app"
 
-// LoadImageRepo is the repository of the load pod's image (cmd/rollcheck-load); tags are unique
-// per build.
+// LoadImageRepo is the repository of the load pod's image (cmd/rollcheck-load); its tags are
+// derived from its content.
 const LoadImageRepo = "rollcheck/load"
 
 // ImagesKept is how many images of each repository rollcheck builds (AppImageRepo,
@@ -28,9 +27,9 @@ const ImagesKept = 3
 // imageBuildTimeout bounds one docker build of a FROM-scratch image (a COPY of one binary).
 const imageBuildTimeout = 2 * time.Minute
 
-// imageTagForm is the form of the tags rollcheck's image builds give (imageTag): UTC build
-// time, then a hash of the binary. Tags of this form sort by build time.
-var imageTagForm = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}$`)
+// imageTagForm is the form of the tags rollcheck's image builds give (imageTag): a hash of the
+// build context; earlier versions put the UTC build time before it, and pruning removes those too.
+var imageTagForm = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-)?[0-9a-f]{12}$`)
 
 // AppPackage is the sample app's Go package; its directory holds the image's Dockerfile.
 const AppPackage = "github.com/rollcheck/rollcheck/fixtures/app"
@@ -53,7 +52,7 @@ var (
 )
 
 // BuildAppImage builds the sample app (fixtures/app) as a static binary, wraps it in its
-// FROM-scratch image with a tag unique to this build (never :latest), and loads the image into
+// FROM-scratch image with a tag derived from its content (never :latest), and loads the image into
 // the cluster's nodes. It returns the image reference. The app is built from the rollcheck
 // module as the go command finds it from the working directory: this repository, or the module
 // cache when a user's module requires rollcheck; no checkout is needed.
@@ -63,7 +62,7 @@ func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
 
 // BuildLoadImage builds the load pod's program (cmd/rollcheck-load) and its FROM-scratch image
 // as BuildAppImage builds the app's, and loads it into the cluster's nodes. It returns the
-// image reference (LoadImageRepo, a tag unique to this build). LoadPodImage takes
+// image reference (LoadImageRepo, a tag derived from its content). LoadPodImage takes
 // ROLLCHECK_LOAD_IMAGE's prebuilt image instead when it is set.
 func (c *Cluster) BuildLoadImage(ctx context.Context) (string, error) {
 	return c.buildImage(ctx, loadImage)
@@ -87,11 +86,33 @@ func (c *Cluster) LoadPodImage(ctx context.Context) (string, error) {
 	return ref, nil
 }
 
-// buildImage builds im's binary from the rollcheck module (CGO_ENABLED=0), its image with a tag
-// unique to the build, prunes the repository's older images and loads the new one into the
-// cluster's nodes. It returns the image reference.
+// BuildLoadPodImage builds the load pod's image as BuildLoadImage does, in the local Docker
+// engine only: it loads it into no cluster. It returns the image reference, to push where a
+// cluster rollcheck does not own can pull it.
+func BuildLoadPodImage(ctx context.Context, logf func(string, ...any)) (string, error) {
+	return localImage(ctx, loadImage, logf)
+}
+
+// buildImage builds im in the local Docker engine (localImage) and loads it into the cluster's
+// nodes. It returns the image reference.
 func (c *Cluster) buildImage(ctx context.Context, im image) (string, error) {
 	start := time.Now()
+	ref, err := localImage(ctx, im, c.Logf)
+	if err != nil {
+		return "", err
+	}
+	if err := c.LoadImages(ctx, []string{ref}); err != nil {
+		return "", err
+	}
+	c.Logf("%s image %s built and loaded in %s", im.what, ref, time.Since(start).Round(100*time.Millisecond))
+	return ref, nil
+}
+
+// localImage builds im's binary from the rollcheck module (CGO_ENABLED=0, no VCS stamp: the
+// same code gives the same binary), then its image tagged by the hash of the build context
+// (binary and Dockerfile), unless the local Docker engine has that tag already: the same
+// content keeps one tag. It prunes the repository's older images and returns the reference.
+func localImage(ctx context.Context, im image, logf func(string, ...any)) (string, error) {
 	dir, err := os.MkdirTemp("", "rollcheck-"+im.what+"-image-")
 	if err != nil {
 		return "", fmt.Errorf("build %s image: %w", im.what, err)
@@ -104,35 +125,35 @@ func (c *Cluster) buildImage(ctx context.Context, im image) (string, error) {
 	}
 	src = strings.TrimSpace(src)
 	bin := filepath.Join(dir, im.bin)
-	build := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin, im.pkg}
+	build := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, im.pkg}
 	if _, err := runIn(ctx, "", []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
 		return "", fmt.Errorf("build %s binary: %w", im.what, err)
 	}
 	if err := copyFile(filepath.Join(src, "Dockerfile"), filepath.Join(dir, "Dockerfile")); err != nil {
 		return "", fmt.Errorf("build %s image: %w", im.what, err)
 	}
-	sum, err := fileHash(bin)
+	sum, err := filesHash(filepath.Join(dir, "Dockerfile"), bin)
 	if err != nil {
 		return "", fmt.Errorf("build %s image: %w", im.what, err)
 	}
-	ref := imageTag(im.repo, time.Now(), sum)
+	ref := imageTag(im.repo, sum)
+	if _, err := run(ctx, "docker", "image", "inspect", ref); err == nil {
+		logf("%s image %s is in the local Docker engine already: the same content, not built again", im.what, ref)
+		return ref, nil
+	}
 	bctx, cancel := context.WithTimeout(ctx, imageBuildTimeout)
 	defer cancel()
 	if _, err := runIn(bctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
 		return "", fmt.Errorf("docker build %s: %w", ref, err)
 	}
-	pruneImages(ctx, im, ref, c.Logf)
-	if err := c.LoadImages(ctx, []string{ref}); err != nil {
-		return "", err
-	}
-	c.Logf("%s image %s built and loaded in %s", im.what, ref, time.Since(start).Round(100*time.Millisecond))
+	pruneImages(ctx, im, ref, logf)
 	return ref, nil
 }
 
-// imageTag is the reference of an image of repo built at now from a binary whose SHA-256 is
-// sum (hex): repo:YYYYMMDD-HHMMSS-<12 hex digits>, unique to the build and never :latest.
-func imageTag(repo string, now time.Time, sum string) string {
-	return fmt.Sprintf("%s:%s-%s", repo, now.UTC().Format("20060102-150405"), sum[:12])
+// imageTag is the reference of an image of repo whose build context has the SHA-256 sum (hex):
+// repo:<12 hex digits>, the same for the same content and never :latest.
+func imageTag(repo, sum string) string {
+	return fmt.Sprintf("%s:%s", repo, sum[:12])
 }
 
 func copyFile(from, to string) error {
@@ -152,15 +173,16 @@ func copyFile(from, to string) error {
 	return out.Close()
 }
 
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
+// filesHash is the SHA-256 (hex) of the files' contents, each preceded by its length.
+func filesHash(paths ...string) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%d\n", len(b))
+		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -194,8 +216,9 @@ func pruneImages(ctx context.Context, im image, current string, logf func(string
 }
 
 // prunableImages returns the references among refs that pruneImages removes: the images of repo
-// with a tag of imageTag's form, except current and the newest others up to keep images in all,
-// newest first.
+// with a tag of imageTag's form, except current and the newest others up to keep images in all.
+// refs are in docker image ls's order, newest first (the Docker engine lists images by creation
+// time, newest first; a content tag says nothing of time).
 func prunableImages(repo string, refs []string, current string, keep int) []string {
 	seen := map[string]bool{current: true}
 	var old []string
@@ -207,7 +230,6 @@ func prunableImages(repo string, refs []string, current string, keep int) []stri
 		seen[ref] = true
 		old = append(old, ref)
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(old)))
 	if others := keep - 1; others > 0 {
 		old = old[min(others, len(old)):]
 	}

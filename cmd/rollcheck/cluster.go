@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
+
+	"github.com/rollcheck/rollcheck/internal/cluster"
+)
+
+// clusterCommands are rollcheck cluster's subcommands. Each one's failure is one line and exit 1.
+var clusterCommands = []command{
+	{name: "up", summary: "create or reuse the cluster (kept) and wait until it is ready; print \"created\" or \"reused\"",
+		setup: withFlags(newNoFlags, clusterOp(func(ctx context.Context, opts cluster.Options, stdout io.Writer) error {
+			// make cluster: the cluster stays; only a set-up that fails releases it by the policy.
+			r := &cluster.Run{Options: opts, LogsDir: filepath.Join(artifactsDir(), "cluster-logs")}
+			if err := r.Setup(ctx, cluster.DefaultSetup...); err != nil {
+				if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
+					opts.Logf("cleanup: %v", terr)
+				}
+				return err
+			}
+			fmt.Fprintln(stdout, map[bool]string{true: "created", false: "reused"}[r.Cluster.Created])
+			return nil
+		}))},
+	{name: "down", summary: "delete the cluster",
+		setup: withFlags(newNoFlags, clusterOp(func(ctx context.Context, opts cluster.Options, _ io.Writer) error {
+			return cluster.Down(ctx, opts)
+		}))},
+	{name: "logs", args: "DIR", summary: "export the cluster's logs into DIR",
+		setup: withFlags(newNoFlags, runClusterLogs)},
+	{name: "versions", summary: "print the existing cluster's Kubernetes, kind and node image versions as JSON (creates nothing)",
+		setup: withFlags(newNoFlags, clusterOp(func(ctx context.Context, opts cluster.Options, stdout io.Writer) error {
+			c, err := cluster.Existing(ctx, opts)
+			if err != nil {
+				return err
+			}
+			v, err := c.Versions(ctx)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(stdout).Encode(v)
+		}))},
+	{name: "default-image", summary: "print kind's default (upstream) node image",
+		setup: withFlags(newNoFlags, func(_ context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 {
+				return badArgs(stderr, "cluster default-image", args)
+			}
+			fmt.Fprintln(stdout, kinddefaults.Image)
+			return exitPass
+		})},
+	{name: "load-image", summary: "build the load pod's image (cmd/rollcheck-load), load it into rollcheck's kind cluster if there is one; print its reference",
+		about: loadImageAbout, setup: withFlags(newLoadImageFlags, runLoadImage)},
+}
+
+// clusterOp is the run function of a cluster subcommand that takes no operands: op on the
+// cluster's options from the knobs; an error is one line and exit 1.
+func clusterOp(op func(ctx context.Context, opts cluster.Options, stdout io.Writer) error) func(context.Context, *noFlags, []string, io.Writer, io.Writer) int {
+	return func(ctx context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+		if len(args) > 0 {
+			return badArgs(stderr, "cluster", args)
+		}
+		return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error { return op(ctx, opts, stdout) })
+	}
+}
+
+// clusterRun runs op on the cluster's options from the knobs; an error is one line and exit 1.
+func clusterRun(ctx context.Context, stdout, stderr io.Writer, op func(cluster.Options) error) int {
+	opts, err := cluster.FromEnv()
+	if err == nil {
+		opts.Logf = logLine(stderr, "cluster")
+		err = op(opts)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "rollcheck cluster:", err)
+		return exitFail
+	}
+	return exitPass
+}
+
+func runClusterLogs(ctx context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "rollcheck cluster logs: want one directory, got %d arguments (rollcheck help cluster logs)\n", len(args))
+		return exitBadInput
+	}
+	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error { return cluster.ExportLogs(ctx, opts, args[0]) })
+}
+
+const loadImageAbout = `Builds the load pod's image (cmd/rollcheck-load, FROM scratch) in the local Docker engine and prints
+its reference, rollcheck/load:<tag>. The tag is derived from the image's content (a hash of the
+binary and its Dockerfile): the same code gives the same tag, so calls do not pile up tags; an image
+already built is reused. With ROLLCHECK_LOAD_IMAGE set, that image is taken instead and nothing is built.
+
+When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the image is then loaded into its
+nodes, unless --no-load; with no such cluster it is only built, to push where another cluster can
+pull it (rollcheck check --kubeconfig, with ROLLCHECK_LOAD_IMAGE naming the pushed image).
+Exit 0 done, 1 failed, 2 bad input.`
+
+// loadImageFlags are rollcheck cluster load-image's flags.
+type loadImageFlags struct {
+	NoLoad bool
+}
+
+func newLoadImageFlags(fs *flag.FlagSet) *loadImageFlags {
+	f := &loadImageFlags{}
+	fs.BoolVar(&f.NoLoad, "no-load", false, "build (or reuse) the image only: load it into no cluster, even when rollcheck's kind cluster exists")
+	return f
+}
+
+// runLoadImage builds the load pod's image, or takes ROLLCHECK_LOAD_IMAGE's, loads it into
+// rollcheck's kind cluster when there is one and --no-load is not given, and prints its
+// reference.
+func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return badArgs(stderr, "cluster load-image", args)
+	}
+	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
+		var c *cluster.Cluster
+		if !f.NoLoad {
+			var err error
+			c, err = cluster.Existing(ctx, opts)
+			switch {
+			case errors.Is(err, cluster.ErrNoCluster):
+				opts.Logf("no kind cluster %q: the image is loaded into no cluster", opts.Name)
+			case err != nil:
+				return err
+			}
+		}
+		ref, err := opts.LoadImage, error(nil)
+		switch {
+		case c != nil:
+			ref, err = c.LoadPodImage(ctx)
+		case ref == "":
+			ref, err = cluster.BuildLoadPodImage(ctx, opts.Logf)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, ref)
+		return nil
+	})
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/engine"
+)
+
+// leaves are every runnable command of the table as its path ("check", "cluster load-image").
+func leaves(t *testing.T) map[string]*command {
+	t.Helper()
+	out := map[string]*command{}
+	var walk func(table []command, prefix string)
+	walk = func(table []command, prefix string) {
+		for i := range table {
+			c := &table[i]
+			path := strings.TrimSpace(prefix + " " + c.name)
+			if c.sub != nil {
+				walk(c.sub, path)
+				continue
+			}
+			out[path] = c
+		}
+	}
+	walk(commands, "")
+	if len(out) < 13 { // check tune compare e2e knobs report version, cluster's six
+		t.Fatalf("%d commands in the table: %v", len(out), out)
+	}
+	return out
+}
+
+// Every command's help, by rollcheck help CMD and by rollcheck CMD -h, lists every flag the
+// command parses, on stdout, with exit 0.
+func TestHelpListsEveryFlag(t *testing.T) {
+	for path, c := range leaves(t) {
+		fs := flag.NewFlagSet(path, flag.ContinueOnError)
+		c.setup(fs)
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		words := strings.Fields(path)
+		for _, args := range [][]string{append([]string{"help"}, words...), append(slices.Clone(words), "-h")} {
+			code, stdout, stderr := rollcheck(args...)
+			if code != exitPass || stderr != "" || !strings.HasPrefix(stdout, "usage: rollcheck "+path) {
+				t.Errorf("rollcheck %q: exit %d, stderr %q, stdout:\n%s", args, code, stderr, stdout)
+				continue
+			}
+			for _, n := range names {
+				if !strings.Contains(stdout, "\n  -"+n+" ") && !strings.Contains(stdout, "\n  -"+n+"\n") {
+					t.Errorf("rollcheck %q does not list -%s:\n%s", args, n, stdout)
+				}
+			}
+			if len(names) == 0 && strings.Contains(stdout, "flags:") {
+				t.Errorf("rollcheck %q lists flags for a command that has none:\n%s", args, stdout)
+			}
+		}
+	}
+}
+
+// The shared flags are the same in check and tune, and check has those of its flags-only form.
+func TestCheckAndTuneShareFlags(t *testing.T) {
+	for _, cmd := range []string{"check", "tune"} {
+		_, stdout, _ := rollcheck(cmd, "-h")
+		for _, f := range []string{"-f FILE", "-artifacts DIR", "-dry-run", "-keep-cluster", "-parallel N"} {
+			if !strings.Contains(stdout, "\n  "+f+"\n") {
+				t.Errorf("%s -h lacks %q:\n%s", cmd, f, stdout)
+			}
+		}
+	}
+}
+
+// rollcheck help lists every command of the table; rollcheck help cluster, cluster's.
+func TestHelpListsEveryCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		table []command
+	}{{[]string{"help"}, commands}, {nil, commands}, {[]string{"--help"}, commands}, {[]string{"help", "cluster"}, clusterCommands}, {[]string{"cluster", "help"}, clusterCommands}} {
+		code, stdout, stderr := rollcheck(tc.args...)
+		if tc.args == nil { // no command: the list on stderr, and exit 2
+			code, stdout = code-exitBadInput, stderr
+		}
+		if code != exitPass {
+			t.Errorf("rollcheck %q: exit %d", tc.args, code)
+		}
+		for _, c := range tc.table {
+			if !strings.Contains(stdout, "\n  "+c.name+" ") || !strings.Contains(stdout, c.summary) {
+				t.Errorf("rollcheck %q does not list %s:\n%s", tc.args, c.name, stdout)
+			}
+		}
+	}
+}
+
+// An unknown command, subcommand or flag is one line on stderr and exit 2; nothing on stdout.
+func TestUnknownCommandExits2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chekc"}, `rollcheck: unknown command "chekc" (rollcheck help lists the commands)`},
+		{[]string{"cluster", "upp"}, `rollcheck cluster: unknown command "upp" (rollcheck cluster help lists the commands)`},
+		{[]string{"help", "chekc"}, `rollcheck help: unknown command "chekc"`},
+		{[]string{"help", "cluster", "upp"}, `rollcheck cluster help: unknown command "upp"`},
+		{[]string{"compare", "--bogus"}, "rollcheck compare: flag provided but not defined: -bogus (rollcheck help compare)"},
+		{[]string{"cluster", "load-image", "--bogus"}, "rollcheck cluster load-image: flag provided but not defined: -bogus (rollcheck cluster help load-image)"},
+		{[]string{"knobs", "extra"}, `rollcheck knobs: unexpected arguments ["extra"]`},
+		{[]string{"report"}, "rollcheck report: want one directory, got 0 arguments"},
+		{[]string{"cluster", "logs"}, "rollcheck cluster logs: want one directory, got 0 arguments"},
+		{[]string{"e2e", "extra"}, `rollcheck e2e: unexpected arguments ["extra"]`},
+	} {
+		code, stdout, stderr := rollcheck(tc.args...)
+		if code != exitBadInput || stdout != "" || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("rollcheck %q: exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Setenv("ROLLCHECK_VERSION", "")
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		code, stdout, _ := rollcheck(args...)
+		if want := "rollcheck " + engine.Version() + "\n"; code != exitPass || stdout != want {
+			t.Errorf("rollcheck %q: exit %d, stdout %q; want %q", args, code, stdout, want)
+		}
+	}
+}
+
+// schedule runs a plan from the host alone and up to parallel plans from load pods at once,
+// taking them in their order.
+func TestSchedule(t *testing.T) {
+	host, pods := check.Plan{}, check.Plan{Load: check.Load{From: check.LoadFromCluster}}
+	plans := []check.Plan{pods, pods, pods, host, pods, pods, host, host, pods}
+	var (
+		mu                     sync.Mutex
+		started                []int
+		running, most, hostRan int
+	)
+	schedule(context.Background(), plans, 2, func(i int, p check.Plan) {
+		mu.Lock()
+		started = append(started, i)
+		running++
+		most = max(most, running)
+		if !fromLoadPods(p) && running != 1 {
+			t.Errorf("plan %d from the host runs with %d others", i, running-1)
+		}
+		if !fromLoadPods(p) {
+			hostRan++
+		}
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+	})
+	// Plans that run together may start in any order; a plan from the host waits for every
+	// plan before it, and every plan after it waits for it.
+	if sorted := slices.Sorted(slices.Values(started)); !slices.Equal(sorted, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}) {
+		t.Errorf("started %v, want every plan once", started)
+	}
+	for _, h := range []int{3, 6, 7} {
+		if at := slices.Index(started, h); at != h {
+			t.Errorf("started %v: host plan %d is the %dth to start, want the %dth", started, h, at, h)
+		}
+	}
+	if most != 2 || hostRan != 3 {
+		t.Errorf("at most %d at once, want 2; %d host plans ran, want 3", most, hostRan)
+	}
+
+	// Once ctx ends, no plan starts.
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	schedule(ctx, plans, 1, func(i int, _ check.Plan) {
+		n++
+		cancel()
+	})
+	if n != 1 {
+		t.Errorf("%d plans ran after the first ended the context, want 1", n-1)
+	}
+}
