@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -476,9 +476,9 @@ func AllRows() []scenario.Scenario {
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
 // cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
 // the twins of the other.
-func Matrix(rows []scenario.Scenario, mode cluster.MatrixLoad) []scenario.Scenario {
+func Matrix(rows []scenario.Scenario, mode knobs.MatrixLoad) []scenario.Scenario {
 	def := check.LoadFromCluster
-	if mode == cluster.LoadHost {
+	if mode == knobs.LoadHost {
 		def = check.LoadFromHost
 	}
 	var out []scenario.Scenario
@@ -486,7 +486,7 @@ func Matrix(rows []scenario.Scenario, mode cluster.MatrixLoad) []scenario.Scenar
 		switch {
 		case s.Load.From == "":
 			s.Load.From = def
-		case mode != cluster.LoadBoth && s.Load.From != def:
+		case mode != knobs.LoadBoth && s.Load.From != def:
 			continue
 		}
 		out = append(out, s)
@@ -549,7 +549,7 @@ func RowTimeout(s scenario.Scenario) time.Duration {
 
 // LoadModeFromEnv reads ROLLCHECK_LOAD_FROM (both, host or cluster; default both) by its
 // knob's rule: where the rows' load comes from (Matrix).
-func LoadModeFromEnv() (cluster.MatrixLoad, error) { return cluster.LoadMode(os.Getenv) }
+func LoadModeFromEnv() (knobs.MatrixLoad, error) { return knobs.LoadMode(os.Getenv) }
 
 // RepeatFromEnv reads ROLLCHECK_REPEAT (1 to check.MaxRepeat, default 1) by its knob's rule.
-func RepeatFromEnv() (int, error) { return cluster.Repeat(os.Getenv) }
+func RepeatFromEnv() (int, error) { return knobs.Repeat(os.Getenv) }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 func TestMeasuredBound(t *testing.T) {
@@ -39,9 +39,9 @@ func TestRowsBounds(t *testing.T) {
 // row name is never run twice on one path.
 func TestMatrixLoadModes(t *testing.T) {
 	for _, tc := range []struct {
-		mode            cluster.MatrixLoad
+		mode            knobs.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, 3, 32}, {cluster.LoadHost, 33, 0}, {cluster.LoadCluster, 0, 32}} {
+	}{{knobs.LoadBoth, 3, 32}, {knobs.LoadHost, 33, 0}, {knobs.LoadCluster, 0, 32}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int

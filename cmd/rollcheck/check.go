@@ -20,6 +20,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -132,7 +133,7 @@ func checkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bad("%s: %v", c.Name(), err)
 	}
 	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
-	loadImage := os.Getenv(cluster.EnvLoadImage)
+	loadImage := os.Getenv(knobs.EnvLoadImage)
 	if c.Cluster != nil {
 		if kubeconfig == "" {
 			kubeconfig = c.KubeconfigPath()

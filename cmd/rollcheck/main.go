@@ -11,6 +11,8 @@
 //	                            acquire the cluster, run ginkgo on ROLLCHECK_SUITES, write the report,
 //	                            release the cluster (exit: ginkgo's, 1 report or cluster, 2 bad knob, 130 interrupted)
 //	rollcheck knobs             check every ROLLCHECK_* knob: one line per problem and exit 2, or nothing
+//	rollcheck knobs get NAME    print a knob's value by its rule (its default when unset; exit 2 when bad)
+//	rollcheck knobs table       print every knob, its default and meaning (the README's table)
 //	rollcheck cluster up        create or reuse the cluster (kept), wait until it is ready; print
 //	                            "created" or "reused" on stdout
 //	rollcheck cluster down      delete the cluster
@@ -23,7 +25,7 @@
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
 //	                            DIR/timeline.html, print the Markdown table; exit 1 unless every row passed
 //
-// Configuration comes from the ROLLCHECK_* environment variables (internal/cluster.Knobs).
+// Configuration comes from the ROLLCHECK_* environment variables (internal/knobs).
 // kind runs in-process (its Go API): no kind binary is needed.
 package main
 
@@ -44,7 +46,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs | cluster up|down|logs DIR|versions|default-image|load-image | report DIR"
+const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs [get NAME|table] | cluster up|down|logs DIR|versions|default-image|load-image | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -54,7 +56,7 @@ func main() {
 		os.Exit(0)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "knobs" {
-		os.Exit(knobs(os.Stderr, "knobs"))
+		os.Exit(knobsCmd(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "e2e" {
 		// e2e handles SIGINT and SIGTERM itself: it passes them on to ginkgo.
