@@ -20,6 +20,8 @@
 //	rollcheck cluster versions  print the existing cluster's Kubernetes, kind and node image
 //	                            versions as JSON (an error when there is none: creates nothing)
 //	rollcheck cluster default-image  print kind's default (upstream) node image
+//	rollcheck cluster node-image  choose the node image by ROLLCHECK_NODE_IMAGE (pulling kind's
+//	                            upstream one if needed) and print it, or "offline": make builds that one
 //	rollcheck cluster load-image  build the load pod's image (cmd/rollcheck-load) and load it into
 //	                            the existing cluster, or take ROLLCHECK_LOAD_IMAGE's; print its reference
 //	rollcheck report DIR        merge DIR/rows/*.json into DIR/conformance.{json,md} and
@@ -46,7 +48,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs [get NAME|table] | cluster up|down|logs DIR|versions|default-image|load-image | report DIR"
+const usage = "usage: rollcheck --version | check -h | tune -h | compare BASE NEW | e2e | knobs [get NAME|table] | cluster up|down|logs DIR|versions|default-image|node-image|load-image | report DIR"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -91,6 +93,14 @@ func run(ctx context.Context, args []string) error {
 	}
 	if len(args) == 2 && args[1] == "default-image" {
 		fmt.Println(kinddefaults.Image)
+		return nil
+	}
+	if len(args) == 2 && args[1] == "node-image" {
+		ref, err := cluster.ChooseNodeImage(ctx, os.Getenv, cluster.Docker, logLine(os.Stderr, "node-image"))
+		if err != nil {
+			return err
+		}
+		fmt.Println(ref)
 		return nil
 	}
 	opts, err := cluster.FromEnv()

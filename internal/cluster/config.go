@@ -67,7 +67,7 @@ func FromEnv() (Options, error) {
 // (defaults.Image of the kind module in go.mod); offline the newest rollcheck/kind-node image in
 // the Docker engine (make node-image builds it); auto the upstream image when the Docker engine
 // has it, else the newest offline one; anything else is taken as an image reference. Nothing is
-// pulled: scripts/node-image-choice.sh pulls or builds for make e2e.
+// pulled: ChooseNodeImage pulls, and scripts/node-image.sh builds, for make.
 func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 	switch choice {
 	case SourceUpstream:

@@ -140,7 +140,7 @@ var All = []Knob{
 	}},
 	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
 	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5 (the offline node image: 0)", true, wholeNumber(0, 5)},
-	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`)", true, func(v string) error { _, err := ParseBool(v); return err }},
+	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
 	{EnvIsolateDNS, "auto", "", "remove CoreDNS's forwarding of outside names in a cluster rollcheck creates: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
 	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required with `--kubeconfig`", true, check.ValidLoadImage},
 	{EnvRepeat, "1", "", fmt.Sprintf("runs of every row of the matrix (1 to %d)", check.MaxRepeat), false, wholeNumber(1, check.MaxRepeat)},
@@ -152,7 +152,7 @@ var All = []Knob{
 		return errors.New("want both, host or cluster")
 	}},
 	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
-	{EnvLabels, "!slow && !stop-signal-field", "", "Ginkgo label filter of make e2e (the default leaves out the slow rows and the one that needs a runtime taking `lifecycle.stopSignal`)", false, labelFilter},
+	{EnvLabels, "!slow && !stop-signal-field", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar` (the default leaves out the slow rows and the one that needs a runtime taking `lifecycle.stopSignal`)", false, labelFilter},
 	{EnvSuites, "suites examples/check", "", "the suite directories make e2e runs", false, func(v string) error {
 		for _, w := range strings.Fields(v) {
 			if st, err := os.Stat(w); err != nil || !st.IsDir() {
@@ -165,7 +165,7 @@ var All = []Knob{
 	{EnvCheckFlags, "", "none", "more `rollcheck check` flags for make check (`--flag` or `--flag=value`)", false, flags("rollcheck check flags only; the check file is SPEC")},
 	{EnvPullTimeout, "120", "", "seconds make waits for `docker pull` of kind's upstream node image (one try; `auto` then takes the offline image)", false, wholeNumber(1, 99999)},
 	{EnvDockerWait, "90", "", "seconds make docker waits for a dockerd it started to answer", false, wholeNumber(1, 99999)},
-	{EnvCache, "", "`$XDG_CACHE_HOME/rollcheck`, else `~/.cache/rollcheck`", "build caches outside the repository: tools, the offline node image's builds, Debian packages", false, absolutePath},
+	{EnvCache, "", "`$XDG_CACHE_HOME/rollcheck`, else `~/.cache/rollcheck`", "caches outside the repository: the tools, the offline node image's builds, Debian packages, the state of a dockerd rollcheck started", false, absolutePath},
 	{EnvVersion, "", "the module version of the binary", "the rollcheck version every row records (make e2e sets it from `git describe`)", false, nil},
 	{EnvArtifacts, "_artifacts", "", "where rows, reports and cluster logs are written", false, nil},
 	{EnvK8sVersion, "v1.34.3", "", "Kubernetes version of the offline node image", false, matches(version, "want a version like v1.2.3")},
