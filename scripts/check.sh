@@ -5,7 +5,6 @@
 # it created unless ROLLCHECK_KEEP_CLUSTER is set). Its exit code is rollcheck check's:
 # 0 every row passed, 1 a threshold broken, 2 bad input or no verdict, 130 interrupted.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=check
 validate_knobs
 [ -n "${SPEC:-}" ] || { printf 'make check: SPEC=path/to/check.yaml is required\n' >&2; exit 2; }

@@ -5,7 +5,6 @@
 #   cluster.sh down    delete the cluster, stop the dockerd rollcheck started (if any)
 #   cluster.sh logs    export the cluster's logs into $ARTIFACTS/cluster-logs
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=cluster
 validate_knobs
 

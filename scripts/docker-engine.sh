@@ -9,7 +9,6 @@ LOG_PREFIX=docker
 
 STATE=$ROLLCHECK_CACHE/docker
 PIDFILE=$STATE/dockerd.pid
-WAIT=${ROLLCHECK_DOCKER_WAIT:-90}
 
 # Capability names by number (linux/capability.h), to name what the host lacks.
 CAPS=(CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER CAP_FSETID CAP_KILL CAP_SETGID
@@ -41,6 +40,9 @@ up() {
   command -v dockerd >/dev/null 2>&1 || apt_install docker.io
   apt_install jq iptables
   need dockerd "install Debian's docker.io"
+  ensure_cli
+  local limit
+  limit=$(knob ROLLCHECK_DOCKER_WAIT)
   mkdir -p "$STATE"
   local drop config=$STATE/daemon.json
   drop=$(lacking_caps)
@@ -61,12 +63,13 @@ up() {
   nohup dockerd --config-file "$config" >"$STATE/dockerd.log" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   local i
-  for ((i = 0; i < WAIT; i++)); do
+  log "waiting up to ${limit}s for: dockerd to answer (docker info)"
+  for ((i = 0; i < limit; i++)); do
     answers && { log "dockerd answers after ${i}s ($(docker version -f '{{.Server.Version}}' 2>/dev/null))"; return 0; }
     kill -0 "$(cat "$PIDFILE")" 2>/dev/null || die "dockerd exited at once; last lines of $STATE/dockerd.log: $(tail -3 "$STATE/dockerd.log" | tr '\n' ' ')"
     sleep 1
   done
-  die "dockerd did not answer within ${WAIT}s; see $STATE/dockerd.log"
+  die "dockerd did not answer within ${limit}s; see $STATE/dockerd.log"
 }
 
 down() {

@@ -3,14 +3,13 @@
 # bash; the cluster and its policy are Go (`rollcheck e2e`, internal/cluster):
 #   rollcheck CLI built -> every knob checked (`rollcheck knobs`: a bad one stops the run in
 #   seconds, exit 2) -> Docker engine (started if none answers) -> ginkgo -> node image choice
-#   (upstream or offline, built and cached) -> `rollcheck e2e`: cluster created or reused, ginkgo
+#   (`rollcheck cluster node-image`: upstream, or offline, built here and cached) -> `rollcheck e2e`: cluster created or reused, ginkgo
 #   suites (SIGINT/SIGTERM passed on, a time limit), conformance table, and the release: logs
 #   exported into $ARTIFACTS/cluster-logs when anything failed, the run's namespaces waited for,
 #   the cluster deleted if this run created it and ROLLCHECK_KEEP_CLUSTER is not true.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
-# ROLLCHECK_SUITES the suite directories to build and run (default: suites examples/check).
+# ROLLCHECK_SUITES the suite directories to build and run (`rollcheck knobs table` lists every knob).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=e2e
 cd "$REPO_ROOT"
 validate_knobs
@@ -23,7 +22,7 @@ step tools bash scripts/tools.sh
 # Not through `step`: choose_node_image exports the choice into this shell.
 choose_node_image
 # The examples suite checks a user's app: its image is built like a user's would be.
-if [[ " ${ROLLCHECK_SUITES:-suites examples/check} " == *" examples/check "* ]]; then
+if [[ " $(knob ROLLCHECK_SUITES) " == *" examples/check "* ]]; then
   step example-image bash scripts/example-image.sh
 fi
 exec "$RC" e2e --ginkgo "$ROLLCHECK_CACHE/bin/ginkgo" --artifacts "$ARTIFACTS"

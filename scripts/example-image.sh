@@ -4,7 +4,7 @@
 # engine: the binary is built on the host (static), the image holds nothing else.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=example-image
-IMAGE=${EXAMPLE_IMAGE:-rollcheck-example/hello:dev}
+IMAGE=rollcheck-example/hello:dev # the image examples/check/check.yaml names
 need go "install Go (>= 1.25)"
 need docker "install Docker (make docker does it on Debian as root)"
 dir=$(mktemp -d)

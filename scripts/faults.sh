@@ -15,7 +15,6 @@
 # there before or ROLLCHECK_KEEP_CLUSTER is set). The last fault stops the node: the cluster is
 # deleted after it (it cannot be restarted) unless it existed before and is kept running.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=faults
 validate_knobs
 cd "$REPO_ROOT"
@@ -29,7 +28,7 @@ cleanup() {
   trap - EXIT INT TERM
   [ -n "$child" ] && kill -CONT "$child" 2>/dev/null && kill -TERM "$child" 2>/dev/null
   rm -rf "$work"
-  if [ -n "${created:-}" ] && ! bool_knob ROLLCHECK_KEEP_CLUSTER; then "$RC" cluster down >/dev/null 2>&1 || true; fi
+  if [ -n "${created:-}" ] && [ "$(knob ROLLCHECK_KEEP_CLUSTER)" != true ]; then "$RC" cluster down >/dev/null 2>&1 || true; fi
   exit "$rc"
 }
 trap cleanup EXIT

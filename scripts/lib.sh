@@ -5,16 +5,10 @@ set -o errexit -o nounset -o pipefail
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export REPO_ROOT
 export ARTIFACTS=${ARTIFACTS:-$REPO_ROOT/_artifacts}
-# Build caches live outside the repository and are reused across runs.
+# Build caches live outside the repository and are reused across runs. The CLI is built into
+# it, so bash sets its default (Go's os.UserCacheDir has the same rule) before any Go runs.
 export ROLLCHECK_CACHE=${ROLLCHECK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rollcheck}
-
-# Pinned versions of everything that goes into the offline node image.
-export K8S_VERSION=${K8S_VERSION:-v1.34.3}
-export ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
-export COREDNS_VERSION=${COREDNS_VERSION:-v1.12.1}
-export PAUSE_VERSION=3.10.1
-export KIND_VERSION=v0.30.0
-export DEBIAN_SUITE=${DEBIAN_SUITE:-bookworm}
+# Every other knob's default and rule is Go's (internal/knobs): `knob NAME` asks the CLI.
 
 log() { printf '%s [%s] %s\n' "$(date -u +%H:%M:%S)" "${LOG_PREFIX:-rollcheck}" "$*" >&2; }
 die() { printf '%s [%s] ERROR: %s\n' "$(date -u +%H:%M:%S)" "${LOG_PREFIX:-rollcheck}" "$*" >&2; exit 1; }
@@ -90,9 +84,9 @@ apt_install() {
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || die "missing packages ${missing[*]}: install them (apt-get install ${missing[*]}) or run as root"
   log "installing Debian packages: ${missing[*]}"
-  if [ -z "${ROLLCHECK_APT_UPDATED:-}" ]; then
+  if [ -z "${APT_UPDATED:-}" ]; then
     retry_timeout 3 300 "apt-get update" -- env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-    export ROLLCHECK_APT_UPDATED=1
+    APT_UPDATED=1
   fi
   retry_timeout 3 900 "apt-get install ${missing[*]}" -- \
     env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -105,38 +99,23 @@ host_lacks_cap() {
   (( (16#$bnd >> $1) & 1 )) && return 1 || return 0
 }
 
-# kind_module_dir: where the pinned kind module's source is (downloaded if needed).
-kind_module_dir() {
-  local dir
-  dir=$(GOPROXY=off go -C "$REPO_ROOT" list -m -f '{{.Dir}}' "sigs.k8s.io/kind@$KIND_VERSION" 2>/dev/null) || dir=""
-  if [ -z "$dir" ] || [ ! -d "$dir" ]; then
-    retry_timeout 3 300 "go mod download sigs.k8s.io/kind@$KIND_VERSION" -- \
-      go -C "$REPO_ROOT" mod download "sigs.k8s.io/kind@$KIND_VERSION" >&2
-    dir=$(go -C "$REPO_ROOT" list -m -f '{{.Dir}}' "sigs.k8s.io/kind@$KIND_VERSION") || return 1
+# kind_module: the version and source directory of the kind module go.mod pins (the one rollcheck
+# runs in-process), downloaded if needed: "VERSION DIR".
+kind_module() {
+  local mod
+  mod=$(GOPROXY=off go -C "$REPO_ROOT" list -m -f '{{.Version}} {{.Dir}}' sigs.k8s.io/kind 2>/dev/null) || mod=""
+  if [ -z "${mod#* }" ] || [ ! -d "${mod#* }" ]; then
+    retry_timeout 3 300 "go mod download sigs.k8s.io/kind (the version in go.mod)" -- \
+      go -C "$REPO_ROOT" mod download sigs.k8s.io/kind >&2
+    mod=$(GOPROXY=off go -C "$REPO_ROOT" list -m -f '{{.Version}} {{.Dir}}' sigs.k8s.io/kind) || return 1
   fi
-  echo "$dir"
+  echo "$mod"
 }
 
-# bool_value VALUE: prints true or false for the values a boolean knob accepts (1/true/yes/on,
-# 0/false/no/off or empty; any case); fails for anything else. internal/cluster.BoolKnob is its twin.
-bool_value() {
-  case "${1,,}" in
-    1 | true | yes | on) echo true ;;
-    "" | 0 | false | no | off) echo false ;;
-    *) return 1 ;;
-  esac
-}
-
-# bool_knob NAME: succeeds when the variable NAME is true, fails when it is false or unset; dies
-# with one line when its value is neither.
-bool_knob() {
-  local v
-  v=$(bool_value "${!1:-}") || die "$1=${!1}: want 1, true, yes, on or 0, false, no, off (or unset)"
-  [ "$v" = true ]
-}
-
-# The rollcheck CLI the scripts run; validate_knobs builds it.
+# The rollcheck CLI the scripts run; validate_knobs and ensure_cli build it.
 RC=$ROLLCHECK_CACHE/bin/rollcheck
+# The script that builds the offline node image (a test puts a fake in its place).
+NODE_IMAGE_BUILDER=$REPO_ROOT/scripts/node-image.sh
 
 # build_cli: build the rollcheck CLI into $RC under a time limit (seconds when Go's build cache is
 # warm). Nothing else is built: it must answer quickly on a fresh machine too.
@@ -145,10 +124,40 @@ build_cli() {
   retry_timeout 3 600 "go build the rollcheck CLI" -- go -C "$REPO_ROOT" build -o "$RC" ./cmd/rollcheck
 }
 
+# ensure_cli: build the CLI unless it is newer than every Go source and go.mod (scripts that
+# another script starts after validate_knobs then build nothing).
+ensure_cli() {
+  if [ -x "$RC" ] && [ -z "$(find "$REPO_ROOT" \( -name .git -o -name _artifacts \) -prune -o \
+    \( -name '*.go' -o -name go.mod -o -name go.sum \) -newer "$RC" -print -quit)" ]; then
+    return 0
+  fi
+  build_cli
+}
+
+# knob NAME: print the knob's value by its rule in Go (its default when unset; a boolean as true
+# or false); exits 2 with one line when the value is bad. Needs the CLI (ensure_cli).
+knob() {
+  "$RC" knobs get "$1" || exit 2
+}
+
+# choose_node_image: the node image make uses. Go decides (`rollcheck cluster node-image`: the
+# ROLLCHECK_NODE_IMAGE rule, kind's upstream image pulled under ROLLCHECK_PULL_TIMEOUT, and why
+# in the log); bash only builds the offline image when that is the choice. Exports
+# ROLLCHECK_NODE_IMAGE_REF for every later Go step.
+choose_node_image() {
+  local ref
+  ref=$("$RC" cluster node-image) || exit "$?"
+  if [ "$ref" = offline ]; then
+    ref=$(bash "$NODE_IMAGE_BUILDER") || die "building the offline node image failed"
+    log "node image: $ref (offline)"
+  fi
+  export ROLLCHECK_NODE_IMAGE_REF=$ref
+}
+
 # validate_knobs: check every knob before any Docker, tool or cluster work, with the rules that
 # live in Go (internal/cluster.Knobs, through `rollcheck knobs`): one line per problem, all at
 # once, and exit 2 if there is any.
 validate_knobs() {
-  build_cli
+  ensure_cli
   "$RC" knobs || exit "$?"
 }

@@ -11,16 +11,25 @@
 # Prints the image reference on stdout (logs go to stderr).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=node-image
+need go "install Go (>= 1.25)"
+# The pinned versions are knobs: their defaults and rules are Go's (internal/knobs).
+ensure_cli
+K8S_VERSION=$(knob K8S_VERSION)
+ETCD_VERSION=$(knob ETCD_VERSION)
+COREDNS_VERSION=$(knob COREDNS_VERSION)
+DEBIAN_SUITE=$(knob DEBIAN_SUITE)
+DEBIAN_MIRROR=$(knob DEBIAN_MIRROR)
+# The pause image's version is the one kubeadm of K8S_VERSION asks for, not a knob.
+PAUSE_VERSION=3.10.1
 
 W=$ROLLCHECK_CACHE/node-image
 BIN=$W/bin/$K8S_VERSION
 mkdir -p "$W" "$BIN"
 IMAGE_REPO=rollcheck/kind-node
 
-need go "install Go (>= 1.24)"
 docker info >/dev/null 2>&1 || die "no Docker engine answers: run scripts/docker-engine.sh (make docker) first"
 
-KIND_DIR=$(kind_module_dir) || die "cannot download sigs.k8s.io/kind@$KIND_VERSION from the Go module proxy"
+read -r KIND_VERSION KIND_DIR < <(kind_module) || die "cannot download sigs.k8s.io/kind (go.mod's version) from the Go module proxy"
 KIND_FILES=$KIND_DIR/images/base/files
 [ -d "$KIND_FILES" ] || die "kind base files not found in $KIND_FILES"
 
@@ -135,7 +144,7 @@ build_rootfs() {
   retry_timeout 3 1200 "debootstrap $DEBIAN_SUITE (downloads and unpacks the Debian rootfs)" -- \
     bash -c 'rm -rf "$2" && mkdir -p "$2" && debootstrap --variant=minbase --include="$3" "$1" "$2" "$4" >"$5" 2>&1 \
       || { rc=$?; echo "debootstrap failed: $(tail -3 "$5" | tr "\n" " ")" >&2; exit "$rc"; }' \
-    debootstrap "$DEBIAN_SUITE" "$SRC_ROOTFS" "$ROOTFS_PKGS" "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" "$W/debootstrap.log"
+    debootstrap "$DEBIAN_SUITE" "$SRC_ROOTFS" "$ROOTFS_PKGS" "$DEBIAN_MIRROR" "$W/debootstrap.log"
   echo "$stamp" >"$SRC_ROOTFS.stamp"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Tests of the shell entry points that need neither Docker nor a cluster: the node image
-# choice (with a fake docker CLI), the capability probe, boolean knobs, time limits and retries,
+# Tests of the shell entry points that need neither Docker nor a cluster: what bash does with
+# Go's node image choice, the capability probe, knobs read through the CLI, time limits and retries,
 # and e2e.sh's knob check before any work (with fake docker, go and tools; the knobs' rules are
 # the real CLI's). Who deletes the cluster is internal/cluster's TestTeardownPolicy. Part of
 # `make test`.
@@ -9,48 +9,40 @@ LOG_PREFIX=test-scripts
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# A fake docker: `image inspect` succeeds when FAKE_LOCAL=yes, `pull` when FAKE_PULL=ok.
-mkdir -p "$tmp/bin"
-cat >"$tmp/bin/docker" <<'EOT'
+# --- choose_node_image: Go decides (internal/cluster's TestChooseNodeImage has every case); bash
+# builds the offline image only when Go says offline, and stops when Go refuses ------------------
+printf '#!/usr/bin/env bash\necho built >>"%s"; echo rollcheck/kind-node:v0-test\n' "$tmp/built" >"$tmp/offline-builder"
+# A fake rollcheck CLI: `cluster node-image` answers FAKE_CHOICE, or fails with one line.
+cat >"$tmp/rollcheck" <<'EOT'
 #!/usr/bin/env bash
-case "$1 $2" in
-  "image inspect") [ "${FAKE_LOCAL:-no}" = yes ] ;;
-  "pull -q"*) [ "${FAKE_PULL:-fail}" = ok ] || { echo "Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host" >&2; exit 1; } ;;
-  *) exit 1 ;;
-esac
+[ "$*" = "cluster node-image" ] || exit 99
+[ -n "${FAKE_CHOICE:-}" ] || { echo "rollcheck: ROLLCHECK_NODE_IMAGE=upstream but kindest/node:v1 cannot be pulled: no such host" >&2; exit 1; }
+echo "$FAKE_CHOICE"
 EOT
-printf '#!/usr/bin/env bash\necho rollcheck/kind-node:v0-test\n' >"$tmp/offline-builder"
-# A fake rollcheck CLI: `cluster default-image` answers kind's default, as the real one does from
-# kind's Go constant.
-printf '#!/usr/bin/env bash\n[ "$*" = "cluster default-image" ] && echo kindest/node:v1.34.0@sha256:0123\n' >"$tmp/rollcheck"
-chmod +x "$tmp/bin/docker" "$tmp/offline-builder" "$tmp/rollcheck"
+chmod +x "$tmp/offline-builder" "$tmp/rollcheck"
 
 failures=0
-# expect NAME WANT_RC WANT_SOURCE WANT_OUTPUT_SUBSTRING ENV...
+# expect NAME WANT_RC WANT_REF WANT_BUILT WANT_OUTPUT_SUBSTRING ENV...
 expect() {
-  local name=$1 want_rc=$2 want_src=$3 want_out=$4 out rc=0
-  shift 4
-  # The caller's choice (CI sets one) must not leak into the cases.
-  out=$(env -u ROLLCHECK_NODE_IMAGE PATH="$tmp/bin:$PATH" ROLLCHECK_NODE_IMAGE_BUILDER="$tmp/offline-builder" FAKE_RC="$tmp/rollcheck" "$@" bash -c '
-    source "$REPO_ROOT/scripts/lib.sh"; source "$REPO_ROOT/scripts/node-image-choice.sh"; RC=$FAKE_RC
-    choose_node_image; echo "SOURCE=$NODE_IMAGE_SOURCE REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
-  if [ "$rc" -ne "$want_rc" ] || ! grep -q -- "$want_out" <<<"$out" || { [ -n "$want_src" ] && ! grep -q "SOURCE=$want_src " <<<"$out"; }; then
-    echo "FAIL $name: rc=$rc (want $want_rc), want source '$want_src' and output containing '$want_out'; got:"
+  local name=$1 want_rc=$2 want_ref=$3 want_built=$4 want_out=$5 out rc=0 built
+  shift 5
+  rm -f "$tmp/built"
+  out=$(env FAKE_RC="$tmp/rollcheck" BUILDER="$tmp/offline-builder" "$@" bash -c '
+    source "$REPO_ROOT/scripts/lib.sh"; RC=$FAKE_RC; NODE_IMAGE_BUILDER=$BUILDER
+    choose_node_image; echo "REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
+  built=$([ -f "$tmp/built" ] && echo yes || echo no)
+  if [ "$rc" -ne "$want_rc" ] || [ "$built" != "$want_built" ] || ! grep -q -- "$want_out" <<<"$out" \
+    || { [ -n "$want_ref" ] && ! grep -qx "REF=$want_ref" <<<"$out"; }; then
+    echo "FAIL $name: rc=$rc (want $want_rc), built $built (want $want_built), want ref '$want_ref' and output containing '$want_out'; got:"
     sed 's/^/    /' <<<"$out"
     failures=$((failures + 1))
   else
     echo "ok   $name"
   fi
 }
-expect "auto, upstream image present locally" 0 upstream "upstream: present locally" ROLLCHECK_NODE_IMAGE=auto FAKE_LOCAL=yes
-expect "auto, upstream image pullable" 0 upstream "upstream: pulled" ROLLCHECK_NODE_IMAGE=auto FAKE_PULL=ok
-expect "auto, no registry -> offline, says why" 0 offline "cannot be pulled: .*no such host" ROLLCHECK_NODE_IMAGE=auto FAKE_PULL=fail
-expect "default is auto" 0 offline "offline: kind's upstream image" FAKE_PULL=fail
-expect "forced offline" 0 offline "offline: ROLLCHECK_NODE_IMAGE=offline" ROLLCHECK_NODE_IMAGE=offline FAKE_PULL=ok
-expect "forced upstream, no registry -> error" 1 "" "ROLLCHECK_NODE_IMAGE=upstream but .* cannot be pulled" ROLLCHECK_NODE_IMAGE=upstream
-expect "explicit missing ref -> error" 1 "" "no such image" ROLLCHECK_NODE_IMAGE=example/none:v1
-expect "explicit offline ref" 0 offline "rollcheck/kind-node:v9" ROLLCHECK_NODE_IMAGE=rollcheck/kind-node:v9 FAKE_LOCAL=yes
-expect "bad value -> one-line error" 1 "" "want auto, upstream, offline or an image reference" ROLLCHECK_NODE_IMAGE=bogus
+expect "Go chose a reference: exported, nothing built" 0 kindest/node:v1 no "REF=" FAKE_CHOICE=kindest/node:v1
+expect "Go chose offline: built (cached) and exported" 0 rollcheck/kind-node:v0-test yes "node image: rollcheck/kind-node:v0-test (offline)" FAKE_CHOICE=offline
+expect "Go refused: its exit code and one line, nothing built" 1 "" no "^rollcheck: ROLLCHECK_NODE_IMAGE=upstream but" FAKE_CHOICE=
 
 # The capability probe reads the bounding set: every capability a full set has is present.
 cap_out=$(bash -c 'source "$REPO_ROOT/scripts/lib.sh"; host_lacks_cap 0 && echo lacks || echo has')
@@ -75,23 +67,6 @@ fi
 ok_if() {
   if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
-
-# --- bool_knob: the same values as internal/cluster.BoolKnob (TestBoolKnob) ----------------------
-for v in 1 true TRUE True yes YES on On; do
-  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
-  ok_if "bool_knob K=$v is true" "$rc" "exit $rc: $out"
-done
-for v in "" 0 false FALSE no No off OFF; do
-  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
-  r=0; { [ "$rc" -eq 1 ] && [ -z "$out" ]; } || r=1; ok_if "bool_knob K='$v' is false" "$r" "exit $rc (want 1): $out"
-done
-rc=0; out=$(env -u K bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K' 2>&1) || rc=$?
-r=0; { [ "$rc" -eq 1 ] && [ -z "$out" ]; } || r=1; ok_if "bool_knob K unset is false" "$r" "exit $rc (want 1): $out"
-for v in maybe 2 -1 " 1" "1 " y n enabled ture; do
-  rc=0; out=$(K=$v bash -c 'source "$REPO_ROOT/scripts/lib.sh"; bool_knob K && echo TRUE' 2>&1) || rc=$?
-  r=0; { [ "$rc" -ne 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "ERROR: K=$v: want 1, true" <<<"$out"; } || r=1
-  ok_if "bool_knob K='$v' is a one-line error" "$r" "exit $rc: $out"
-done
 
 # --- retry_timeout: a time limit per try, a bounded number of tries, says what it waits for ------
 start=$(date +%s); rc=0
@@ -171,6 +146,33 @@ run_e2e() {
 only_knob_work() {
   [ "$(grep -v -e '^go -C .* build -o .*/rollcheck \./cmd/rollcheck$' -e '^rollcheck knobs$' <<<"$calls")" = "" ]
 }
+
+# --- knob NAME: the value by Go's rule (internal/knobs), through the real CLI ---------------------
+# knob_out ENV...: sets rc and out of `knob` run with the environment ENV.
+knob_out() {
+  rc=0; out=$(env -u ROLLCHECK_KEEP_CLUSTER -u K8S_VERSION RC_REAL="$F/tools/rollcheck-real" "$@" bash -c \
+    'source "$REPO_ROOT/scripts/lib.sh"; RC=$RC_REAL; knob "$KNOB"; echo AFTER' 2>&1) || rc=$?
+}
+for v in 1 TRUE On yes; do
+  knob_out KNOB=ROLLCHECK_KEEP_CLUSTER ROLLCHECK_KEEP_CLUSTER=$v
+  r=0; [ "$rc" -eq 0 ] && [ "$out" = $'true\nAFTER' ] || r=1; ok_if "knob ROLLCHECK_KEEP_CLUSTER=$v is true" "$r" "exit $rc: $out"
+done
+for v in "" 0 off No; do
+  knob_out KNOB=ROLLCHECK_KEEP_CLUSTER ROLLCHECK_KEEP_CLUSTER=$v
+  r=0; [ "$rc" -eq 0 ] && [ "$out" = $'false\nAFTER' ] || r=1; ok_if "knob ROLLCHECK_KEEP_CLUSTER='$v' is false" "$r" "exit $rc: $out"
+done
+for v in maybe " 1" enabled; do
+  knob_out KNOB=ROLLCHECK_KEEP_CLUSTER "ROLLCHECK_KEEP_CLUSTER=$v"
+  r=0; { [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "ROLLCHECK_KEEP_CLUSTER=\"$v\": want 1, true" <<<"$out"; } || r=1
+  ok_if "knob ROLLCHECK_KEEP_CLUSTER='$v' stops the script in one line (exit 2)" "$r" "exit $rc: $out"
+done
+default_k8s=$("$F/tools/rollcheck-real" knobs table | awk -F'|' '$2 ~ /`K8S_VERSION`/ {gsub(/[ `]/, "", $3); print $3}')
+knob_out KNOB=K8S_VERSION
+r=0; { [ "$rc" -eq 0 ] && [[ $default_k8s == v1.* ]] && [ "$out" = "$default_k8s"$'\nAFTER' ]; } || r=1
+ok_if "knob K8S_VERSION unset is the table's default ($default_k8s)" "$r" "exit $rc: $out"
+knob_out KNOB=ROLLCHECK_NO_SUCH
+r=0; { [ "$rc" -eq 2 ] && grep -q "ROLLCHECK_NO_SUCH: no such knob" <<<"$out"; } || r=1
+ok_if "knob of an unknown name stops the script (exit 2)" "$r" "exit $rc: $out"
 
 # A bad knob stops make e2e at once: exit 2, one line naming it, no docker, no ginkgo, no cluster.
 while IFS='|' read -r knob value; do

@@ -6,7 +6,6 @@
 # is set). Its exit code is rollcheck tune's: 0 found and confirmed, 1 not found or not
 # confirmed, 2 bad input or no verdict, 130 interrupted.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=tune
 validate_knobs
 [ -n "${ARGS:-}" ] || { printf 'make tune: ARGS is required, e.g. ARGS="--sample exit" (rollcheck tune -h)\n' >&2; exit 2; }

@@ -1,14 +1,14 @@
 package suites
 
-import "github.com/rollcheck/rollcheck/internal/cluster"
+import "github.com/rollcheck/rollcheck/internal/knobs"
 
 // pinned is every spec of the matrix as the table declared it before rows became data, computed
 // then by RowLabels, the table's Serial rule and each row's Also, with load from both paths and
 // from the host only (from the cluster only, the specs were those of both with load-cluster):
 // its name, its labels in order, whether it ran alone, and its Also as alsoPrint gives it. Each
 // of these specs must stay as it is (TestSpecsAsPinned); a row added later adds specs.
-var pinned = map[cluster.MatrixLoad][]pinnedSpec{
-	cluster.LoadBoth: {
+var pinned = map[knobs.MatrixLoad][]pinnedSpec{
+	knobs.LoadBoth: {
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster negative-control", false, ""},
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host negative-control", true, ""},
 		{"drain-only: preStop=none sigterm=drain grace=30s keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster negative-control", false, ""},
@@ -45,7 +45,7 @@ var pinned = map[cluster.MatrixLoad][]pinnedSpec{
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"kubelet-restart: preStop=none sigterm=ignore grace=10s keepalive=off kubelet-restart×3", "kubelet-restart zero-failures load-host slow", true, "kubeletRestarted err err err"},
 	},
-	cluster.LoadHost: {
+	knobs.LoadHost: {
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host negative-control", true, ""},
 		{"drain-only: preStop=none sigterm=drain grace=30s keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host negative-control", true, ""},
 		{"prestop-exit: preStop=exec:/app sleep 5s sigterm=exit grace=30s keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host", true, ""},

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
@@ -111,9 +111,9 @@ func (r Row) Timeout() time.Duration {
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
 // cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
 // the twins of the other.
-func Matrix(rows []Row, mode cluster.MatrixLoad) []Row {
+func Matrix(rows []Row, mode knobs.MatrixLoad) []Row {
 	def := check.LoadFromCluster
-	if mode == cluster.LoadHost {
+	if mode == knobs.LoadHost {
 		def = check.LoadFromHost
 	}
 	var out []Row
@@ -121,7 +121,7 @@ func Matrix(rows []Row, mode cluster.MatrixLoad) []Row {
 		switch {
 		case r.Scenario.Load.From == "":
 			r.Scenario.Load.From = def
-		case mode != cluster.LoadBoth && r.Scenario.Load.From != def:
+		case mode != knobs.LoadBoth && r.Scenario.Load.From != def:
 			continue
 		}
 		out = append(out, r)
@@ -143,7 +143,7 @@ type Spec struct {
 
 // Specs are the specs of rows in a run: their load paths as mode asks (Matrix), each row
 // repeat times, as "name #k/N" when repeat is more than 1.
-func Specs(rows []Row, mode cluster.MatrixLoad, repeat int) []Spec {
+func Specs(rows []Row, mode knobs.MatrixLoad, repeat int) []Spec {
 	rows = Matrix(rows, mode)
 	out := make([]Spec, 0, len(rows)*repeat)
 	for _, r := range rows {
@@ -163,7 +163,7 @@ func Specs(rows []Row, mode cluster.MatrixLoad, repeat int) []Spec {
 
 // LoadModeFromEnv reads ROLLCHECK_LOAD_FROM (both, host or cluster; default both) by its
 // knob's rule: where the rows' load comes from (Matrix).
-func LoadModeFromEnv() (cluster.MatrixLoad, error) { return cluster.LoadMode(os.Getenv) }
+func LoadModeFromEnv() (knobs.MatrixLoad, error) { return knobs.LoadMode(os.Getenv) }
 
 // RepeatFromEnv reads ROLLCHECK_REPEAT (1 to check.MaxRepeat, default 1) by its knob's rule.
-func RepeatFromEnv() (int, error) { return cluster.Repeat(os.Getenv) }
+func RepeatFromEnv() (int, error) { return knobs.Repeat(os.Getenv) }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
@@ -50,9 +50,9 @@ func TestMatrixLoadModes(t *testing.T) {
 		t.Fatalf("rows by declared load path %v: want rows with none, twins from the host and from the cluster", declared)
 	}
 	for _, tc := range []struct {
-		mode            cluster.MatrixLoad
+		mode            knobs.MatrixLoad
 		host, inCluster int
-	}{{cluster.LoadBoth, fromHost, free + fromCluster}, {cluster.LoadHost, free + fromHost, 0}, {cluster.LoadCluster, 0, free + fromCluster}} {
+	}{{knobs.LoadBoth, fromHost, free + fromCluster}, {knobs.LoadHost, free + fromHost, 0}, {knobs.LoadCluster, 0, free + fromCluster}} {
 		rows := Matrix(AllRows(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int
@@ -103,7 +103,7 @@ func TestNegativeControlsNamePhases(t *testing.T) {
 // run alone or not as it was, and with the same Also check; a row added since only adds specs.
 // The table reads nothing else: Specs is all it uses, and a Spec is its Row's fields.
 func TestSpecsAsPinned(t *testing.T) {
-	specs := func(mode cluster.MatrixLoad) map[string]pinnedSpec {
+	specs := func(mode knobs.MatrixLoad) map[string]pinnedSpec {
 		got := map[string]pinnedSpec{}
 		for _, sp := range Specs(AllRows(), mode, 1) {
 			got[sp.Name] = pinnedSpec{sp.Name, strings.Join(sp.Labels, " "), sp.Serial, alsoPrint(sp.Also, sp.Scenario)}
@@ -113,8 +113,8 @@ func TestSpecsAsPinned(t *testing.T) {
 		}
 		return got
 	}
-	inCluster := specs(cluster.LoadCluster)
-	for _, mode := range []cluster.MatrixLoad{cluster.LoadBoth, cluster.LoadHost} {
+	inCluster := specs(knobs.LoadCluster)
+	for _, mode := range []knobs.MatrixLoad{knobs.LoadBoth, knobs.LoadHost} {
 		if len(pinned[mode]) == 0 {
 			t.Fatalf("%s: nothing pinned", mode)
 		}
@@ -125,8 +125,8 @@ func TestSpecsAsPinned(t *testing.T) {
 			} else if g != w {
 				t.Errorf("%s:\n got %+v\nwant %+v", mode, g, w)
 			}
-			if g, ok := inCluster[w.name]; mode == cluster.LoadBoth && slices.Contains(strings.Fields(w.labels), "load-cluster") && g != w {
-				t.Errorf("%s:\n got %+v (ok %v)\nwant %+v", cluster.LoadCluster, g, ok, w)
+			if g, ok := inCluster[w.name]; mode == knobs.LoadBoth && slices.Contains(strings.Fields(w.labels), "load-cluster") && g != w {
+				t.Errorf("%s:\n got %+v (ok %v)\nwant %+v", knobs.LoadCluster, g, ok, w)
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func TestSpecsAsPinned(t *testing.T) {
 // A row's labels and whether it runs alone come from its fields, never from its name: renamed,
 // every row keeps them.
 func TestRowsReadNoName(t *testing.T) {
-	for _, r := range Matrix(AllRows(), cluster.LoadBoth) {
+	for _, r := range Matrix(AllRows(), knobs.LoadBoth) {
 		renamed := r
 		renamed.Scenario.Variant.Name = "renamed"
 		if !slices.Equal(renamed.AllLabels(), r.AllLabels()) || renamed.SerialReason() != r.SerialReason() {
@@ -167,8 +167,8 @@ func TestSerialReason(t *testing.T) {
 
 // With ROLLCHECK_REPEAT=N every row is N specs, "name #k/N", run k of N, with the row's fields.
 func TestSpecsRepeat(t *testing.T) {
-	once := Specs(AllRows(), cluster.LoadCluster, 1)
-	thrice := Specs(AllRows(), cluster.LoadCluster, 3)
+	once := Specs(AllRows(), knobs.LoadCluster, 1)
+	thrice := Specs(AllRows(), knobs.LoadCluster, 3)
 	if len(thrice) != 3*len(once) {
 		t.Fatalf("%d specs repeated 3 times, %d once", len(thrice), len(once))
 	}

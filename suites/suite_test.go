@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/suites"
 )
@@ -54,7 +54,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	c := rctest.SetUp(ctx, "conformance")
 	images := map[string]string{"": c.SampleAppImage(ctx)}
-	if mode != cluster.LoadHost {
+	if mode != knobs.LoadHost {
 		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
 	// The images of rows whose app starts another way (behind a shell, behind tini, with a

@@ -21,6 +21,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
@@ -60,14 +61,14 @@ func (r *runFlags) register(fs *flag.FlagSet, artifacts, dryRun, parallel string
 	r.fs = fs
 	fs.StringVar(&r.File, "f", "", "the check `FILE` (apiVersion rollcheck.io/v1alpha1, kind Check)")
 	fs.StringVar(&r.Artifacts, "artifacts", artifacts, "reports `DIR`: every row (DIR/rows), its raw requests (DIR/raw), the reports")
-	fs.BoolVar(&r.KeepCluster, "keep-cluster", false, "keep a kind cluster this run created (as "+cluster.EnvKeep+"=1)")
+	fs.BoolVar(&r.KeepCluster, "keep-cluster", false, "keep a kind cluster this run created (as "+knobs.EnvKeep+"=1)")
 	fs.BoolVar(&r.DryRun, "dry-run", false, dryRun)
 	fs.IntVar(&r.Parallel, "parallel", 0, parallel)
 }
 
 // atOnce is how many of the plans run at once: --parallel when given (above 1 only when every
 // plan's load comes from load pods), else as many plans from load pods as ROLLCHECK_PROCS
-// allows, the rule make e2e's Ginkgo processes follow (cluster.Procs). Plans whose load comes
+// allows, the rule make e2e's Ginkgo processes follow (knobs.Procs). Plans whose load comes
 // from the host run one at a time either way (runRows).
 func (r runFlags) atOnce(plans []check.Plan) (int, error) {
 	fromPods := 0
@@ -77,12 +78,12 @@ func (r runFlags) atOnce(plans []check.Plan) (int, error) {
 		}
 	}
 	if !flagSet(r.fs, "parallel") {
-		procs, err := cluster.Procs(os.Getenv)
+		procs, err := knobs.Procs(os.Getenv)
 		return max(1, min(fromPods, procs)), err
 	}
 	switch n := r.Parallel; {
-	case n < 1 || n > cluster.MaxProcs:
-		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, cluster.MaxProcs)
+	case n < 1 || n > knobs.MaxProcs:
+		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, knobs.MaxProcs)
 	case n > 1 && fromPods < len(plans):
 		return 0, fmt.Errorf("--parallel %d: rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster", n)
 	}
@@ -127,9 +128,9 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	f.register(fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
 		fmt.Sprintf("`N` rows at once, 1 to %d. Rows whose load comes from the host share the NodePort and run\n"+
 			"one at a time, alone: N > 1 is refused for them (default: as many rows from load pods as\n"+
-			"%s allows, %d unless set)", cluster.MaxProcs, cluster.EnvProcs, cluster.DefaultProcs))
+			"%s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE` (overrides the check file's cluster section): no\n"+
-		"cluster created, no image loaded; the load comes from load pods whose image "+cluster.EnvLoadImage+"\n"+
+		"cluster created, no image loaded; the load comes from load pods whose image "+knobs.EnvLoadImage+"\n"+
 		"(or cluster.loadImage) names, the app's images are the manifests' own, and only the namespaces\n"+
 		"this run created are deleted")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
@@ -270,7 +271,7 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		return nil, fmt.Errorf("%s: %v", c.Name(), err)
 	}
 	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
-	in.kubeconfig, in.loadImage = f.Kubeconfig, os.Getenv(cluster.EnvLoadImage)
+	in.kubeconfig, in.loadImage = f.Kubeconfig, os.Getenv(knobs.EnvLoadImage)
 	if c.Cluster != nil {
 		if in.kubeconfig == "" {
 			in.kubeconfig = c.KubeconfigPath()

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
@@ -53,6 +54,19 @@ var clusterCommands = []command{
 				return badArgs(stderr, "cluster default-image", args)
 			}
 			fmt.Fprintln(stdout, kinddefaults.Image)
+			return exitPass
+		})},
+	{name: "node-image", summary: "choose the node image by ROLLCHECK_NODE_IMAGE (pulling kind's upstream one if needed) and print it, or \"offline\": make builds that one",
+		setup: withFlags(newNoFlags, func(ctx context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 {
+				return badArgs(stderr, "cluster node-image", args)
+			}
+			ref, err := cluster.ChooseNodeImage(ctx, os.Getenv, cluster.Docker, logLine(stderr, "node-image"))
+			if err != nil {
+				fmt.Fprintln(stderr, "rollcheck cluster:", err)
+				return exitFail
+			}
+			fmt.Fprintln(stdout, ref)
 			return exitPass
 		})},
 	{name: "load-image", summary: "build the load pod's image (cmd/rollcheck-load), load it into rollcheck's kind cluster if there is one; print its reference",

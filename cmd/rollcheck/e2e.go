@@ -16,22 +16,11 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 // exitInterrupted is the exit code of a run stopped by SIGINT or SIGTERM (128 + SIGINT).
 const exitInterrupted = 130
-
-// knobs checks every knob (cluster.Knobs) and prints one line per problem; exit 2 if any.
-func knobs(stderr io.Writer, prefix string) int {
-	errs := cluster.CheckKnobs(os.Getenv, false)
-	for _, err := range errs {
-		fmt.Fprintf(stderr, "%s [%s] ERROR: %v\n", time.Now().UTC().Format("15:04:05"), prefix, err)
-	}
-	if len(errs) > 0 {
-		return exitBadInput
-	}
-	return exitPass
-}
 
 // artifactsDir is $ARTIFACTS, else _artifacts in the working directory.
 func artifactsDir() string {
@@ -70,7 +59,7 @@ func runE2E(_ context.Context, f *e2eFlags, args []string, stdout, stderr io.Wri
 	if len(args) > 0 {
 		return badArgs(stderr, "e2e", args)
 	}
-	if code := knobs(stderr, "e2e"); code != exitPass {
+	if code := checkKnobs(stderr, "e2e"); code != exitPass {
 		return code
 	}
 	opts, err := cluster.FromEnv()
@@ -151,17 +140,12 @@ func runE2E(_ context.Context, f *e2eFlags, args []string, stdout, stderr io.Wri
 // suiteTimeout is ginkgo's --timeout: one pass of the matrix takes about 20 minutes; 60 minutes
 // a pass (ROLLCHECK_REPEAT passes) leaves room for slow machines.
 func suiteTimeout() time.Duration {
-	repeat, err := cluster.Repeat(os.Getenv)
+	repeat, err := knobs.Repeat(os.Getenv)
 	if err != nil {
 		repeat = 1 // the knobs were checked before; a bad one never gets here
 	}
 	return time.Duration(repeat) * time.Hour
 }
-
-// DefaultLabels is make e2e's label filter when ROLLCHECK_LABELS is empty: everything but the
-// slow rows (kubelet restarts: make e2e-slow) and the row that needs a runtime which takes
-// lifecycle.stopSignal (the offline node image's containerd does not).
-const DefaultLabels = "!slow && !stop-signal-field"
 
 // ginkgoArgs is the ginkgo command line of make e2e, from the knobs (checked already).
 func ginkgoArgs(art string) []string {
@@ -171,21 +155,17 @@ func ginkgoArgs(art string) []string {
 	}
 	// Rows with load from the cluster run ROLLCHECK_PROCS at once; Serial specs (load from the
 	// host, smoke, the examples) still run one at a time, on process 1, after the others.
-	if procs, err := cluster.Procs(os.Getenv); err == nil && procs > 1 {
+	if procs, err := knobs.Procs(os.Getenv); err == nil && procs > 1 {
 		args = append(args, fmt.Sprintf("--procs=%d", procs))
 	}
-	l := os.Getenv(cluster.EnvLabels)
-	if l == "" {
-		l = DefaultLabels
-	}
+	// The default filter leaves out the slow rows (kubelet restarts: make e2e-slow) and the row
+	// that needs a runtime which takes lifecycle.stopSignal (the offline image's does not).
+	l, _ := knobs.Get(os.Getenv, knobs.EnvLabels)
 	args = append(args, "--label-filter="+l)
 	args = append(args, "--output-dir="+art, "--junit-report=junit.xml", "--json-report=ginkgo-report.json")
-	args = append(args, strings.Fields(os.Getenv(cluster.EnvGinkgoFlags))...)
-	suites := strings.Fields(os.Getenv(cluster.EnvSuites))
-	if len(suites) == 0 {
-		suites = []string{"suites", "examples/check"}
-	}
-	return append(args, suites...)
+	args = append(args, strings.Fields(os.Getenv(knobs.EnvGinkgoFlags))...)
+	suites, _ := knobs.Get(os.Getenv, knobs.EnvSuites)
+	return append(args, strings.Fields(suites)...)
 }
 
 // runGinkgo runs ginkgo in a process group of its own (a Ctrl-C at the terminal reaches it only

@@ -16,7 +16,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
-	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
@@ -26,9 +26,9 @@ import (
 // API server answers within 10 s.
 func existingTarget(ctx context.Context, kubeconfig, ref string) (engine.Target, error) {
 	if ref == "" {
-		return engine.Target{}, fmt.Errorf("--kubeconfig: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", cluster.EnvLoadImage)
+		return engine.Target{}, fmt.Errorf("--kubeconfig: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", knobs.EnvLoadImage)
 	}
-	if errs := cluster.CheckKnobs(os.Getenv, true); len(errs) > 0 {
+	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
 		return engine.Target{}, errs[0]
 	}
 	if err := check.ValidLoadImage(ref); err != nil {

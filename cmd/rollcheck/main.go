@@ -7,8 +7,8 @@
 //	rollcheck tune --sample exit|drain|ignore | -f CHECK.yaml [--variant NAME]
 //	rollcheck compare BASE NEW
 //	rollcheck e2e
-//	rollcheck knobs
-//	rollcheck cluster up|down|logs DIR|versions|default-image|load-image
+//	rollcheck knobs [get NAME | table]
+//	rollcheck cluster up|down|logs DIR|versions|default-image|node-image|load-image
 //	rollcheck report [--figures FILE] DIR
 //	rollcheck version (or --version)
 //
@@ -17,7 +17,7 @@
 // generated from its flag set. Exit 2 is bad input throughout: an unknown command or flag, a
 // wrong operand, a check that cannot be judged.
 //
-// Configuration comes from the ROLLCHECK_* environment variables (internal/cluster.Knobs).
+// Configuration comes from the ROLLCHECK_* environment variables (internal/knobs).
 // kind runs in-process (its Go API): no kind binary is needed.
 package main
 
@@ -56,11 +56,8 @@ func runVersion(_ context.Context, _ *noFlags, args []string, stdout, stderr io.
 	return exitPass
 }
 
-func runKnobs(_ context.Context, _ *noFlags, args []string, _, stderr io.Writer) int {
-	if len(args) > 0 {
-		return badArgs(stderr, "knobs", args)
-	}
-	return knobs(stderr, "knobs")
+func runKnobs(_ context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
+	return knobsCmd(args, stdout, stderr)
 }
 
 // reportFlags are rollcheck report's flags.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -138,8 +138,8 @@ func TestWorkflowRollcheckCommands(t *testing.T) {
 	}
 	// What the check step leaves for compare (the check runs dry here, so it writes no
 	// report), and what the base step downloads: two runs of the check file's rows.
-	writeRun(t, filepath.Join(ws, w.Env["BASE_REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
-	writeRun(t, filepath.Join(ws, w.Env["REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
+	writeRun(t, bin, filepath.Join(ws, w.Env["BASE_REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
+	rows := writeRun(t, bin, filepath.Join(ws, w.Env["REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
 
 	lines := 0
 	for _, job := range w.Jobs {
@@ -186,7 +186,7 @@ func TestWorkflowRollcheckCommands(t *testing.T) {
 				t.Errorf("rollcheck %s --dry-run printed no Deployment:\n%s", strings.Join(c.args, " "), c.stdout)
 			}
 		case "compare":
-			if !strings.HasPrefix(c.stdout, "## rollcheck compare\n") || !strings.Contains(c.stdout, "compare: 2 rows, 0 significant regressions") {
+			if !strings.HasPrefix(c.stdout, "## rollcheck compare\n") || !strings.Contains(c.stdout, fmt.Sprintf("compare: %d rows, 0 significant regressions", rows)) {
 				t.Errorf("rollcheck %s printed no comparison:\n%s", strings.Join(c.args, " "), c.stdout)
 			}
 		}
@@ -221,8 +221,13 @@ func readCalls(t *testing.T, dir string) []call {
 	return calls
 }
 
-// writeRun writes dir/conformance.json: one passing row of every plan of the check file.
-func writeRun(t *testing.T, dir, checkFile string) {
+// writeRun writes dir/conformance.json as the check step would leave it, with public API only:
+// one row of every plan of the check file, each written with check.WriteRow and merged by
+// `rollcheck report` (the CLI built from this module). Each row has the requests the variant's
+// expectation predicts: failures in every disruption for a negative control (failuresExpected),
+// none otherwise; and each must pass by the check file's own expectation, so the rows agree
+// with whatever the check file says. It returns the number of rows.
+func writeRun(t *testing.T, bin, dir, checkFile string) int {
 	t.Helper()
 	c, err := spec.Load(checkFile)
 	if err != nil {
@@ -232,23 +237,42 @@ func writeRun(t *testing.T, dir, checkFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows []check.Row
+	start := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 	for _, p := range plans {
 		a := p.WithDefaults().Applied()
-		s := loadgen.Summary{Requests: 1000, OK: 1000, Valid: true, Failures: map[loadgen.Class]int{}}
-		rows = append(rows, check.Row{Suite: c.Name(), Config: a, Summary: s, Verdict: a.Expect.Judge(s),
-			Started: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)})
+		class := loadgen.ClassEOF
+		if len(a.Expect.Classes) > 0 {
+			class = a.Expect.Classes[0]
+		}
+		var ds []check.DisruptionResult
+		s := loadgen.Summary{Failures: map[loadgen.Class]int{}, Valid: true}
+		for n := 1; n <= max(a.Count, 1); n++ {
+			d := check.DisruptionResult{Kind: a.Disruption, N: n, Started: start, Settled: start.Add(10 * time.Second), Requests: 300}
+			if a.Expect.Kind == check.ExpectFailures {
+				d.Failed, d.Failures = 12, map[loadgen.Class]int{class: 12}
+				s.Failures[class] += 12
+			}
+			d.SuccessRatio = float64(d.Requests-d.Failed) / float64(d.Requests)
+			s.Requests, s.Failed = s.Requests+d.Requests, s.Failed+d.Failed
+			ds = append(ds, d)
+		}
+		s.OK = s.Requests - s.Failed
+		s.SuccessRatio, s.FailureRatio = float64(s.OK)/float64(s.Requests), float64(s.Failed)/float64(s.Requests)
+		row := check.Row{Suite: c.Name(), Config: a, Summary: s, Disruptions: ds, Verdict: a.Expect.Judge(s, ds...), Started: start}
+		if row.Verdict.Status != check.Pass {
+			t.Fatalf("%s: the rows its expectation predicts do not pass it: %s", a.Name, row.Verdict.Reason)
+		}
+		if _, err := check.WriteRow(dir, row); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var buf bytes.Buffer
-	if err := report.NewRun(rows).WriteJSON(&buf); err != nil {
+	if out, err := exec.Command(bin, "report", dir).CombinedOutput(); err != nil {
+		t.Fatalf("rollcheck report %s: %v\n%s", dir, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "conformance.json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "conformance.json"), buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return len(plans)
 }
 
 var (
@@ -319,5 +343,76 @@ func TestWorkflowShape(t *testing.T) {
 	}
 	if uploaded == "" || uploaded != downloaded {
 		t.Errorf("reports uploaded as %q, the base downloaded as %q", uploaded, downloaded)
+	}
+}
+
+var (
+	releaseTag    = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+	pseudoVersion = regexp.MustCompile(`^v0\.0\.0-([0-9]{14})-([0-9a-f]{12})$`)
+)
+
+// git runs git in the repository this test is in.
+func git(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", "../.."}, args...)...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// The workflow installs a rollcheck that exists: a release tag of this repository, or the
+// pseudo-version of a commit on its history (the form go install accepts: v0.0.0, the commit's
+// time in UTC, its first 12 hex digits).
+func TestWorkflowPinsAVersionThatExists(t *testing.T) {
+	v := readWorkflow(t).Env["ROLLCHECK_VERSION"]
+	switch m := pseudoVersion.FindStringSubmatch(v); {
+	case releaseTag.MatchString(v):
+		if tag, err := git(t, "tag", "-l", v); err != nil || tag != v {
+			t.Fatalf("ROLLCHECK_VERSION %s: no such tag in this repository (%v)", v, err)
+		}
+	case m != nil:
+		full, err := git(t, "rev-parse", "--verify", "--quiet", m[2]+"^{commit}")
+		if err != nil {
+			t.Fatalf("ROLLCHECK_VERSION %s: no commit %s in this repository", v, m[2])
+		}
+		if _, err := git(t, "merge-base", "--is-ancestor", full, "HEAD"); err != nil {
+			t.Errorf("ROLLCHECK_VERSION %s: commit %s is not in this branch's history", v, m[2])
+		}
+		ts, err := git(t, "show", "-s", "--format=%ct", full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := time.Unix(sec, 0).UTC().Format("20060102150405"); m[1] != want {
+			t.Errorf("ROLLCHECK_VERSION %s: commit %s was made at %s UTC: want v0.0.0-%s-%s", v, m[2], want, want, m[2])
+		}
+	default:
+		t.Fatalf("ROLLCHECK_VERSION %q: want a release tag vX.Y.Z or a pseudo-version v0.0.0-<yyyymmddhhmmss>-<12 hex digits>", v)
+	}
+}
+
+// Copied as it is, the workflow's check step exits 0 only if every row of its check file passes.
+// The example app exits at SIGTERM at once, and a rollout's endpoint removal races that SIGTERM,
+// so a variant without a preStop drops requests: it passes only as a negative control, one that
+// expects those failures.
+func TestCopiedWorkflowExpectsTheExamplesFailures(t *testing.T) {
+	w := readWorkflow(t)
+	c, err := spec.Load(filepath.Join("../..", w.Env["CHECK_FILE"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prestops := 0
+	for _, v := range c.Variants {
+		if v.PreStop != nil && !v.PreStop.None {
+			prestops++
+			continue
+		}
+		if v.Expect.FailuresExpected == nil {
+			t.Errorf("variant %s has no preStop, so its rows drop requests, and expects none: the workflow copied as it is would exit 1", v.Name)
+		}
+	}
+	if prestops == 0 {
+		t.Error("no variant of the example has a preStop: nothing shows the fix")
 	}
 }

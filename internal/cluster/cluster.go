@@ -24,6 +24,7 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
@@ -57,7 +58,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.NodeImage, o.ImageSource = ref, imageSource(ref)
+	o.NodeImage, o.ImageSource = ref, knobs.ImageSource(ref)
 	// kind would pull a missing image; rollcheck never lets it (no registry traffic by surprise).
 	if _, err := run(ctx, "docker", "image", "inspect", o.NodeImage); err != nil {
 		return nil, fmt.Errorf("node image %s is not in the Docker engine: make cluster picks, pulls or builds one (see README)", o.NodeImage)
@@ -204,7 +205,7 @@ func (c *Cluster) Release(ctx context.Context) error {
 		c.Logf("leaving kind cluster %q running: this run did not create it", c.Name)
 		return nil
 	case c.Keep:
-		c.Logf("keeping kind cluster %q (%s is set; make down deletes it)", c.Name, EnvKeep)
+		c.Logf("keeping kind cluster %q (%s is set; make down deletes it)", c.Name, knobs.EnvKeep)
 		return nil
 	}
 	return c.Delete(ctx)
@@ -262,17 +263,8 @@ func (c *Cluster) Versions(ctx context.Context) (Versions, error) {
 		return v, fmt.Errorf("versions: node image: %w", err)
 	}
 	v.NodeImage = strings.TrimSpace(img)
-	v.ImageSource = imageSource(v.NodeImage)
+	v.ImageSource = knobs.ImageSource(v.NodeImage)
 	return v, nil
-}
-
-// imageSource tells the node image's source from its reference (or the choice "offline"), as
-// scripts/node-image-choice.sh does: rollcheck's offline images are rollcheck/kind-node:*.
-func imageSource(ref string) string {
-	if ref == SourceOffline || strings.HasPrefix(ref, offlineRepo+":") {
-		return SourceOffline
-	}
-	return SourceUpstream
 }
 
 func (c *Cluster) exists() (bool, error) {
@@ -291,7 +283,7 @@ func (c *Cluster) checkReusable(ctx context.Context) error {
 		return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
 	}
 	if got := strings.TrimSpace(img); got != c.NodeImage {
-		return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, EnvName)
+		return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, knobs.EnvName)
 	}
 	state, err := run(ctx, "docker", "inspect", "-f", "{{.State.Status}}", node)
 	if err != nil {
@@ -352,19 +344,19 @@ func (c *Cluster) waitSystemReady(ctx context.Context) error {
 // node image's clusters, which must send no query outside the machine, and leaves the upstream
 // image's as kind makes them, since there an app may resolve outside names (a user's CI).
 func dnsIsolation(setting, source string, created bool) (isolate bool, why string, err error) {
-	auto, on, err := isolateDNSValue(setting)
+	auto, on, err := knobs.IsolateDNS(setting)
 	if err != nil {
-		return false, "", fmt.Errorf("%s=%q: %w", EnvIsolateDNS, setting, err)
+		return false, "", fmt.Errorf("%s=%q: %w", knobs.EnvIsolateDNS, setting, err)
 	}
 	switch {
 	case !created:
 		return false, "the cluster was reused, not created by this run: rollcheck changes CoreDNS only in a cluster it creates", nil
 	case !auto:
-		return on, fmt.Sprintf("%s=%s", EnvIsolateDNS, setting), nil
+		return on, fmt.Sprintf("%s=%s", knobs.EnvIsolateDNS, setting), nil
 	case source == SourceOffline:
-		return true, fmt.Sprintf("%s=auto: the offline node image, nothing leaves the machine", EnvIsolateDNS), nil
+		return true, fmt.Sprintf("%s=auto: the offline node image, nothing leaves the machine", knobs.EnvIsolateDNS), nil
 	}
-	return false, fmt.Sprintf("%s=auto: the %s node image, outside names resolve as kind set up", EnvIsolateDNS, source), nil
+	return false, fmt.Sprintf("%s=auto: the %s node image, outside names resolve as kind set up", knobs.EnvIsolateDNS, source), nil
 }
 
 // applyDNSChoice makes and logs the choice of dnsIsolation, in one line.

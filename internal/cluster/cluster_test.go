@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 // fakeAPIServer answers the few requests SweepNamespaces makes: discovery, listing namespaces by
@@ -298,8 +299,8 @@ func TestImageSource(t *testing.T) {
 		"kindest/node:v1.34.0@sha256:0123":         SourceUpstream,
 		"example.com/rollcheck/kind-node:v1":       SourceUpstream,
 	} {
-		if got := imageSource(ref); got != want {
-			t.Errorf("imageSource(%q) = %q, want %q", ref, got, want)
+		if got := knobs.ImageSource(ref); got != want {
+			t.Errorf("knobs.ImageSource(%q) = %q, want %q", ref, got, want)
 		}
 	}
 }
@@ -317,10 +318,10 @@ func TestDNSIsolation(t *testing.T) {
 		{"auto", SourceOffline, true, true, "=auto: the offline node image"},
 		{"", SourceUpstream, true, false, "=auto: the upstream node image"},
 		{"auto", SourceUpstream, true, false, "=auto: the upstream node image"},
-		{"true", SourceUpstream, true, true, EnvIsolateDNS + "=true"},
-		{"On", SourceUpstream, true, true, EnvIsolateDNS + "=On"},
-		{"false", SourceOffline, true, false, EnvIsolateDNS + "=false"},
-		{"0", SourceOffline, true, false, EnvIsolateDNS + "=0"},
+		{"true", SourceUpstream, true, true, knobs.EnvIsolateDNS + "=true"},
+		{"On", SourceUpstream, true, true, knobs.EnvIsolateDNS + "=On"},
+		{"false", SourceOffline, true, false, knobs.EnvIsolateDNS + "=false"},
+		{"0", SourceOffline, true, false, knobs.EnvIsolateDNS + "=0"},
 		// A reused cluster is never changed, whatever the setting.
 		{"", SourceOffline, false, false, "reused"},
 		{"true", SourceUpstream, false, false, "reused"},
@@ -333,11 +334,11 @@ func TestDNSIsolation(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"maybe", "Auto", " auto", "2"} {
-		if _, _, err := dnsIsolation(bad, SourceOffline, true); err == nil || !strings.HasPrefix(err.Error(), EnvIsolateDNS+"=") {
-			t.Errorf("dnsIsolation(%q): error %v, want one naming %s", bad, err, EnvIsolateDNS)
+		if _, _, err := dnsIsolation(bad, SourceOffline, true); err == nil || !strings.HasPrefix(err.Error(), knobs.EnvIsolateDNS+"=") {
+			t.Errorf("dnsIsolation(%q): error %v, want one naming %s", bad, err, knobs.EnvIsolateDNS)
 		}
-		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvIsolateDNS: bad}[k] }, true); len(errs) != 1 {
-			t.Errorf("%s=%q: %v, want one problem", EnvIsolateDNS, bad, errs)
+		if errs := knobs.Check(func(k string) string { return map[string]string{knobs.EnvIsolateDNS: bad}[k] }, true); len(errs) != 1 {
+			t.Errorf("%s=%q: %v, want one problem", knobs.EnvIsolateDNS, bad, errs)
 		}
 		if err := (Options{Name: "rc", NodeImage: "kindest/node:v1", IsolateDNS: bad}).Validate(); err == nil {
 			t.Errorf("Options with IsolateDNS %q validated", bad)

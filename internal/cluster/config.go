@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
@@ -14,13 +13,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
-// Image sources.
+// Image sources (knobs.ImageSource tells them from a reference).
 const (
-	SourceUpstream = "upstream"
-	SourceOffline  = "offline"
+	SourceUpstream = knobs.SourceUpstream
+	SourceOffline  = knobs.SourceOffline
 )
 
 // Options says which cluster to create or reuse and how.
@@ -44,21 +44,22 @@ type Options struct {
 var DefaultKindConfig []byte
 
 // FromEnv reads the cluster's Options from the ROLLCHECK_* environment, every knob checked by
-// its rule (see Knobs) and every problem reported at once, on one line. It runs nothing: Up
+// its rule (internal/knobs) and every problem reported at once, on one line. It runs nothing: Up
 // resolves the node image choice.
 func FromEnv() (Options, error) {
-	if err := oneline.Join(CheckKnobs(os.Getenv, true)); err != nil {
+	if err := oneline.Join(knobs.Check(os.Getenv, true)); err != nil {
 		return Options{}, err
 	}
+	get := func(name string) string { v, _ := knobs.Get(os.Getenv, name); return v }
 	o := Options{
-		Name:       envOr(EnvName, "rollcheck"),
-		KindConfig: os.Getenv(EnvKindConfig),
-		NodeImage:  nodeImageChoice(os.Getenv),
-		IsolateDNS: os.Getenv(EnvIsolateDNS),
-		LoadImage:  os.Getenv(EnvLoadImage),
+		Name:       get(knobs.EnvName),
+		KindConfig: get(knobs.EnvKindConfig),
+		NodeImage:  knobs.NodeImageChoice(os.Getenv),
+		IsolateDNS: get(knobs.EnvIsolateDNS),
+		LoadImage:  get(knobs.EnvLoadImage),
 	}
-	o.Keep, _ = parseBool(os.Getenv(EnvKeep))
-	o.Workers, _ = strconv.Atoi(envOr(EnvWorkers, "0"))
+	o.Keep, _ = knobs.Keep(os.Getenv)
+	o.Workers, _ = knobs.Workers(os.Getenv)
 	return o, o.Validate()
 }
 
@@ -66,7 +67,7 @@ func FromEnv() (Options, error) {
 // (defaults.Image of the kind module in go.mod); offline the newest rollcheck/kind-node image in
 // the Docker engine (make node-image builds it); auto the upstream image when the Docker engine
 // has it, else the newest offline one; anything else is taken as an image reference. Nothing is
-// pulled: scripts/node-image-choice.sh pulls or builds for make e2e.
+// pulled: ChooseNodeImage pulls, and scripts/node-image.sh builds, for make.
 func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 	switch choice {
 	case SourceUpstream:
@@ -77,9 +78,9 @@ func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 				return kinddefaults.Image, nil
 			}
 		}
-		out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", offlineRepo)
+		out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", knobs.OfflineRepo)
 		if err != nil && choice == SourceOffline {
-			return "", fmt.Errorf("%s=offline: list the offline node images: %w", EnvNodeImage, err)
+			return "", fmt.Errorf("%s=offline: list the offline node images: %w", knobs.EnvNodeImage, err)
 		}
 		if refs := strings.Fields(out); err == nil && len(refs) > 0 {
 			return refs[0], nil // docker lists the newest first
@@ -87,35 +88,32 @@ func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 		if choice == "auto" {
 			return kinddefaults.Image, nil // Up says it is missing, and how to get it
 		}
-		return "", fmt.Errorf("%s=offline: no %s image in the Docker engine: make node-image builds one", EnvNodeImage, offlineRepo)
+		return "", fmt.Errorf("%s=offline: no %s image in the Docker engine: make node-image builds one", knobs.EnvNodeImage, knobs.OfflineRepo)
 	}
 	return choice, nil
 }
 
-// offlineRepo is the repository of the node images scripts/node-image.sh builds.
-const offlineRepo = "rollcheck/kind-node"
-
 // Validate checks the options before any expensive work.
 func (o Options) Validate() error {
 	var errs []error
-	if !clusterName.MatchString(o.Name) {
+	if knobs.ValidClusterName(o.Name) != nil {
 		errs = append(errs, fmt.Errorf("cluster name %q: want lower-case letters, digits, '.' and '-' (at most 50)", o.Name))
 	}
 	if o.Workers < 0 || o.Workers > 5 {
-		errs = append(errs, fmt.Errorf("%s=%d: want 0 to 5 workers", EnvWorkers, o.Workers))
+		errs = append(errs, fmt.Errorf("%s=%d: want 0 to 5 workers", knobs.EnvWorkers, o.Workers))
 	}
 	if o.NodeImage == "" {
-		errs = append(errs, fmt.Errorf("no node image: set %s", EnvNodeImage))
+		errs = append(errs, fmt.Errorf("no node image: set %s", knobs.EnvNodeImage))
 	}
-	if imageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
-		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, o.Workers))
+	if knobs.ImageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
+		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", knobs.EnvWorkers, o.Workers))
 	}
-	if _, _, err := isolateDNSValue(o.IsolateDNS); err != nil {
-		errs = append(errs, fmt.Errorf("%s=%q: %w", EnvIsolateDNS, o.IsolateDNS, err))
+	if _, _, err := knobs.IsolateDNS(o.IsolateDNS); err != nil {
+		errs = append(errs, fmt.Errorf("%s=%q: %w", knobs.EnvIsolateDNS, o.IsolateDNS, err))
 	}
 	if o.LoadImage != "" {
 		if err := check.ValidLoadImage(o.LoadImage); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", EnvLoadImage, o.LoadImage, err))
+			errs = append(errs, fmt.Errorf("%s=%q: %w", knobs.EnvLoadImage, o.LoadImage, err))
 		}
 	}
 	if o.KindConfig != "" {
@@ -203,7 +201,7 @@ func (kc *KindConfig) Render(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("kind config: want one control-plane node, got %d", len(nodes)-o.Workers)
 	}
 	c.Nodes = nodes
-	if imageSource(o.NodeImage) == SourceOffline {
+	if knobs.ImageSource(o.NodeImage) == SourceOffline {
 		c.Networking.DisableDefaultCNI = true
 	}
 	b, err := yaml.Marshal(c)
@@ -211,11 +209,4 @@ func (kc *KindConfig) Render(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("render kind config: %w", err)
 	}
 	return b, nil
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }

@@ -9,6 +9,8 @@ import (
 
 	kindv1 "sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -132,131 +134,44 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
-	for _, k := range Knobs {
+	for _, k := range knobs.All {
 		t.Setenv(k.Name, "")
 	}
-	t.Setenv(EnvWorkers, "two")
-	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvWorkers+`="two": want a whole number from 0 to 5`) {
-		t.Fatalf("bad %s accepted: %v", EnvWorkers, err)
+	t.Setenv(knobs.EnvWorkers, "two")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), knobs.EnvWorkers+`="two": want a whole number from 0 to 5`) {
+		t.Fatalf("bad %s accepted: %v", knobs.EnvWorkers, err)
 	}
-	t.Setenv(EnvWorkers, "")
-	t.Setenv(EnvKeep, "1")
-	t.Setenv(EnvNodeImageOf, "rollcheck/kind-node:v1")
+	t.Setenv(knobs.EnvWorkers, "")
+	t.Setenv(knobs.EnvKeep, "1")
+	t.Setenv(knobs.EnvNodeImageOf, "rollcheck/kind-node:v1")
 	o, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.Keep || o.Name != "rollcheck" || imageSource(o.NodeImage) != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" || o.KindConfig != "" {
+	if !o.Keep || o.Name != "rollcheck" || knobs.ImageSource(o.NodeImage) != SourceOffline || o.NodeImage != "rollcheck/kind-node:v1" || o.KindConfig != "" {
 		t.Fatalf("options %+v", o)
 	}
-	t.Setenv(EnvKeep, "maybe")
-	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), EnvKeep+`="maybe"`) {
-		t.Fatalf("%s=maybe accepted: %v", EnvKeep, err)
+	t.Setenv(knobs.EnvKeep, "maybe")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), knobs.EnvKeep+`="maybe"`) {
+		t.Fatalf("%s=maybe accepted: %v", knobs.EnvKeep, err)
 	}
-	t.Setenv(EnvKeep, "false")
+	t.Setenv(knobs.EnvKeep, "false")
 	if o, err := FromEnv(); err != nil || o.Keep {
-		t.Fatalf("%s=false: keep %v, error %v; want the cluster not kept", EnvKeep, o.Keep, err)
+		t.Fatalf("%s=false: keep %v, error %v; want the cluster not kept", knobs.EnvKeep, o.Keep, err)
 	}
 }
 
-// Every knob has one rule; CheckKnobs reports every problem at once, one error each.
-func TestCheckKnobs(t *testing.T) {
-	dir := t.TempDir()
-	good := map[string]string{
-		EnvName: "rollcheck-2.x", EnvKindConfig: writeConfig(t, header), EnvNodeImage: "kindest/node:v1.34.0",
-		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvProcs: "8", EnvLoadFrom: "both", EnvLabels: "smoke && !negative-control || /^rollout/",
-		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
-		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm", EnvLoadImage: "registry.example:5000/rollcheck/load:20261123-130506-0123456789ab",
-	}
-	if errs := CheckKnobs(func(k string) string { return good[k] }, false); len(errs) > 0 {
-		t.Fatalf("good knobs refused: %v", errs)
-	}
-	bad := map[string]string{
-		EnvName:        "Rollcheck",
-		EnvKindConfig:  dir,
-		EnvNodeImage:   "bad value",
-		EnvWorkers:     "6",
-		EnvKeep:        "maybe",
-		EnvRepeat:      "0",
-		EnvProcs:       "9",
-		EnvLoadFrom:    "pod",
-		EnvLabels:      "(smoke && negative-control",
-		EnvSuites:      dir + "/none",
-		EnvGinkgoFlags: "-v",
-		"K8S_VERSION":  "1.34",
-		EnvLoadImage:   "rollcheck/load",
-	}
-	errs := CheckKnobs(func(k string) string { return bad[k] }, false)
-	if len(errs) != len(bad) {
-		t.Fatalf("%d problems, want %d: %v", len(errs), len(bad), errs)
-	}
-	for i, err := range errs {
-		if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "ROLLCHECK_") && !strings.HasPrefix(err.Error(), "K8S_") {
-			t.Errorf("problem %d %q: want one line naming its knob", i, err)
-		}
-	}
-	if errs := CheckKnobs(func(k string) string { return bad[k] }, true); len(errs) != 6 {
-		t.Errorf("cluster knobs only: %d problems, want 6: %v", len(errs), errs)
-	}
-	for _, labels := range []string{"smoke; rm -rf /", "a & b", "(x"} {
-		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvLabels: labels}[k] }, false); len(errs) != 1 {
-			t.Errorf("%s=%q: %v, want one problem", EnvLabels, labels, errs)
-		}
-	}
-	offline := map[string]string{EnvNodeImage: "offline", EnvWorkers: "2"}
-	if errs := CheckKnobs(func(k string) string { return offline[k] }, true); len(errs) != 1 || !strings.Contains(errs[0].Error(), "single-node") {
-		t.Errorf("offline with workers: %v", errs)
-	}
-}
-
-// ROLLCHECK_LOAD_IMAGE's one rule: an image reference with a tag that names one build.
+// FromEnv takes ROLLCHECK_LOAD_IMAGE; Validate applies its rule to Options made in Go.
 func TestLoadImageKnob(t *testing.T) {
-	for _, v := range []string{"rollcheck/load:20261123-130506-0123456789ab", "localhost:5000/load:v1", "load:v1",
-		"rollcheck/load@sha256:" + strings.Repeat("0", 64)} {
-		if errs := CheckKnobs(func(k string) string { return map[string]string{EnvLoadImage: v}[k] }, true); len(errs) > 0 {
-			t.Errorf("%q refused: %v", v, errs)
-		}
-	}
-	for _, v := range []string{"rollcheck/load", "rollcheck/load:latest", "Rollcheck/load:v1", "rollcheck/load:", "load:v1 x"} {
-		errs := CheckKnobs(func(k string) string { return map[string]string{EnvLoadImage: v}[k] }, true)
-		if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), EnvLoadImage+"=") || strings.Contains(errs[0].Error(), "\n") {
-			t.Errorf("%q: %v; want one problem naming %s", v, errs, EnvLoadImage)
-		}
-	}
-	for _, k := range Knobs {
+	for _, k := range knobs.All {
 		t.Setenv(k.Name, "")
 	}
-	t.Setenv(EnvLoadImage, "rollcheck/load:v1")
+	t.Setenv(knobs.EnvLoadImage, "rollcheck/load:v1")
 	if o, err := FromEnv(); err != nil || o.LoadImage != "rollcheck/load:v1" {
 		t.Fatalf("FromEnv: load image %q, %v", o.LoadImage, err)
 	}
-	if err := (Options{Name: "x", NodeImage: "auto", LoadImage: "x:latest"}).Validate(); err == nil || !strings.Contains(err.Error(), EnvLoadImage) {
+	if err := (Options{Name: "x", NodeImage: "auto", LoadImage: "x:latest"}).Validate(); err == nil || !strings.Contains(err.Error(), knobs.EnvLoadImage) {
 		t.Fatalf("Validate: %v, want the :latest load image refused", err)
-	}
-}
-
-// TestBoolKnob pins the one meaning of true and false that scripts/test-scripts.sh checks for
-// lib.sh's bool_knob too.
-func TestBoolKnob(t *testing.T) {
-	for _, v := range []string{"1", "true", "TRUE", "True", "yes", "YES", "on", "On"} {
-		if got, err := BoolKnob("K", v); err != nil || !got {
-			t.Errorf("BoolKnob(%q) = %v, %v; want true", v, got, err)
-		}
-	}
-	for _, v := range []string{"", "0", "false", "FALSE", "no", "No", "off", "OFF"} {
-		if got, err := BoolKnob("K", v); err != nil || got {
-			t.Errorf("BoolKnob(%q) = %v, %v; want false", v, got, err)
-		}
-	}
-	for _, v := range []string{"maybe", "2", "-1", " 1", "1 ", "y", "n", "enabled", "ture"} {
-		got, err := BoolKnob("K", v)
-		if err == nil {
-			t.Errorf("BoolKnob(%q) = %v, want an error", v, got)
-			continue
-		}
-		if want := "K=" + v + ": want 1, true"; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("BoolKnob(%q) error %q, want one line starting %q", v, err, want)
-		}
 	}
 }
 
@@ -316,37 +231,5 @@ func TestKindConfigsExposeKubeProxyMetrics(t *testing.T) {
 				t.Errorf("%s, %s: KubeProxyConfiguration patches %v, want exactly %v", name, stage, found, want)
 			}
 		}
-	}
-}
-
-// ROLLCHECK_PROCS and ROLLCHECK_LOAD_FROM read by their rules, with their defaults when unset.
-func TestProcsAndLoadMode(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	if n, err := Procs(env()); n != DefaultProcs || err != nil {
-		t.Errorf("Procs unset = %d, %v; want %d", n, err, DefaultProcs)
-	}
-	if n, err := Procs(env(EnvProcs, "4")); n != 4 || err != nil {
-		t.Errorf("Procs 4 = %d, %v", n, err)
-	}
-	if _, err := Procs(env(EnvProcs, "0")); err == nil || !strings.HasPrefix(err.Error(), EnvProcs) {
-		t.Errorf("Procs 0: %v, want an error naming the knob", err)
-	}
-	if m, err := LoadMode(env()); m != LoadBoth || err != nil {
-		t.Errorf("LoadMode unset = %q, %v; want both", m, err)
-	}
-	if m, err := LoadMode(env(EnvLoadFrom, "host")); m != LoadHost || err != nil {
-		t.Errorf("LoadMode host = %q, %v", m, err)
-	}
-	if _, err := LoadMode(env(EnvLoadFrom, "pod")); err == nil {
-		t.Error("LoadMode pod: no error")
 	}
 }

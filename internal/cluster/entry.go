@@ -2,12 +2,13 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 // An Entry is how the sample app's image starts it, which decides who is PID 1 and so who gets
@@ -169,14 +170,15 @@ func debFile(ctx context.Context, pkg, path string, logf func(string, ...any)) (
 	return out, nil
 }
 
-// cacheDir is ROLLCHECK_CACHE, else ~/.cache/rollcheck (as the scripts have it).
+// cacheDir is ROLLCHECK_CACHE, else rollcheck in the user's cache directory ($XDG_CACHE_HOME,
+// else ~/.cache: os.UserCacheDir's rule, the one scripts/lib.sh has too).
 func cacheDir() (string, error) {
-	if d := os.Getenv("ROLLCHECK_CACHE"); d != "" {
+	if d := os.Getenv(knobs.EnvCache); d != "" {
 		return d, nil
 	}
-	home, err := os.UserHomeDir()
+	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", errors.New("no ROLLCHECK_CACHE and no home directory")
+		return "", fmt.Errorf("no %s and no cache directory: %w", knobs.EnvCache, err)
 	}
-	return filepath.Join(home, ".cache", "rollcheck"), nil
+	return filepath.Join(d, "rollcheck"), nil
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 // AppImageRepo is the repository of the sample app image; its tags are derived from its content.
@@ -77,7 +79,7 @@ func (c *Cluster) LoadPodImage(ctx context.Context) (string, error) {
 		return c.BuildLoadImage(ctx)
 	}
 	if _, err := run(ctx, "docker", "image", "inspect", ref); err != nil {
-		c.Logf("load image %s (%s) is not in the local Docker engine: not loaded, the nodes must have it", ref, EnvLoadImage)
+		c.Logf("load image %s (%s) is not in the local Docker engine: not loaded, the nodes must have it", ref, knobs.EnvLoadImage)
 		return ref, nil
 	}
 	if err := c.LoadImages(ctx, []string{ref}); err != nil {

@@ -1,0 +1,375 @@
+// Package knobs holds every setting rollcheck reads from the environment (the ROLLCHECK_*
+// variables, ARTIFACTS and the offline node image's versions), each with its one rule, its
+// default and a one-line meaning. The table All is what the code checks (`rollcheck knobs`),
+// what the scripts read (`rollcheck knobs get NAME`) and what the README's "Knobs" section
+// prints (`rollcheck knobs table`): a knob is added in one place.
+package knobs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// The knobs' names.
+const (
+	EnvName         = "ROLLCHECK_CLUSTER_NAME"
+	EnvKindConfig   = "ROLLCHECK_KIND_CONFIG"
+	EnvNodeImage    = "ROLLCHECK_NODE_IMAGE"
+	EnvNodeImageOf  = "ROLLCHECK_NODE_IMAGE_REF"
+	EnvWorkers      = "ROLLCHECK_WORKERS"
+	EnvKeep         = "ROLLCHECK_KEEP_CLUSTER"
+	EnvIsolateDNS   = "ROLLCHECK_ISOLATE_DNS"
+	EnvLoadImage    = "ROLLCHECK_LOAD_IMAGE"
+	EnvRepeat       = "ROLLCHECK_REPEAT"
+	EnvLoadFrom     = "ROLLCHECK_LOAD_FROM"
+	EnvProcs        = "ROLLCHECK_PROCS"
+	EnvLabels       = "ROLLCHECK_LABELS"
+	EnvSuites       = "ROLLCHECK_SUITES"
+	EnvGinkgoFlags  = "ROLLCHECK_GINKGO_FLAGS"
+	EnvCheckFlags   = "ROLLCHECK_CHECK_FLAGS"
+	EnvPullTimeout  = "ROLLCHECK_PULL_TIMEOUT"
+	EnvDockerWait   = "ROLLCHECK_DOCKER_WAIT"
+	EnvCache        = "ROLLCHECK_CACHE"
+	EnvVersion      = "ROLLCHECK_VERSION"
+	EnvArtifacts    = "ARTIFACTS"
+	EnvK8sVersion   = "K8S_VERSION"
+	EnvEtcdVersion  = "ETCD_VERSION"
+	EnvCoreDNS      = "COREDNS_VERSION"
+	EnvDebianSuite  = "DEBIAN_SUITE"
+	EnvDebianMirror = "DEBIAN_MIRROR"
+)
+
+// A Knob is one setting read from the environment, with its one rule.
+type Knob struct {
+	Name string
+	// Default is the value an unset or empty knob takes; empty when unset means something
+	// that is not a value (Unset says what).
+	Default string
+	// Unset says, for the table, what an unset knob means when Default is empty.
+	Unset string
+	// Meaning is the knob's one line in the README's table.
+	Meaning string
+	// Cluster is true for the knobs every front end that makes a cluster reads
+	// (cluster.FromEnv); the others belong to make, Ginkgo or the node image build.
+	Cluster bool
+	// Check returns the problem with a non-empty value, or nil.
+	Check func(v string) error
+}
+
+// Node image sources: what a node image reference or choice stands for.
+const (
+	SourceUpstream = "upstream"
+	SourceOffline  = "offline"
+)
+
+// OfflineRepo is the repository of the node images scripts/node-image.sh builds.
+const OfflineRepo = "rollcheck/kind-node"
+
+// ImageSource tells a node image's source from its reference (or the choice "offline"):
+// rollcheck's offline images are rollcheck/kind-node:*.
+func ImageSource(ref string) string {
+	if ref == SourceOffline || strings.HasPrefix(ref, OfflineRepo+":") {
+		return SourceOffline
+	}
+	return SourceUpstream
+}
+
+// MaxProcs bounds ROLLCHECK_PROCS: more processes than this only queue on the API server and
+// the nodes' CPUs.
+const MaxProcs = 8
+
+// DefaultProcs is make e2e's parallelism when ROLLCHECK_PROCS is unset: the most that kept
+// every verdict of the matrix unchanged on a 2-core machine.
+const DefaultProcs = 3
+
+// MatrixLoad is where the built-in matrix's load comes from (ROLLCHECK_LOAD_FROM).
+type MatrixLoad string
+
+const (
+	// LoadBoth, the default: every row from inside the cluster (the path real clients take, and
+	// rows run in parallel), and from the host too where the host's path gives another result.
+	LoadBoth MatrixLoad = "both"
+	// LoadHost: every row from the host, through the NodePort kind maps to 127.0.0.1.
+	LoadHost MatrixLoad = "host"
+	// LoadCluster: every row from inside the cluster only.
+	LoadCluster MatrixLoad = "cluster"
+)
+
+var (
+	clusterName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,48}[a-z0-9])?$`)
+	ginkgoFlag  = regexp.MustCompile(`^--[A-Za-z][A-Za-z0-9.-]*(=.*)?$`)
+	version     = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+	debianSuite = regexp.MustCompile(`^[a-z]+$`)
+	httpURL     = regexp.MustCompile(`^https?://[^\s]+$`)
+	// ginkgoFormat matches Ginkgo's formatting tokens in its error messages.
+	ginkgoFormat = regexp.MustCompile(`\{\{[a-z/-]*\}\}`)
+)
+
+// ValidClusterName is the rule of a kind cluster's name.
+func ValidClusterName(name string) error {
+	if !clusterName.MatchString(name) {
+		return errors.New("want lower-case letters, digits, '.' and '-' (at most 50)")
+	}
+	return nil
+}
+
+// All are every knob rollcheck reads, in the order of the README's table. An unset or empty
+// knob takes its default and is never a problem.
+var All = []Knob{
+	{EnvName, "rollcheck", "", "the kind cluster's name", true, ValidClusterName},
+	{EnvKindConfig, "", "rollcheck's own (one node, NodePort 30080 on 127.0.0.1)", "a kind config file for the cluster rollcheck creates", true, func(v string) error {
+		if st, err := os.Stat(v); err != nil || st.IsDir() {
+			return errors.New("no such file")
+		}
+		return nil
+	}},
+	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline` or an image reference", true, func(v string) error {
+		if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
+			return nil
+		}
+		return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
+	}},
+	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
+	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5 (the offline node image: 0)", true, wholeNumber(0, 5)},
+	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
+	{EnvIsolateDNS, "auto", "", "remove CoreDNS's forwarding of outside names in a cluster rollcheck creates: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
+	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required with `--kubeconfig`", true, check.ValidLoadImage},
+	{EnvRepeat, "1", "", fmt.Sprintf("runs of every row of the matrix (1 to %d)", check.MaxRepeat), false, wholeNumber(1, check.MaxRepeat)},
+	{EnvLoadFrom, string(LoadBoth), "", "where the matrix's load comes from: `both`, `host` or `cluster`", false, func(v string) error {
+		switch MatrixLoad(v) {
+		case LoadBoth, LoadHost, LoadCluster:
+			return nil
+		}
+		return errors.New("want both, host or cluster")
+	}},
+	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
+	{EnvLabels, "!slow && !stop-signal-field", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar` (the default leaves out the slow rows and the one that needs a runtime taking `lifecycle.stopSignal`)", false, labelFilter},
+	{EnvSuites, "suites examples/check", "", "the suite directories make e2e runs", false, func(v string) error {
+		for _, w := range strings.Fields(v) {
+			if st, err := os.Stat(w); err != nil || !st.IsDir() {
+				return fmt.Errorf("%s: no such directory", w)
+			}
+		}
+		return nil
+	}},
+	{EnvGinkgoFlags, "", "none", "more Ginkgo flags for make e2e (`--flag` or `--flag=value`)", false, flags("Ginkgo flags only; suites are chosen by " + EnvSuites)},
+	{EnvCheckFlags, "", "none", "more `rollcheck check` flags for make check (`--flag` or `--flag=value`)", false, flags("rollcheck check flags only; the check file is SPEC")},
+	{EnvPullTimeout, "120", "", "seconds make waits for `docker pull` of kind's upstream node image (one try; `auto` then takes the offline image)", false, wholeNumber(1, 99999)},
+	{EnvDockerWait, "90", "", "seconds make docker waits for a dockerd it started to answer", false, wholeNumber(1, 99999)},
+	{EnvCache, "", "`$XDG_CACHE_HOME/rollcheck`, else `~/.cache/rollcheck`", "caches outside the repository: the tools, the offline node image's builds, Debian packages, the state of a dockerd rollcheck started", false, absolutePath},
+	{EnvVersion, "", "the module version of the binary", "the rollcheck version every row records (make e2e sets it from `git describe`)", false, nil},
+	{EnvArtifacts, "_artifacts", "", "where rows, reports and cluster logs are written", false, nil},
+	{EnvK8sVersion, "v1.34.3", "", "Kubernetes version of the offline node image", false, matches(version, "want a version like v1.2.3")},
+	{EnvEtcdVersion, "v3.6.5", "", "etcd version of the offline node image", false, matches(version, "want a version like v1.2.3")},
+	{EnvCoreDNS, "v1.12.1", "", "CoreDNS version of the offline node image", false, matches(version, "want a version like v1.2.3")},
+	{EnvDebianSuite, "bookworm", "", "Debian suite of the offline node image's root file system", false, matches(debianSuite, "want a Debian suite name such as bookworm")},
+	{EnvDebianMirror, "http://deb.debian.org/debian", "", "Debian mirror debootstrap downloads the offline node image's root file system from", false, matches(httpURL, "want an http:// or https:// URL")},
+}
+
+func labelFilter(v string) error {
+	_, err := types.ParseLabelFilter(v)
+	if err == nil {
+		return nil
+	}
+	// Ginkgo's error is several lines (filter, caret, message): keep its message.
+	msg := err.Error()
+	var ge types.GinkgoError
+	if errors.As(err, &ge) {
+		msg = ge.Message
+	}
+	// Its message also carries terminal formatting ({{red}}, {{/}}): one plain line.
+	return errors.New(strings.Join(strings.Fields(ginkgoFormat.ReplaceAllString(msg, "")), " "))
+}
+
+// flags is the rule of a knob that holds more command-line flags: --flag or --flag=value only,
+// so that no argument (a suite, a file) slips in through it.
+func flags(only string) func(string) error {
+	return func(v string) error {
+		for _, w := range strings.Fields(v) {
+			if !ginkgoFlag.MatchString(w) {
+				return fmt.Errorf("%s: want --flag or --flag=value (%s)", w, only)
+			}
+		}
+		return nil
+	}
+}
+
+func absolutePath(v string) error {
+	if !strings.HasPrefix(v, "/") {
+		return errors.New("want an absolute path")
+	}
+	return nil
+}
+
+func wholeNumber(lo, hi int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi || strings.HasPrefix(v, "+") {
+			return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+func matches(re *regexp.Regexp, want string) func(string) error {
+	return func(v string) error {
+		if !re.MatchString(v) {
+			return errors.New(want)
+		}
+		return nil
+	}
+}
+
+// Lookup is the knob named name.
+func Lookup(name string) (Knob, bool) {
+	for _, k := range All {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// Check applies the rule of every knob (only the cluster's when clusterOnly) to the
+// environment getenv reads, and returns one problem per line-worthy error, all of them at once.
+// Rules that join two knobs are checked here too: the offline node image is single-node.
+func Check(getenv func(string) string, clusterOnly bool) []error {
+	var errs []error
+	for _, k := range All {
+		if clusterOnly && !k.Cluster {
+			continue
+		}
+		if v := getenv(k.Name); v != "" && k.Check != nil {
+			if err := k.Check(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", k.Name, v, err))
+			}
+		}
+	}
+	if w := getenv(EnvWorkers); w != "" && wholeNumber(1, 5)(w) == nil && ImageSource(NodeImageChoice(getenv)) == SourceOffline {
+		errs = append(errs, fmt.Errorf("%s=%q: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, w))
+	}
+	return errs
+}
+
+// Get is the value of the knob named name in the environment getenv reads, by its rule: its
+// default when unset or empty (Default, possibly empty); a boolean knob as true or false. A
+// name that is no knob, or a value its rule refuses, is an error naming the knob.
+func Get(getenv func(string) string, name string) (string, error) {
+	k, ok := Lookup(name)
+	if !ok {
+		return "", fmt.Errorf("%s: no such knob (rollcheck knobs table lists them)", name)
+	}
+	v := getenv(name)
+	if v == "" {
+		v = k.Default
+	} else if k.Check != nil {
+		if err := k.Check(v); err != nil {
+			return "", fmt.Errorf("%s=%q: %w", name, v, err)
+		}
+	}
+	if name == EnvKeep {
+		b, _ := ParseBool(v)
+		return strconv.FormatBool(b), nil
+	}
+	return v, nil
+}
+
+// whole is Get of a knob whose rule is a whole number.
+func whole(getenv func(string) string, name string) (int, error) {
+	v, err := Get(getenv, name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
+
+// Repeat is ROLLCHECK_REPEAT, how many times every row of the matrix runs: 1 when unset.
+func Repeat(getenv func(string) string) (int, error) { return whole(getenv, EnvRepeat) }
+
+// Procs is ROLLCHECK_PROCS: DefaultProcs when unset.
+func Procs(getenv func(string) string) (int, error) { return whole(getenv, EnvProcs) }
+
+// Workers is ROLLCHECK_WORKERS: 0 when unset.
+func Workers(getenv func(string) string) (int, error) { return whole(getenv, EnvWorkers) }
+
+// LoadMode is ROLLCHECK_LOAD_FROM: LoadBoth when unset.
+func LoadMode(getenv func(string) string) (MatrixLoad, error) {
+	v, err := Get(getenv, EnvLoadFrom)
+	return MatrixLoad(v), err
+}
+
+// Keep is ROLLCHECK_KEEP_CLUSTER: false when unset.
+func Keep(getenv func(string) string) (bool, error) {
+	v, err := Get(getenv, EnvKeep)
+	return v == "true", err
+}
+
+// NodeImageChoice is the node image the environment asks for: the reference make chose
+// (ROLLCHECK_NODE_IMAGE_REF), else ROLLCHECK_NODE_IMAGE (auto when unset).
+func NodeImageChoice(getenv func(string) string) string {
+	if v := getenv(EnvNodeImageOf); v != "" {
+		return v
+	}
+	v, _ := Get(func(string) string { return getenv(EnvNodeImage) }, EnvNodeImage)
+	return v
+}
+
+// BoolKnob reads the value of the boolean knob name: 1, true, yes, on mean true; 0, false, no,
+// off and empty mean false (any case); anything else is an error.
+func BoolKnob(name, value string) (bool, error) {
+	b, err := ParseBool(value)
+	if err != nil {
+		return false, fmt.Errorf("%s=%s: %w", name, value, err)
+	}
+	return b, nil
+}
+
+// ParseBool is the one meaning of a boolean knob's value.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "", "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, errors.New("want 1, true, yes, on or 0, false, no, off (or unset)")
+}
+
+// IsolateDNS reads a value of ROLLCHECK_ISOLATE_DNS: auto (or empty) leaves the choice to the
+// node image; a boolean knob value forces it on or off.
+func IsolateDNS(v string) (auto, on bool, err error) {
+	if v == "" || v == "auto" {
+		return true, false, nil
+	}
+	if on, err = ParseBool(v); err != nil {
+		return false, false, errors.New("want auto, or 1, true, yes, on or 0, false, no, off (or unset: auto)")
+	}
+	return false, on, nil
+}
+
+// Heading is the README section the table lives in.
+const Heading = "## Knobs"
+
+// WriteTable writes the knobs as the Markdown table of the README's "Knobs" section.
+func WriteTable(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("| knob | default | what it does |\n|---|---|---|\n")
+	for _, k := range All {
+		def := k.Unset
+		if k.Default != "" {
+			def = "`" + k.Default + "`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, def, strings.ReplaceAll(k.Meaning, "|", `\|`))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
