@@ -153,7 +153,8 @@ type Probe struct {
 	DisruptionTime check.Durations `json:"disruptionTime"`
 	Status         check.Status    `json:"status"`
 	Reason         string          `json:"reason"`
-	// Started is when the Runner was called; Wall how long it took to return.
+	// Started is when the probe started (its Runner called right after); Wall until the Runner
+	// returned.
 	Started time.Time     `json:"started"`
 	Wall    time.Duration `json:"wall"`
 
