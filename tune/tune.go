@@ -24,11 +24,20 @@ const (
 	// Confirmations is how many confirmation runs a tune makes at most: the value the search
 	// found, then one resolution higher after each failed confirmation.
 	Confirmations = 3
+	// MaxParallel is the most probes a tune runs at once (WithParallel). Each probe is a full
+	// row on the cluster (the app's replicas, load pods, a rollout): more than this only queue on
+	// the API server and the nodes' CPUs, as make e2e's parallel rows do (ROLLCHECK_PROCS has
+	// the same bound), and 7 probes already settle three halvings of the search per round.
+	MaxParallel = 8
 )
 
 // Runner runs one Plan and returns its row, as engine.Run does on a Target:
 //
 //	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+//
+// With WithParallel(n), n > 1, it is called from several goroutines at once, one per probe in
+// flight, each with a Plan of its own: it must be safe for that. It must return soon after ctx
+// ends.
 type Runner func(ctx context.Context, p check.Plan) (*check.Row, error)
 
 // Option configures a tune.
@@ -38,6 +47,7 @@ type options struct {
 	min, max, resolution time.Duration
 	preStop              func(time.Duration) check.PreStop
 	progress             func(Probe)
+	parallel             int
 }
 
 // WithRange bounds the preStop values tried (default 0 to DefaultMax; max at most Longest).
@@ -59,8 +69,39 @@ func WithPreStop(f func(time.Duration) check.PreStop) Option {
 	return func(o *options) { o.preStop = f }
 }
 
-// WithProgress calls f when a probe starts (its Status empty) and when it ends.
+// WithProgress calls f when a probe starts (its Status empty) and when it ends. f is called
+// from Run's goroutine only, never twice at once: with parallel probes, the starts of a round
+// in the order of their N, then each end as it comes.
 func WithProgress(f func(Probe)) Option { return func(o *options) { o.progress = f } }
+
+// WithParallel runs up to n probes at once (default 1: one after another; at most
+// MaxParallel). The search goes in rounds: each round runs the probe the search needs next
+// and, on the other n-1 slots, the probes it would need after that under the likeliest
+// outcomes (each outcome of a probe weighed by how many values of the range it leaves
+// possible for the threshold), then waits for all of them. Decisions stay the serial search's:
+// a probe run ahead is used when the search reaches it, so a curve whose passes and failures
+// do not change from run to run gives the same answer and confirmations as WithParallel(1),
+// in fewer rounds, at the cost of probes the search did not need (Probe.Ahead). A
+// confirmation may run ahead too, next to the search probe of its value: both are
+// independent runs.
+//
+// Allow n > 1 only when probes share nothing: when each probe's load comes from load pods in
+// its own namespace (check.LoadFromCluster). Load from the host goes through the cluster's
+// one NodePort and its conntrack flush, so two probes at once would disturb each other's
+// verdicts. tune cannot see where a Runner sends its load from: the caller decides, for
+// example with Parallelism.
+func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
+
+// Parallelism is the most probes of base that may run at once: 1 when its load comes from the
+// host (it shares the NodePort with every other probe) or its disruption restarts a kubelet
+// (which stops every other probe's terminations on the node too), MaxParallel otherwise.
+func Parallelism(base check.Plan) int {
+	base = base.WithDefaults()
+	if base.Load.From != check.LoadFromCluster || base.Disruption.Kind == check.KubeletRestart {
+		return 1
+	}
+	return MaxParallel
+}
 
 // Status is how a tune ended.
 type Status string
@@ -81,12 +122,17 @@ const (
 // and its verdict. Row is the full row, for the caller to write (it is not in the JSON; File
 // names the file WriteRow gives it).
 type Probe struct {
-	// N numbers the probes of a tune in the order they ran, confirmations included (1-based).
-	N int `json:"n"`
-	// Confirm marks a confirmation run; Retry the second run at a value whose first run
-	// was a harness fault or an error.
+	// N numbers the probes of a tune in the order they started, confirmations included
+	// (1-based). Round numbers the round it ran in: the probes of one round run at once
+	// (WithParallel), a round starts when the one before has ended; serial, Round is N.
+	N     int `json:"n"`
+	Round int `json:"round"`
+	// Confirm marks a run started as a confirmation; Retry the second run at a value whose
+	// first run was a harness fault or an error. Ahead marks a run started ahead of the search
+	// (WithParallel) that the search did not reach: a point of the curve, no step of the search.
 	Confirm bool          `json:"confirm,omitempty"`
 	Retry   bool          `json:"retry,omitempty"`
+	Ahead   bool          `json:"ahead,omitempty"`
 	PreStop time.Duration `json:"preStop"`
 	// Variant is the probe's variant name (the base's, suffixed with the value); Hook the
 	// preStop as the row applied it (its String: "sleep:2s", "httpGet:/prestop?sleep=1.5s", "none").
@@ -107,6 +153,10 @@ type Probe struct {
 	DisruptionTime check.Durations `json:"disruptionTime"`
 	Status         check.Status    `json:"status"`
 	Reason         string          `json:"reason"`
+	// Started is when the probe started (its Runner called right after); Wall until the Runner
+	// returned.
+	Started time.Time     `json:"started"`
+	Wall    time.Duration `json:"wall"`
 
 	Row *check.Row `json:"-"`
 }
@@ -130,9 +180,14 @@ type Result struct {
 	Min        time.Duration `json:"min"`
 	Max        time.Duration `json:"max"`
 	Resolution time.Duration `json:"resolution"`
+	// Parallel is the most probes run at once (WithParallel); Rounds how many rounds ran.
+	Parallel int `json:"parallel"`
+	Rounds   int `json:"rounds"`
 
 	Status Status `json:"status"`
-	// Probes are the search's runs, in order; Confirm the confirmation runs.
+	// Probes are the search's runs and those run ahead that it did not reach (Ahead, a
+	// confirmation among them), Confirm the confirmation runs the search read; each in the
+	// order the probes started (N).
 	Probes  []Probe `json:"probes"`
 	Confirm []Probe `json:"confirm,omitempty"`
 	// Found is the confirmed value (FoundOK), or the search's answer when no confirmation
@@ -179,7 +234,8 @@ func (r *Result) Curve() []Probe {
 //
 // A probe that ends as a harness fault or an error is run again once; a second one ends the
 // tune with the result so far and an error, as does the end of ctx (the error wraps
-// ctx.Err()). Bad options are an error before any run.
+// ctx.Err(); the probes in flight get the ended ctx and are waited for). Bad options are an
+// error before any run. WithParallel runs several probes at once, for the same answer.
 func Run(ctx context.Context, run Runner, base check.Plan, opts ...Option) (*Result, error) {
 	t, err := newTuner(base, opts)
 	if err != nil {
@@ -189,6 +245,7 @@ func Run(ctx context.Context, run Runner, base check.Plan, opts ...Option) (*Res
 	res.Started = time.Now()
 	err = t.search(ctx, run)
 	res.Wall = time.Since(res.Started)
+	t.file()
 	for _, p := range append(slices.Clone(res.Probes), res.Confirm...) {
 		if p.Row != nil && p.Row.Versions != (check.Versions{}) {
 			res.Versions = p.Row.Versions
@@ -210,15 +267,17 @@ func Validate(base check.Plan, opts ...Option) error {
 }
 
 type tuner struct {
-	base check.Plan
-	o    options
-	kMax int // index of Max: value(kMax) == Max
-	res  *Result
-	runs map[time.Duration]int // runs per value so far, for Plan.Repeat
+	base    check.Plan
+	o       options
+	kMax    int // index of Max: value(kMax) == Max
+	res     *Result
+	runs    map[time.Duration]int // runs per value so far, for Plan.Repeat
+	tallies map[key]*tally        // what the runs of each key gave
+	ran     []ran                 // every probe, in the order of N
 }
 
 func newTuner(base check.Plan, opts []Option) (*tuner, error) {
-	var o options
+	o := options{parallel: 1}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -251,6 +310,9 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 	if o.resolution < 0 {
 		bad("resolution %s: want more than 0", o.resolution)
 	}
+	if o.parallel < 1 || o.parallel > MaxParallel {
+		bad("parallel %d: want 1 to %d probes at once", o.parallel, MaxParallel)
+	}
 	if o.preStop == nil {
 		o.preStop = check.NativeSleep
 		if o.min%time.Second != 0 || o.max%time.Second != 0 {
@@ -271,7 +333,7 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 		return nil, fmt.Errorf("tune %s: %w", base.Variant.Name, oneline.Join(errs))
 	}
 	base = base.WithDefaults()
-	t := &tuner{base: base, o: o, runs: map[time.Duration]int{},
+	t := &tuner{base: base, o: o, runs: map[time.Duration]int{}, tallies: map[key]*tally{},
 		kMax: int((o.max - o.min + o.resolution - 1) / o.resolution)}
 	// The probes at the ends of the range (and next to them: the longest names) stand for all.
 	for _, k := range slices.Compact([]int{0, 1, t.kMax - 1, t.kMax}) {
@@ -286,7 +348,7 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 	}
 	t.res = &Result{Suite: base.Suite, Base: base.Variant.Name, Disruption: base.Disruption,
 		Expect: base.Variant.Expect, GraceSeconds: grace, Min: o.min, Max: o.max, Resolution: o.resolution,
-		Probes: []Probe{}, Note: strings.Join(notes, "; ")}
+		Parallel: o.parallel, Probes: []Probe{}, Note: strings.Join(notes, "; ")}
 	return t, nil
 }
 
@@ -317,118 +379,6 @@ func Name(base string, d time.Duration) string {
 		base = strings.TrimRight(base[:n], "-")
 	}
 	return base + suffix
-}
-
-// search runs the probes: Min, then exponentially up, then bisection, then confirmation.
-func (t *tuner) search(ctx context.Context, run Runner) error {
-	res := t.res
-	pass, err := t.probe(ctx, run, 0, false)
-	if err != nil {
-		return err
-	}
-	lo, hi := -1, 0 // lo: the largest index that failed; hi: the smallest that passed
-	if !pass {
-		lo = 0
-		for step := 1; ; step *= 2 {
-			k := min(step, t.kMax)
-			if pass, err = t.probe(ctx, run, k, false); err != nil {
-				return err
-			}
-			if pass {
-				hi = k
-				break
-			}
-			lo = k
-			if k == t.kMax {
-				res.Status = NotFound
-				return nil
-			}
-		}
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			if pass, err = t.probe(ctx, run, mid, false); err != nil {
-				return err
-			}
-			if pass {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-	}
-
-	searched := t.value(hi)
-	var failed []string
-	for range Confirmations {
-		p, err := t.probe(ctx, run, hi, true)
-		if err != nil {
-			return err
-		}
-		if p {
-			c := res.Confirm[len(res.Confirm)-1]
-			res.Status, res.Found, res.FoundOK = Found, c.PreStop, true
-			if c.Row != nil && c.Row.Explanation != nil {
-				res.Recommendation = c.Row.Explanation.Recommendation
-			}
-			if len(failed) > 0 {
-				t.note("the search found %s; its confirmation failed at %s, %s passed", searched, strings.Join(failed, ", "), c.PreStop)
-			}
-			return nil
-		}
-		failed = append(failed, t.value(hi).String())
-		if hi == t.kMax {
-			break
-		}
-		hi++
-	}
-	res.Status, res.Found = Unconfirmed, searched
-	t.note("the search found %s but no confirmation passed (failed at %s)", searched, strings.Join(failed, ", "))
-	return nil
-}
-
-func (t *tuner) note(format string, a ...any) {
-	if t.res.Note != "" {
-		t.res.Note += "; "
-	}
-	t.res.Note += fmt.Sprintf(format, a...)
-}
-
-// probe runs the value of index k (again once when the run cannot be judged) and reports
-// whether it passed. Its error ends the tune: a value that could not be judged twice, or ctx.
-func (t *tuner) probe(ctx context.Context, run Runner, k int, confirm bool) (bool, error) {
-	d := t.value(k)
-	var last Probe
-	for attempt := 1; attempt <= 2; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("tune %s interrupted: %w", t.base.Variant.Name, err)
-		}
-		p := t.plan(d)
-		t.runs[d]++
-		p.Repeat = t.runs[d]
-		pr := Probe{N: len(t.res.Probes) + len(t.res.Confirm) + 1, Confirm: confirm, Retry: attempt > 1,
-			PreStop: d, Variant: p.Variant.Name}
-		if t.o.progress != nil {
-			t.o.progress(pr)
-		}
-		row, err := run(ctx, p)
-		pr.fill(row, err)
-		if confirm {
-			t.res.Confirm = append(t.res.Confirm, pr)
-		} else {
-			t.res.Probes = append(t.res.Probes, pr)
-		}
-		if t.o.progress != nil {
-			t.o.progress(pr)
-		}
-		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("tune %s interrupted at probe %d: %w", t.base.Variant.Name, pr.N, err)
-		}
-		if pr.Judged() {
-			return pr.Status == check.Pass, nil
-		}
-		last = pr
-	}
-	return false, fmt.Errorf("tune %s: probe %d, preStop %s: %s twice, the last: %s", t.base.Variant.Name, last.N, d, last.Status, last.Reason)
 }
 
 // fill sets the probe's numbers and verdict from its row; a run error makes it an Error.

@@ -26,7 +26,7 @@ func execSleep(d time.Duration) check.PreStop {
 }
 
 // preStopOf is the preStop a probe's plan asks for, read back from either builder.
-func preStopOf(t *testing.T, p check.Plan) time.Duration {
+func preStopOf(t testing.TB, p check.Plan) time.Duration {
 	t.Helper()
 	ps := p.Variant.PreStop
 	switch {
@@ -76,7 +76,7 @@ func secsOf(ps []Probe) []float64 {
 	return out
 }
 
-func tunePlan(t *testing.T) check.Plan {
+func tunePlan(testing.TB) check.Plan {
 	p := checktest.WebPlan()
 	p.Disruption.Count = 5
 	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](30)

@@ -1,0 +1,12 @@
+// Package tune finds the smallest preStop with which a Deployment meets its threshold under a
+// disruption repeated K times: a search over runs of a Plan (a Runner, engine.Run bound to a
+// Target by the caller), each run a full row at one preStop value, then an independent run that
+// confirms the value found.
+//
+// Probes may run several at once (WithParallel) when they share nothing: each row has a
+// namespace of its own, but load from the host goes through the cluster's one NodePort, whose
+// conntrack entries every row flushes, and a kubelet restart stops every pod's termination on
+// its node. So parallel probes are for load from load pods (check.LoadFromCluster) and other
+// disruptions only. Where a Runner sends its load from is the caller's to know, not tune's:
+// Parallelism says what a Plan allows when its Runner is engine.Run.
+package tune
