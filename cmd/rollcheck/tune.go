@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -74,7 +76,7 @@ type tuneArgs struct {
 type tuneSettings struct {
 	Min, Max, Resolution time.Duration
 	PreStop              func(time.Duration) check.PreStop
-	Parallel             int // probes at once (--parallel), not wired yet: see options
+	Parallel             int // probes at once (--parallel, or the default: see tuneFlags.args)
 }
 
 // options are the settings as tune's options, with progress reported to f.
@@ -86,8 +88,9 @@ func (o tuneSettings) options(f func(tune.Probe)) []tune.Option {
 	if f != nil {
 		opts = append(opts, tune.WithProgress(f))
 	}
-	// WIRE tune.WithParallel (package tune): uncomment, and drop the --parallel refusal in tuneFlags.args.
-	// opts = append(opts, tune.WithParallel(o.Parallel))
+	if o.Parallel > 1 {
+		opts = append(opts, tune.WithParallel(o.Parallel))
+	}
 	return opts
 }
 
@@ -139,8 +142,6 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 		return nil, errors.New("nothing to tune: give --sample exit|drain|ignore or -f CHECK.yaml (rollcheck help tune)")
 	case f.Count < 0 || f.Count > 20:
 		return nil, fmt.Errorf("--count %d: want 1 to 20", f.Count)
-	case f.Parallel > 1: // WIRE tune.WithParallel: drop this case with the line in tuneSettings.options.
-		return nil, fmt.Errorf("--parallel %d: tune runs its probes one at a time", f.Parallel)
 	}
 	ta := &tuneArgs{runFlags: f.runFlags, disruption: check.DisruptionKind(f.Disruption),
 		opts: tuneSettings{Min: f.Min, Max: f.Max, Resolution: f.Resolution, Parallel: f.Parallel}}
@@ -161,10 +162,31 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ta.opts.Parallel, err = f.probesAtOnce(ta.base); err != nil {
+		return nil, err
+	}
 	if err := tune.Validate(ta.base, ta.opts.options(nil)...); err != nil {
 		return nil, err
 	}
 	return ta, nil
+}
+
+// probesAtOnce is how many probes run at once: --parallel when given (above 1 only when the
+// base's probes share nothing: load from load pods, no kubelet restart), else as many as
+// ROLLCHECK_PROCS allows for such a base, the rule check's rows follow, and 1 for any other.
+func (f *tuneFlags) probesAtOnce(base check.Plan) (int, error) {
+	allowed := tune.Parallelism(base)
+	if !flagSet(f.fs, "parallel") {
+		procs, err := knobs.Procs(os.Getenv)
+		return max(1, min(allowed, procs)), err
+	}
+	switch n := f.Parallel; {
+	case n < 1 || n > tune.MaxParallel:
+		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, tune.MaxParallel)
+	case n > allowed:
+		return 0, fmt.Errorf("--parallel %d: the probes' load comes from the host (they share the NodePort) or they restart a kubelet, so they run one at a time; set load.from: cluster", n)
+	}
+	return f.Parallel, nil
 }
 
 // describe says what would be tuned, for --dry-run: "would tune sample-exit under
@@ -182,9 +204,9 @@ func (ta *tuneArgs) describe() string {
 	if threshold == "" {
 		threshold = check.Zero().String()
 	}
-	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; artifacts in %s",
+	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; %d probe(s) at once; artifacts in %s",
 		b.Variant.Name, b.Disruption.Kind, b.WithDefaults().Disruption.Count, o.Min, o.Max, o.Resolution, hook,
-		threshold, ta.Artifacts)
+		threshold, o.Parallel, ta.Artifacts)
 }
 
 // defaultTuneArtifacts is $ARTIFACTS/tune, or _artifacts/tune: a directory of its own, so that

@@ -128,10 +128,13 @@ func TestTuneDryRun(t *testing.T) {
 		want string
 	}{
 		{[]string{"--sample", "exit"}, "would tune sample-exit under rollout-restart×5: preStop 0s to 20s by 500ms as httpGet " +
-			"/prestop?sleep=<d> on the sample app (exit on SIGTERM), grace period 30s; threshold 0 failures; artifacts in "},
+			"/prestop?sleep=<d> on the sample app (exit on SIGTERM), grace period 30s; threshold 0 failures; 1 probe(s) at once; artifacts in "},
 		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--exec", "sleep {}", "--max", "10s"},
 			"would tune as-is under rollout-restart×3: preStop 0s to 10s by 500ms as exec sleep 1.5 (for 1.5s); threshold ≥ 99% per disruption;"},
 		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "prestop-5s"}, "as the native sleep action"},
+		// Probes whose load comes from load pods share nothing: as many at once as ROLLCHECK_PROCS allows.
+		{[]string{"-f", clusterLoad(t), "--variant", "as-is"}, "; 3 probe(s) at once;"},
+		{[]string{"-f", clusterLoad(t), "--variant", "as-is", "--parallel", "2"}, "; 2 probe(s) at once;"},
 	} {
 		code, stdout, stderr := tuneCLI(t, append(tc.args, "--dry-run")...)
 		if code != exitPass || !strings.Contains(stdout, tc.want) {
@@ -236,4 +239,38 @@ func TestProbeLine(t *testing.T) {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// clusterLoad is spec/testdata/good.yaml with its load from load pods, in a temporary directory.
+func clusterLoad(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../spec/testdata/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, m := range []string{"web.yaml"} {
+		mb, err := os.ReadFile(filepath.Join("../../spec/testdata", m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, m), mb, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := filepath.Join(dir, "check.yaml")
+	if err := os.WriteFile(f, []byte(string(b)+"\nload: {from: cluster}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// --parallel above 1 is refused for probes whose load comes from the host, before any work.
+func TestTuneParallelHostRefused(t *testing.T) {
+	calls := fakeTools(t)
+	code, _, stderr := tuneCLI(t, "--sample", "exit", "--parallel", "2", "--dry-run")
+	if code != exitBadInput || !strings.Contains(stderr, "--parallel 2: the probes' load comes from the host") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line", code, stderr)
+	}
+	noToolCalls(t, calls)
 }
