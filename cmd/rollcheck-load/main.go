@@ -1,7 +1,7 @@
 // Command rollcheck-load is the load pod's program: it runs one constant-rate attack
 // (loadgen) against a Service of the cluster it runs in and writes the attack's ledger on
 // stdout as loadgen's stream (JSON lines: start, each request as it completes, end), which the
-// test process reads back through the pod's logs with loadgen.Follow (issue 17).
+// test process reads back through the pod's logs with loadgen.Follow.
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
