@@ -340,16 +340,26 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
 func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+	t, err := kindTarget(ctx, cl, plans...)
+	if err != nil {
+		logf("%v", err)
+		return exitBadInput
+	}
+	return runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
+}
+
+// kindTarget is the kind cluster's Target for plans: with the load pod's image, built and
+// loaded, when any of them asks for load from the cluster.
+func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (engine.Target, error) {
 	t := cl.Target()
 	if slices.ContainsFunc(plans, fromLoadPods) {
 		ref, err := cl.LoadPodImage(ctx)
 		if err != nil {
-			logf("the load pod's image: %v", err)
-			return exitBadInput
+			return t, fmt.Errorf("the load pod's image: %w", err)
 		}
 		t.LoadImage = ref
 	}
-	return runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
+	return t, nil
 }
 
 // runRows runs every plan on the Target, writes the rows and the reports and decides the exit

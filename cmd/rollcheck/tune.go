@@ -328,7 +328,11 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		}
 		logf("the sample app (%s on SIGTERM), preStop httpGet /prestop?sleep=<d>, terminationGracePeriodSeconds %d", ta.sample, sampleGrace)
 	}
-	t := cl.Target()
+	t, err := kindTarget(ctx, cl, base)
+	if err != nil {
+		logf("%v", err)
+		return exitCode(ctx, exitBadInput)
+	}
 	t.Logf = func(string, ...any) {} // the progress lines say what matters
 	_ = check.ClearRows(ta.Artifacts)
 	o := ta.opts
