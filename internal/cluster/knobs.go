@@ -66,12 +66,7 @@ var Knobs = []Knob{
 		}
 		return nil
 	}},
-	{EnvNodeImage, true, func(v string) error {
-		if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
-			return nil
-		}
-		return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
-	}},
+	{EnvNodeImage, true, ValidNodeImage},
 	{EnvNodeImageOf, true, func(v string) error {
 		return check.ValidImage(v)
 	}},
@@ -124,6 +119,15 @@ var Knobs = []Knob{
 	{"ETCD_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"COREDNS_VERSION", false, matches(version, "want a version like v1.2.3")},
 	{"DEBIAN_SUITE", false, matches(debianSuite, "want a Debian suite name such as bookworm")},
+}
+
+// ValidNodeImage checks a node image choice: auto, upstream, offline (see ResolveNodeImage) or an
+// image reference with a tag.
+func ValidNodeImage(v string) error {
+	if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
+		return nil
+	}
+	return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
 }
 
 func wholeNumber(lo, hi int) func(string) error {
