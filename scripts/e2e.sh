@@ -8,7 +8,8 @@
 #   exported into $ARTIFACTS/cluster-logs when anything failed, the run's namespaces waited for,
 #   the cluster deleted if this run created it and ROLLCHECK_KEEP_CLUSTER is not true.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
-# ROLLCHECK_SUITES the suite directories to build and run (default: suites examples/check).
+# ROLLCHECK_SUITES the suite directories to build and run (default: suites examples/check
+# examples/gotest).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$REPO_ROOT/scripts/node-image-choice.sh"
 LOG_PREFIX=e2e
@@ -23,7 +24,7 @@ step tools bash scripts/tools.sh
 # Not through `step`: choose_node_image exports the choice into this shell.
 choose_node_image
 # The examples suite checks a user's app: its image is built like a user's would be.
-if [[ " ${ROLLCHECK_SUITES:-suites examples/check} " == *" examples/check "* ]]; then
+if [[ " ${ROLLCHECK_SUITES:-suites examples/check examples/gotest} " == *" examples/check "* ]]; then
   step example-image bash scripts/example-image.sh
 fi
 exec "$RC" e2e --ginkgo "$ROLLCHECK_CACHE/bin/ginkgo" --artifacts "$ARTIFACTS"

@@ -169,7 +169,10 @@ func ginkgoArgs(art string) []string {
 	args = append(args, strings.Fields(os.Getenv(cluster.EnvGinkgoFlags))...)
 	suites := strings.Fields(os.Getenv(cluster.EnvSuites))
 	if len(suites) == 0 {
-		suites = []string{"suites", "examples/check"}
+		// The built-in matrix, then a user's Ginkgo suite and a user's plain go test (a module
+		// of its own: ginkgo builds it in its directory and runs it as go test would), all on
+		// the cluster acquired above. Ginkgo runs the directories in this order.
+		suites = []string{"suites", "examples/check", "examples/gotest"}
 	}
 	return append(args, suites...)
 }
