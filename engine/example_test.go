@@ -5,19 +5,59 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
-	"github.com/rollcheck/rollcheck/internal/checktest"
 )
 
+// webPlan is a Plan built by hand: the app's Deployment (3 replicas serving on 8080, ready on
+// /healthz), the variant under test (a 5 s native preStop sleep, a 30 s grace period, zero
+// failures expected) and the disruption (three rollout restarts). spec.Load makes the same from
+// a check file.
+func webPlan() check.Plan {
+	labels := map[string]string{"app": "web"}
+	web := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](3),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "web", Image: "registry.example/web:v1.4.2",
+					Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+						HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}},
+				}}},
+			},
+		},
+	}
+	return check.Plan{
+		Suite: "web",
+		App:   check.App{Objects: []check.Object{web}, Port: 8080, Path: "/", Images: []string{"registry.example/web:v1.4.2"}},
+		Variant: check.Variant{
+			Name:                          "prestop-5s",
+			PreStop:                       &check.PreStop{Sleep: 5 * time.Second},
+			TerminationGracePeriodSeconds: ptr.To[int64](30),
+			Expect:                        check.Zero(),
+		},
+		Disruption: check.Disruption{Kind: check.RolloutRestart, Count: 3},
+	}
+}
+
 // Run judges a Plan on a Target: the cluster's API server and the URL under which the load
-// reaches rollcheck's load Service (rctest.SetUp gives one for a kind cluster). A row that
+// reaches rollcheck's load Service (kindcluster.Acquire gives one for a kind cluster). A row that
 // cannot run to the end is still returned, with status error and the reason, so that a table
 // can never count it as passed; here no API server answers.
 func ExampleRun() {
-	plan := checktest.WebPlan() // see check.Plan for building one from a user's manifests
+	plan := webPlan()
 	target := engine.Target{
 		RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second},
 		LoadURL:    "http://127.0.0.1:1",
@@ -31,6 +71,6 @@ func ExampleRun() {
 	fmt.Println("steps:", steps)
 	// Output:
 	// error: true
-	// true web-drain: preStop=exec:sh -c sleep 3 grace=30s keepalive=off rollout-restart×3
+	// true prestop-5s: preStop=sleep:5s grace=30s keepalive=off rollout-restart×3
 	// steps: []
 }

@@ -1,6 +1,7 @@
 // Package rctest is rollcheck for Ginkgo suites: a kind cluster set up (or reused) from
-// BeforeSuite and cleaned up with DeferCleanup (SetUp, or its pieces Acquire, SweepStale,
-// LoadImages and Release in the suite's own order), a Check that runs one check.Plan as a spec
+// BeforeSuite and cleaned up with DeferCleanup (SetUp, or its pieces Acquire, LoadImages and
+// Release in the suite's own order), a thin layer over package kindcluster that fails the spec
+// where kindcluster returns an error, a Check that runs one check.Plan as a spec
 // and always writes its row, and Gomega matchers on rows. The built-in conformance matrix
 // and users' own suites use it alike; package engine itself never imports Ginkgo.
 //
@@ -28,6 +29,8 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/kindlink"
+	"github.com/rollcheck/rollcheck/kindcluster"
 )
 
 // Cluster is a kind cluster ready for checks: the engine's Target and where rows go.
@@ -38,7 +41,10 @@ type Cluster struct {
 	// in the working directory).
 	Artifacts string
 	suite     string
-	run       *cluster.Run
+	// acquired is the hold of the process that set the cluster up (nil in a process that
+	// joined it), kind the cluster itself, for images and Share.
+	acquired *kindcluster.Cluster
+	kind     *cluster.Cluster
 }
 
 var anyFailed bool
@@ -55,39 +61,32 @@ func Logf(format string, args ...any) {
 }
 
 // SetUp is the one-call default of a suite's BeforeSuite: Acquire the kind cluster the
-// ROLLCHECK_* environment describes (as make e2e does: see the README), register Release with
-// DeferCleanup, then SweepStale. It fails the suite when no cluster can be had. A suite that
-// wants another order calls the same pieces itself.
+// ROLLCHECK_* environment describes (as make e2e does: see the README) and register Release
+// with DeferCleanup. It fails the suite when no cluster can be had.
 func SetUp(ctx context.Context, suite string) *Cluster {
 	GinkgoHelper()
 	c := Acquire(ctx, suite)
 	DeferCleanup(c.Release, NodeTimeout(cluster.TeardownTimeout+time.Minute))
-	c.SweepStale(ctx)
 	return c
 }
 
-// Acquire creates the kind cluster the ROLLCHECK_* environment describes, or reuses a running
-// one, and waits until it is ready; kind runs in-process, so no kind binary is needed, only a
-// Docker engine and the node image. It registers no cleanup: call Release (usually with
-// DeferCleanup). When it fails it has already released what it created, and it fails the spec.
+// Acquire is kindcluster.Acquire with the options the ROLLCHECK_* environment gives
+// (kindcluster.FromEnv), progress lines on the Ginkgo writer and the cluster's logs exported
+// into Artifacts/cluster-logs/<suite> when a spec failed: the cluster is created or reused,
+// ready, and rid of the namespaces earlier runs left behind. kind runs in-process, so no kind
+// binary is needed, only a Docker engine and the node image. It registers no cleanup: call
+// Release (usually with DeferCleanup). When it fails it has already released what it created,
+// and it fails the spec.
 func Acquire(ctx context.Context, suite string) *Cluster {
 	GinkgoHelper()
-	opts, err := cluster.FromEnv()
-	Expect(err).NotTo(HaveOccurred(), "cluster configuration")
-	opts.Logf = Logf
 	art, err := Artifacts()
 	Expect(err).NotTo(HaveOccurred())
-	r := &cluster.Run{Options: opts, LogsDir: filepath.Join(art, "cluster-logs", suite)}
 	start := time.Now()
-	if err := r.Setup(ctx, cluster.CreateOrReuse); err != nil {
-		if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
-			Logf("cleanup after a failed set-up: %v", terr)
-		}
-		Expect(err).NotTo(HaveOccurred(), "a kind cluster is required: make e2e creates one (see README)")
-	}
-	c := r.Cluster
-	Logf("cluster %q up in %s (created: %v)", c.Name, time.Since(start).Round(100*time.Millisecond), c.Created)
-	return &Cluster{Target: c.Target(), Artifacts: art, suite: suite, run: r}
+	kc, err := kindcluster.Acquire(ctx, kindcluster.FromEnv(), kindcluster.WithLogger(Logf),
+		kindcluster.WithLogsDir(filepath.Join(art, "cluster-logs", suite)))
+	Expect(err).NotTo(HaveOccurred(), "a kind cluster is required: make e2e creates one (see README)")
+	Logf("cluster %q up in %s (created: %v)", kc.Name(), time.Since(start).Round(100*time.Millisecond), kc.Created())
+	return &Cluster{Target: kc.Target(), Artifacts: art, suite: suite, acquired: kc, kind: kindlink.RunOf(kc).Cluster}
 }
 
 // Artifacts is where rows, raw results and logs go: $ARTIFACTS, else _artifacts in the working
@@ -108,37 +107,44 @@ func Artifacts() (string, error) {
 }
 
 // SweepStale deletes the namespaces earlier runs left behind (a killed run does) and waits until
-// they are gone; they would hold the NodePort. It fails the spec if they do not go.
+// they are gone; they would hold the NodePort. Acquire does it already; a suite calls it again
+// where it knows more may be left. It fails the spec if they do not go.
 func (c *Cluster) SweepStale(ctx context.Context) {
 	GinkgoHelper()
-	Expect(c.run.Setup(ctx, cluster.SweepStale)).To(Succeed())
+	Expect(cluster.SweepStale(ctx, &cluster.Run{Cluster: c.kind})).To(Succeed())
 }
 
 // LoadImages loads images from the local Docker engine into the cluster's nodes (as kind load
 // docker-image does); engine.Run also loads the images a Plan lists.
 func (c *Cluster) LoadImages(ctx context.Context, refs ...string) {
 	GinkgoHelper()
-	Expect(c.run.Setup(ctx, cluster.LoadImages(refs...))).To(Succeed())
+	Expect(c.Target.LoadImages(ctx, refs)).To(Succeed())
 }
 
-// Release is the suite's cleanup: the cluster's logs exported into
-// Artifacts/cluster-logs/<suite> when a spec failed, every namespace of the suite waited for,
-// and the cluster deleted if Acquire created it and ROLLCHECK_KEEP_CLUSTER is not set.
+// Release is the suite's cleanup (kindcluster's Cluster.Release): the cluster's logs exported
+// into Artifacts/cluster-logs/<suite> when a spec failed, every namespace of the suite waited
+// for, and the cluster deleted if Acquire created it and ROLLCHECK_KEEP_CLUSTER is not set. In
+// a process that joined the cluster it does nothing.
 func (c *Cluster) Release(ctx context.Context) {
 	GinkgoHelper()
-	c.run.Failed = c.run.Failed || anyFailed
-	Expect(c.run.Teardown(ctx, cluster.DefaultTeardown...)).To(Succeed())
+	if c.acquired == nil {
+		return
+	}
+	if anyFailed {
+		c.acquired.MarkFailed()
+	}
+	Expect(c.acquired.Release(ctx)).To(Succeed())
 }
 
 // Client is a client of the cluster's API server.
-func (c *Cluster) Client() klient.Client { return c.run.Cluster.Client }
+func (c *Cluster) Client() klient.Client { return c.kind.Client }
 
 // SampleAppImage builds rollcheck's sample app (fixtures/app, from the rollcheck module the
 // working directory's module requires) into an image with a tag unique to this build and loads
-// it into the cluster.
+// it into the cluster (kindcluster's Cluster.SampleAppImage).
 func (c *Cluster) SampleAppImage(ctx context.Context) string {
 	GinkgoHelper()
-	ref, err := c.run.Cluster.BuildAppImage(ctx)
+	ref, err := c.kind.BuildAppImage(ctx)
 	Expect(err).NotTo(HaveOccurred(), "build and load the sample app image")
 	return ref
 }
@@ -148,7 +154,7 @@ func (c *Cluster) SampleAppImage(ctx context.Context) string {
 // loads it into the cluster.
 func (c *Cluster) EntryImage(ctx context.Context, app, entry string) string {
 	GinkgoHelper()
-	ref, err := c.run.Cluster.EntryImage(ctx, app, cluster.Entry(entry))
+	ref, err := c.kind.EntryImage(ctx, app, cluster.Entry(entry))
 	Expect(err).NotTo(HaveOccurred(), "the sample app image started by %q", entry)
 	return ref
 }
@@ -158,7 +164,7 @@ func (c *Cluster) EntryImage(ctx context.Context, app, entry string) string {
 // ROLLCHECK_LOAD_IMAGE names, becomes Target.LoadImage. It returns the image.
 func (c *Cluster) UseLoadPods(ctx context.Context) string {
 	GinkgoHelper()
-	ref, err := c.run.Cluster.LoadPodImage(ctx)
+	ref, err := c.kind.LoadPodImage(ctx)
 	Expect(err).NotTo(HaveOccurred(), "the load pod's image")
 	c.Target.LoadImage = ref
 	return ref
@@ -203,7 +209,7 @@ type shared struct {
 // function. Call it after UseLoadPods, if the rows need load pods.
 func (c *Cluster) Share(values map[string]string) []byte {
 	GinkgoHelper()
-	b, err := json.Marshal(shared{Cluster: c.run.Cluster.Share(), Artifacts: c.Artifacts, LoadImage: c.Target.LoadImage, Values: values})
+	b, err := json.Marshal(shared{Cluster: c.kind.Share(), Artifacts: c.Artifacts, LoadImage: c.Target.LoadImage, Values: values})
 	Expect(err).NotTo(HaveOccurred())
 	return b
 }
@@ -219,8 +225,7 @@ func Join(ctx context.Context, suite string, data []byte) (*Cluster, map[string]
 	Expect(err).NotTo(HaveOccurred())
 	t := kc.Target()
 	t.LoadImage = sh.LoadImage
-	r := &cluster.Run{Cluster: kc}
-	return &Cluster{Target: t, Artifacts: sh.Artifacts, suite: suite, run: r}, sh.Values
+	return &Cluster{Target: t, Artifacts: sh.Artifacts, suite: suite, kind: kc}, sh.Values
 }
 
 func logProgress(p engine.Progress) {

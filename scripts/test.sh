@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: everything that needs no cluster. The suites under suites/ and examples/check
-# need a cluster: their files carry the build tag e2e, so `go test ./...` leaves them out and
-# `make e2e` runs them; here they are vetted (and so compiled) with the tag.
+# `make test`: everything that needs no cluster. The suites under suites/, examples/check and
+# examples/gotest need a cluster: their files carry the build tag e2e, so `go test ./...` leaves
+# them out and `make e2e` runs them; here they are vetted (and so compiled) with the tag.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=test
 cd "$REPO_ROOT"
@@ -18,6 +18,9 @@ fi
 step vet go vet ./...
 step vet-e2e go vet -tags e2e ./...
 step unit go test -count=1 ./...
+# examples/gotest is a module of its own (a user's plain go test, with a replace to this
+# checkout): ./... above does not reach it.
+step gotest-example bash -c 'cd examples/gotest && go vet ./... && go vet -tags e2e ./... && go test -count=1 ./...'
 step scripts bash scripts/test-scripts.sh
 # The CI workflow users copy (examples/ci): actionlint, pinned, installed once into the cache
 # under a time limit (the Go module proxy only), then run offline (with shellcheck on the run:

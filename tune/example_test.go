@@ -5,11 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/kubernetes/scheme"
+
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/tune"
 )
+
+// manifest is the app's Deployment as it ships (a check file names such files: see spec).
+const manifest = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/web:v1.4.2
+        ports: [{containerPort: 8080}]
+`
 
 // Run looks for the smallest preStop with which the base Plan meets its threshold under its
 // disruption repeated Count times. On a cluster the Runner is engine.Run on a Target:
@@ -20,8 +38,17 @@ import (
 // hook is an exec of sleep (the image needs a sleep binary), so half seconds are possible; with
 // the default, the native sleep action, the resolution would be whole seconds.
 func ExampleRun() {
-	base := checktest.WebPlan() // see check.Plan for building one from a user's manifests
-	base.Disruption.Count = 5
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(manifest), nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	base := check.Plan{
+		Suite:      "web",
+		App:        check.App{Objects: []check.Object{obj.(check.Object)}, Port: 8080},
+		Variant:    check.Variant{Name: "web", Expect: check.Zero()},
+		Disruption: check.Disruption{Kind: check.RolloutRestart, Count: 5},
+	}
 	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
 		pre, _ := p.Variant.PreStop.Duration()
 		failed := 0
@@ -58,7 +85,7 @@ func ExampleRun() {
 	}
 	fmt.Println(res.Status, res.Found)
 	// Output:
-	// the probe at 1.5s: web-drain-prestop-1p5s
+	// the probe at 1.5s: web-prestop-1p5s
 	// probe 1: preStop 0s: 10 of 1000 failed: fail
 	// probe 2: preStop 500ms: 10 of 1000 failed: fail
 	// probe 3: preStop 1s: 10 of 1000 failed: fail

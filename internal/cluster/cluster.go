@@ -51,6 +51,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster options: %w", err)
 	}
+	// A bad kind config is bad input: said before Docker is asked anything.
+	kc, err := o.kindConfig()
+	if err != nil {
+		return nil, err
+	}
 	if err := dockerAnswers(ctx); err != nil {
 		return nil, err
 	}
@@ -62,10 +67,6 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	// kind would pull a missing image; rollcheck never lets it (no registry traffic by surprise).
 	if _, err := run(ctx, "docker", "image", "inspect", o.NodeImage); err != nil {
 		return nil, fmt.Errorf("node image %s is not in the Docker engine: make cluster picks, pulls or builds one (see README)", o.NodeImage)
-	}
-	kc, err := o.kindConfig()
-	if err != nil {
-		return nil, err
 	}
 	rendered, err := kc.Render(o)
 	if err != nil {

@@ -25,15 +25,18 @@ const (
 
 // Options says which cluster to create or reuse and how.
 type Options struct {
-	Name        string // kind cluster name
-	KindConfig  string // path of a kind config file; empty: the embedded DefaultKindConfig
-	NodeImage   string // auto, upstream, offline or an image reference (see ResolveNodeImage); Up never pulls
-	ImageSource string // SourceUpstream or SourceOffline: set by Up from the resolved NodeImage
-	Workers     int    // worker nodes besides the control plane
-	Keep        bool   // keep the cluster when done
-	IsolateDNS  string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
-	LoadImage   string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
-	Logf        func(format string, args ...any)
+	Name       string // kind cluster name
+	KindConfig string // path of a kind config file; empty: KindConfigData, else the embedded DefaultKindConfig
+	// KindConfigData is a kind config (YAML or JSON, v1alpha4) given as data rather than as a
+	// file (kindcluster.WithConfig); at most one of KindConfig and KindConfigData is set.
+	KindConfigData []byte
+	NodeImage      string // auto, upstream, offline or an image reference (see ResolveNodeImage); Up never pulls
+	ImageSource    string // SourceUpstream or SourceOffline: set by Up from the resolved NodeImage
+	Workers        int    // worker nodes besides the control plane
+	Keep           bool   // keep the cluster when done
+	IsolateDNS     string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
+	LoadImage      string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
+	Logf           func(format string, args ...any)
 }
 
 // DefaultKindConfig is rollcheck's kind config (kind-config.yaml in this package, whose comments
@@ -100,13 +103,13 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("cluster name %q: want lower-case letters, digits, '.' and '-' (at most 50)", o.Name))
 	}
 	if o.Workers < 0 || o.Workers > 5 {
-		errs = append(errs, fmt.Errorf("%s=%d: want 0 to 5 workers", knobs.EnvWorkers, o.Workers))
+		errs = append(errs, fmt.Errorf("%d worker node(s): want 0 to 5 workers", o.Workers))
 	}
 	if o.NodeImage == "" {
 		errs = append(errs, fmt.Errorf("no node image: set %s", knobs.EnvNodeImage))
 	}
 	if knobs.ImageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
-		errs = append(errs, fmt.Errorf("%s=%d: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", knobs.EnvWorkers, o.Workers))
+		errs = append(errs, fmt.Errorf("%d worker node(s) on node image %s: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", o.Workers, o.NodeImage))
 	}
 	if _, _, err := knobs.IsolateDNS(o.IsolateDNS); err != nil {
 		errs = append(errs, fmt.Errorf("%s=%q: %w", knobs.EnvIsolateDNS, o.IsolateDNS, err))
@@ -120,16 +123,22 @@ func (o Options) Validate() error {
 		if _, err := os.Stat(o.KindConfig); err != nil {
 			errs = append(errs, fmt.Errorf("kind config: %w", err))
 		}
+		if o.KindConfigData != nil {
+			errs = append(errs, fmt.Errorf("kind config: both a file (%s) and data given; want one", o.KindConfig))
+		}
 	}
 	return oneline.Join(errs)
 }
 
-// kindConfig reads the kind config the options name (the embedded default when none).
+// kindConfig reads the kind config the options name or give (the embedded default when none).
 func (o Options) kindConfig() (*KindConfig, error) {
-	if o.KindConfig == "" {
-		return ParseKindConfig("kind-config.yaml (embedded)", DefaultKindConfig)
+	switch {
+	case o.KindConfig != "":
+		return LoadKindConfig(o.KindConfig)
+	case o.KindConfigData != nil:
+		return ParseKindConfig("(given as data)", o.KindConfigData)
 	}
-	return LoadKindConfig(o.KindConfig)
+	return ParseKindConfig("kind-config.yaml (embedded)", DefaultKindConfig)
 }
 
 // KindConfig is the parsed kind config plus what rollcheck needs from it.

@@ -123,6 +123,7 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.NodeImage, o.Workers = SourceOffline, 1 }, "single-node bridge CNI"},
 		{func(o *Options) { o.NodeImage, o.Workers = "rollcheck/kind-node:v1", 1 }, "single-node bridge CNI"},
 		{func(o *Options) { o.KindConfig = cfg + ".missing" }, "kind config"},
+		{func(o *Options) { o.KindConfigData = []byte(header) }, "both a file"},
 	}
 	for _, b := range bad {
 		o := good

@@ -132,12 +132,7 @@ var All = []Knob{
 		}
 		return nil
 	}},
-	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline` or an image reference", true, func(v string) error {
-		if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
-			return nil
-		}
-		return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
-	}},
+	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline` or an image reference", true, ValidNodeImage},
 	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
 	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5 (the offline node image: 0)", true, wholeNumber(0, 5)},
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
@@ -153,7 +148,7 @@ var All = []Knob{
 	}},
 	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
 	{EnvLabels, "!slow && !stop-signal-field", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar` (the default leaves out the slow rows and the one that needs a runtime taking `lifecycle.stopSignal`)", false, labelFilter},
-	{EnvSuites, "suites examples/check", "", "the suite directories make e2e runs", false, func(v string) error {
+	{EnvSuites, "suites examples/check examples/gotest", "", "the suite directories make e2e runs", false, func(v string) error {
 		for _, w := range strings.Fields(v) {
 			if st, err := os.Stat(w); err != nil || !st.IsDir() {
 				return fmt.Errorf("%s: no such directory", w)
@@ -311,6 +306,15 @@ func LoadMode(getenv func(string) string) (MatrixLoad, error) {
 func Keep(getenv func(string) string) (bool, error) {
 	v, err := Get(getenv, EnvKeep)
 	return v == "true", err
+}
+
+// ValidNodeImage checks a node image choice: auto, upstream, offline or an image reference
+// with a tag (the rule of ROLLCHECK_NODE_IMAGE, and of kindcluster.WithNodeImage).
+func ValidNodeImage(v string) error {
+	if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
+		return nil
+	}
+	return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
 }
 
 // NodeImageChoice is the node image the environment asks for: the reference make chose
