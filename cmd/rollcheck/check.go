@@ -77,15 +77,26 @@ func (r runFlags) atOnce(plans []check.Plan) (int, error) {
 			fromPods++
 		}
 	}
+	refuse := ""
+	if fromPods < len(plans) {
+		refuse = "rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster"
+	}
+	return r.parallel(fromPods, knobs.MaxProcs, refuse)
+}
+
+// parallel is the rule of --parallel, for check's rows and tune's probes: the flag when given
+// (1 to most, and 1 when refuse says why no more may run at once), else up to def, as many as
+// ROLLCHECK_PROCS allows.
+func (r runFlags) parallel(def, most int, refuse string) (int, error) {
 	if !flagSet(r.fs, "parallel") {
 		procs, err := knobs.Procs(os.Getenv)
-		return max(1, min(fromPods, procs)), err
+		return max(1, min(def, procs)), err
 	}
 	switch n := r.Parallel; {
-	case n < 1 || n > knobs.MaxProcs:
-		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, knobs.MaxProcs)
-	case n > 1 && fromPods < len(plans):
-		return 0, fmt.Errorf("--parallel %d: rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster", n)
+	case n < 1 || n > most:
+		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, most)
+	case n > 1 && refuse != "":
+		return 0, fmt.Errorf("--parallel %d: %s", n, refuse)
 	}
 	return r.Parallel, nil
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/rollcheck/rollcheck/internal/knobs"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -175,18 +173,11 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 // base's probes share nothing: load from load pods, no kubelet restart), else as many as
 // ROLLCHECK_PROCS allows for such a base, the rule check's rows follow, and 1 for any other.
 func (f *tuneFlags) probesAtOnce(base check.Plan) (int, error) {
-	allowed := tune.Parallelism(base)
-	if !flagSet(f.fs, "parallel") {
-		procs, err := knobs.Procs(os.Getenv)
-		return max(1, min(allowed, procs)), err
+	allowed, refuse := tune.Parallelism(base), ""
+	if allowed == 1 {
+		refuse = "the probes' load comes from the host (they share the NodePort) or they restart a kubelet, so they run one at a time; set load.from: cluster"
 	}
-	switch n := f.Parallel; {
-	case n < 1 || n > tune.MaxParallel:
-		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, tune.MaxParallel)
-	case n > allowed:
-		return 0, fmt.Errorf("--parallel %d: the probes' load comes from the host (they share the NodePort) or they restart a kubelet, so they run one at a time; set load.from: cluster", n)
-	}
-	return f.Parallel, nil
+	return f.parallel(allowed, tune.MaxParallel, refuse)
 }
 
 // describe says what would be tuned, for --dry-run: "would tune sample-exit under
