@@ -137,13 +137,4 @@ func TestPID1Note(t *testing.T) {
 	if n := unheard(lives, cfg); n != 1 {
 		t.Errorf("unheard = %d, want 1 (deaf)", n)
 	}
-	if n := pid1Note(1, true, 10); !strings.Contains(n, "PID 1 did not pass SIGTERM on") {
-		t.Errorf("with lines: %q", n)
-	}
-	if n := pid1Note(1, false, 10); !strings.Contains(n, "cannot tell which") || strings.Contains(n, "did not pass") {
-		t.Errorf("without lines: %q", n)
-	}
-	if pid1Note(0, true, 10) != "" {
-		t.Error("a note with no pod unheard")
-	}
 }
