@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/tune"
 )
 
@@ -123,6 +124,7 @@ func TestTuneBadKnobAndImageBeforeCluster(t *testing.T) {
 // --dry-run checks the input and says what would be tuned, with no tool called.
 func TestTuneDryRun(t *testing.T) {
 	calls := fakeTools(t)
+	t.Setenv(knobs.EnvProcs, "3") // the default, whatever the environment says
 	for _, tc := range []struct {
 		args []string
 		want string
