@@ -46,6 +46,12 @@ func (c Applied) Shape() string {
 			fmt.Fprintf(&b, "×%d", c.LoadPods)
 		}
 	}
+	if c.LoadURL != "" {
+		fmt.Fprintf(&b, " via=%s", c.LoadURL)
+		if c.LoadHost != "" {
+			fmt.Fprintf(&b, "(Host:%s)", c.LoadHost)
+		}
+	}
 	return b.String()
 }
 

@@ -63,6 +63,15 @@ type PropagationSummary struct {
 	KubeProxyError string     `json:"kubeProxyError,omitempty"`
 	// KubeProxyBuckets is that change as histogram buckets, so that runs can be pooled.
 	KubeProxyBuckets []HistogramBucket `json:"kubeProxyBuckets,omitempty"`
+	// Proxy is the window of the proxy in front (the load through Load.URL): per deleted pod,
+	// deletion seen → the last request the proxy sent to it, named by the pod's answer (its pod
+	// header) or by the proxy's upstream header. Without an upstream header, a pod that stopped
+	// accepting leaves only its last answer, and the window reads short. N is 0 without a proxy.
+	Proxy Durations `json:"proxy,omitzero"`
+	// ProxyStale counts the deleted pods the proxy still sent requests to after they were gone:
+	// its list of pods was stale (a name resolved once, a cached DNS answer), and no preStop
+	// covers that.
+	ProxyStale int `json:"proxyStale,omitempty"`
 }
 
 // Recommendation is "preStop sleep ≥ PreStop, terminationGracePeriodSeconds ≥ GraceSeconds"

@@ -362,5 +362,8 @@ func knownFailure(c loadgen.Class) bool {
 	if _, err := fmt.Sscanf(string(c), "http_%d", &code); err == nil {
 		return loadgen.HTTP5xxClass(code) == c
 	}
+	if _, err := fmt.Sscanf(string(c), "proxy_%d", &code); err == nil {
+		return loadgen.ProxyClass(code) == c
+	}
 	return false
 }

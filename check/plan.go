@@ -130,7 +130,26 @@ type Load struct {
 	// Pods is how many load pods share the rate when the load comes from the cluster, each
 	// sending its share (default 1, at most MaxLoadPods): for a rate one pod cannot hold.
 	Pods int
+	// URL is where the load goes when it is not rollcheck's load Service: an address in front of
+	// the app, such as a proxy, an ingress or a gateway ("http://front/",
+	// "http://ingress.example.internal/shop"). Its path replaces App.Path. From a load pod it is
+	// resolved in the row's namespace, so a Service of the app's manifests is reached by its
+	// short name; from the host it must be an address the host reaches. Empty: the load Service.
+	// A load sent to a URL is through a proxy: a 5xx answer without the app's pod header, when
+	// the app's answers carry it, is the proxy's own (loadgen.ProxyClass).
+	URL string
+	// Host is the Host header of every request (an ingress rule's host). Empty: the URL's.
+	Host string
+	// UpstreamHeader is the response header in which the proxy at URL names the upstream
+	// address (pod ip:port) it sent each request to (nginx: $upstream_addr; HAProxy: %si:%sp;
+	// Caddy: {rp.upstream.hostport}): it maps a request to a pod even when the pod's answer
+	// never arrived. Empty: requests are matched to pods by the app's pod header only.
+	UpstreamHeader string
 }
+
+// Through reports whether the load goes to an address in front of the app (URL) rather than to
+// rollcheck's load Service.
+func (l Load) Through() bool { return l.URL != "" }
 
 // MaxLoadPods is the most load pods one row runs.
 const MaxLoadPods = 10
@@ -220,7 +239,11 @@ type Applied struct {
 	// (they came from the host).
 	LoadFrom LoadFrom `json:"loadFrom,omitempty"`
 	// LoadPods is how many load pods shared the rate, when more than one did.
-	LoadPods   int            `json:"loadPods,omitempty"`
+	LoadPods int `json:"loadPods,omitempty"`
+	// LoadURL is where the load went when it was not rollcheck's load Service (Load.URL), with
+	// its Host header; empty: the load Service.
+	LoadURL    string         `json:"loadURL,omitempty"`
+	LoadHost   string         `json:"loadHost,omitempty"`
 	Disruption DisruptionKind `json:"disruption"`
 	Count      int            `json:"count"`
 	Settle     time.Duration  `json:"settle"`

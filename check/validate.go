@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -101,6 +102,25 @@ func (p Plan) Validate() (warnings []string, err error) {
 		bad("load pods %d: several load pods need load from the cluster", n)
 	case n > p.Load.Rate && p.Load.Rate > 0:
 		bad("load pods %d for %d req/s: each pod needs at least 1 req/s", n, p.Load.Rate)
+	}
+	if u := p.Load.URL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" || pu.User != nil {
+			bad("load url %q: want an http(s) URL with a host and no user info, such as http://front/", u)
+		}
+	}
+	if h := p.Load.Host; h != "" && (p.Load.URL == "" || strings.ContainsAny(h, " \t\r\n/\x00")) {
+		if p.Load.URL == "" {
+			bad("load host %q: a Host header needs a load url", h)
+		} else {
+			bad("load host %q: want a host name, optionally with a port", h)
+		}
+	}
+	if h := p.Load.UpstreamHeader; h != "" && (p.Load.URL == "" || !headerName.MatchString(h)) {
+		if p.Load.URL == "" {
+			bad("load upstreamHeader %q: only a proxy in front (a load url) names an upstream", h)
+		} else {
+			bad("load upstreamHeader %q: want an HTTP header name", h)
+		}
 	}
 	if m := p.Load.Method; m != "GET" && m != "POST" {
 		bad("load method %q: want GET or POST", m)
@@ -541,6 +561,7 @@ func (p Plan) Applied() Applied {
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
 	}
+	a.LoadURL, a.LoadHost = p.Load.URL, p.Load.Host
 	if p.Load.Pods > 1 {
 		a.LoadPods = p.Load.Pods
 	}
@@ -602,6 +623,9 @@ func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev
 	svc.Spec.Ports = []corev1.ServicePort{sp}
 	return svc
 }
+
+// headerName is an HTTP header field name (RFC 9110's token).
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // imageRef is an image reference with a tag or a digest: repo:tag, host:port/repo:tag,
 // repo@sha256:….

@@ -42,6 +42,11 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 		}
 	}
 	ex.Propagation.ControlPlane = check.Summarize(cp)
+	if cfg.LoadURL != "" {
+		var w []time.Duration
+		w, ex.Propagation.ProxyStale = proxyWindow(attr.Lives)
+		ex.Propagation.Proxy = check.Summarize(w)
+	}
 	if identity && !cfg.KeepAlive {
 		// With keep-alive a pod answers on connections pinned to it long after the Service
 		// stopped routing new ones there: its last answer measures the pinning, not routing.
@@ -139,11 +144,26 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 	return out
 }
 
+// proxyWindow measures, per deleted pod, deletion → the last request the proxy in front sent to
+// it (attribute.Life.LastSent), and counts the pods it still sent to after they were gone.
+func proxyWindow(lives []attribute.Life) (w []time.Duration, stale int) {
+	for _, l := range lives {
+		if l.Deleting.IsZero() || l.LastSent.IsZero() || !l.LastSent.After(l.Deleting) {
+			continue
+		}
+		w = append(w, l.LastSent.Sub(l.Deleting))
+		if !l.Gone.IsZero() && l.LastSent.After(l.Gone.Add(attribute.Tolerance)) {
+			stale++
+		}
+	}
+	return w, stale
+}
+
 // recommend applies the formula of check.Recommendation; nil when no deleted pod was seen leaving
 // the Service.
 func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
 	p := ex.Propagation
-	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 {
+	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
@@ -155,6 +175,11 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
 	// when no pod kept serving after its deletion.
 	switch {
+	case p.Proxy.N > 0:
+		// Through a proxy with its own list of pods, its window is the one a preStop must
+		// outlast, not kube-proxy's.
+		r.Routed = p.Proxy.P99
+		r.RoutedFrom = fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", p.Proxy.P99.Round(time.Millisecond))
 	case p.DataPlane.N > 0:
 		r.Routed = p.DataPlane.P99
 		r.RoutedFrom = fmt.Sprintf("data plane p99 %s (last answer after deletion)", p.DataPlane.P99.Round(time.Millisecond))

@@ -63,6 +63,12 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		"--timeout=" + cfg.Timeout.String(), "--method=" + cfg.Method, "--keepalive=" + strconv.FormatBool(cfg.KeepAlive),
 		"--pod-header=" + cfg.PodHeader, "--name=" + cfg.Name, "--serving-replicas=" + strconv.Itoa(replicas),
 		"--clock-port=" + strconv.Itoa(loadClockPort)}
+	if cfg.Proxy {
+		args = append(args, "--proxy", "--upstream-header="+cfg.UpstreamHeader)
+	}
+	if h := cfg.Headers["Host"]; h != "" {
+		args = append(args, "--host="+h)
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
 		Spec: corev1.PodSpec{

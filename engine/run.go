@@ -211,13 +211,16 @@ func (r *runner) measure(ctx context.Context) error {
 	defer obs.Stop()
 
 	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
-	if p.Load.From == check.LoadFromCluster {
+	if p.Load.Through() {
+		url = p.Load.URL
+	}
+	if p.Load.From == check.LoadFromCluster && !p.Load.Through() {
 		r.progress(StepServing, 0, loadgen.Progress{}, "from the load pod, at the load Service's cluster address")
 	} else {
 		r.progress(StepServing, 0, loadgen.Progress{}, url)
 	}
 	if p.Load.From != check.LoadFromCluster { // a load pod waits on its own path
-		if err := loadgen.WaitServing(ctx, loadgen.Config{Target: url, Timeout: p.Load.Timeout, PodHeader: p.App.PodHeader}, r.row.Config.Replicas, r.logf); err != nil {
+		if err := loadgen.WaitServing(ctx, r.loadConfig(loadgen.Config{Target: url, Timeout: p.Load.Timeout}), r.row.Config.Replicas, r.logf); err != nil {
 			return err
 		}
 	}
@@ -330,11 +333,11 @@ type driven struct {
 // settle again; it stops the load and waits for the requests in flight.
 func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string, obs *observe.Observer) (*driven, error) {
 	p := r.p
-	cfg := loadgen.Config{
+	cfg := r.loadConfig(loadgen.Config{
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
 		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds),
-		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive, PodHeader: p.App.PodHeader,
-	}
+		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive,
+	})
 	atk, err := r.startLoad(ctx, cs, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start the load: %w", err)
@@ -394,6 +397,15 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		}
 		return atk, nil
 	}
+	if r.p.Load.Through() {
+		// The load pod resolves the URL in the row's namespace: a Service of the app's manifests
+		// by its short name, or the address in front that the user named.
+		cfg = cfg.WithDefaults()
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
+	}
 	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("the load Service's cluster address: %w", err)
@@ -411,13 +423,29 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
 }
 
+// loadConfig adds to cfg what every request of the row carries and records: the app's pod
+// header and, through a proxy in front (Load.URL), its Host header and the header naming the
+// upstream. A URL the user named may be any address the load's source reaches.
+func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
+	l := r.p.Load
+	cfg.PodHeader = r.p.App.PodHeader
+	if l.Through() {
+		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote = true, l.UpstreamHeader, true
+		if l.Host != "" {
+			cfg.Headers = map[string]string{"Host": l.Host}
+		}
+	}
+	return cfg
+}
+
 // judge fills the row from what was driven and observed: the summary and timeline, every failed
 // request attributed, the disruptions' windows, the explanation, the raw files, and the verdict.
 func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp kubeProxyNumbers, container string) error {
 	p, row, res := r.p, r.row, d.res
 	row.Summary = res.Summary()
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer()}
+	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(),
+		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != ""}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}

@@ -179,6 +179,7 @@ func (a *Attack) finish(reqs []Request) {
 type recorder struct {
 	a      *Attack
 	podKey string
+	upKey  string
 	pods   map[string]string
 	errs   map[string]string
 	reqs   []Request
@@ -195,6 +196,7 @@ func newRecorder(cfg Config, a *Attack) *recorder {
 	return &recorder{
 		a:      a,
 		podKey: http.CanonicalHeaderKey(cfg.PodHeader),
+		upKey:  http.CanonicalHeaderKey(cfg.UpstreamHeader),
 		pods:   map[string]string{},
 		errs:   map[string]string{},
 		reqs:   make([]Request, 0, int(min(expected, 1<<20))),
@@ -212,6 +214,11 @@ func (rc *recorder) add(r *vegeta.Result) {
 	}
 	if vs := r.Headers[rc.podKey]; len(vs) > 0 {
 		q.Pod = intern(rc.pods, vs[0])
+	}
+	if rc.upKey != "" {
+		if vs := r.Headers[rc.upKey]; len(vs) > 0 {
+			q.Upstream = intern(rc.pods, vs[0])
+		}
 	}
 	if r.Error == "" && r.Code >= 200 && r.Code < 400 {
 		rc.a.ok.Add(1)

@@ -54,6 +54,26 @@ func HTTP5xxClass(code int) Class {
 	return http5xxClasses[code-500]
 }
 
+var proxyClasses = func() (cs [100]Class) {
+	for i := range cs {
+		cs[i] = Class("proxy_" + strconv.Itoa(500+i))
+	}
+	return cs
+}()
+
+// ProxyClass returns the class of a 5xx answer that the proxy in front of the app gave itself,
+// e.g. "proxy_502": through a proxy (Config.Proxy), an answer without the app's pod header when
+// the app's own answers carry it. For a code outside 500-599 it returns ClassOther.
+func ProxyClass(code int) Class {
+	if code < 500 || code > 599 {
+		return ClassOther
+	}
+	return proxyClasses[code-500]
+}
+
+// IsProxy reports whether c is a ProxyClass: the proxy in front answered, not the app.
+func (c Class) IsProxy() bool { return strings.HasPrefix(string(c), "proxy_5") }
+
 // IsFailure reports whether c is a failure class, i.e. not ClassOK.
 func (c Class) IsFailure() bool { return c != ClassOK }
 

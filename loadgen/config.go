@@ -83,6 +83,15 @@ type Config struct {
 	// PodHeader is the response header naming the responding pod. Default
 	// DefaultPodHeader.
 	PodHeader string `json:"podHeader"`
+	// UpstreamHeader is the response header in which a proxy in front of the app names the
+	// upstream address (ip:port) it sent the request to: nginx's $upstream_addr, HAProxy's
+	// %si:%sp, Caddy's {rp.upstream.hostport}. Recorded as Request.Upstream. Empty: none.
+	UpstreamHeader string `json:"upstreamHeader,omitempty"`
+	// Proxy says the target is a proxy in front of the app (an ingress, a gateway, a reverse
+	// proxy): a 5xx answer without PodHeader, when the app's own answers carry it, is the
+	// proxy's own (ProxyClass) and Result.ProxyTold is set. Where no answer carries PodHeader
+	// the two cannot be told apart and 5xx answers keep their HTTP5xxClass.
+	Proxy bool `json:"proxy,omitempty"`
 	// AllowRemote permits a target whose host is not a loopback address.
 	AllowRemote bool `json:"allowRemote,omitempty"`
 }
@@ -127,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if c.Method != "" && !isToken(c.Method) {
 		bad("method %q is not a valid HTTP method", c.Method)
+	}
+	if c.UpstreamHeader != "" && !isToken(c.UpstreamHeader) {
+		bad("upstream header %q is not a valid HTTP header name", c.UpstreamHeader)
 	}
 	for k, v := range c.Headers {
 		if !isToken(k) {

@@ -71,6 +71,9 @@ type Request struct {
 	Error string `json:"error,omitempty"`
 	// Pod is the value of the Config.PodHeader response header.
 	Pod string `json:"pod,omitempty"`
+	// Upstream is the value of the Config.UpstreamHeader response header: the address the
+	// proxy in front sent the request to.
+	Upstream string `json:"upstream,omitempty"`
 	// BytesIn is the size of the response body read.
 	BytesIn uint64 `json:"bytesIn,omitempty"`
 }
@@ -155,6 +158,10 @@ type Result struct {
 	// InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalidReason,omitempty"`
+	// ProxyTold is true when the load went through a proxy (Config.Proxy) and the app's answers
+	// named their pod, so that the proxy's own 5xx answers (ProxyClass) could be told from the
+	// app's. False through a proxy: every 5xx kept its HTTP5xxClass, whoever gave it.
+	ProxyTold bool `json:"proxyTold,omitempty"`
 	// TransparentRetry is true when keep-alive was on and the requests were
 	// replayable (e.g. GET): Go's http.Transport then silently retried
 	// requests whose reused connection the server had closed, hiding that
@@ -193,6 +200,9 @@ type Summary struct {
 	InvalidReason     string        `json:"invalidReason,omitempty"`
 	TransparentRetry  bool          `json:"transparentRetry"`
 	Latency           Latency       `json:"latency"`
+	// Proxy and ProxyTold are Config.Proxy and Result.ProxyTold.
+	Proxy     bool `json:"proxy,omitempty"`
+	ProxyTold bool `json:"proxyTold,omitempty"`
 }
 
 // Summary returns the compact view of r.
@@ -217,6 +227,8 @@ func (r *Result) Summary() Summary {
 		InvalidReason:     r.InvalidReason,
 		TransparentRetry:  r.TransparentRetry,
 		Latency:           r.Latency,
+		Proxy:             r.Config.Proxy,
+		ProxyTold:         r.ProxyTold,
 	}
 }
 
@@ -346,6 +358,10 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 	slices.SortFunc(reqs, func(a, b Request) int {
 		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.Seq, b.Seq))
 	})
+
+	if cfg.Proxy {
+		res.ProxyTold = markProxyAnswers(reqs)
+	}
 
 	tot := Totals{Requests: len(reqs), Failures: map[Class]int{}}
 	lat := make([]time.Duration, len(reqs))
@@ -534,4 +550,27 @@ func (r *Result) ShiftClock(d time.Duration) {
 	for i := range r.Bursts {
 		r.Bursts[i].First, r.Bursts[i].Last = r.Bursts[i].First.Add(d), r.Bursts[i].Last.Add(d)
 	}
+}
+
+// markProxyAnswers gives the proxy's own 5xx answers their ProxyClass: those without a pod name
+// when some answer has one (the app names its pod; an answer that does not came from the
+// proxy). It reports whether it could tell.
+func markProxyAnswers(reqs []Request) bool {
+	told := false
+	for i := range reqs {
+		if reqs[i].Pod != "" {
+			told = true
+			break
+		}
+	}
+	if !told {
+		return false
+	}
+	for i := range reqs {
+		q := &reqs[i]
+		if q.Pod == "" && q.Code >= 500 && q.Code <= 599 {
+			q.Class = ProxyClass(int(q.Code))
+		}
+	}
+	return true
 }

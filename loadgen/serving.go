@@ -20,7 +20,7 @@ func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string
 	if podHeader == "" {
 		podHeader = DefaultPodHeader
 	}
-	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote}
+	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote, Headers: cfg.Headers}
 	deadline := time.Now().Add(time.Minute)
 	clean := 0
 	for {

@@ -98,6 +98,15 @@ type LoadSettings struct {
 	// Pods is how many load pods share the rate (from: cluster only; default 1).
 	Pods    int              `json:"pods,omitempty"`
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// URL sends the load to an address in front of the app instead of rollcheck's own Service:
+	// a proxy, an ingress or a gateway (from a load pod, a Service of the manifests by its short
+	// name, "http://front/"). Its path replaces app.path.
+	URL string `json:"url,omitempty"`
+	// Host is the Host header of every request (an ingress rule's host); needs url.
+	Host string `json:"host,omitempty"`
+	// UpstreamHeader is the response header in which the proxy at url names the pod address it
+	// sent each request to (nginx: add_header X-Upstream $upstream_addr always); needs url.
+	UpstreamHeader string `json:"upstreamHeader,omitempty"`
 }
 
 // ClusterSettings name an existing cluster: rollcheck creates no cluster on it, loads no image
@@ -456,7 +465,8 @@ func (c *Check) objects() ([]check.Object, error) {
 }
 
 func (l LoadSettings) engine() (check.Load, error) {
-	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods}
+	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods,
+		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)

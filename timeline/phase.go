@@ -19,6 +19,14 @@ const (
 	// accepting before the app did: the request was in flight through it when it exited, or
 	// was sent to it after it stopped while the data plane still routed to the pod.
 	PhaseSidecarExit Phase = "sidecar-exit"
+	// PhaseProxyPropagation: the load went through a proxy in front of the app that keeps its
+	// own list of pods (an ingress, DNS-discovered upstreams): the proxy still sent the request
+	// to a pod that no longer accepted connections (it named that pod's address), or, naming
+	// none, sent it while such a pod was still in the proxy's list.
+	PhaseProxyPropagation Phase = "proxy-propagation"
+	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
+	// to send to (every address it knew was gone or marked down).
+	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
 	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
 	// request, sent after the Service had stopped routing new connections to that pod.
 	PhasePinnedConnection Phase = "pinned-connection"
@@ -34,7 +42,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

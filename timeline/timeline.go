@@ -9,6 +9,7 @@ type Kind string
 const (
 	PodCreated      Kind = "pod-created"      // a Pod object appeared
 	PodScheduled    Kind = "pod-scheduled"    // the Pod got a node
+	PodAddress      Kind = "pod-address"      // the Pod has an IP (Detail): a proxy's named upstream maps to it
 	PodReady        Kind = "pod-ready"        // Ready condition became True
 	PodUnready      Kind = "pod-unready"      // Ready condition became False (before deletion, or on SIGTERM)
 	PodDeleting     Kind = "pod-deleting"     // deletionTimestamp set: the kubelet starts preStop, then SIGTERM

@@ -5,6 +5,7 @@
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
+//	               [--proxy] [--upstream-header X-Upstream] [--host HOST]
 //	               [--serving-replicas N] [--clock-port P]
 //
 // With --clock-port P it also answers GET /clock on port P with its clock's time (RFC 3339,
@@ -108,6 +109,12 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	fs.BoolVar(&cfg.KeepAlive, "keepalive", false, "reuse connections between requests")
 	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
+	fs.BoolVar(&cfg.Proxy, "proxy", false, "the target is a proxy in front of the app: its own 5xx answers get their own classes")
+	fs.StringVar(&cfg.UpstreamHeader, "upstream-header", "", "response header in which the proxy names the upstream it chose")
+	fs.Func("host", "Host header of every request", func(v string) error {
+		cfg.Headers = map[string]string{"Host": v}
+		return nil
+	})
 	fs.IntVar(&replicas, "serving-replicas", 0, "wait until the target answers from this many pods first (0: no wait)")
 	fs.IntVar(&clockPort, "clock-port", 0, "answer GET /clock with this pod's time on this port (0: no clock)")
 	if err := fs.Parse(args); err != nil {

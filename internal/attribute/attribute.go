@@ -47,6 +47,14 @@ type Input struct {
 	// ProgrammingLag is how long the data plane may lag the control plane (0:
 	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
 	ProgrammingLag time.Duration
+	// Proxy says the load went through a proxy in front of the app (check.Load.URL), which
+	// keeps its own list of pods: the proxy-propagation and proxy-no-upstream rules apply, and
+	// kube-proxy's window does not bound what it sends to a pod.
+	Proxy bool
+	// UpstreamNamed says the proxy names the upstream it chose in every answer
+	// (check.Load.UpstreamHeader): a request's Upstream maps it to a pod by the pod's address,
+	// and a proxy's own answer that names none had no upstream to send to.
+	UpstreamNamed bool
 }
 
 // Attribution is the phase one failed request is attributed to.
@@ -96,6 +104,11 @@ type Life struct {
 	// End is the app container's end.
 	End
 	Gone time.Time `json:"gone,omitzero"`
+	// IP is the pod's address (timeline.PodAddress): a proxy's named upstream maps to it.
+	IP string `json:"ip,omitempty"`
+	// LastSent is when the load sent its last request that named this pod: answered by it (the
+	// app's pod header) or, through a proxy, sent to its address (Request.Upstream).
+	LastSent time.Time `json:"lastSent,omitzero"`
 	// Front is the sidecar in front of the app (Input.Front) in this pod: its own end, from its
 	// lines and its container status; nil without one.
 	Front *Sidecar `json:"front,omitempty"`
@@ -210,6 +223,8 @@ func Lives(tl timeline.Timeline, container string) []Life {
 			setFirst(&l.Deleting, e.Time)
 		case timeline.PodGone:
 			setFirst(&l.Gone, e.Time)
+		case timeline.PodAddress:
+			l.IP = e.Detail
 		case timeline.AppEvent:
 			if container != "" && e.Container != "" && e.Container != container {
 				continue
@@ -378,13 +393,20 @@ func Attribute(in Input) Result {
 	if in.Container != "" {
 		lives = WithFront(lives, in.Timeline, in.Front)
 	}
+	named := lastSent(in.Requests, lives)
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
 	for i := range in.Requests {
 		q := &in.Requests[i]
 		if q.OK() {
 			continue
 		}
-		a := attributeOne(q, lives, in.KeepAlive, lag)
+		var a Attribution
+		if in.Proxy && in.UpstreamNamed && q.Class.IsProxy() && !isAddress(q.Upstream) {
+			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
+				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
+		} else {
+			a = attributeOne(q, named[i], lives, in.KeepAlive, in.Proxy, lag)
+		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
 		res.BySeq[a.Seq] = a.Phase
@@ -399,7 +421,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, proxy bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. A request whose connection was never
 	// made (refused, or reset while connecting: a client inside the cluster sees these, where
@@ -454,6 +476,12 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 			}
 			return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s) while the app still did and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), clock(until))}, true
 		}},
+		{timeline.PhaseProxyPropagation, func(l *Life) (match, bool) {
+			if !proxy {
+				return match{}, false
+			}
+			return proxyPropagation(l, named, t0, lag)
+		}},
 		{timeline.PhasePinnedConnection, func(l *Life) (match, bool) {
 			if !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
 				return match{}, false
@@ -488,7 +516,7 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 			if l.Created.IsZero() && l.EndpointReady.IsZero() {
 				return match{}, false
 			}
-			if q.Pod == l.Pod && (l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(StartupWindow))) {
+			if named == l.Pod && (l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(StartupWindow))) {
 				return match{l.Pod, 0, fmt.Sprintf("answered by %s before it was ready for %s", l.Pod, StartupWindow)}, true
 			}
 			if l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(-Tolerance)) || t0.After(l.EndpointReady.Add(StartupWindow)) {
@@ -501,7 +529,7 @@ func attributeOne(q *loadgen.Request, lives []Life, keepAlive bool, lag time.Dur
 		var ms []match
 		for i := range lives {
 			l := &lives[i]
-			if q.Pod != "" && l.Pod != q.Pod {
+			if named != "" && l.Pod != named {
 				continue
 			}
 			if m, ok := r.try(l); ok {

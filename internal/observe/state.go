@@ -25,6 +25,7 @@ type podState struct {
 	scheduled bool
 	ready     bool
 	deleting  bool
+	ip        string // status.podIP, once given
 	// containers by name (the pod's init containers' and containers' statuses).
 	containers map[string]containerState
 }
@@ -73,7 +74,7 @@ func containersOf(p *corev1.Pod) map[string]containerState {
 }
 
 func podStateOf(p *corev1.Pod) podState {
-	s := podState{uid: p.UID, scheduled: p.Spec.NodeName != "", deleting: p.DeletionTimestamp != nil, containers: containersOf(p)}
+	s := podState{uid: p.UID, scheduled: p.Spec.NodeName != "", deleting: p.DeletionTimestamp != nil, ip: p.Status.PodIP, containers: containersOf(p)}
 	for _, c := range p.Status.Conditions {
 		switch c.Type {
 		case corev1.PodScheduled:
@@ -96,6 +97,10 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 	o.followAppLogsLocked(pod)
 	if initial {
 		o.pods[pod.Name] = next
+		if next.ip != "" {
+			// Its address maps a proxy's named upstream to it (attribute.Life.IP).
+			o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Detail: next.ip})
+		}
 		return
 	}
 	prev, known := o.pods[pod.Name]
@@ -115,6 +120,9 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 func (o *Observer) podTransitionsLocked(now time.Time, pod *corev1.Pod, prev, next podState) {
 	if !prev.scheduled && next.scheduled {
 		o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Detail: pod.Spec.NodeName})
+	}
+	if next.ip != "" && next.ip != prev.ip {
+		o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Detail: next.ip})
 	}
 	if !prev.ready && next.ready {
 		o.recordLocked(Event{Time: now, Kind: PodReady, Pod: pod.Name})

@@ -15,6 +15,7 @@ type (
 const (
 	PodCreated      = timeline.PodCreated
 	PodScheduled    = timeline.PodScheduled
+	PodAddress      = timeline.PodAddress
 	PodReady        = timeline.PodReady
 	PodUnready      = timeline.PodUnready
 	PodDeleting     = timeline.PodDeleting

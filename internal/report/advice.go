@@ -81,6 +81,14 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case timeline.PhaseSidecarExit:
 		front, _ := cfg.FrontSidecar()
 		parts = append(parts, fmt.Sprintf("most failures (%d) came after the sidecar %s in front of the app stopped first: give it a preStop sleep ≥ %s as the app's, or make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front.Name, r.PreStop))
+	case timeline.PhaseProxyPropagation:
+		if st := ex.Propagation.ProxyStale; st > 0 {
+			parts = append(parts, fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, and it still sent to %d pods after they were gone: its list of pods is stale (a name resolved once, a cached DNS answer), which no preStop covers: make it re-resolve (a resolver with a short validity) or retry another upstream on a connection failure", n, st))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods lags the deletion by up to %s (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.Routed.Round(time.Millisecond), r.RoutedFrom, r.PreStop))
+	case timeline.PhaseProxyNoUpstream:
+		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
 	case timeline.PhasePinnedConnection:
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:

@@ -49,7 +49,10 @@ var classColors = map[loadgen.Class]string{
 	loadgen.HTTP5xxClass(504): "#393b79",
 }
 
-const color5xx = "#6baed6"
+const (
+	color5xx   = "#6baed6"
+	colorProxy = "#e7969c" // the proxy in front answered itself
+)
 
 var fallbackColors = []string{"#bcbd22", "#843c39", "#637939", "#7b4173", "#e7ba52"}
 
@@ -59,6 +62,9 @@ func classColor(c loadgen.Class) string {
 	}
 	if strings.HasPrefix(string(c), "http_5") {
 		return color5xx
+	}
+	if c.IsProxy() {
+		return colorProxy
 	}
 	h := fnv.New32a()
 	h.Write([]byte(c))
