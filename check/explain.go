@@ -72,6 +72,11 @@ type PropagationSummary struct {
 	// its list of pods was stale (a name resolved once, a cached DNS answer), and no preStop
 	// covers that.
 	ProxyStale int `json:"proxyStale,omitempty"`
+	// DNS is, per deleted pod, deletion seen → the first answer of the cluster's DNS for
+	// Load.Resolve without the pod's address, as the load pods asked it; DNSTTL is the largest
+	// TTL those answers gave: how long a client that honours it may keep a gone address.
+	DNS    Durations `json:"dns,omitzero"`
+	DNSTTL uint32    `json:"dnsTTL,omitempty"`
 }
 
 // Recommendation is "preStop sleep ≥ PreStop, terminationGracePeriodSeconds ≥ GraceSeconds"

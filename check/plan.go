@@ -145,6 +145,11 @@ type Load struct {
 	// Caddy: {rp.upstream.hostport}): it maps a request to a pod even when the pod's answer
 	// never arrived. Empty: requests are matched to pods by the app's pod header only.
 	UpstreamHeader string
+	// Resolve is a DNS name the proxy at URL resolves to find the pods (a headless Service of the
+	// app, by its short name), which the load pods ask the cluster's DNS for too, four times a
+	// second: the row then says when the DNS stopped answering with each deleted pod's address,
+	// and the TTL it gave. Load from the cluster only. Empty: not asked.
+	Resolve string
 }
 
 // Through reports whether the load goes to an address in front of the app (URL) rather than to
@@ -336,6 +341,9 @@ type Row struct {
 	// Times are what the configuration costs in time: each deleted pod's termination and each
 	// disruption's duration; nil for a row that did not run its load.
 	Times *Times `json:"times,omitempty"`
+	// DNS is what the cluster's DNS answered for Load.Resolve during the load, as the load pods
+	// asked it: the first answer and each change.
+	DNS []loadgen.DNSAnswer `json:"dns,omitempty"`
 	// StopSignalReported is the effective stop signal the runtime reported for the app's
 	// container (its status's stopSignal, ContainerStopSignals), read once the row's pods run,
 	// when the Variant set one: empty when the runtime reported none, which means it does not

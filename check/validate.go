@@ -122,6 +122,16 @@ func (p Plan) Validate() (warnings []string, err error) {
 			bad("load upstreamHeader %q: want an HTTP header name", h)
 		}
 	}
+	if r := p.Load.Resolve; r != "" {
+		switch {
+		case p.Load.URL == "":
+			bad("load resolve %q: only a proxy in front (a load url) resolves names", r)
+		case p.Load.From != LoadFromCluster:
+			bad("load resolve %q: the name is asked from a load pod; send the load from the cluster", r)
+		case !dnsName.MatchString(strings.TrimSuffix(r, ".")):
+			bad("load resolve %q: want a DNS name such as app-headless", r)
+		}
+	}
 	if m := p.Load.Method; m != "GET" && m != "POST" {
 		bad("load method %q: want GET or POST", m)
 	}
@@ -623,6 +633,9 @@ func loadService(ns string, dep *appsv1.Deployment, port, nodePort int32) *corev
 	svc.Spec.Ports = []corev1.ServicePort{sp}
 	return svc
 }
+
+// dnsName is a DNS name of labels of letters, digits and dashes.
+var dnsName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$`)
 
 // headerName is an HTTP header field name (RFC 9110's token).
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

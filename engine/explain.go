@@ -159,6 +159,34 @@ func proxyWindow(lives []attribute.Life) (w []time.Duration, stale int) {
 	return w, stale
 }
 
+// dnsWindow measures, per deleted pod with a known address, deletion → the first DNS answer
+// after it that no longer lists the address, and gives the largest TTL answered.
+func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durations, uint32) {
+	var ttl uint32
+	for _, a := range answers {
+		ttl = max(ttl, a.TTL)
+	}
+	var w []time.Duration
+	for _, l := range lives {
+		if l.Deleting.IsZero() || l.IP == "" {
+			continue
+		}
+		listed := false
+		for _, a := range answers {
+			if a.Time.Before(l.Deleting) {
+				listed = a.Has(l.IP)
+				continue
+			}
+			if listed && !a.Has(l.IP) {
+				w = append(w, a.Time.Sub(l.Deleting))
+				break
+			}
+			listed = listed || a.Has(l.IP)
+		}
+	}
+	return check.Summarize(w), ttl
+}
+
 // recommend applies the formula of check.Recommendation; nil when no deleted pod was seen leaving
 // the Service.
 func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {

@@ -138,3 +138,22 @@ func TestPID1Note(t *testing.T) {
 		t.Errorf("unheard = %d, want 1 (deaf)", n)
 	}
 }
+
+func TestDNSWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	answers := []loadgen.DNSAnswer{
+		{Time: ms(-5000), Addrs: []string{"10.244.0.5", "10.244.0.6"}, TTL: 30},
+		{Time: ms(750), Addrs: []string{"10.244.0.6"}, TTL: 30},
+		{Time: ms(4000), Addrs: []string{"10.244.0.6", "10.244.0.9"}, TTL: 5},
+	}
+	lives := []attribute.Life{
+		{Pod: "a", IP: "10.244.0.5", Deleting: t0},
+		{Pod: "b", IP: "10.244.0.6"},               // not deleted
+		{Pod: "c", IP: "10.244.0.7", Deleting: t0}, // never in the answers: nothing to measure
+	}
+	w, ttl := dnsWindow(answers, lives)
+	if w.N != 1 || w.Max != 750*time.Millisecond || ttl != 30 {
+		t.Fatalf("window %+v ttl %d: want one pod, 750ms, TTL 30", w, ttl)
+	}
+}

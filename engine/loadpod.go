@@ -66,6 +66,9 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	if cfg.Proxy {
 		args = append(args, "--proxy", "--upstream-header="+cfg.UpstreamHeader)
 	}
+	if cfg.Resolve != "" {
+		args = append(args, "--resolve="+cfg.Resolve)
+	}
 	if h := cfg.Headers["Host"]; h != "" {
 		args = append(args, "--host="+h)
 	}

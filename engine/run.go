@@ -430,7 +430,7 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 	l := r.p.Load
 	cfg.PodHeader = r.p.App.PodHeader
 	if l.Through() {
-		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote = true, l.UpstreamHeader, true
+		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote, cfg.Resolve = true, l.UpstreamHeader, true, l.Resolve
 		if l.Host != "" {
 			cfg.Headers = map[string]string{"Host": l.Host}
 		}
@@ -443,6 +443,7 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp kubeProxyNumbers, container string) error {
 	p, row, res := r.p, r.row, d.res
 	row.Summary = res.Summary()
+	row.DNS = res.DNS
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
 	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(),
 		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != ""}
@@ -460,6 +461,9 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		}
 	}
 	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
+	if len(res.DNS) > 0 && row.Explanation != nil {
+		row.Explanation.Propagation.DNS, row.Explanation.Propagation.DNSTTL = dnsWindow(res.DNS, attr.Lives)
+	}
 	if sig := row.Config.StopSignal; sig != "" && row.StopSignalReported != sig && row.Explanation != nil && row.Explanation.Recommendation != nil {
 		rec := row.Explanation.Recommendation
 		rec.Advice += fmt.Sprintf("; the pod asks for stop signal %s, but the runtime (%s) reported %q as the effective one: it does not take lifecycle.stopSignal and sent the image's STOPSIGNAL or SIGTERM; put STOPSIGNAL %s in the image, or run a runtime that supports the field",

@@ -39,6 +39,8 @@ type Attack struct {
 	endReason EndReason
 	ctxErr    error
 
+	dns *dnsLog // Config.Resolve's answers; nil without
+
 	done   chan struct{}
 	run    run // as finish judged it, for Serve's end line
 	result *Result
@@ -50,12 +52,12 @@ type Attack struct {
 // or ctx ends, whichever comes first; then it waits for in-flight requests
 // (at most cfg.Timeout) and builds its Result.
 func Start(ctx context.Context, cfg Config) (*Attack, error) {
-	return start(ctx, cfg, nil)
+	return start(ctx, cfg, nil, nil)
 }
 
 // start is Start with a hook called with each request as it completes, on the one goroutine
 // that records them (Serve streams them).
-func start(ctx context.Context, cfg Config, onRequest func(Request)) (*Attack, error) {
+func start(ctx context.Context, cfg Config, onRequest func(Request), onDNS func(DNSAnswer)) (*Attack, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("starting load attack: %w", err)
@@ -106,10 +108,30 @@ func start(ctx context.Context, cfg Config, onRequest func(Request)) (*Attack, e
 	results := a.attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)
 	stopOnCancel := context.AfterFunc(ctx, func() { a.stop(EndCanceled, context.Cause(ctx)) })
 
+	// The DNS watch runs while the requests do and ends with them (or with ctx).
+	dnsCancel, dnsDone := func() {}, make(chan struct{})
+	close(dnsDone)
+	if cfg.Resolve != "" {
+		a.dns = &dnsLog{}
+		var dctx context.Context
+		dctx, dnsCancel = context.WithCancel(ctx)
+		dnsDone = make(chan struct{})
+		go func() {
+			defer close(dnsDone)
+			dnsWatch(dctx, cfg.Resolve, func(d DNSAnswer) {
+				a.dns.add(d)
+				if onDNS != nil {
+					onDNS(d)
+				}
+			})
+		}()
+	}
 	go func() {
 		for r := range results {
 			rec.add(r)
 		}
+		dnsCancel()
+		<-dnsDone
 		stopOnCancel()
 		tr.CloseIdleConnections()
 		a.finish(rec.reqs)
@@ -168,6 +190,9 @@ func (a *Attack) finish(reqs []Request) {
 	}
 	a.run = rn
 	a.result = aggregate(a.cfg, rn, reqs)
+	if a.dns != nil {
+		a.result.DNS = a.dns.all()
+	}
 	if rn.endReason == EndCanceled {
 		a.err = fmt.Errorf("load attack on %s ended early: %w", a.cfg.Target, ctxErr)
 	}

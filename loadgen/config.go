@@ -10,6 +10,7 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 const (
@@ -92,6 +93,11 @@ type Config struct {
 	// proxy's own (ProxyClass) and Result.ProxyTold is set. Where no answer carries PodHeader
 	// the two cannot be told apart and 5xx answers keep their HTTP5xxClass.
 	Proxy bool `json:"proxy,omitempty"`
+	// Resolve is a DNS name (a headless Service the proxy in front resolves) that the attack
+	// asks the DNS server of its resolv.conf for, every ResolveEvery while it runs, from where it
+	// runs (a load pod): Result.DNS holds each change of the answer, with its TTL. A name without
+	// a dot gets resolv.conf's first search domain (the load pod's namespace). Empty: none.
+	Resolve string `json:"resolve,omitempty"`
 	// AllowRemote permits a target whose host is not a loopback address.
 	AllowRemote bool `json:"allowRemote,omitempty"`
 }
@@ -136,6 +142,11 @@ func (c Config) Validate() error {
 	}
 	if c.Method != "" && !isToken(c.Method) {
 		bad("method %q is not a valid HTTP method", c.Method)
+	}
+	if c.Resolve != "" {
+		if _, err := dnsmessage.NewName(strings.TrimSuffix(c.Resolve, ".") + "."); err != nil || strings.ContainsAny(c.Resolve, " /:") {
+			bad("resolve %q is not a DNS name", c.Resolve)
+		}
 	}
 	if c.UpstreamHeader != "" && !isToken(c.UpstreamHeader) {
 		bad("upstream header %q is not a valid HTTP header name", c.UpstreamHeader)

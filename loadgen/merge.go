@@ -53,5 +53,12 @@ func Merge(cfg Config, results ...*Result) (*Result, error) {
 	for i := range reqs {
 		reqs[i].Seq = uint64(i)
 	}
-	return aggregate(cfg, rn, reqs), nil
+	out := aggregate(cfg, rn, reqs)
+	for _, r := range results {
+		if len(r.DNS) > 0 { // every pod asked the same server: the first one's answers stand
+			out.DNS = r.DNS
+			break
+		}
+	}
+	return out, nil
 }

@@ -162,6 +162,9 @@ type Result struct {
 	// named their pod, so that the proxy's own 5xx answers (ProxyClass) could be told from the
 	// app's. False through a proxy: every 5xx kept its HTTP5xxClass, whoever gave it.
 	ProxyTold bool `json:"proxyTold,omitempty"`
+	// DNS is what the DNS server answered for Config.Resolve while the attack ran: the first
+	// answer and each change. Empty without Resolve.
+	DNS []DNSAnswer `json:"dns,omitempty"`
 	// TransparentRetry is true when keep-alive was on and the requests were
 	// replayable (e.g. GET): Go's http.Transport then silently retried
 	// requests whose reused connection the server had closed, hiding that

@@ -21,8 +21,10 @@ type streamLine struct {
 	Req   *Request     `json:"req,omitempty"`
 	// Sent is the attack's count of requests sent so far, written every progressEvery: with
 	// slow requests nothing completes for seconds, and the reader must still see the load run.
-	Sent *int64     `json:"sent,omitempty"`
-	End  *streamEnd `json:"end,omitempty"`
+	Sent *int64 `json:"sent,omitempty"`
+	// DNS is one change of the answer for Config.Resolve.
+	DNS *DNSAnswer `json:"dns,omitempty"`
+	End *streamEnd `json:"end,omitempty"`
 }
 
 // progressEvery is how often Serve writes the count of requests sent.
@@ -63,7 +65,8 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 	}
 	// The attack's own context never ends early: ctx's end is a Stop, so that the end reason
 	// says the caller stopped it and the requests in flight are kept.
-	atk, err := start(context.WithoutCancel(ctx), cfg, func(q Request) { write(streamLine{Req: &q}) })
+	atk, err := start(context.WithoutCancel(ctx), cfg, func(q Request) { write(streamLine{Req: &q}) },
+		func(d DNSAnswer) { write(streamLine{DNS: &d}) })
 	if err != nil {
 		return err
 	}
@@ -145,6 +148,7 @@ func (rm *Remote) read(r io.Reader) {
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var start *streamStart
 	var reqs []Request
+	var dns []DNSAnswer
 	n := 0
 	for sc.Scan() {
 		n++
@@ -159,6 +163,8 @@ func (rm *Remote) read(r io.Reader) {
 			markStarted()
 		case l.Sent != nil:
 			rm.reportedSent.Store(*l.Sent)
+		case l.DNS != nil:
+			dns = append(dns, *l.DNS)
 		case l.Req != nil:
 			reqs = append(reqs, *l.Req)
 			rm.sent.Add(1)
@@ -174,6 +180,7 @@ func (rm *Remote) read(r io.Reader) {
 			}
 			rm.result = aggregate(start.Config, run{started: start.Started, ended: l.End.Ended, stopAt: l.End.StopAt,
 				endReason: l.End.EndReason}, reqs)
+			rm.result.DNS = dns
 			if l.End.Error != "" {
 				rm.err = errors.New(l.End.Error)
 			}

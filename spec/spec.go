@@ -107,6 +107,10 @@ type LoadSettings struct {
 	// UpstreamHeader is the response header in which the proxy at url names the pod address it
 	// sent each request to (nginx: add_header X-Upstream $upstream_addr always); needs url.
 	UpstreamHeader string `json:"upstreamHeader,omitempty"`
+	// Resolve is the DNS name the proxy at url resolves to find your pods (a headless Service),
+	// which the load pods ask the cluster's DNS for too: the report gives when the DNS stopped
+	// answering with each deleted pod's address, and its TTL. Needs url and from: cluster.
+	Resolve string `json:"resolve,omitempty"`
 }
 
 // ClusterSettings name an existing cluster: rollcheck creates no cluster on it, loads no image
@@ -466,7 +470,7 @@ func (c *Check) objects() ([]check.Object, error) {
 
 func (l LoadSettings) engine() (check.Load, error) {
 	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods,
-		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader}
+		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader, Resolve: l.Resolve}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)

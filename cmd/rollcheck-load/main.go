@@ -5,7 +5,7 @@
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
-//	               [--proxy] [--upstream-header X-Upstream] [--host HOST]
+//	               [--proxy] [--upstream-header X-Upstream] [--host HOST] [--resolve NAME]
 //	               [--serving-replicas N] [--clock-port P]
 //
 // With --clock-port P it also answers GET /clock on port P with its clock's time (RFC 3339,
@@ -111,6 +111,7 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
 	fs.BoolVar(&cfg.Proxy, "proxy", false, "the target is a proxy in front of the app: its own 5xx answers get their own classes")
 	fs.StringVar(&cfg.UpstreamHeader, "upstream-header", "", "response header in which the proxy names the upstream it chose")
+	fs.StringVar(&cfg.Resolve, "resolve", "", "a DNS name to ask the cluster's DNS for every 250 ms while the load runs (a headless Service)")
 	fs.Func("host", "Host header of every request", func(v string) error {
 		cfg.Headers = map[string]string{"Host": v}
 		return nil

@@ -22,16 +22,19 @@ func writeProxy(p func(string, ...any), rows []Row) {
 		return
 	}
 	p("\n## Through a proxy\n\n")
-	p("The load went to an address in front of the app. A failure is the proxy's own when it answered 5xx without the app's pod header (the app names its pod in its answers); the proxy's window is deletion → the last request it sent to the deleted pod.\n\n")
-	p("| scenario | via | proxy's own | app's and transport | phases | proxy's window | stale pods | status |\n")
-	p("|---|---|---|---|---|---|---|---|\n")
+	p("The load went to an address in front of the app. A failure is the proxy's own when it answered 5xx without the app's pod header (the app names its pod in its answers); the proxy's window is deletion → the last request it sent to the deleted pod; stale pods are those it still sent to after they were gone; the DNS window is deletion → the first answer of the cluster's DNS without the pod's address (asked by the load pods every 250 ms), with the TTL it gave.\n\n")
+	p("| scenario | via | proxy's own | app's and transport | phases | proxy's window | stale pods | DNS window · TTL | status |\n")
+	p("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range through {
 		own, app := ProxyClasses(r)
-		window, stale, phases := "—", "—", "—"
+		window, stale, phases, dns := "—", "—", "—", "—"
 		if ex := r.Explanation; ex != nil {
 			window = durationsCell(ex.Propagation.Proxy)
 			stale = fmt.Sprint(ex.Propagation.ProxyStale)
 			phases = phaseList(ex.Phases)
+			if len(r.DNS) > 0 {
+				dns = fmt.Sprintf("%s · TTL %ds", durationsCell(ex.Propagation.DNS), ex.Propagation.DNSTTL)
+			}
 		}
 		if !r.Summary.ProxyTold && r.Summary.Failed > 0 {
 			own = "not told (the app named no pod)"
@@ -41,7 +44,7 @@ func writeProxy(p func(string, ...any), rows []Row) {
 		if r.Config.LoadHost != "" {
 			via += " (Host " + r.Config.LoadHost + ")"
 		}
-		cols := []string{c.Scenario, via, own, app, phases, window, stale, string(r.Verdict.Status)}
+		cols := []string{c.Scenario, via, own, app, phases, window, stale, dns, string(r.Verdict.Status)}
 		for i := range cols {
 			cols[i] = mdEscape(cols[i])
 		}
