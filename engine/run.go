@@ -445,7 +445,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	row.Summary = res.Summary()
 	row.DNS = res.DNS
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(),
+	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(), FrontSpec: frontSpec(row.Config),
 		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != ""}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
@@ -489,6 +489,18 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	}
 	r.progress(StepDone, 0, d.atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
+}
+
+// frontSpec is what the applied spec of the sidecar in front says of when it gets SIGTERM, for
+// the attribution of a sidecar that writes no lines: nothing without one, or for a classic one
+// whose preStop has no length known without running it.
+func frontSpec(c check.Applied) attribute.FrontSpec {
+	sc, ok := c.FrontSidecar()
+	if !ok {
+		return attribute.FrontSpec{}
+	}
+	pre, known := sc.PreStop.Duration()
+	return attribute.FrontSpec{Known: known || sc.Native, Native: sc.Native, PreStop: pre}
 }
 
 // connect returns the clients a row talks to the cluster with. A variable, so that the engine's

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -89,5 +90,29 @@ func TestWindowsCountRequestsInFlight(t *testing.T) {
 	got := windows(recs, reqs, nil)[0]
 	if got.Requests != 2 || got.Failed != 1 || got.Failures[loadgen.ClassEOF] != 1 {
 		t.Errorf("window = %d requests, %d failed (%v); want the cut slow request and the one sent during it", got.Requests, got.Failed, got.Failures)
+	}
+}
+
+// The attribution reads a quiet sidecar's SIGTERM from the applied spec of the one in front: its
+// preStop's length when known, native or not; nothing for a preStop of unknown length or none in
+// front.
+func TestFrontSpec(t *testing.T) {
+	front := func(native bool, pre check.PreStop) check.Applied {
+		return check.Applied{Sidecars: []check.Sidecar{{Name: "log", PreStop: check.PreStop{Exec: []string{"sh", "-c", "flush"}}}, {Name: "proxy", Native: native, Front: true, PreStop: pre}}}
+	}
+	for _, c := range []struct {
+		cfg  check.Applied
+		want attribute.FrontSpec
+	}{
+		{check.Applied{}, attribute.FrontSpec{}},
+		{front(false, check.PreStop{None: true}), attribute.FrontSpec{Known: true}},
+		{front(false, check.PreStop{HTTPGet: "/prestop?sleep=5s"}), attribute.FrontSpec{Known: true, PreStop: 5 * time.Second}},
+		{front(false, check.PreStop{Exec: []string{"/drain.sh"}}), attribute.FrontSpec{}},
+		{front(true, check.PreStop{Exec: []string{"/drain.sh"}}), attribute.FrontSpec{Known: true, Native: true}},
+		{front(true, check.PreStop{Sleep: 3 * time.Second}), attribute.FrontSpec{Known: true, Native: true, PreStop: 3 * time.Second}},
+	} {
+		if got := frontSpec(c.cfg); got != c.want {
+			t.Errorf("%v: %+v, want %+v", c.cfg.Sidecars, got, c.want)
+		}
 	}
 }

@@ -6,7 +6,8 @@ import "github.com/rollcheck/rollcheck/internal/knobs"
 // then by RowLabels, the table's Serial rule and each row's Also, with load from both paths and
 // from the host only (from the cluster only, the specs were those of both with load-cluster):
 // its name, its labels in order, whether it ran alone, and its Also as alsoPrint gives it. Each
-// of these specs must stay as it is (TestSpecsAsPinned); a row added later adds specs.
+// of these specs must stay as it is (TestSpecsAsPinned); a row added later adds specs, pinned
+// here as it was added (sidecar-classic-quiet).
 var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 	knobs.LoadBoth: {
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster negative-control", false, ""},
@@ -40,6 +41,7 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"stopsignal-image: preStop=sleep:5s sigterm=drain/SIGQUIT@stopsignal grace=20s req=5s keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster stop-signal", false, "heardSIGTERM ok err ok"},
 		{"stopsignal-missing: preStop=sleep:5s sigterm=drain/SIGQUIT grace=20s req=5s keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster stop-signal negative-control", false, "diedAtSIGTERM err err err"},
 		{"sidecar-classic: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=none) keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster sidecar negative-control", false, "sidecarOrder err ok err"},
+		{"sidecar-classic-quiet: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=none) keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster sidecar negative-control", false, "quietSidecar err ok err"},
 		{"sidecar-classic-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err err"},
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
@@ -75,6 +77,7 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"stopsignal-image: preStop=sleep:5s sigterm=drain/SIGQUIT@stopsignal grace=20s req=5s keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host stop-signal", true, "heardSIGTERM ok err ok"},
 		{"stopsignal-missing: preStop=sleep:5s sigterm=drain/SIGQUIT grace=20s req=5s keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host stop-signal negative-control", true, "diedAtSIGTERM err err err"},
 		{"sidecar-classic: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=none) keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host sidecar negative-control", true, "sidecarOrder err ok err"},
+		{"sidecar-classic-quiet: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=none) keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host sidecar negative-control", true, "quietSidecar err ok err"},
 		{"sidecar-classic-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(classic,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err err"},
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},

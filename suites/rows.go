@@ -272,6 +272,12 @@ func sidecar(name string, native bool, pre time.Duration) scenario.Scenario {
 	return s
 }
 
+// quiet is s with its proxy's lifecycle lines off.
+func quiet(s scenario.Scenario) scenario.Scenario {
+	s.App.Proxy.Quiet = true
+	return s
+}
+
 // GoneThroughSidecar are the classes of requests to a pod whose proxy exited: new connections
 // refused (or black-holed: timeout) and requests it carried cut (EOF, reset).
 var GoneThroughSidecar = []loadgen.Class{loadgen.ClassRefused, loadgen.ClassTimeout, loadgen.ClassEOF, loadgen.ClassReset}
@@ -305,14 +311,40 @@ func sidecarOrder(native bool) func(*check.Row) error {
 	}
 }
 
+// quietSidecar checks the row of a classic proxy without preStop that writes no lines: no pod's
+// proxy said anything of its end (else the row measures a speaking one), each exited before the
+// app (sidecarOrder), and the advice, given failures it calls sidecar-exit, names the proxy's own
+// preStop or making it native, never the app's preStop the row already has.
+func quietSidecar(row *check.Row) error {
+	if row.Times != nil {
+		for _, x := range row.Times.Terminations {
+			if f := x.Front; f != nil && (f.SIGTERM != 0 || f.PreStop != 0) {
+				return fmt.Errorf("pod %s: the sidecar %s wrote its lines (SIGTERM %s, preStop %s after deletion): want a proxy that writes none", x.Pod, f.Container, f.SIGTERM, f.PreStop)
+			}
+		}
+	}
+	if err := sidecarOrder(false)(row); err != nil {
+		return err
+	}
+	if ex := row.Explanation; ex != nil && ex.Recommendation != nil && ex.Phases[timeline.PhaseSidecarExit] > 0 {
+		if a := ex.Recommendation.Advice; !strings.Contains(a, "give it a preStop sleep") || !strings.Contains(a, "native sidecar") || strings.Contains(a, "set preStop sleep") {
+			return fmt.Errorf("the advice does not name the sidecar's own preStop or a native sidecar as the fix: %q", a)
+		}
+	}
+	return nil
+}
+
 // SidecarRows are the sidecar rows: the same app behind a proxy sidecar, classic and native,
-// with and without a preStop on the proxy.
+// with and without a preStop on the proxy, and a classic one that writes no lines.
 func SidecarRows() []Row {
 	d := check.RolloutRestart
 	return []Row{
 		{Scenario: under(sidecar("sidecar-classic", false, 0), d, check.Failures(GoneThroughSidecar...).ByPhase(timeline.PhaseSidecarExit),
 			"negative control: a classic sidecar gets SIGTERM with the app; the proxy in front has no preStop and exits at once, while the app sits in its 5 s preStop and kube-proxy still routes to the pod: the connections it refuses and the requests it cut are the sidecar's (sidecar-exit), not the app's"),
 			Labels: []string{LabelSidecar, LabelNegativeControl}, Also: sidecarOrder(false)},
+		{Scenario: under(quiet(sidecar("sidecar-classic-quiet", false, 0)), d, check.Failures(GoneThroughSidecar...).ByPhase(timeline.PhaseSidecarExit),
+			"negative control: sidecar-classic with a proxy that writes no lifecycle lines, as most proxies: only its spec (no preStop: SIGTERM at the deletion) and its container status (its exit, to the second) say when it stopped; the connections it refuses while the app sits in its 5 s preStop are still the sidecar's (sidecar-exit), not propagation"),
+			Labels: []string{LabelSidecar, LabelNegativeControl}, Also: quietSidecar},
 		{Scenario: under(sidecar("sidecar-classic-prestop", false, 5*time.Second), d, check.Zero(),
 			"the classic proxy gets its own 5 s preStop sleep: it outlasts endpoint propagation as the app's does, so it exits only once no new connection comes"),
 			Labels: []string{LabelSidecar}, Also: sidecarOrder(false)},

@@ -44,6 +44,9 @@ type Input struct {
 	// Container): its own exit and lines make Life.Front, and the sidecar-exit rule. Empty:
 	// none. Ignored without Container.
 	Front string
+	// FrontSpec is what Front's spec says of when the kubelet sends it SIGTERM: the moment the
+	// sidecar-exit rule starts from in a pod where Front writes no lines. Zero: not known.
+	FrontSpec FrontSpec
 	// ProgrammingLag is how long the data plane may lag the control plane (0:
 	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
 	ProgrammingLag time.Duration
@@ -55,6 +58,21 @@ type Input struct {
 	// (check.Load.UpstreamHeader): a request's Upstream maps it to a pod by the pod's address,
 	// and a proxy's own answer that names none had no upstream to send to.
 	UpstreamNamed bool
+}
+
+// FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
+// (pkg/kubelet runs each container's preStop on its own, then stops that container): a classic
+// sidecar when its own preStop ends, the deletion + PreStop (at most the pod's grace period); a
+// native one (an init container with restartPolicy Always) only once the app's containers
+// exited. The zero value says nothing.
+type FrontSpec struct {
+	// Known: the spec gives the moment (a classic sidecar whose preStop has a known length: a
+	// native sleep, a sleep command, none; or a native sidecar).
+	Known bool
+	// Native: an init container with restartPolicy Always.
+	Native bool
+	// PreStop is the length of its own preStop (0: none).
+	PreStop time.Duration
 }
 
 // Attribution is the phase one failed request is attributed to.
@@ -147,6 +165,27 @@ func (e *End) ExitWindow() time.Duration {
 type Sidecar struct {
 	Container string `json:"container"`
 	End
+	// SpecSIGTERM is when its spec says the kubelet sent it SIGTERM (Input.FrontSpec), in a pod
+	// where it wrote no line of its end (a sidecar that writes none); SpecWhy says how the spec
+	// gives it. Zero when its lines tell, or the spec does not.
+	SpecSIGTERM time.Time `json:"specSigterm,omitzero"`
+	SpecWhy     string    `json:"specWhy,omitempty"`
+}
+
+// quiet tells whether the sidecar wrote no line of its end: no preStop, SIGTERM, listener or
+// exiting line.
+func (s *Sidecar) quiet() bool {
+	return s.PreStop.IsZero() && s.SIGTERM.IsZero() && s.ListenerClosed.IsZero() && !s.ExitExact
+}
+
+// quietStop is when a sidecar that writes no lines is taken to have stopped accepting: at its
+// SIGTERM as its spec gives it, unless its container status says it had exited before then (the
+// start of its exit window); and how that is known.
+func (s *Sidecar) quietStop() (time.Time, string) {
+	if !s.ExitBy.IsZero() && s.ExitBy.Before(s.SpecSIGTERM.Add(-Tolerance)) {
+		return s.ExitFrom, fmt.Sprintf("its exit window (container status), before the SIGTERM its spec gives at %s; it writes no lines", clock(s.SpecSIGTERM))
+	}
+	return s.SpecSIGTERM, s.SpecWhy
 }
 
 // stopped is the first moment the sidecar may no longer have accepted: its listener's line, or
@@ -171,6 +210,56 @@ func WithFront(lives []Life, tl timeline.Timeline, front string) []Life {
 		}
 	}
 	return lives
+}
+
+// withFrontSpec gives the front sidecar of each deleted pod where it wrote no line of its end
+// its SIGTERM as spec says (Sidecar.SpecSIGTERM), adding the sidecar to a pod where nothing of
+// it was seen. graces are the pods' deletion grace periods, as far as known.
+func withFrontSpec(lives []Life, front string, spec FrontSpec, graces map[string]time.Duration) []Life {
+	if front == "" || !spec.Known {
+		return lives
+	}
+	for i := range lives {
+		l := &lives[i]
+		if l.Deleting.IsZero() || (l.Front != nil && !l.Front.quiet()) {
+			continue
+		}
+		g, ok := graces[l.Pod]
+		at, why := spec.sigterm(l, g, ok)
+		if at.IsZero() {
+			continue
+		}
+		if l.Front == nil {
+			l.Front = &Sidecar{Container: front}
+		}
+		l.Front.SpecSIGTERM, l.Front.SpecWhy = at, why+"; it writes no lines"
+	}
+	return lives
+}
+
+// sigterm is when the kubelet sends the sidecar SIGTERM in pod l, by the spec, and how the spec
+// says so; zero when it cannot tell (a native sidecar in a pod whose app was not seen exiting).
+// grace is the pod's deletion grace period, when known: the preStop gets at most that (a forced
+// delete's grace of 0 gives it 1 s).
+func (sp FrontSpec) sigterm(l *Life, grace time.Duration, graceKnown bool) (time.Time, string) {
+	pre, why := sp.PreStop, "no preStop"
+	if pre > 0 {
+		why = fmt.Sprintf("after its %s preStop", pre)
+	}
+	if g := max(grace, time.Second); graceKnown && pre > g {
+		pre, why = g, fmt.Sprintf("its %s preStop cut at the grace period's %s", sp.PreStop, g)
+	}
+	at := l.Deleting.Add(pre)
+	if sp.Native {
+		if l.ExitFrom.IsZero() {
+			return time.Time{}, ""
+		}
+		if l.ExitFrom.After(at) {
+			at = l.ExitFrom
+		}
+		why = "native, once the app exited (" + why + ")"
+	}
+	return at, "SIGTERM from its spec: " + why
 }
 
 // notAccepting is the first moment the pod is known to refuse new connections: its listener
@@ -311,6 +400,24 @@ func Lives(tl timeline.Timeline, container string) []Life {
 	return out
 }
 
+// deletionGraces are the pods' deletion grace periods, from their deletion events ("grace=30s").
+func deletionGraces(tl timeline.Timeline) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, e := range tl.Events {
+		if e.Kind != timeline.PodDeleting || e.Pod == "" {
+			continue
+		}
+		if v, ok := strings.CutPrefix(e.Detail, "grace="); ok {
+			if g, err := time.ParseDuration(v); err == nil {
+				if _, seen := out[e.Pod]; !seen {
+					out[e.Pod] = g
+				}
+			}
+		}
+	}
+	return out
+}
+
 // narrowExit intersects the exit window with [from, by]; when they do not overlap (clocks
 // disagree), the window already known stays.
 func (e *End) narrowExit(from, by time.Time) {
@@ -372,6 +479,16 @@ func earliest(ts ...time.Time) time.Time {
 //     before the app did: the request was in flight through it when it exited (as
 //     in-flight-cut), or was sent after it stopped until the pod stopped being routed plus the
 //     programming lag (as propagation). Attributed to that container.
+//     A sidecar that wrote no line of its end in the pod (one that writes none), whose SIGTERM
+//     its spec gives (Input.FrontSpec: a classic one at the deletion + its own preStop, at most
+//     the grace period; a native one once the app exited), is assumed to stop accepting at that
+//     SIGTERM, or at the start of its exit window (container status, to the second) if that
+//     ended before it: nothing it writes can say otherwise, and it owns the port, so a
+//     connection refused, reset or closed (EOF) while the app behind it still accepted is its.
+//     The request was in flight through it (sent before that moment, failed from it and within
+//     its exit window), or was sent after that moment, refused, reset or EOF, before the app
+//     stopped accepting (its lines; without them the start of its exit window) and while the
+//     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
 //     and failed (not by timing out) between the pod's deletion and its end: only a connection
 //     opened earlier can have carried it there.
@@ -392,6 +509,7 @@ func Attribute(in Input) Result {
 	lives := Lives(in.Timeline, in.Container)
 	if in.Container != "" {
 		lives = WithFront(lives, in.Timeline, in.Front)
+		lives = withFrontSpec(lives, in.Front, in.FrontSpec, deletionGraces(in.Timeline))
 	}
 	named := lastSent(in.Requests, lives)
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
@@ -452,6 +570,9 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			if f == nil || l.Deleting.IsZero() {
 				return match{}, false
 			}
+			if !f.SpecSIGTERM.IsZero() {
+				return quietSidecarExit(q, l, cut, lag)
+			}
 			stop := f.stopped()
 			// Only a sidecar that went first: once the app no longer accepts, its own phases say why.
 			if stop.IsZero() || stop.Before(l.Deleting.Add(-Tolerance)) {
@@ -463,14 +584,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			if cut && !f.ExitBy.IsZero() && t0.Before(f.ExitFrom) && !t1.Before(f.ExitFrom.Add(-Tolerance)) && !t1.After(f.ExitBy.Add(Tolerance)) {
 				return match{l.Pod, absDur(t1.Sub(f.ExitBy)), fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy))}, true
 			}
-			until := l.Routed
-			if until.IsZero() {
-				until = l.Gone
-			}
-			if until.IsZero() {
-				until = stop
-			}
-			until = until.Add(lag)
+			until := l.routableUntil(stop, lag)
 			if t0.Before(stop.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
 				return match{}, false
 			}
@@ -499,14 +613,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			if from.IsZero() {
 				from, what = l.Deleting, "deleted"
 			}
-			until := l.Routed
-			if until.IsZero() {
-				until = l.Gone
-			}
-			if until.IsZero() {
-				until = from // not seen leaving the Service: only the lag
-			}
-			until = until.Add(lag)
+			until := l.routableUntil(from, lag)
 			if t0.Before(from.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
 				return match{}, false
 			}
@@ -557,6 +664,58 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 		return Attribution{Seq: q.Seq, Phase: timeline.PhaseSteady, Why: "no pod was terminating or starting within 2 s"}
 	}
 	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
+}
+
+// routableUntil is until when the data plane could still route new connections to the pod: the
+// moment it stopped being routed (or, not seen, its removal; neither seen, from: only the lag)
+// plus the programming lag.
+func (l *Life) routableUntil(from time.Time, lag time.Duration) time.Time {
+	until := l.Routed
+	if until.IsZero() {
+		until = l.Gone
+	}
+	if until.IsZero() {
+		until = from
+	}
+	return until.Add(lag)
+}
+
+// quietSidecarExit is the sidecar-exit rule for a front sidecar that wrote no line of its end
+// in l, whose SIGTERM its spec gives (Sidecar.SpecSIGTERM); see Attribute.
+func quietSidecarExit(q *loadgen.Request, l *Life, cut bool, lag time.Duration) (match, bool) {
+	f := l.Front
+	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
+	stop, how := f.quietStop()
+	if stop.Before(l.Deleting.Add(-Tolerance)) {
+		return match{}, false
+	}
+	// Only a sidecar that went first. The app stopped accepting when its lines say; without
+	// them it ran, and is taken to have accepted, until its exit window.
+	app := l.notAccepting()
+	if app.IsZero() {
+		app = l.ExitFrom
+	}
+	if !app.IsZero() && !stop.Before(app) {
+		return match{}, false
+	}
+	if cut && !f.ExitBy.IsZero() && t0.Before(stop) && !t1.Before(stop.Add(-Tolerance)) && !t1.Before(f.ExitFrom.Add(-Tolerance)) && !t1.After(f.ExitBy.Add(Tolerance)) {
+		return match{l.Pod, absDur(t1.Sub(f.ExitBy)), fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s; stopped accepting at %s, %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy), clock(stop), how)}, true
+	}
+	// Refused, reset or EOF while the app still accepted: nothing else in the pod owns the port.
+	switch q.Class {
+	case loadgen.ClassRefused, loadgen.ClassReset, loadgen.ClassEOF:
+	default:
+		return match{}, false
+	}
+	until := l.routableUntil(stop, lag)
+	if t0.Before(stop.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) || (!app.IsZero() && !t0.Before(app)) {
+		return match{}, false
+	}
+	still := "while the app still accepted"
+	if !app.IsZero() {
+		still += " (until " + clock(app) + ")"
+	}
+	return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s, %s) %s and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), how, still, clock(until))}, true
 }
 
 // inFlightAtExit: sent before the exit window (and before the listener closed, when the app

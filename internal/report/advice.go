@@ -73,20 +73,24 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 			parts = append(parts, "no failure in this run, but the measured propagation leaves no margin")
 		}
 	case timeline.PhasePropagation:
-		parts = append(parts, fmt.Sprintf("most failures (%d) are propagation: set preStop sleep ≥ %s", n, r.PreStop))
+		if known && pre+own >= r.PreStop {
+			// More of the same would change nothing: say what the limit was instead.
+			parts = append(parts, fmt.Sprintf("most failures (%d) are propagation, but the app's preStop %s already meets the %s recommended: it was not the limit; %s", n, pre, r.PreStop, propagationLimit(r, ex, cfg, times, pre)))
+		} else {
+			parts = append(parts, fmt.Sprintf("most failures (%d) are propagation: set preStop sleep ≥ %s", n, r.PreStop))
+		}
 	case timeline.PhaseSIGKILL:
-		parts = append(parts, fmt.Sprintf("most failures (%d) were cut by SIGKILL: set terminationGracePeriodSeconds ≥ %d (preStop %s + requests up to %s + 2 s)", n, r.GraceSeconds, r.PreStop, ex.RequestP99.Round(time.Millisecond)))
+		if cfg.GraceSeconds >= r.GraceSeconds {
+			parts = append(parts, fmt.Sprintf("most failures (%d) were cut by SIGKILL, though the grace period %ds already meets the %ds recommended (preStop %s + requests up to %s + 2 s): the pods did not exit within it, so the app does not stop on SIGTERM (or never hears it), or it drains for longer than its requests' p99 (the longest took %s)", n, cfg.GraceSeconds, r.GraceSeconds, r.PreStop, ex.RequestP99.Round(time.Millisecond), ex.RequestMax.Round(time.Millisecond)))
+		} else {
+			parts = append(parts, fmt.Sprintf("most failures (%d) were cut by SIGKILL: set terminationGracePeriodSeconds ≥ %d (preStop %s + requests up to %s + 2 s)", n, r.GraceSeconds, r.PreStop, ex.RequestP99.Round(time.Millisecond)))
+		}
 	case timeline.PhaseInFlightCut:
 		parts = append(parts, fmt.Sprintf("most failures (%d) were in flight when the app exited: drain on SIGTERM (finish in-flight requests, e.g. http.Server.Shutdown) instead of exiting", n))
 	case timeline.PhaseSidecarExit:
-		front, _ := cfg.FrontSidecar()
-		parts = append(parts, fmt.Sprintf("most failures (%d) came after the sidecar %s in front of the app stopped first: give it a preStop sleep ≥ %s as the app's, or make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front.Name, r.PreStop))
+		parts = append(parts, sidecarAdvice(n, r, cfg))
 	case timeline.PhaseProxyPropagation:
-		if st := ex.Propagation.ProxyStale; st > 0 {
-			parts = append(parts, fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, and it still sent to %d pods after they were gone: its list of pods is stale (a name resolved once, a cached DNS answer), which no preStop covers: make it re-resolve (a resolver with a short validity) or retry another upstream on a connection failure", n, st))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods lags the deletion by up to %s (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.Routed.Round(time.Millisecond), r.RoutedFrom, r.PreStop))
+		parts = append(parts, proxyAdvice(n, r, ex, cfg))
 	case timeline.PhaseProxyNoUpstream:
 		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
 	case timeline.PhasePinnedConnection:
@@ -99,4 +103,61 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) match no rule (unknown)", n))
 	}
 	return fit, strings.Join(parts, "; ")
+}
+
+// sidecarAdvice is the advice when most failures came after the sidecar in front stopped first:
+// the fix is the sidecar's, never the app's preStop, which does not hold it (the kubelet runs
+// each container's preStop on its own); a sidecar that already has what would be recommended is
+// told why that was not enough.
+func sidecarAdvice(n int, r *check.Recommendation, cfg check.Applied) string {
+	front, _ := cfg.FrontSidecar()
+	pre, known := front.PreStop.Duration()
+	switch {
+	case front.Native:
+		return fmt.Sprintf("most failures (%d) came after the native sidecar %s in front of the app stopped before it: not by the kubelet's order, which stops a native sidecar only after the app has exited, so it exited on its own (its container status says how); no preStop changes that", n, front.Name)
+	case known && pre >= r.PreStop:
+		return fmt.Sprintf("most failures (%d) came after the classic sidecar %s in front of the app stopped first, though its own preStop (%s) already meets the %s recommended: it did not hold it (a hook that fails ends at once; a forced delete gives it about 1 s) or it stopped on its own; make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front.Name, front.PreStop, r.PreStop)
+	}
+	return fmt.Sprintf("most failures (%d) came after the classic sidecar %s (preStop %s) in front of the app stopped first: the app's preStop does not hold it (the kubelet runs each container's preStop on its own, then stops it): give it a preStop sleep ≥ %s as the app's, or make it a native sidecar (an init container with restartPolicy Always), which the kubelet stops only after the app has exited", n, front.Name, front.PreStop, r.PreStop)
+}
+
+// propagationLimit says what, rather than the app's preStop pre (which met the recommendation),
+// let requests reach pods that no longer accepted: a classic sidecar in front with a shorter
+// preStop of its own, a forced delete, a preStop that did not run its length, or routing that
+// outlasted it; without the app's lines, that it cannot tell.
+func propagationLimit(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, times *check.Times, pre time.Duration) string {
+	if front, ok := cfg.FrontSidecar(); ok && !front.Native {
+		if fp, known := front.PreStop.Duration(); !known || fp < r.PreStop {
+			return fmt.Sprintf("the classic sidecar %s in front of it (preStop %s) owns the port and is stopped when its own preStop ends, whatever the app's: give it a preStop sleep ≥ %s, or make it a native sidecar (an init container with restartPolicy Always)", front.Name, front.PreStop, r.PreStop)
+		}
+	}
+	if cfg.Disruption == check.ForceDelete {
+		return "a forced delete cut the preStop short (see above)"
+	}
+	if times != nil && times.SIGTERM.N > 0 && times.SIGTERM.P50+ownDelayNoted < pre {
+		return fmt.Sprintf("the app got SIGTERM p50 %s after the deletion (%d pods, its lines), before its %s preStop could end: the hook did not run its length (a hook that fails ends at once)", times.SIGTERM.P50.Round(10*time.Millisecond), times.SIGTERM.N, pre)
+	}
+	if !r.AppSpeaks {
+		return "the app writes no lifecycle lines, so propagation counts from the deletion, while its preStop may still have held it: what refused those requests is not told (a sidecar, or a hook that ended at once); each request's reason is in raw/*.attribution.json"
+	}
+	p := ex.Propagation
+	routed := fmt.Sprintf("control plane max %s", p.ControlPlane.Max.Round(time.Millisecond))
+	if p.DataPlane.N > 0 {
+		routed = fmt.Sprintf("data plane max %s", p.DataPlane.Max.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("routing outlasted it in some pods (%s after the deletion, against the %s the recommendation counts: %s); each request's reason is in raw/*.attribution.json", routed, r.Routed.Round(time.Millisecond), r.RoutedFrom)
+}
+
+// proxyAdvice is the advice of a row whose failures are mostly proxy-propagation: the proxy in
+// front still sent to pods that had stopped accepting. A stale list (it sent to pods after they
+// were gone) is no preStop's to fix; a preStop the row already has that covers the proxy's
+// measured window is said not to have been the limit.
+func proxyAdvice(n int, r *check.Recommendation, ex *check.Explanation, cfg check.Applied) string {
+	if st := ex.Propagation.ProxyStale; st > 0 {
+		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, and it still sent to %d pods after they were gone: its list of pods is stale (a name resolved once, a DNS answer kept for its TTL or a refresh period), which no preStop covers: make it re-resolve often (a resolver with a short validity, a short refresh) or retry another upstream on a connection failure", n, st)
+	}
+	if pre, ok := cfg.PreStop.Duration(); ok && pre >= r.PreStop {
+		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, although the preStop %s already outlasts the proxy's measured window (%s): the pods stopped accepting before their preStop ended (the app's own exit, a forced delete), or in some pods the proxy's list lagged longer than measured; let the proxy retry another upstream on a connection failure", n, pre, r.RoutedFrom)
+	}
+	return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods lags the deletion by up to %s (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.Routed.Round(time.Millisecond), r.RoutedFrom, r.PreStop)
 }

@@ -3,6 +3,10 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // The note on pods killed without a word of SIGTERM names the PID 1 only when the app's own
@@ -16,5 +20,92 @@ func TestPID1Note(t *testing.T) {
 	}
 	if PID1Note(0, true, 10) != "" {
 		t.Error("a note with no pod unheard")
+	}
+}
+
+// adviceRow is a failing row's numbers: 4 s recommended (routing 2.5 s), grace 30 s needed 6 s,
+// the app's 5 s native preStop, failures counted by phase, behind a proxy sidecar when front.
+func adviceRow(phases map[timeline.Phase]int, front *check.Sidecar) (*check.Recommendation, *check.Explanation, check.Applied) {
+	r := &check.Recommendation{PreStop: 4 * time.Second, GraceSeconds: 6, Routed: 2500 * time.Millisecond, RoutedFrom: "data plane p99 2.5s (last answer after deletion)", AppSpeaks: true}
+	ex := &check.Explanation{Phases: phases, RequestP99: 20 * time.Millisecond, RequestMax: 80 * time.Millisecond}
+	ex.Propagation.DataPlane = check.Durations{N: 9, P99: 2500 * time.Millisecond, Max: 5300 * time.Millisecond}
+	cfg := check.Applied{PreStop: check.PreStop{Sleep: 5 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart}
+	if front != nil {
+		cfg.Sidecars = []check.Sidecar{*front}
+	}
+	return r, ex, cfg
+}
+
+// The advice never recommends what the row already has without saying why it was not enough:
+// sidecar-exit names the sidecar's own preStop (or making it native), and propagation with the
+// app's preStop already long enough says what the limit was.
+func TestAdviseWhatTheRowHas(t *testing.T) {
+	classic := &check.Sidecar{Name: "proxy", Front: true, PreStop: check.PreStop{None: true}}
+	for _, c := range []struct {
+		name       string
+		phases     map[timeline.Phase]int
+		front      *check.Sidecar
+		grace      int64
+		want, not  []string
+		appQuiet   bool
+		appPreStop time.Duration
+	}{
+		{name: "the reported row, attributed as it was", phases: map[timeline.Phase]int{timeline.PhasePropagation: 104, timeline.PhaseSidecarExit: 93}, front: classic,
+			want: []string{"most failures (104) are propagation, but the app's preStop 5s already meets the 4s recommended: it was not the limit", "the classic sidecar proxy in front of it (preStop none) owns the port", "give it a preStop sleep ≥ 4s, or make it a native sidecar"},
+			not:  []string{"set preStop sleep"}},
+		{name: "sidecar-exit", phases: map[timeline.Phase]int{timeline.PhaseSidecarExit: 197}, front: classic,
+			want: []string{"most failures (197) came after the classic sidecar proxy (preStop none) in front of the app stopped first", "the app's preStop does not hold it", "give it a preStop sleep ≥ 4s as the app's, or make it a native sidecar"},
+			not:  []string{"set preStop sleep"}},
+		{name: "sidecar-exit, its preStop long enough", phases: map[timeline.Phase]int{timeline.PhaseSidecarExit: 20}, front: &check.Sidecar{Name: "proxy", Front: true, PreStop: check.PreStop{Sleep: 5 * time.Second}},
+			want: []string{"though its own preStop (sleep:5s) already meets the 4s recommended: it did not hold it", "make it a native sidecar"},
+			not:  []string{"give it a preStop"}},
+		{name: "sidecar-exit, native", phases: map[timeline.Phase]int{timeline.PhaseSidecarExit: 20}, front: &check.Sidecar{Name: "proxy", Native: true, Front: true, PreStop: check.PreStop{None: true}},
+			want: []string{"native sidecar proxy in front of the app stopped before it: not by the kubelet's order", "no preStop changes that"},
+			not:  []string{"give it a preStop", "make it a native"}},
+		{name: "propagation, routing outlasted a long enough preStop", phases: map[timeline.Phase]int{timeline.PhasePropagation: 12},
+			want: []string{"already meets the 4s recommended: it was not the limit; routing outlasted it in some pods (data plane max 5.3s after the deletion, against the 2.5s the recommendation counts"},
+			not:  []string{"set preStop sleep"}},
+		{name: "propagation, an app without lines", phases: map[timeline.Phase]int{timeline.PhasePropagation: 12}, appQuiet: true,
+			want: []string{"it was not the limit; the app writes no lifecycle lines, so propagation counts from the deletion"},
+			not:  []string{"set preStop sleep", "routing outlasted"}},
+		{name: "propagation, a short preStop", phases: map[timeline.Phase]int{timeline.PhasePropagation: 12}, appPreStop: 2 * time.Second,
+			want: []string{"most failures (12) are propagation: set preStop sleep ≥ 4s"},
+			not:  []string{"not the limit"}},
+		{name: "sigkill, grace long enough", phases: map[timeline.Phase]int{timeline.PhaseSIGKILL: 7},
+			want: []string{"though the grace period 30s already meets the 6s recommended", "the pods did not exit within it"},
+			not:  []string{"set terminationGracePeriodSeconds"}},
+		{name: "sigkill, grace short", phases: map[timeline.Phase]int{timeline.PhaseSIGKILL: 7}, grace: 4,
+			want: []string{"set terminationGracePeriodSeconds ≥ 6"},
+			not:  []string{"already meets"}},
+	} {
+		r, ex, cfg := adviceRow(c.phases, c.front)
+		r.AppSpeaks = !c.appQuiet
+		if c.appPreStop > 0 {
+			cfg.PreStop = check.PreStop{Sleep: c.appPreStop}
+		}
+		if c.grace > 0 {
+			cfg.GraceSeconds = c.grace
+		}
+		_, advice := Advise(r, ex, cfg, nil)
+		for _, w := range c.want {
+			if !strings.Contains(advice, w) {
+				t.Errorf("%s: advice lacks %q:\n%s", c.name, w, advice)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(advice, w) {
+				t.Errorf("%s: advice says %q:\n%s", c.name, w, advice)
+			}
+		}
+	}
+}
+
+// A preStop that did not run its length (SIGTERM came before its end, as the app's lines say)
+// is named as the limit.
+func TestAdvisePreStopCutShort(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhasePropagation: 5}, nil)
+	times := &check.Times{SIGTERM: check.Durations{N: 3, P50: 40 * time.Millisecond}}
+	if _, advice := Advise(r, ex, cfg, times); !strings.Contains(advice, "the app got SIGTERM p50 40ms after the deletion (3 pods, its lines), before its 5s preStop could end") {
+		t.Errorf("advice %q", advice)
 	}
 }

@@ -51,6 +51,9 @@ type Proxy struct {
 	// PreStop is its preStop (whole seconds; 0: none): an httpGet to its own /prestop, which
 	// sleeps that long and logs when it starts and ends, so the rows see when the kubelet ran it.
 	PreStop time.Duration
+	// Quiet turns its lifecycle lines off (--lines=false), as with a proxy nobody here wrote:
+	// only Kubernetes (its container status) and its spec say when it ended.
+	Quiet bool
 }
 
 // preStopSeconds is the proxy's preStop sleep in seconds; 0 for none or no proxy.

@@ -255,6 +255,14 @@ func TestPlanProxy(t *testing.T) {
 			t.Errorf("shape %q", got)
 		}
 	}
+	quiet := good()
+	quiet.App.Proxy = &Proxy{Quiet: true}
+	_, dep, _ := planned(t, quiet)
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		if lines := slices.Contains(c.Args, "--lines=false"); lines != (c.Name == ProxyContainer) {
+			t.Errorf("quiet proxy: container %s args %v", c.Name, c.Args)
+		}
+	}
 	bad := good()
 	bad.App.Proxy = &Proxy{PreStop: 1500 * time.Millisecond}
 	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), "proxy preStop 1.5s: want whole seconds") {
