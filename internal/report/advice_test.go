@@ -109,3 +109,22 @@ func TestAdvisePreStopCutShort(t *testing.T) {
 		t.Errorf("advice %q", advice)
 	}
 }
+
+// Through a proxy: a stale list is no preStop's to fix; a preStop that already outlasts the
+// proxy's window is not recommended again; a short one is sized from the proxy's window.
+func TestAdviseProxy(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseProxyPropagation: 40}, nil)
+	r.RoutedFrom = "the proxy's window p99 2.5s (deletion → its last request to the pod)"
+	ex.Propagation.ProxyStale = 3
+	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "stale") || strings.Contains(a, "set preStop sleep") {
+		t.Errorf("stale proxy: %q", a)
+	}
+	ex.Propagation.ProxyStale = 0
+	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "already outlasts the proxy's measured window") || strings.Contains(a, "set preStop sleep") {
+		t.Errorf("a preStop that covers the window: %q", a)
+	}
+	cfg.PreStop = check.PreStop{None: true}
+	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "set preStop sleep ≥ 4s") || !strings.Contains(a, "the proxy's window") {
+		t.Errorf("no preStop: %q", a)
+	}
+}
