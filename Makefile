@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow smoke faults check tune example-image cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -33,6 +33,9 @@ tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--s
 
 example-image: ## build the hello example app's image (examples/hello) into the local Docker engine
 	@bash scripts/example-image.sh
+
+proxy-images: ## build the HAProxy, nginx and Caddy fixture images offline (cached), load them into the kind cluster if it exists, print their refs
+	@bash scripts/proxy-images.sh
 
 cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)
 	@bash scripts/cluster.sh up

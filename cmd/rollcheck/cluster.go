@@ -13,6 +13,7 @@ import (
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/proxies"
 )
 
 // clusterCommands are rollcheck cluster's subcommands. Each one's failure is one line and exit 1.
@@ -71,6 +72,9 @@ var clusterCommands = []command{
 		})},
 	{name: "load-image", summary: "build the load pod's image (cmd/rollcheck-load), load it into rollcheck's kind cluster if there is one; print its reference",
 		about: loadImageAbout, setup: withFlags(newLoadImageFlags, runLoadImage)},
+	{name: "proxy-images", args: "[haproxy|nginx|caddy ...]",
+		summary: "build the proxy fixture images (HAProxy, nginx, Caddy; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
+		about:   proxyImagesAbout, setup: withFlags(newProxyImagesFlags, runProxyImages)},
 }
 
 // clusterOp is the run function of a cluster subcommand that takes no operands: op on the
@@ -116,7 +120,19 @@ nodes, unless --no-load; with no such cluster it is only built, to push where an
 pull it (rollcheck check --kubeconfig, with ROLLCHECK_LOAD_IMAGE naming the pushed image).
 Exit 0 done, 1 failed, 2 bad input.`
 
-// loadImageFlags are rollcheck cluster load-image's flags.
+const proxyImagesAbout = `Builds the images of the proxies rollcheck puts in front of an app (internal/proxies), or of those
+named, in the local Docker engine and prints their references, one a line: rollcheck/proxy-haproxy,
+rollcheck/proxy-nginx and rollcheck/proxy-caddy, each tagged by a hash of its inputs (never :latest).
+Nothing is pulled: HAProxy and nginx come from Debian 12's packages (apt-get download), Caddy is built
+from its Go module at a pinned version, each FROM scratch with its shared libraries and a small
+entrypoint. An image whose inputs did not change is reused (seconds); downloads are cached in
+ROLLCHECK_CACHE/proxy-images. Run it in a checkout (or a module that requires rollcheck): the
+entrypoint is built from it.
+
+When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the images are then loaded into its
+nodes, unless --no-load. Exit 0 done, 1 failed, 2 bad input.`
+
+// loadImageFlags are rollcheck cluster load-image's flags (and proxy-images').
 type loadImageFlags struct {
 	NoLoad bool
 }
@@ -127,6 +143,21 @@ func newLoadImageFlags(fs *flag.FlagSet) *loadImageFlags {
 	return f
 }
 
+// loadInto is rollcheck's kind cluster, into which images are to be loaded: nil with noLoad
+// (not even looked for), or when it does not exist (then what, "the image is", is logged as
+// loaded into no cluster).
+func loadInto(ctx context.Context, opts cluster.Options, noLoad bool, what string) (*cluster.Cluster, error) {
+	if noLoad {
+		return nil, nil
+	}
+	c, err := cluster.Existing(ctx, opts)
+	if errors.Is(err, cluster.ErrNoCluster) {
+		opts.Logf("no kind cluster %q: %s loaded into no cluster", opts.Name, what)
+		return nil, nil
+	}
+	return c, err
+}
+
 // runLoadImage builds the load pod's image, or takes ROLLCHECK_LOAD_IMAGE's, loads it into
 // rollcheck's kind cluster when there is one and --no-load is not given, and prints its
 // reference.
@@ -135,18 +166,11 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 		return badArgs(stderr, "cluster load-image", args)
 	}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
-		var c *cluster.Cluster
-		if !f.NoLoad {
-			var err error
-			c, err = cluster.Existing(ctx, opts)
-			switch {
-			case errors.Is(err, cluster.ErrNoCluster):
-				opts.Logf("no kind cluster %q: the image is loaded into no cluster", opts.Name)
-			case err != nil:
-				return err
-			}
+		c, err := loadInto(ctx, opts, f.NoLoad, "the image is")
+		if err != nil {
+			return err
 		}
-		ref, err := opts.LoadImage, error(nil)
+		ref := opts.LoadImage
 		switch {
 		case c != nil:
 			ref, err = c.LoadPodImage(ctx)
@@ -157,6 +181,53 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 			return err
 		}
 		fmt.Fprintln(stdout, ref)
+		return nil
+	})
+}
+
+func newProxyImagesFlags(fs *flag.FlagSet) *loadImageFlags {
+	f := &loadImageFlags{}
+	fs.BoolVar(&f.NoLoad, "no-load", false, "build (or reuse) the images only: load them into no cluster, even when rollcheck's kind cluster exists")
+	return f
+}
+
+// runProxyImages builds (or finds) the proxy images args name (all when none), loads them into
+// rollcheck's kind cluster when there is one and --no-load is not given, and prints their
+// references.
+func runProxyImages(ctx context.Context, f *loadImageFlags, args []string, stdout, stderr io.Writer) int {
+	names := proxies.All
+	if len(args) > 0 {
+		names = nil
+		for _, a := range args {
+			p, err := proxies.ParseProxy(a)
+			if err != nil {
+				fmt.Fprintf(stderr, "rollcheck cluster proxy-images: %v (rollcheck cluster help proxy-images)\n", err)
+				return exitBadInput
+			}
+			names = append(names, p)
+		}
+	}
+	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
+		c, err := loadInto(ctx, opts, f.NoLoad, "the images are")
+		if err != nil {
+			return err
+		}
+		var refs []string
+		for _, p := range names {
+			ref, err := proxies.EnsureImage(ctx, p, opts.Logf)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, ref)
+		}
+		if c != nil {
+			if err := c.LoadImages(ctx, refs); err != nil {
+				return err
+			}
+		}
+		for _, ref := range refs {
+			fmt.Fprintln(stdout, ref)
+		}
 		return nil
 	})
 }

@@ -64,7 +64,7 @@ var commands = []command{
 		about:   "With no argument, checks every knob. get NAME prints a knob's value by its rule (its default when unset;\nexit 2 when bad), so that scripts hold no copy of a rule; table prints every knob, its default and\nmeaning (the README's table).",
 		setup:   withFlags(newNoFlags, runKnobs)},
 	{name: "cluster", args: "COMMAND",
-		summary: "manage rollcheck's kind cluster: up, down, logs, versions, default-image, load-image",
+		summary: "manage rollcheck's kind cluster: up, down, logs, versions, default-image, load-image, proxy-images",
 		about:   "Manages the kind cluster the checks and the suites run on (kind in-process: no kind binary is needed).\nExit 0 done, 1 failed, 2 bad input.",
 		sub:     clusterCommands},
 	{name: "report", args: "DIR",

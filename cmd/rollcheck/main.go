@@ -8,7 +8,7 @@
 //	rollcheck compare BASE NEW
 //	rollcheck e2e
 //	rollcheck knobs [get NAME | table]
-//	rollcheck cluster up|down|logs DIR|versions|default-image|node-image|load-image
+//	rollcheck cluster up|down|logs DIR|versions|default-image|node-image|load-image|proxy-images
 //	rollcheck report [--figures FILE] DIR
 //	rollcheck version (or --version)
 //

@@ -118,7 +118,7 @@ func (c *Cluster) EntryImage(ctx context.Context, app string, e Entry) (string, 
 // ROLLCHECK_CACHE/debs/pkg: apt-get download (after an apt-get update when the first try
 // fails), then dpkg-deb -x, each within debTimeout.
 func debFile(ctx context.Context, pkg, path string, logf func(string, ...any)) (string, error) {
-	cache, err := cacheDir()
+	cache, err := knobs.CacheDir(os.Getenv)
 	if err != nil {
 		return "", err
 	}
@@ -168,17 +168,4 @@ func debFile(ctx context.Context, pkg, path string, logf func(string, ...any)) (
 		return "", err
 	}
 	return out, nil
-}
-
-// cacheDir is ROLLCHECK_CACHE, else rollcheck in the user's cache directory ($XDG_CACHE_HOME,
-// else ~/.cache: os.UserCacheDir's rule, the one scripts/lib.sh has too).
-func cacheDir() (string, error) {
-	if d := os.Getenv(knobs.EnvCache); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no %s and no cache directory: %w", knobs.EnvCache, err)
-	}
-	return filepath.Join(d, "rollcheck"), nil
 }

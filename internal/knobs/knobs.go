@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -285,6 +286,20 @@ func whole(getenv func(string) string, name string) (int, error) {
 		return 0, err
 	}
 	return strconv.Atoi(v)
+}
+
+// CacheDir is ROLLCHECK_CACHE by its rule: its value, else rollcheck in the user's cache
+// directory ($XDG_CACHE_HOME, else ~/.cache: os.UserCacheDir's rule, the one scripts/lib.sh
+// has too).
+func CacheDir(getenv func(string) string) (string, error) {
+	if d := getenv(EnvCache); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no %s and no cache directory: %w", EnvCache, err)
+	}
+	return filepath.Join(d, "rollcheck"), nil
 }
 
 // Repeat is ROLLCHECK_REPEAT, how many times every row of the matrix runs: 1 when unset.

@@ -132,3 +132,15 @@ func TestLoadImageKnob(t *testing.T) {
 		}
 	}
 }
+
+// CacheDir: ROLLCHECK_CACHE when set, else rollcheck under $XDG_CACHE_HOME (os.UserCacheDir's
+// rule, scripts/lib.sh's too).
+func TestCacheDir(t *testing.T) {
+	if d, err := CacheDir(func(string) string { return "/srv/cache" }); err != nil || d != "/srv/cache" {
+		t.Errorf("set: %q, %v", d, err)
+	}
+	t.Setenv("XDG_CACHE_HOME", "/xdg")
+	if d, err := CacheDir(func(string) string { return "" }); err != nil || d != "/xdg/rollcheck" {
+		t.Errorf("unset: %q, %v; want /xdg/rollcheck", d, err)
+	}
+}

@@ -1,0 +1,219 @@
+package proxies
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// A Proxy is one of the proxy programs rollcheck has an image of.
+type Proxy string
+
+// The proxies.
+const (
+	// HAProxy is Debian 12's haproxy package (HAProxyVersion), /usr/sbin/haproxy.
+	HAProxy Proxy = "haproxy"
+	// Nginx is Debian 12's nginx (NginxVersion), /usr/sbin/nginx. Debian 12's nginx-light is a
+	// metapackage (package nginx plus the echo module), so the binary is taken from package nginx
+	// and no dynamic module is loaded.
+	Nginx Proxy = "nginx"
+	// Caddy is Caddy (CaddyVersion) built from its Go module (CGO_ENABLED=0, static), /usr/bin/caddy.
+	Caddy Proxy = "caddy"
+)
+
+// The pinned upstream versions: Debian 12's haproxy and nginx packages must be of them (their
+// Debian revision may move with security updates), Caddy's Go module is built at it.
+const (
+	HAProxyVersion = "2.6.12"
+	NginxVersion   = "1.22.1"
+	CaddyVersion   = "v2.11.9"
+)
+
+// Version is p's pinned upstream version.
+func (p Proxy) Version() string {
+	return map[Proxy]string{HAProxy: HAProxyVersion, Nginx: NginxVersion, Caddy: CaddyVersion}[p]
+}
+
+// ConfigFile is the name of p's configuration file: the ConfigMap's key (the template), mounted
+// at /etc/proxy, and rendered by the image's entrypoint into /tmp under the same name.
+func ConfigFile(p Proxy) string {
+	return map[Proxy]string{HAProxy: "haproxy.cfg", Nginx: "nginx.conf", Caddy: "Caddyfile"}[p]
+}
+
+// All lists every Proxy, in the order the CLI builds and prints them.
+var All = []Proxy{HAProxy, Nginx, Caddy}
+
+// ParseProxy returns the Proxy named s.
+func ParseProxy(s string) (Proxy, error) {
+	if p := Proxy(s); slices.Contains(All, p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown proxy %q: want haproxy, nginx or caddy", s)
+}
+
+// A Config is one proxy configuration in front of the app: which proxy, and how it finds the
+// app's pods and what it does when one goes away. Its doc comment states the settings that
+// decide that, their documented defaults, and the behaviour predicted when one of the app's
+// pods is deleted; the measurement wins when a run disagrees.
+//
+// All of them bound a request's time in the proxy to about 2 s, the load's request timeout:
+// connect 500 ms (a deleted pod's address may black-hole a SYN rather than refuse it) and
+// 1.5 s for the response's header (HAProxy timeout server, nginx proxy_read_timeout, Caddy
+// response_header_timeout). Retries add to that where a Config retries: each one says how.
+// None runs active health checks: only DNS, retries and the proxy's passive failure
+// accounting decide which upstream gets a request.
+type Config string
+
+// What the predictions assume of the cluster: CoreDNS answers cluster.local names from its
+// watch of EndpointSlices, uncached (kubeadm's Corefile, kind's: cache 30 with success and
+// denial disabled for cluster.local), with TTL 30 (kubernetes ttl 30); a deleted pod leaves the
+// headless Service's answer as soon as its endpoint turns not ready, which is at the deletion;
+// and the sample app, in its exit mode with no preStop, stops accepting at once on SIGTERM.
+const (
+	// HAProxyDNS: HAProxy's server-template of 8 servers over the headless Service
+	// (app-headless.<namespace>.svc.cluster.local), resolved by its own resolvers section on
+	// the cluster DNS, with HAProxy's defaults written out: timeout resolve 1s (a new
+	// resolution every second), timeout retry 1s, resolve_retries 3, hold valid 10s (which in
+	// 2.6 applies only to do-resolve actions, not to servers), hold nx/refused/timeout/other
+	// 30s, hold obsolete 0s (an address an answer lacks is dropped at once: its server takes
+	// another address of the answer, or goes into maintenance), accepted_payload_size 512;
+	// balance roundrobin; and no retries: retries 0 (the default is 3, with retry-on's default
+	// conn-failure, on the same server).
+	//
+	// Predicted on a pod delete: HAProxy stops choosing the pod at its first resolution after
+	// the endpoint change, within about a second. A request sent to it in that second fails if
+	// the pod no longer accepts (connection refused, or a 500 ms connect timeout if its address
+	// black-holes): HAProxy's own 503, X-Upstream naming the dead pod. So: a burst of 503s
+	// of about a second when the app exits at once, none when a preStop keeps it serving
+	// longer. New pods get requests within a second of turning ready.
+	HAProxyDNS Config = "haproxy-dns"
+	// HAProxyDNSRetry is HAProxyDNS plus retries 3, retry-on conn-failure empty-response, and
+	// option redispatch 1: every retry goes to another server (redispatch's default, -1, moves
+	// only the last retry, and a retry on the same server waits a turn-around of
+	// min(timeout connect, 1 s) first). response-timeout is left out of retry-on: it would
+	// retry after a whole timeout server, taking the request past the load's timeout. A
+	// request spends at most 4 × 500 ms connecting, then 1.5 s waiting for the response.
+	//
+	// Predicted on a pod delete: the failed connections and the connections closed with no
+	// response of HAProxyDNS's second are retried at once on another pod: no errors. Only when
+	// no server has a live address does HAProxy answer 503. X-Upstream names the server that
+	// answered.
+	HAProxyDNSRetry Config = "haproxy-dns-retry"
+	// CaddyDNS: Caddy's reverse_proxy with dynamic a upstreams on the headless Service name, at
+	// its default refresh of 1m (a lookup's addresses are used for a minute), lb_policy random
+	// (the default), no lb_try_duration (default 0: a failed request is not tried again),
+	// passive health checks off (fail_duration's default 0), dial_timeout 500ms,
+	// response_header_timeout 1.5s. Lookups go through Go's resolver and the pod's resolv.conf.
+	//
+	// Predicted on a pod delete: Caddy keeps the deleted pod's address until its next lookup,
+	// up to a minute later, and sends it about half the requests with two pods: once the pod
+	// no longer accepts, each fails with Caddy's own 502 (dial refused, or a 500 ms dial
+	// timeout), X-Upstream naming the dead pod. The replacement pod gets nothing until that
+	// lookup either: the longest window of the DNS configurations, up to 60 s of errors.
+	CaddyDNS Config = "caddy-dns"
+	// CaddyDNSTry is CaddyDNS with lb_try_duration 5s, at lb_try_interval's default 250ms:
+	// a request whose dial fails is tried again, on an upstream the random policy picks (maybe
+	// the same dead one), every 250 ms for up to 5 s. The 5 s exceed the load's ~2 s request
+	// timeout: when every upstream is dead the client gives up before Caddy does.
+	//
+	// Predicted on a pod delete: dial failures to the dead address are retried and land on the
+	// live pod within a few 250 ms intervals: no errors, but 250 ms or more of latency on the
+	// requests that picked the dead pod, for as long as CaddyDNS would have failed them. After
+	// a rollout, while every address Caddy holds is dead, requests fail (client timeouts).
+	CaddyDNSTry Config = "caddy-dns-try"
+	// NginxStatic: a static upstream block naming the headless Service: nginx resolves it once,
+	// at start (libc), into one server per pod address, and never again. nginx's defaults
+	// otherwise: proxy_next_upstream error timeout (a failed connection is retried on the next
+	// server; non-idempotent requests are not), max_fails 1, fail_timeout 10s (a failed server
+	// is skipped for 10 s), HTTP/1.0 to the upstream, a connection per request.
+	// proxy_next_upstream_timeout 2s bounds the retries. nginx must start after the app's
+	// pods are ready: a name with no address fails its start.
+	//
+	// Predicted: the classic negative control. On one pod delete, the dead address's requests
+	// are retried on the other pod (few errors, maybe none), and the replacement pod is never
+	// used. After a rollout, no address nginx has is alive: every request gets nginx's own 502
+	// (X-Upstream naming the dead addresses tried), until nginx restarts.
+	NginxStatic Config = "nginx-static"
+	// NginxResolver: resolver ${NAMESERVER} valid=1s ipv6=off and a variable in proxy_pass, so
+	// nginx resolves the headless Service name at request time and caches the answer for 1 s.
+	// Without valid= nginx keeps an answer for its TTL, 30 s here, though CoreDNS's answer
+	// changes within a second of an endpoint change; 1 s keeps nginx's own staleness to a
+	// second, for one query a second. resolver_timeout 1s. proxy_next_upstream as in
+	// NginxStatic, over the addresses of the current answer.
+	//
+	// Predicted on a pod delete: for up to a second nginx may still choose the pod; a failed
+	// connection to it is retried on the other address: few or no errors. After a rollout, new
+	// pods get requests within about a second of turning ready.
+	NginxResolver Config = "nginx-resolver"
+	// NginxKeepalive: an upstream to the ClusterIP Service app-clusterip with keepalive 16,
+	// proxy_http_version 1.1 and proxy_set_header Connection "": nginx keeps up to 16 idle
+	// connections to the Service's virtual IP, each of which kube-proxy's conntrack entry pinned
+	// to one pod when it was opened. X-Upstream is the ClusterIP and port, not a pod's.
+	//
+	// Predicted on a pod delete: the connections pinned to the terminating pod keep carrying
+	// requests for as long as the pod keeps them open: kube-proxy removing the endpoint does not
+	// move an established connection. When the app closes them (or exits), a request caught on
+	// one fails on that connection, and nginx, for an error on a cached connection, tries once
+	// more on a new one, which kube-proxy sends to a live pod once its rules dropped the old
+	// one: few errors, more if the pod exits before kube-proxy's rules change. New pods get
+	// requests only as connections are opened anew.
+	NginxKeepalive Config = "nginx-keepalive"
+)
+
+// Configs lists every Config.
+var Configs = []Config{HAProxyDNS, HAProxyDNSRetry, CaddyDNS, CaddyDNSTry, NginxStatic, NginxResolver, NginxKeepalive}
+
+// ParseConfig returns the Config named s.
+func ParseConfig(s string) (Config, error) {
+	if c := Config(s); slices.Contains(Configs, c) {
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown proxy config %q: want one of %v", s, Configs)
+}
+
+// Proxy is the proxy c configures.
+func (c Config) Proxy() Proxy {
+	switch c {
+	case HAProxyDNS, HAProxyDNSRetry:
+		return HAProxy
+	case CaddyDNS, CaddyDNSTry:
+		return Caddy
+	case NginxStatic, NginxResolver, NginxKeepalive:
+		return Nginx
+	}
+	return ""
+}
+
+// Timeouts every Config sets in its proxy (see Config).
+const (
+	// ConnectTimeout bounds one connection attempt to an upstream.
+	ConnectTimeout = 500 * time.Millisecond
+	// ResponseTimeout bounds the wait for an upstream's response header once the request is sent.
+	ResponseTimeout = 1500 * time.Millisecond
+)
+
+// Images are the image references of the proxies, as EnsureImage returns them.
+type Images struct {
+	HAProxy, Nginx, Caddy string
+}
+
+// For returns the image of p.
+func (im Images) For(p Proxy) string {
+	switch p {
+	case HAProxy:
+		return im.HAProxy
+	case Nginx:
+		return im.Nginx
+	case Caddy:
+		return im.Caddy
+	}
+	return ""
+}
+
+// AppRef is what the proxy objects need to know of the app under test.
+type AppRef struct {
+	// Selector is the label selector of the app Deployment's pods (its spec.selector.matchLabels).
+	Selector map[string]string
+	// Port is the app container's port the proxy sends requests to.
+	Port int32
+}
