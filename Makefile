@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow e2e-proxy smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -18,6 +18,9 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 
 e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
 	@ROLLCHECK_LABELS=slow ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+
+e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx built offline), not in make e2e (label proxy)
+	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh

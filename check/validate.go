@@ -324,13 +324,18 @@ func (a App) check() []error {
 			bad("container %s: imagePullPolicy Always on image %s, which rollcheck loads from the local Docker engine and cannot be pulled: use IfNotPresent or Never", c.Name, c.Image)
 		}
 	}
+	// An image may run in another Deployment of the manifests too: a proxy in front of the app.
 	for _, img := range a.Images {
 		used := false
-		for _, c := range allContainers(d) {
-			used = used || c.Image == img
+		for _, o := range a.Objects {
+			if od, ok := o.(*appsv1.Deployment); ok {
+				for _, c := range allContainers(od) {
+					used = used || c.Image == img
+				}
+			}
 		}
 		if !used {
-			bad("image %s: no container of Deployment %s runs it", img, d.Name)
+			bad("image %s: no container of the manifests' Deployments runs it", img)
 		}
 	}
 	return errs

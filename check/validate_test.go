@@ -242,7 +242,7 @@ func TestCheckRejects(t *testing.T) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways
 		}, "container app: imagePullPolicy Always on image rollcheck-app:t1, which rollcheck loads from the local Docker engine and cannot be pulled"},
 		{"loaded image no container runs", func(_ *testing.T, p *Plan) { p.App.Images = append(p.App.Images, "other:1") },
-			"image other:1: no container of Deployment web runs it"},
+			"image other:1: no container of the manifests' Deployments runs it"},
 		{"cluster-scoped object", func(t *testing.T, p *Plan) {
 			p.App.Objects = decodeAll(t, webYAML+`
 ---

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/proxies"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -503,5 +504,69 @@ func ScaleDownRows() []Row {
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows())
+}
+
+// ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it
+// chose does not answer: 502 (nginx, Caddy: the upstream refused or reset), 503 (HAProxy: no
+// server took the connection), 504 (a connect or response timeout), and the client's own
+// timeout when the proxy is still trying.
+var ProxyAnswers = []loadgen.Class{loadgen.ProxyClass(502), loadgen.ProxyClass(503), loadgen.ProxyClass(504), loadgen.ClassTimeout}
+
+// LabelProxy: a real L7 proxy (HAProxy, nginx, Caddy) in front of the app, which keeps its own
+// list of pods; not in the default make e2e (make e2e-proxy runs them).
+const LabelProxy = "proxy"
+
+// front is a proxy row: the sample app draining on SIGTERM with preStop pre (0: none) and a
+// grace period of 30 s, behind the proxy configuration c, the load sent through the proxy from
+// a load pod.
+func front(c proxies.Config, on scenario.Shutdown, pre time.Duration) scenario.Scenario {
+	var ps *check.PreStop
+	name := string(c)
+	if on != scenario.ShutdownDrain {
+		name += "-" + string(on)
+	}
+	if pre > 0 {
+		ps = scenario.NativeSleep(pre)
+		name += fmt.Sprintf("-prestop-%s", pre)
+	}
+	s := sample(name, on, ps, 30)
+	s.Front = &scenario.Front{Config: c}
+	return s
+}
+
+// ProxyRows are the rows through a real proxy in front of the app, under rolling restarts. The
+// predictions follow from each proxy's documented behaviour (internal/proxies says each
+// setting and its default): how long its own list of pods keeps a deleted pod, and whether it
+// tries another pod when one refuses.
+func ProxyRows() []Row {
+	d := check.RolloutRestart
+	stale := check.Failures(ProxyAnswers...).ByPhase(timeline.PhaseProxyPropagation)
+	row := func(s scenario.Scenario, expect check.Outcome, why string, labels ...string) Row {
+		return Row{Scenario: under(s, d, expect, why), Labels: append([]string{LabelProxy}, labels...)}
+	}
+	return []Row{
+		row(front(proxies.HAProxyDNS, scenario.ShutdownDrain, 0), stale,
+			"negative control: HAProxy re-resolves the headless Service every second and drops an address the answer lacks; in that second it still sends to the pod, which closed its listener at SIGTERM, and with no retries answers 503 itself, naming the pod", LabelNegativeControl),
+		row(front(proxies.HAProxyDNS, scenario.ShutdownDrain, 5*time.Second), check.Zero(),
+			"the pod keeps accepting for its 5 s preStop, longer than HAProxy's second of resolution: it has left HAProxy's servers before it stops accepting"),
+		row(front(proxies.HAProxyDNSRetry, scenario.ShutdownDrain, 0), check.Zero(),
+			"no preStop, but a refused connection is retried at once on another server (retry-on conn-failure, option redispatch): the second HAProxy still holds the pod costs no request"),
+		row(front(proxies.CaddyDNS, scenario.ShutdownDrain, 0), stale,
+			"negative control: Caddy's dynamic a upstreams are looked up once a minute (refresh's default); the deleted pods' addresses stay in its list for up to a minute, and with no lb_try_duration each request that picks one gets Caddy's own 502", LabelNegativeControl),
+		row(front(proxies.CaddyDNS, scenario.ShutdownDrain, 5*time.Second), stale,
+			"negative control: the textbook 5 s preStop is far shorter than Caddy's minute of refresh: once the old pods stop accepting, Caddy still sends to them", LabelNegativeControl),
+		row(front(proxies.CaddyDNSTry, scenario.ShutdownDrain, 5*time.Second), stale,
+			"negative control: lb_try_duration retries a failed dial on another address of Caddy's list, but after a rollout every address it holds is gone until the next refresh: retries cannot find a live pod", LabelNegativeControl),
+		row(front(proxies.NginxStatic, scenario.ShutdownDrain, 5*time.Second), stale,
+			"negative control: a static upstream naming the headless Service is resolved once, at nginx's start; after a rollout no address it has is alive, and no preStop changes that", LabelNegativeControl),
+		row(front(proxies.NginxResolver, scenario.ShutdownDrain, 0), check.Zero(),
+			"nginx resolves the name at request time and keeps the answer 1 s (valid=1s); a refused connection in that second is retried on the next address (proxy_next_upstream error)"),
+		row(front(proxies.NginxResolver, scenario.ShutdownDrain, 5*time.Second), check.Zero(),
+			"the pod keeps accepting for its 5 s preStop, longer than nginx's second of cached answer"),
+		row(front(proxies.NginxKeepalive, scenario.ShutdownDrain, 5*time.Second), check.Zero(),
+			"nginx keeps connections to the ClusterIP, each pinned by kube-proxy to one pod; the app drains on SIGTERM and closes them idle, and nginx retries a request that failed on a cached connection once on a new one, which kube-proxy no longer routes to the pod"),
+		row(front(proxies.NginxKeepalive, scenario.ShutdownExit, 0), check.Failures(append(ProxyAnswers, CutInFlight...)...).ByPhase(timeline.PhaseProxyPropagation, timeline.PhaseInFlightCut),
+			"negative control: no preStop and an app that exits at SIGTERM: nginx's connections pinned to the pod are cut, and the new ones it opens go where kube-proxy still routes, to the pod that no longer listens, for about a second; with one server (the ClusterIP) nginx has no other upstream to try, and answers 502 itself", LabelNegativeControl),
+	}
 }

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/proxies"
 	"github.com/rollcheck/rollcheck/rctest"
 	"github.com/rollcheck/rollcheck/suites"
 )
@@ -58,11 +59,19 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		rctest.Logf("load from the cluster: load pods run %s", c.UseLoadPods(ctx))
 	}
 	// The images of rows whose app starts another way (behind a shell, behind tini, with a
-	// STOPSIGNAL), only for rows the label filter can select (their labels as table gives them).
+	// STOPSIGNAL), and of the proxies in front, only for rows the label filter can select
+	// (their labels as table gives them).
 	for _, sp := range suites.Specs(suites.AllRows(), mode, 1) {
-		if e := sp.Scenario.App.Entry; e != "" && images[e] == "" &&
-			append(Label("conformance"), sp.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
+		if !append(Label("conformance"), sp.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
+			continue
+		}
+		if e := sp.Scenario.App.Entry; e != "" && images[e] == "" {
 			images[e] = c.EntryImage(ctx, images[""], e)
+		}
+		if f := sp.Scenario.Front; f != nil && images[proxyKey(f.Config.Proxy())] == "" {
+			ref, err := proxies.EnsureImage(ctx, f.Config.Proxy(), rctest.Logf)
+			Expect(err).NotTo(HaveOccurred(), "the %s image of row %s", f.Config.Proxy(), sp.Scenario.Variant.Name)
+			images[proxyKey(f.Config.Proxy())] = ref
 		}
 	}
 	return c.Share(images)
@@ -92,6 +101,12 @@ func table(title, suite string, rows []suites.Row) bool {
 		entries = append(entries, Entry(sp.Name, append(decorators, sp)...))
 	}
 	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, sp suites.Spec) {
+		if f := sp.Scenario.Front; f != nil {
+			// The proxies' images, built once for the run (SynchronizedBeforeSuite).
+			withImages := *f
+			withImages.Images = proxies.Images{HAProxy: apps[proxyKey(proxies.HAProxy)], Nginx: apps[proxyKey(proxies.Nginx)], Caddy: apps[proxyKey(proxies.Caddy)]}
+			sp.Scenario.Front = &withImages
+		}
 		p, err := sp.Scenario.Plan(suite, apps[sp.Scenario.App.Entry])
 		Expect(err).NotTo(HaveOccurred())
 		p.Repeat = sp.Run
@@ -102,3 +117,6 @@ func table(title, suite string, rows []suites.Row) bool {
 		}
 	}, entries)
 }
+
+// proxyKey is the key of a proxy's image among the images shared between processes.
+func proxyKey(p proxies.Proxy) string { return "proxy:" + string(p) }

@@ -80,6 +80,8 @@ type Scenario struct {
 	Disruption check.Disruption
 	Load       check.Load
 	Settle     time.Duration
+	// Front, when set, is a real proxy in front of the app: the load goes through it.
+	Front *Front
 }
 
 // check validates the sample app's settings, the one part of a Scenario the model does not know.
@@ -165,6 +167,11 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 		App: check.App{Objects: objs, Deployment: AppName, Port: SampleAppPort, Container: container, Path: "/", Images: []string{image},
 			OnSIGTERM: onSIGTERM, RequestDuration: s.App.RequestDuration},
 		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Settle: s.Settle,
+	}
+	if s.Front != nil {
+		if p, err = s.Front.withFront(p); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if _, err := p.Validate(); err != nil {
 		errs = append(errs, err)

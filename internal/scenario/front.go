@@ -1,0 +1,48 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/proxies"
+)
+
+// FrontURL is where the load of a row with a Front goes: the proxy's Service, by its short name
+// in the row's namespace (the load pod resolves it there).
+const FrontURL = "http://front/"
+
+// UpstreamHeader is the response header in which every proxy of internal/proxies names the
+// upstream address it chose.
+const UpstreamHeader = "X-Upstream"
+
+// Front is a real L7 proxy in front of the sample app (internal/proxies): its own Deployment
+// and Service, which the load goes to, and a headless (or ClusterIP) Service of the app by
+// which the proxy finds the pods. Only the app's Deployment is disrupted.
+type Front struct {
+	Config proxies.Config
+	// Images are the proxies' images, set by the front end that built them (suites: once per
+	// run). Empty: placeholder references, enough to name and validate the row, never to run it.
+	Images proxies.Images
+}
+
+// withFront adds the proxy's objects and image to p and sends the load through it, from a load
+// pod (the host reaches only rollcheck's own NodePort).
+func (f *Front) withFront(p check.Plan) (check.Plan, error) {
+	im := f.Images
+	if im == (proxies.Images{}) {
+		im = proxies.Images{HAProxy: "rollcheck/proxy-haproxy:unbuilt", Nginx: "rollcheck/proxy-nginx:unbuilt", Caddy: "rollcheck/proxy-caddy:unbuilt"}
+	}
+	objs, err := proxies.Objects(f.Config, im, proxies.AppRef{Selector: map[string]string{"app": AppName}, Port: SampleAppPort})
+	if err != nil {
+		return p, fmt.Errorf("front %s: %w", f.Config, err)
+	}
+	p.App.Objects = append(p.App.Objects, objs...)
+	if ref := im.For(f.Config.Proxy()); ref != "" {
+		p.App.Images = append(p.App.Images, ref)
+	}
+	p.Load.URL, p.Load.UpstreamHeader, p.Load.From = FrontURL, UpstreamHeader, check.LoadFromCluster
+	if f.Config != proxies.NginxKeepalive { // the others find the pods by DNS
+		p.Load.Resolve = proxies.HeadlessServiceName
+	}
+	return p, nil
+}
