@@ -159,5 +159,5 @@ func proxyAdvice(n int, r *check.Recommendation, ex *check.Explanation, cfg chec
 	if pre, ok := cfg.PreStop.Duration(); ok && pre >= r.PreStop {
 		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, although the preStop %s already outlasts the proxy's measured window (%s): the pods stopped accepting before their preStop ended (the app's own exit, a forced delete), or in some pods the proxy's list lagged longer than measured; let the proxy retry another upstream on a connection failure", n, pre, r.RoutedFrom)
 	}
-	return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods lags the deletion by up to %s (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.Routed.Round(time.Millisecond), r.RoutedFrom, r.PreStop)
+	return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods kept them after their deletion (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.RoutedFrom, r.PreStop)
 }
