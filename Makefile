@@ -34,7 +34,7 @@ check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "C
 tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--sample exit" (see README, "Tune the preStop")
 	@ARGS="$(ARGS)" bash scripts/tune.sh
 
-example-image: ## build the hello example app's image (examples/hello) into the local Docker engine
+example-image: ## build the example app's image (examples/hello) and the nginx in front of it (examples/proxy) into the local Docker engine
 	@bash scripts/example-image.sh
 
 proxy-images: ## build the HAProxy, nginx and Caddy fixture images offline (cached), load them into the kind cluster if it exists, print their refs

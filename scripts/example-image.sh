@@ -18,3 +18,11 @@ log "docker build $IMAGE (up to 5m)"
 DOCKER_BUILDKIT=0 timeout --kill-after=10s 300 docker build -q -t "$IMAGE" "$dir" >/dev/null \
   || die "docker build $IMAGE failed or took longer than 5m"
 log "built $IMAGE"
+# The nginx in front of it (examples/proxy): Debian 12's nginx, FROM scratch, as rollcheck builds
+# its proxy fixtures; tagged with the name examples/proxy/nginx.yaml uses.
+PROXY_IMAGE=rollcheck-example/nginx:dev
+log "rollcheck cluster proxy-images --no-load nginx (up to 20m; seconds when nothing changed)"
+ref=$(timeout --kill-after=10s 1200 go run ./cmd/rollcheck cluster proxy-images --no-load nginx | tail -n 1) \
+  || die "rollcheck cluster proxy-images nginx failed or took longer than 20m"
+docker tag "$ref" "$PROXY_IMAGE" || die "docker tag $ref $PROXY_IMAGE failed"
+log "built $PROXY_IMAGE ($ref)"
