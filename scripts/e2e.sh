@@ -23,6 +23,6 @@ step tools bash scripts/tools.sh
 choose_node_image
 # The examples suite checks a user's app: its image is built like a user's would be.
 if [[ " $(knob ROLLCHECK_SUITES) " == *" examples/check "* ]]; then
-  step example-image bash scripts/example-image.sh
+  step example-image bash scripts/example-image.sh hello
 fi
 exec "$RC" e2e --ginkgo "$ROLLCHECK_CACHE/bin/ginkgo" --artifacts "$ARTIFACTS"

@@ -36,7 +36,7 @@ trap 'exit 130' INT TERM
 
 step docker bash scripts/docker-engine.sh up
 step tools bash scripts/tools.sh
-step example-image bash scripts/example-image.sh
+step example-image bash scripts/example-image.sh hello
 choose_node_image
 state=$("$RC" cluster up | tail -n 1)
 [ "$state" = created ] && created=1
