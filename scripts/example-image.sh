@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make example-image [hello|nginx]`: build the hello example app (examples/hello), a plain
+# `make example-image` (or `scripts/example-image.sh hello|nginx` for one): build the hello example app (examples/hello), a plain
 # net/http server that knows nothing of rollcheck, into rollcheck-example/hello:dev in the local
 # Docker engine (the binary is built on the host, static; the image holds nothing else), and the
 # nginx in front of it in examples/proxy into rollcheck-example/nginx:dev. No argument: both.
