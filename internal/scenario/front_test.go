@@ -1,0 +1,48 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/proxies"
+)
+
+// A row with a proxy in front sends its load through the proxy's Service from a load pod, asks
+// the DNS for the headless Service the DNS-discovered proxies resolve, and loads the proxy's
+// image; the proxy's objects come with the app's, and only the app's Deployment is the one
+// under test.
+func TestFrontPlan(t *testing.T) {
+	for _, c := range proxies.Configs {
+		s := Scenario{App: Sample{OnSIGTERM: ShutdownDrain}, Variant: check.Variant{Name: string(c), PreStop: &check.PreStop{None: true}, Expect: check.Zero()},
+			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: c, Images: proxies.Images{HAProxy: "h:1", Nginx: "n:1", Caddy: "c:1"}}}
+		p, err := s.Plan("matrix", "rollcheck/app:1")
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		l := p.Load
+		if l.URL != FrontURL || l.UpstreamHeader != UpstreamHeader || l.From != check.LoadFromCluster {
+			t.Errorf("%s: load %+v", c, l)
+		}
+		if wantDNS := c != proxies.NginxKeepalive; (l.Resolve == proxies.HeadlessServiceName) != wantDNS {
+			t.Errorf("%s: resolve %q", c, l.Resolve)
+		}
+		want := map[proxies.Proxy]string{proxies.HAProxy: "h:1", proxies.Nginx: "n:1", proxies.Caddy: "c:1"}[c.Proxy()]
+		if len(p.App.Images) != 2 || p.App.Images[1] != want {
+			t.Errorf("%s: images %v, want the app's and %s", c, p.App.Images, want)
+		}
+		if p.App.Deployment != AppName {
+			t.Errorf("%s: deployment under test %q", c, p.App.Deployment)
+		}
+		objs, err := p.Objects("ns", 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		names := map[string]bool{}
+		for _, o := range objs {
+			names[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] = true
+		}
+		if !names["Deployment/"+proxies.FrontName] || !names["Service/"+proxies.FrontName] || !names["Deployment/"+AppName] {
+			t.Errorf("%s: objects %v", c, names)
+		}
+	}
+}
