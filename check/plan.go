@@ -247,12 +247,15 @@ type Applied struct {
 	LoadPods int `json:"loadPods,omitempty"`
 	// LoadURL is where the load went when it was not rollcheck's load Service (Load.URL), with
 	// its Host header; empty: the load Service.
-	LoadURL    string         `json:"loadURL,omitempty"`
-	LoadHost   string         `json:"loadHost,omitempty"`
-	Disruption DisruptionKind `json:"disruption"`
-	Count      int            `json:"count"`
-	Settle     time.Duration  `json:"settle"`
-	Expect     Outcome        `json:"expect"`
+	LoadURL  string `json:"loadURL,omitempty"`
+	LoadHost string `json:"loadHost,omitempty"`
+	// UpstreamHeader is Load.UpstreamHeader: the header in which the proxy named the pod
+	// address it chose; empty: requests were matched to pods by the app's answers and in time.
+	UpstreamHeader string         `json:"upstreamHeader,omitempty"`
+	Disruption     DisruptionKind `json:"disruption"`
+	Count          int            `json:"count"`
+	Settle         time.Duration  `json:"settle"`
+	Expect         Outcome        `json:"expect"`
 }
 
 // Sidecar is a container of the pod besides the app's, as applied.

@@ -576,7 +576,7 @@ func (p Plan) Applied() Applied {
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
 	}
-	a.LoadURL, a.LoadHost = p.Load.URL, p.Load.Host
+	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
 	if p.Load.Pods > 1 {
 		a.LoadPods = p.Load.Pods
 	}

@@ -44,6 +44,10 @@ func writeProxy(p func(string, ...any), rows []Row) {
 		if r.Config.LoadHost != "" {
 			via += " (Host " + r.Config.LoadHost + ")"
 		}
+		if r.Config.UpstreamHeader == "" {
+			// Nothing names the pod a failed request went to: the rules match it in time only.
+			via += "; the proxy names no upstream: a failure the app did not answer is matched to a pod by time, not by its address"
+		}
 		cols := []string{c.Scenario, via, own, app, phases, window, stale, dns, string(r.Verdict.Status)}
 		for i := range cols {
 			cols[i] = mdEscape(cols[i])

@@ -11,7 +11,7 @@ import (
 )
 
 func TestProxySection(t *testing.T) {
-	r := check.Row{Config: check.Applied{Name: "haproxy-dns", LoadURL: "http://front/", Disruption: check.RolloutRestart, Count: 3},
+	r := check.Row{Config: check.Applied{Name: "haproxy-dns", LoadURL: "http://front/", UpstreamHeader: "X-Upstream", Disruption: check.RolloutRestart, Count: 3},
 		Summary: loadgen.Summary{Requests: 1000, Failed: 30, Proxy: true, ProxyTold: true,
 			Failures: map[loadgen.Class]int{loadgen.ProxyClass(503): 20, loadgen.ClassTimeout: 10}},
 		Verdict: check.Verdict{Status: check.Fail},
@@ -33,5 +33,12 @@ func TestProxySection(t *testing.T) {
 	_ = (Run{Rows: []check.Row{r}}).WriteMarkdown(&b)
 	if !strings.Contains(b.String(), "not told (the app named no pod)") {
 		t.Error("an untold row does not say so")
+	}
+	// A proxy that names no upstream: the report says the pods were matched in time.
+	r.Config.UpstreamHeader = ""
+	b.Reset()
+	_ = (Run{Rows: []check.Row{r}}).WriteMarkdown(&b)
+	if !strings.Contains(b.String(), "the proxy names no upstream") {
+		t.Error("a row without an upstream header does not say so")
 	}
 }
