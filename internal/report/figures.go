@@ -43,6 +43,12 @@ func (run Run) WriteFigures(w io.Writer, source string) error {
 		}
 	}
 
+	if Repeated(run.Rows) {
+		p("\n")
+		writeRepeats(p, Group(run.Rows))
+	}
+	writeProxy(p, run.Rows)
+
 	p("\n\n## The termination lifecycle\n\n")
 	writeClaims(p, run.Lifecycle, "not measured")
 	if len(run.Lifecycle) == 0 {

@@ -22,7 +22,7 @@ func writeProxy(p func(string, ...any), rows []Row) {
 		return
 	}
 	p("\n## Through a proxy\n\n")
-	p("The load went to an address in front of the app. A failure is the proxy's own when it answered 5xx without the app's pod header (the app names its pod in its answers); the proxy's window is deletion → the last request it sent to the deleted pod; stale pods are those it still sent to after they were gone; the DNS window is deletion → the first answer of the cluster's DNS without the pod's address (asked by the load pods every 250 ms), with the TTL it gave.\n\n")
+	p("The load went to an address in front of the app. A failure is the proxy's own when it answered 5xx without the app's pod header (the app names its pod in its answers); the proxy's window is deletion → the last request it sent to the deleted pod; stale pods are those it still sent to after they were gone; the DNS window is deletion → the first answer of the cluster's DNS without the pod's address (asked by the load pods every 250 ms), with the TTL it gave. Where the proxy names the upstream it chose in a header, every request maps to its pod by the pod's address; where it does not, a failure the app did not answer is matched to a pod by time only, and its attribution says so.\n\n")
 	p("| scenario | via | proxy's own | app's and transport | phases | proxy's window | stale pods | DNS window · TTL | status |\n")
 	p("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range through {
@@ -44,9 +44,8 @@ func writeProxy(p func(string, ...any), rows []Row) {
 		if r.Config.LoadHost != "" {
 			via += " (Host " + r.Config.LoadHost + ")"
 		}
-		if r.Config.UpstreamHeader == "" {
-			// Nothing names the pod a failed request went to: the rules match it in time only.
-			via += "; the proxy names no upstream: a failure the app did not answer is matched to a pod by time, not by its address"
+		if h := r.Config.UpstreamHeader; h != "" {
+			via += "; upstream named in " + h
 		}
 		cols := []string{c.Scenario, via, own, app, phases, window, stale, dns, string(r.Verdict.Status)}
 		for i := range cols {
