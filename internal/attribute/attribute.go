@@ -511,7 +511,12 @@ func Attribute(in Input) Result {
 		lives = WithFront(lives, in.Timeline, in.Front)
 		lives = withFrontSpec(lives, in.Front, in.FrontSpec, deletionGraces(in.Timeline))
 	}
-	named := lastSent(in.Requests, lives)
+	named, direct := lastSent(in.Requests, lives)
+	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
+	// requests, so neither its window (propagation) nor the client's kept-alive connections
+	// (pinned-connection) explain a failure. One that names a Service address goes through
+	// kube-proxy, and both still apply.
+	direct = direct && in.Proxy
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
 	for i := range in.Requests {
 		q := &in.Requests[i]
@@ -523,7 +528,7 @@ func Attribute(in Input) Result {
 			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
 				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
 		} else {
-			a = attributeOne(q, named[i], lives, in.KeepAlive, in.Proxy, lag)
+			a = attributeOne(q, named[i], lives, in.KeepAlive, in.Proxy, direct, lag)
 		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
@@ -539,7 +544,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, proxy bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, proxy, direct bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. A request whose connection was never
 	// made (refused, or reset while connecting: a client inside the cluster sees these, where
@@ -597,7 +602,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			return proxyPropagation(l, named, t0, lag)
 		}},
 		{timeline.PhasePinnedConnection, func(l *Life) (match, bool) {
-			if !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
+			if direct || !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
 				return match{}, false
 			}
 			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
@@ -606,7 +611,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			return match{l.Pod, absDur(t0.Sub(l.Routed)), fmt.Sprintf("sent %s after %s stopped being routed (%s), on a kept-alive connection to it", t0.Sub(l.Routed).Round(time.Millisecond), l.Pod, clock(l.Routed))}, true
 		}},
 		{timeline.PhasePropagation, func(l *Life) (match, bool) {
-			if l.Deleting.IsZero() {
+			if direct || l.Deleting.IsZero() {
 				return match{}, false
 			}
 			from, what := l.notAccepting(), "not accepting"

@@ -12,7 +12,10 @@ import (
 // lastSent names, for each request, the pod it went to as far as the ledger says: the pod that
 // answered (its pod header) or, through a proxy that names its upstream, the pod whose address
 // it named (the last address, when a proxy tried several). It sets each Life's LastSent.
-func lastSent(reqs []loadgen.Request, lives []Life) []string {
+//
+// direct reports whether any upstream the proxy named is a pod's address: it sends to the pods
+// itself, not through a Service's virtual IP.
+func lastSent(reqs []loadgen.Request, lives []Life) (named []string, direct bool) {
 	byIP := map[string][]int{}
 	for i := range lives {
 		if lives[i].IP != "" {
@@ -23,19 +26,24 @@ func lastSent(reqs []loadgen.Request, lives []Life) []string {
 	for i := range lives {
 		byPod[lives[i].Pod] = i
 	}
-	named := make([]string, len(reqs))
+	named = make([]string, len(reqs))
 	for i := range reqs {
 		q := &reqs[i]
 		pod := q.Pod
-		if pod == "" && q.Upstream != "" {
-			pod = podAt(lives, byIP[upstreamIP(q.Upstream)], q.Timestamp)
+		if q.Upstream != "" {
+			if up := podAt(lives, byIP[upstreamIP(q.Upstream)], q.Timestamp); up != "" {
+				direct = true
+				if pod == "" {
+					pod = up
+				}
+			}
 		}
 		named[i] = pod
 		if j, ok := byPod[pod]; ok && pod != "" && q.Timestamp.After(lives[j].LastSent) {
 			lives[j].LastSent = q.Timestamp
 		}
 	}
-	return named
+	return named, direct
 }
 
 // podAt picks, among the lives with one address, the pod that had it at t: a later pod may get

@@ -100,3 +100,29 @@ func TestUpstreamIP(t *testing.T) {
 		t.Error("isAddress")
 	}
 }
+
+// A proxy that sends to pod addresses itself takes kube-proxy out of the path: a failure that
+// names no pod, after the last request the proxy sent to the pod, is not propagation
+// (kube-proxy's window); nothing tells, and it stays unknown. Through a Service's address (nginx
+// kept alive to a ClusterIP) kube-proxy's rules still apply.
+func TestProxyDirectNoKubeProxyWindow(t *testing.T) {
+	b := &tl{}
+	b.del("a", 0, 0.5).add(
+		ev(-60, timeline.PodAddress, "a", "10.244.0.5"),
+		ev(-60, timeline.PodAddress, "b", "10.244.0.6"),
+		ev(0.1, timeline.AppEvent, "a", "listener_closed"),
+		ev(6, timeline.PodGone, "a", ""),
+	)
+	reqs := []loadgen.Request{
+		sentTo(1, 0.2, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080"), // the proxy's last request to a
+		failed(2, 1, 2, loadgen.ClassTimeout),                                 // names nothing: kube-proxy's window only
+	}
+	in := Input{Timeline: b.timeline(), Proxy: true, UpstreamNamed: true, Container: "app", Requests: reqs}
+	if ph := Attribute(in).BySeq[2]; ph != timeline.PhaseUnknown {
+		t.Errorf("direct proxy: %s, want unknown", ph)
+	}
+	in.Proxy = false // the same requests straight through the Service: kube-proxy's window
+	if ph := Attribute(in).BySeq[2]; ph != timeline.PhasePropagation {
+		t.Errorf("through the Service: %s, want propagation", ph)
+	}
+}
