@@ -220,7 +220,7 @@ func (r *runner) measure(ctx context.Context) error {
 		r.progress(StepServing, 0, loadgen.Progress{}, url)
 	}
 	if p.Load.From != check.LoadFromCluster { // a load pod waits on its own path
-		if err := loadgen.WaitServing(ctx, r.loadConfig(loadgen.Config{Target: url, Timeout: p.Load.Timeout}), r.row.Config.Replicas, r.logf); err != nil {
+		if err := loadgen.WaitServing(ctx, r.loadConfig(loadgen.Config{Target: url, Timeout: p.Load.Timeout}), r.servingReplicas(), r.logf); err != nil {
 			return err
 		}
 	}
@@ -404,7 +404,7 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
-		return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
+		return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, r.logf)
 	}
 	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
 	if err != nil {
@@ -421,6 +421,17 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		return nil, err
 	}
 	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
+}
+
+// servingReplicas is how many pods must answer before the load starts: every replica through
+// rollcheck's own Service; through a proxy in front, one, since what reaches the pods is the
+// proxy's to decide (a list resolved once at its start, connections kept to a ClusterIP that
+// kube-proxy pinned to one pod), and that is what the row measures.
+func (r *runner) servingReplicas() int {
+	if r.p.Load.Through() {
+		return 1
+	}
+	return r.row.Config.Replicas
 }
 
 // loadConfig adds to cfg what every request of the row carries and records: the app's pod

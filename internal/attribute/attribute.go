@@ -631,7 +631,9 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			if named == l.Pod && (l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(StartupWindow))) {
 				return match{l.Pod, 0, fmt.Sprintf("answered by %s before it was ready for %s", l.Pod, StartupWindow)}, true
 			}
-			if l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(-Tolerance)) || t0.After(l.EndpointReady.Add(StartupWindow)) {
+			// A proxy that finds the pods itself does not send to a pod because its endpoint
+			// turned ready: only a request that names the new pod is its.
+			if direct || l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(-Tolerance)) || t0.After(l.EndpointReady.Add(StartupWindow)) {
 				return match{}, false
 			}
 			return match{l.Pod, absDur(t0.Sub(l.EndpointReady)), fmt.Sprintf("sent %s after new pod %s became ready (%s)", t0.Sub(l.EndpointReady).Round(time.Millisecond), l.Pod, clock(l.EndpointReady))}, true

@@ -81,7 +81,7 @@ func Render(c Config, appPort int32) (string, error) {
 		Retry: c == HAProxyDNSRetry, Slots: 8,
 	}
 	if c == CaddyDNSTry {
-		params.TryDuration = "5s"
+		params.TryDuration = "1s"
 	}
 	var b bytes.Buffer
 	t.Option("missingkey=error")

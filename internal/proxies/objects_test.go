@@ -195,7 +195,7 @@ func TestRender(t *testing.T) {
 		{HAProxyDNS, append(slices.Clone(haproxy), "retries 0"), []string{"retry-on", "option redispatch", "retries 3"}},
 		{HAProxyDNSRetry, append(slices.Clone(haproxy), "retries 3", "retry-on conn-failure empty-response", "option redispatch 1"), []string{"retries 0"}},
 		{CaddyDNS, caddy, []string{"lb_try_duration", "lb_try_interval"}},
-		{CaddyDNSTry, append(slices.Clone(caddy), "lb_try_duration 5s", "lb_try_interval 250ms"), nil},
+		{CaddyDNSTry, append(slices.Clone(caddy), "lb_try_duration 1s", "lb_try_interval 250ms"), nil},
 		{NginxStatic, append(slices.Clone(nginx), "upstream app {", "server "+headless+":8080;", "proxy_pass http://app;"),
 			[]string{"resolver ", "keepalive", "proxy_http_version"}},
 		{NginxResolver, append(slices.Clone(nginx), "resolver ${NAMESERVER} valid=1s ipv6=off;", "resolver_timeout 1s;",

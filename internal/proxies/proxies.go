@@ -111,15 +111,17 @@ const (
 	// timeout), X-Upstream naming the dead pod. The replacement pod gets nothing until that
 	// lookup either: the longest window of the DNS configurations, up to 60 s of errors.
 	CaddyDNS Config = "caddy-dns"
-	// CaddyDNSTry is CaddyDNS with lb_try_duration 5s, at lb_try_interval's default 250ms:
+	// CaddyDNSTry is CaddyDNS with lb_try_duration 1s, at lb_try_interval's default 250ms:
 	// a request whose dial fails is tried again, on an upstream the random policy picks (maybe
-	// the same dead one), every 250 ms for up to 5 s. The 5 s exceed the load's ~2 s request
-	// timeout: when every upstream is dead the client gives up before Caddy does.
+	// the same dead one), every 250 ms for up to 1 s, inside the load's ~2 s request timeout, so
+	// that Caddy answers (502, naming the last upstream it tried) before the client gives up.
+	// With 5 s, measured once on three rollouts, every failure was a client timeout with no
+	// answer at all, and a fifth of them could not be tied to a pod.
 	//
 	// Predicted on a pod delete: dial failures to the dead address are retried and land on the
 	// live pod within a few 250 ms intervals: no errors, but 250 ms or more of latency on the
 	// requests that picked the dead pod, for as long as CaddyDNS would have failed them. After
-	// a rollout, while every address Caddy holds is dead, requests fail (client timeouts).
+	// a rollout, while every address Caddy holds is dead, requests fail: Caddy's own 502s.
 	CaddyDNSTry Config = "caddy-dns-try"
 	// NginxStatic: a static upstream block naming the headless Service: nginx resolves it once,
 	// at start (libc), into one server per pod address, and never again. nginx's defaults
