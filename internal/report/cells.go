@@ -183,4 +183,5 @@ const retryNote = "transparent retry: keep-alive was on and the requests were re
 // anonymousNote explains the missing-pod-identity marker.
 const anonymousNote = "no pod identity: the app named no pod in its answers (no X-Pod-Name, or the " +
 	"header the check names), so the timeline has no per-pod request lanes and which pod a failed " +
-	"request reached is unknown; the verdict is unaffected."
+	"request reached is unknown (unless a proxy in front named the pod's address it chose: then " +
+	"each request is tied to its pod by that address); the verdict is unaffected."
