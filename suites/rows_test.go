@@ -268,3 +268,17 @@ func TestHeardSIGTERM(t *testing.T) {
 		t.Error("tini row killed at grace end: held")
 	}
 }
+
+func TestStaleList(t *testing.T) {
+	row := &check.Row{Explanation: &check.Explanation{}}
+	if staleList(row) == nil {
+		t.Error("no stale pod passed")
+	}
+	row.Explanation.Propagation.ProxyStale = 3
+	if err := staleList(row); err != nil {
+		t.Error(err)
+	}
+	if staleList(&check.Row{}) == nil {
+		t.Error("a row without an explanation passed")
+	}
+}
