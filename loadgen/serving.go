@@ -12,6 +12,7 @@ import (
 // programmed it, a little after its pods are ready. It probes at 20 req/s for a second at a
 // time (cfg's Target, Timeout, PodHeader and AllowRemote are used; its rate and duration are
 // not), logs through logf (nil: silent), and gives up after a minute, saying what it saw.
+// Through a proxy (cfg.Proxy) replicas is a least: which pods answer is the proxy's choice.
 func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -40,7 +41,7 @@ func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string
 		}
 		ok := res.Totals.Failed == 0 && res.Totals.Requests >= 20
 		switch {
-		case ok && len(pods) == replicas:
+		case ok && (len(pods) == replicas || cfg.Proxy && len(pods) >= replicas):
 			return nil
 		case ok && len(pods) == 0:
 			if clean++; clean >= 2 {

@@ -28,6 +28,11 @@ func TestWaitServing(t *testing.T) {
 	if err := WaitServing(t.Context(), Config{Target: pods.URL}, 2, nil); err != nil || time.Since(start) > 3*time.Second {
 		t.Errorf("two named pods: %v after %s", err, time.Since(start))
 	}
+	// Through a proxy, replicas is a least: two pods answering satisfy one.
+	start = time.Now()
+	if err := WaitServing(t.Context(), Config{Target: pods.URL, Proxy: true}, 1, nil); err != nil || time.Since(start) > 3*time.Second {
+		t.Errorf("through a proxy, two pods for one: %v after %s", err, time.Since(start))
+	}
 	// An app that names no pod: two clean seconds in a row, and a line that says identity is unknown.
 	var logged []string
 	logf := func(f string, a ...any) { logged = append(logged, f) }
