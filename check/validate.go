@@ -108,19 +108,19 @@ func (p Plan) Validate() (warnings []string, err error) {
 			bad("load url %q: want an http(s) URL with a host and no user info, such as http://front/", u)
 		}
 	}
-	if h := p.Load.Host; h != "" && (p.Load.URL == "" || strings.ContainsAny(h, " \t\r\n/\x00")) {
-		if p.Load.URL == "" {
-			bad("load host %q: a Host header needs a load url", h)
-		} else {
-			bad("load host %q: want a host name, optionally with a port", h)
-		}
+	switch h := p.Load.Host; {
+	case h == "":
+	case p.Load.URL == "":
+		bad("load host %q: a Host header needs a load url", h)
+	case strings.ContainsAny(h, " \t\r\n/\x00"):
+		bad("load host %q: want a host name, optionally with a port", h)
 	}
-	if h := p.Load.UpstreamHeader; h != "" && (p.Load.URL == "" || !headerName.MatchString(h)) {
-		if p.Load.URL == "" {
-			bad("load upstreamHeader %q: only a proxy in front (a load url) names an upstream", h)
-		} else {
-			bad("load upstreamHeader %q: want an HTTP header name", h)
-		}
+	switch h := p.Load.UpstreamHeader; {
+	case h == "":
+	case p.Load.URL == "":
+		bad("load upstreamHeader %q: only a proxy in front (a load url) names an upstream", h)
+	case !headerName.MatchString(h):
+		bad("load upstreamHeader %q: want an HTTP header name", h)
 	}
 	if r := p.Load.Resolve; r != "" {
 		switch {

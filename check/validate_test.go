@@ -237,6 +237,12 @@ func TestCheckRejects(t *testing.T) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").Ports[0].Protocol = corev1.ProtocolUDP
 		}, "port 8080: no container of Deployment web declares it"},
 		{"no port", func(_ *testing.T, p *Plan) { p.App.Port = 0 }, "port 0: want 1 to 65535"},
+		{"load url not http", func(_ *testing.T, p *Plan) { p.Load.URL = "ftp://front/" }, `load url "ftp://front/": want an http(s) URL`},
+		{"load host without url", func(_ *testing.T, p *Plan) { p.Load.Host = "shop.example" }, `load host "shop.example": a Host header needs a load url`},
+		{"load host not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.Host = "http://front/", "a b" }, `load host "a b": want a host name`},
+		{"upstream header without url", func(_ *testing.T, p *Plan) { p.Load.UpstreamHeader = "X-Upstream" }, `load upstreamHeader "X-Upstream": only a proxy in front`},
+		{"upstream header not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.UpstreamHeader = "http://front/", "X Up" }, `load upstreamHeader "X Up": want an HTTP header name`},
+		{"resolve from the host", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.Resolve = "http://front/", "app-headless" }, `load resolve "app-headless": the name is asked from a load pod`},
 		{"path without /", func(_ *testing.T, p *Plan) { p.App.Path = "hello" }, `path "hello": must start with /`},
 		{"Always on a loaded image", func(t *testing.T, p *Plan) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways

@@ -38,12 +38,16 @@ const (
 	ClassOther Class = "other"
 )
 
-var http5xxClasses = func() (cs [100]Class) {
+// classes5xx are the classes of the 500-599 codes under one prefix ("http_", "proxy_"),
+// built once so that classifying allocates nothing.
+func classes5xx(prefix string) (cs [100]Class) {
 	for i := range cs {
-		cs[i] = Class("http_" + strconv.Itoa(500+i))
+		cs[i] = Class(prefix + strconv.Itoa(500+i))
 	}
 	return cs
-}()
+}
+
+var http5xxClasses, proxyClasses = classes5xx("http_"), classes5xx("proxy_")
 
 // HTTP5xxClass returns the class of an answer with the given 5xx status code,
 // e.g. "http_503". For a code outside 500-599 it returns ClassOther.
@@ -53,13 +57,6 @@ func HTTP5xxClass(code int) Class {
 	}
 	return http5xxClasses[code-500]
 }
-
-var proxyClasses = func() (cs [100]Class) {
-	for i := range cs {
-		cs[i] = Class("proxy_" + strconv.Itoa(500+i))
-	}
-	return cs
-}()
 
 // ProxyClass returns the class of a 5xx answer that the proxy in front of the app gave itself,
 // e.g. "proxy_502": through a proxy (Config.Proxy), an answer without the app's pod header when
