@@ -397,30 +397,25 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		}
 		return atk, nil
 	}
-	if r.p.Load.Through() {
-		// The load pod resolves the URL in the row's namespace: a Service of the app's manifests
-		// by its short name, or the address in front that the user named.
-		cfg = cfg.WithDefaults()
-		if err := cfg.Validate(); err != nil {
-			return nil, err
+	// Through a proxy, the load pod resolves the URL in the row's namespace (a Service of the
+	// app's manifests by its short name, or the address the user named); otherwise its target is
+	// the row's own Service: nothing outside the cluster, no DNS.
+	if !r.p.Load.Through() {
+		svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("the load Service's cluster address: %w", err)
 		}
-		return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, r.logf)
+		if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+			return nil, fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
+		}
+		cfg.Target = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+		cfg.AllowRemote = true
 	}
-	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("the load Service's cluster address: %w", err)
-	}
-	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return nil, fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
-	}
-	// The pod's target is the row's own Service: nothing outside the cluster, no DNS.
-	cfg.Target = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
-	cfg.AllowRemote = true
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.row.Config.Replicas, r.t.SharedClock, r.logf)
+	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, r.logf)
 }
 
 // servingReplicas is how many pods must answer before the load starts: every replica through
