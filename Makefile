@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,6 +21,14 @@ e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during terminatio
 
 e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx built offline), not in make e2e (label proxy)
 	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+
+e2e-multinode: ## the rows that need several nodes (drains; load across nodes) on a cluster of its own with 2 workers (label multinode, plus smoke)
+	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
+	  ROLLCHECK_LABELS='multinode || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
+
+e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
+	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \
+	  ARTIFACTS=$${ARTIFACTS:-_artifacts}/nftables bash scripts/e2e.sh
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh

@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -207,6 +209,9 @@ type Versions struct {
 	Runtime     string `json:"runtime,omitempty"`
 	NodeImage   string `json:"nodeImage"`
 	ImageSource string `json:"nodeImageSource"` // upstream | offline
+	// KubeProxyMode is the mode kube-proxy said it runs in (iptables, nftables, ipvs); empty
+	// when it could not be asked.
+	KubeProxyMode string `json:"kubeProxyMode,omitempty"`
 	// Host is the machine that ran the row ("8 cores, 15.5 GiB, Debian GNU/Linux 12 (bookworm)
 	// amd64, kernel 6.1.0-18-amd64"): the test process's, and a kind cluster's too.
 	Host string `json:"host,omitempty"`
@@ -355,9 +360,51 @@ type Row struct {
 	// LoadClocks are the load pods' clocks against the test process's, for load from the
 	// cluster: the requests' times are stamped by the pod, the lifecycle's by this process.
 	LoadClocks []LoadClock `json:"loadClocks,omitempty"`
+	// Nodes says where the row ran: the nodes of the app's pods once deployed, and of each load
+	// pod, so that a reader sees whether the load crossed nodes; nil when not read.
+	Nodes *Nodes `json:"nodes,omitempty"`
 	// Artifacts are paths relative to the artifacts directory (raw vegeta results, ledger).
 	Artifacts map[string]string `json:"artifacts,omitempty"`
 	Versions  Versions          `json:"versions"`
+}
+
+// Nodes is where a row's pods ran.
+type Nodes struct {
+	// App are the nodes of the app's pods once it was deployed, sorted, each once.
+	App []string `json:"app"`
+	// Load are the load pods' nodes, one per load pod ("pod@node"); empty for load from the host.
+	Load []string `json:"load,omitempty"`
+}
+
+// Crossed says whether every load pod ran on a node that ran none of the app's pods (so every
+// request crossed nodes); false for load from the host.
+func (n *Nodes) Crossed() bool {
+	if n == nil || len(n.Load) == 0 {
+		return false
+	}
+	for _, l := range n.Load {
+		_, node, _ := strings.Cut(l, "@")
+		if slices.Contains(n.App, node) {
+			return false
+		}
+	}
+	return true
+}
+
+// String is "app on a, b; load rollcheck-load@c (crosses nodes)".
+func (n *Nodes) String() string {
+	if n == nil {
+		return "not read"
+	}
+	s := "app on " + strings.Join(n.App, ", ")
+	if len(n.Load) == 0 {
+		return s + "; load from the host"
+	}
+	s += "; load " + strings.Join(n.Load, ", ")
+	if n.Crossed() {
+		return s + " (every request crosses nodes)"
+	}
+	return s
 }
 
 // LoadClock is one load pod's clock measured against the test process's: Offset is the pod's

@@ -48,13 +48,48 @@ type podLoad struct {
 	// clock is the pod's clock against this process's; Wait moves the requests' times by
 	// −clock.Offset when apply is set (Target.SharedClock unset).
 	clock check.LoadClock
+	// node is the node the pod ran on.
+	node string
+}
+
+// loadPlacement says where load pods go: away from the app's pods where the scheduler can
+// (a preferred anti-affinity to the app's labels, so that requests cross nodes), and on one
+// named node when the front end names one (kind with workers: the control plane, which runs no
+// pod of the rows, its NoSchedule taint tolerated).
+type loadPlacement struct {
+	node  string
+	avoid map[string]string
+}
+
+func (p loadPlacement) affinity() *corev1.Affinity {
+	if len(p.avoid) == 0 {
+		return nil
+	}
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: p.avoid}}}}}}
+}
+
+func (p loadPlacement) nodeSelector() map[string]string {
+	if p.node == "" {
+		return nil
+	}
+	return map[string]string{corev1.LabelHostname: p.node}
+}
+
+func (p loadPlacement) tolerations() []corev1.Toleration {
+	if p.node == "" {
+		return nil
+	}
+	return []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 }
 
 // startPodLoad creates the load pod running image against the load Service's cluster address
 // and follows its stream; the pod first waits until the Service answers from replicas pods on
 // its own path (no wait from the host), and startPodLoad returns once the attack has started
 // (its start line arrived).
-func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image string, cfg loadgen.Config, replicas int, sharedClock bool, logf func(string, ...any)) (*podLoad, error) {
+func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image string, cfg loadgen.Config, replicas int, sharedClock bool, place loadPlacement, logf func(string, ...any)) (*podLoad, error) {
 	// The pod gets the request timeout and some to finish after its SIGTERM, and the attack's
 	// bound and a minute more before the kubelet ends it anyway.
 	grace := int64((cfg.Timeout + 10*time.Second) / time.Second)
@@ -75,10 +110,13 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
 		Spec: corev1.PodSpec{
-			// Several load pods go to different nodes where there are several; the scheduler
-			// decides, nothing here picks a node.
+			// Several load pods go to different nodes where there are several, and away from
+			// the app's pods where they can (place.pod), so that the load crosses nodes.
 			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
 				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: loadPodLabels}}},
+			Affinity:                      place.affinity(),
+			NodeSelector:                  place.nodeSelector(),
+			Tolerations:                   place.tolerations(),
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &grace,
 			ActiveDeadlineSeconds:         &deadline,
@@ -109,6 +147,9 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		return nil, fmt.Errorf("follow the load pod's stream: %w", err)
 	}
 	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: loadgen.Follow(stream), cancel: cancel}
+	if p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		pl.node = p.Spec.NodeName
+	}
 	go func() {
 		<-pl.remote.Done()
 		_ = stream.Close()
@@ -189,6 +230,9 @@ func (pl *podLoad) Wait() (*loadgen.Result, error) {
 // Clocks is the pod's clock against this process's.
 func (pl *podLoad) Clocks() []check.LoadClock { return []check.LoadClock{pl.clock} }
 
+// Nodes is the pod's node, as "pod@node".
+func (pl *podLoad) Nodes() []string { return []string{pl.name + "@" + pl.node} }
+
 // clockString is "+1.2ms ±0.4ms (5 samples, applied)" or why the clock was not read.
 func clockString(c check.LoadClock) string {
 	if c.Samples == 0 {
@@ -205,9 +249,9 @@ func clockString(c check.LoadClock) string {
 // per second more when it does not divide), and returns them as one load: its progress is
 // theirs summed, it is done when any stream ended (a pod that stops early is a fault of the
 // whole load), and its Result is theirs merged and judged against the whole rate.
-func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, n, replicas int, sharedClock bool, logf func(string, ...any)) (load, error) {
+func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image string, cfg loadgen.Config, n, replicas int, sharedClock bool, place loadPlacement, logf func(string, ...any)) (load, error) {
 	if n <= 1 {
-		pl, err := startPodLoad(ctx, cs, ns, loadPodName, image, cfg, replicas, sharedClock, logf)
+		pl, err := startPodLoad(ctx, cs, ns, loadPodName, image, cfg, replicas, sharedClock, place, logf)
 		if err != nil {
 			return nil, err // not a nil *podLoad in a non-nil load
 		}
@@ -221,7 +265,7 @@ func startPodLoads(ctx context.Context, cs kubernetes.Interface, ns, image strin
 			share.Rate++
 		}
 		share.Name = fmt.Sprintf("%s-%d", cfg.Name, i+1)
-		pl, err := startPodLoad(ctx, cs, ns, fmt.Sprintf("%s-%d", loadPodName, i+1), image, share, replicas, sharedClock, logf)
+		pl, err := startPodLoad(ctx, cs, ns, fmt.Sprintf("%s-%d", loadPodName, i+1), image, share, replicas, sharedClock, place, logf)
 		if err != nil {
 			m.Stop()
 			return nil, err
@@ -287,6 +331,15 @@ func (m *podLoads) Wait() (*loadgen.Result, error) {
 }
 
 // Clocks are the pods' clocks against this process's, pod by pod.
+// Nodes are the pods' nodes, as "pod@node".
+func (m *podLoads) Nodes() []string {
+	var out []string
+	for _, pl := range m.pods {
+		out = append(out, pl.Nodes()...)
+	}
+	return out
+}
+
 func (m *podLoads) Clocks() []check.LoadClock {
 	var cs []check.LoadClock
 	for _, pl := range m.pods {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -226,6 +227,9 @@ func (r *runner) measure(ctx context.Context) error {
 	}
 	// kube-proxy's programming histogram before and after the load: its change is the row's.
 	kpBefore, kpErr := scrape.KubeProxy(ctx, cs)
+	if kpErr == nil {
+		r.row.Versions.KubeProxyMode, _ = scrape.ProxyMode(ctx, cs)
+	}
 	d, err := r.drive(ctx, cs, url, obs)
 	if err != nil {
 		return err
@@ -292,6 +296,14 @@ func (r *runner) readPods(ctx context.Context) {
 	if err := r.client.Resources(r.ns).List(ctx, &pods, resources.WithLabelSelector(selectorOf(r.dep))); err != nil || len(pods.Items) == 0 {
 		return
 	}
+	nodes := &check.Nodes{}
+	for _, p := range pods.Items {
+		if n := p.Spec.NodeName; n != "" && !slices.Contains(nodes.App, n) {
+			nodes.App = append(nodes.App, n)
+		}
+	}
+	slices.Sort(nodes.App)
+	r.row.Nodes = nodes
 	p := pods.Items[0]
 	var node corev1.Node
 	if err := r.client.Resources().Get(ctx, p.Spec.NodeName, "", &node); err == nil {
@@ -384,6 +396,10 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	if c, ok := atk.(interface{ Clocks() []check.LoadClock }); ok {
 		r.row.LoadClocks = c.Clocks()
 	}
+	if n, ok := atk.(interface{ Nodes() []string }); ok && r.row.Nodes != nil {
+		r.row.Nodes.Load = n.Nodes()
+		r.logf("%s: %s", r.p.Variant.Name, r.row.Nodes)
+	}
 	return d, nil
 }
 
@@ -415,7 +431,8 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, r.logf)
+	place := loadPlacement{node: r.t.LoadNode, avoid: r.dep.Spec.Selector.MatchLabels}
+	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, place, r.logf)
 }
 
 // servingReplicas is how many pods must answer before the load starts: every replica through

@@ -28,6 +28,11 @@ type Target struct {
 	// LoadImage is the load pod's image (cmd/rollcheck-load), for plans whose load comes from
 	// the cluster; the nodes must have it or be able to pull it (kind: the front end loads it).
 	LoadImage string
+	// LoadNode, if set, is the node every load pod runs on (its control-plane NoSchedule taint
+	// tolerated): kind with workers names its control plane, which runs no pod of the rows, so
+	// every request crosses nodes. Empty: the scheduler places them, away from the app's pods
+	// where it can.
+	LoadNode string
 	// SharedClock says the load pods' clocks are this process's (kind: the nodes are containers
 	// on this machine). Either way each load pod's clock is measured and recorded in the row
 	// (Row.LoadClocks); only where it is not shared are the requests' times moved by the

@@ -89,11 +89,21 @@ func WithKeep(keep bool) Option {
 }
 
 // WithWorkers adds n worker nodes (0 to 5; default 0) besides the control plane, which then
-// runs no workload of the rows. Workers need the upstream node image: the offline one has a
-// static single-node network.
+// runs no workload of the rows. Both node images take workers (the offline one's pod networks
+// are routed between the nodes by the front end).
 func WithWorkers(n int) Option {
 	return optionFunc(func(s *settings) error {
 		s.opts.Workers = n
+		return nil
+	})
+}
+
+// WithKubeProxyMode sets kube-proxy's mode in the cluster Acquire creates: "iptables" (the
+// default) or "nftables" (kind's networking.kubeProxyMode). A cluster it reuses must already
+// run that mode, or Acquire refuses it. Every row records the mode kube-proxy reported.
+func WithKubeProxyMode(mode string) Option {
+	return optionFunc(func(s *settings) error {
+		s.opts.ProxyMode = mode
 		return nil
 	})
 }
@@ -156,7 +166,7 @@ func WithLogsDir(dir string) Option {
 
 // FromEnv sets every cluster setting from the ROLLCHECK_* knobs, as make e2e, rctest and the
 // rollcheck command read them (see the README's knob table): ROLLCHECK_CLUSTER_NAME,
-// ROLLCHECK_NODE_IMAGE, ROLLCHECK_WORKERS, ROLLCHECK_KEEP_CLUSTER, ROLLCHECK_KIND_CONFIG,
+// ROLLCHECK_NODE_IMAGE, ROLLCHECK_WORKERS, ROLLCHECK_KUBE_PROXY_MODE, ROLLCHECK_KEEP_CLUSTER, ROLLCHECK_KIND_CONFIG,
 // ROLLCHECK_ISOLATE_DNS and ROLLCHECK_LOAD_IMAGE, each with its default when unset. A bad knob
 // is an error of Acquire's, every one at once. It keeps WithImages, WithLogger and WithLogsDir
 // given before it; the options after it override it.

@@ -108,9 +108,19 @@ func TestBadOptionsAllAtOnce(t *testing.T) {
 	}
 }
 
-func TestOfflineImageIsSingleNode(t *testing.T) {
-	_, err := settle([]Option{WithNodeImage("offline"), WithWorkers(1)})
-	if err == nil || !strings.Contains(err.Error(), "single-node") {
-		t.Fatalf("error %v, want the offline image's single node said", err)
+func TestOfflineImageTakesWorkers(t *testing.T) {
+	s, err := settle([]Option{WithNodeImage("offline"), WithWorkers(2)})
+	if err != nil || s.opts.Workers != 2 {
+		t.Fatalf("offline image with 2 workers: %+v, %v", s.opts, err)
+	}
+}
+
+func TestKubeProxyMode(t *testing.T) {
+	s, err := settle([]Option{WithKubeProxyMode("nftables")})
+	if err != nil || s.opts.ProxyMode != "nftables" {
+		t.Fatalf("nftables: %+v, %v", s.opts, err)
+	}
+	if _, err := settle([]Option{WithKubeProxyMode("ipvs")}); err == nil || !strings.Contains(err.Error(), `kube-proxy mode "ipvs"`) {
+		t.Fatalf("ipvs: %v, want refused", err)
 	}
 }

@@ -13,6 +13,7 @@ case "${1:-up}" in
     step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
     step tools bash "$REPO_ROOT/scripts/tools.sh"
     choose_node_image
+    raise_inotify_limits
     step cluster-up "$RC" cluster up
     ;;
   down)

@@ -21,6 +21,7 @@ step docker bash scripts/docker-engine.sh up
 step tools bash scripts/tools.sh
 # Not through `step`: choose_node_image exports the choice into this shell.
 choose_node_image
+raise_inotify_limits
 # The examples suite checks a user's app: its image is built like a user's would be.
 if [[ " $(knob ROLLCHECK_SUITES) " == *" examples/check "* ]]; then
   step example-image bash scripts/example-image.sh hello

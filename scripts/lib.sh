@@ -161,3 +161,24 @@ validate_knobs() {
   ensure_cli
   "$RC" knobs || exit "$?"
 }
+
+# raise_inotify_limits: kind's known issue for clusters of several nodes ("too many open files"
+# from the kubelets and kube-proxies of every node, which share the host's per-user inotify
+# limits): raise fs.inotify.max_user_instances to 512 and max_user_watches to 524288 when they
+# are lower and ROLLCHECK_WORKERS asks for workers. Root only; otherwise says what to run.
+raise_inotify_limits() {
+  local workers
+  workers=$(knob ROLLCHECK_WORKERS)
+  [ "${workers:-0}" -gt 0 ] || return 0
+  local key want have
+  for kv in fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288; do
+    key=${kv%=*} want=${kv#*=}
+    have=$(cat "/proc/sys/${key//.//}" 2>/dev/null || echo 0)
+    [ "$have" -ge "$want" ] && continue
+    if [ "$(id -u)" -eq 0 ] && sysctl -qw "$key=$want" 2>/dev/null; then
+      log "$key raised from $have to $want for $workers worker node(s) (kind's known issue for several nodes)"
+    else
+      log "warning: $key is $have; kind's nodes may fail with 'too many open files': run sysctl -w $key=$want as root"
+    fi
+  done
+}

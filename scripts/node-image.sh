@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build rollcheck's offline kind node image: every Kubernetes binary, etcd, CoreDNS and pause
 # built from source (Go module proxy, gcc), a Debian rootfs from debootstrap, the control-plane
-# images preloaded, a static bridge CNI, and every registry pointed at a dead loopback endpoint
+# images preloaded, a bridge CNI per node from containerd's template, and every registry pointed at a dead loopback endpoint
 # so nothing is ever pulled from outside the machine.
 #
 # Cached and idempotent: the image is tagged by a hash of what went into it (this script, the
@@ -200,7 +200,6 @@ build_images() {
 }
 
 # --- the node image ------------------------------------------------------------------------------
-POD_SUBNET=10.244.0.0/24
 build_node() {
   local R=$W/rootfs/node
   rm -rf "$R"; cp -a "$SRC_ROOTFS" "$R"
@@ -263,19 +262,24 @@ EOT
   chroot "$R" systemctl mask systemd-binfmt.service >/dev/null 2>&1
   install -m 0755 "$BIN/kubeadm" "$BIN/kubelet" "$BIN/kubectl" "$R/usr/bin/"
   echo -n "$K8S_VERSION" >"$R/kind/version"
-  # Networking: a static bridge CNI (single node) instead of kindnet, whose image would need a registry.
+  # Networking without kindnet (whose image would need a registry): containerd writes each node's
+  # bridge CNI config from this template once the kubelet passes it the node's podCIDR (the
+  # controller-manager allocates one /24 of the cluster's podSubnet per node). Until then the node
+  # is NotReady, so no pod starts on a subnet another node also uses. Routes between the nodes'
+  # podCIDRs are set by rollcheck's kind front end after create (internal/cluster, routes.go).
   mkdir -p "$R/etc/cni/net.d"
-  cat >"$R/etc/cni/net.d/10-bridge.conflist" <<EOT
+  cat >"$R/etc/cni/rollcheck-bridge.template" <<'EOT'
 {
   "cniVersion": "1.0.0",
   "name": "rollcheck",
   "plugins": [
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_SUBNET"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "{{.PodCIDR}}"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
 EOT
+  printf '\n[plugins."io.containerd.grpc.v1.cri".cni]\n  conf_template = "/etc/cni/rollcheck-bridge.template"\n' >>"$R/etc/containerd/config.toml"
   cat >"$R/kind/manifests/default-cni.yaml" <<'EOT'
 apiVersion: v1
 kind: ConfigMap
@@ -283,7 +287,7 @@ metadata:
   name: rollcheck-cni
   namespace: kube-system
 data:
-  note: "static bridge CNI config is baked into /etc/cni/net.d of the rollcheck offline node image"
+  note: "each node's bridge CNI config is written by containerd from /etc/cni/rollcheck-bridge.template (its podCIDR); routes between nodes by rollcheck"
 EOT
   cat >"$R/kind/manifests/default-storage.yaml" <<'EOT'
 apiVersion: storage.k8s.io/v1

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait"
 	"sigs.k8s.io/e2e-framework/klient/wait/conditions"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/knobs"
@@ -108,6 +109,12 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	if err := c.connect(); err != nil {
+		return c, err
+	}
+	if err := c.checkProxyMode(ctx); err != nil {
+		return c, err
+	}
+	if err := c.routePodCIDRs(ctx); err != nil {
 		return c, err
 	}
 	if err := c.waitSystemReady(ctx); err != nil {
@@ -292,6 +299,13 @@ func (c *Cluster) checkReusable(ctx context.Context) error {
 	}
 	if s := strings.TrimSpace(state); s != "running" {
 		return fmt.Errorf("existing cluster %q: node %s is %s, not running: delete it (make down)", c.Name, node, s)
+	}
+	all, err := c.kind.ListNodes(c.Name)
+	if err != nil {
+		return fmt.Errorf("list the nodes of the existing cluster %q: %w", c.Name, err)
+	}
+	if len(all) != 1+c.Workers {
+		return fmt.Errorf("existing cluster %q has %d node(s), want %d (%d worker(s)): delete it (make down) or set %s to match", c.Name, len(all), 1+c.Workers, c.Workers, knobs.EnvWorkers)
 	}
 	port, err := run(ctx, "docker", "port", node, fmt.Sprintf("%d/tcp", c.Config.NodePort))
 	if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.HostPort)) {
@@ -525,4 +539,43 @@ func (c *Cluster) FlushConntrack(ctx context.Context) (int, error) {
 		total += n
 	}
 	return total, nil
+}
+
+// checkProxyMode refuses a reused cluster whose kube-proxy runs in another mode than the
+// options ask (kind's kube-proxy ConfigMap says which; no mode there means iptables): rows
+// measured in one mode must not be reported as the other's.
+func (c *Cluster) checkProxyMode(ctx context.Context) error {
+	if c.Created {
+		return nil
+	}
+	want := c.ProxyMode
+	if want == "" {
+		want = ProxyIPTables
+	}
+	var cm corev1.ConfigMap
+	if err := c.Client.Resources().Get(ctx, "kube-proxy", "kube-system", &cm); err != nil {
+		return fmt.Errorf("existing cluster %q: read kube-proxy's configuration (kube-system/kube-proxy): %w", c.Name, err)
+	}
+	got, err := proxyModeOf(cm.Data["config.conf"])
+	if err != nil {
+		return fmt.Errorf("existing cluster %q: %w", c.Name, err)
+	}
+	if got != want {
+		return fmt.Errorf("existing cluster %q runs kube-proxy in %s mode, want %s: delete it (make down) or set %s=%s", c.Name, got, want, knobs.EnvProxyMode, got)
+	}
+	return nil
+}
+
+// proxyModeOf is the mode of a KubeProxyConfiguration document: iptables when it names none.
+func proxyModeOf(conf string) (string, error) {
+	var kp struct {
+		Mode string `json:"mode"`
+	}
+	if err := yaml.Unmarshal([]byte(conf), &kp); err != nil {
+		return "", fmt.Errorf("parse kube-proxy's configuration: %w", err)
+	}
+	if kp.Mode == "" {
+		return ProxyIPTables, nil
+	}
+	return kp.Mode, nil
 }

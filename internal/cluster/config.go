@@ -17,6 +17,12 @@ import (
 	"github.com/rollcheck/rollcheck/internal/oneline"
 )
 
+// kube-proxy modes a created cluster can run (Options.ProxyMode).
+const (
+	ProxyIPTables = "iptables"
+	ProxyNFTables = "nftables"
+)
+
 // Image sources (knobs.ImageSource tells them from a reference).
 const (
 	SourceUpstream = knobs.SourceUpstream
@@ -33,10 +39,13 @@ type Options struct {
 	NodeImage      string // auto, upstream, offline or an image reference (see ResolveNodeImage); Up never pulls
 	ImageSource    string // SourceUpstream or SourceOffline: set by Up from the resolved NodeImage
 	Workers        int    // worker nodes besides the control plane
-	Keep           bool   // keep the cluster when done
-	IsolateDNS     string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
-	LoadImage      string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
-	Logf           func(format string, args ...any)
+	// ProxyMode is kube-proxy's mode in a cluster Up creates: iptables (or empty) or nftables
+	// (kind's networking.kubeProxyMode); a reused cluster must run the same.
+	ProxyMode  string
+	Keep       bool   // keep the cluster when done
+	IsolateDNS string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
+	LoadImage  string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
+	Logf       func(format string, args ...any)
 }
 
 // DefaultKindConfig is rollcheck's kind config (kind-config.yaml in this package, whose comments
@@ -63,6 +72,7 @@ func FromEnv() (Options, error) {
 	}
 	o.Keep, _ = knobs.Keep(os.Getenv)
 	o.Workers, _ = knobs.Workers(os.Getenv)
+	o.ProxyMode = knobs.ProxyMode(os.Getenv)
 	return o, o.Validate()
 }
 
@@ -105,11 +115,11 @@ func (o Options) Validate() error {
 	if o.Workers < 0 || o.Workers > 5 {
 		errs = append(errs, fmt.Errorf("%d worker node(s): want 0 to 5 workers", o.Workers))
 	}
+	if o.ProxyMode != "" && o.ProxyMode != ProxyIPTables && o.ProxyMode != ProxyNFTables {
+		errs = append(errs, fmt.Errorf("kube-proxy mode %q: want %s or %s", o.ProxyMode, ProxyIPTables, ProxyNFTables))
+	}
 	if o.NodeImage == "" {
 		errs = append(errs, fmt.Errorf("no node image: set %s", knobs.EnvNodeImage))
-	}
-	if knobs.ImageSource(o.NodeImage) == SourceOffline && o.Workers > 0 {
-		errs = append(errs, fmt.Errorf("%d worker node(s) on node image %s: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", o.Workers, o.NodeImage))
 	}
 	if _, _, err := knobs.IsolateDNS(o.IsolateDNS); err != nil {
 		errs = append(errs, fmt.Errorf("%s=%q: %w", knobs.EnvIsolateDNS, o.IsolateDNS, err))
@@ -212,6 +222,9 @@ func (kc *KindConfig) Render(o Options) ([]byte, error) {
 	c.Nodes = nodes
 	if knobs.ImageSource(o.NodeImage) == SourceOffline {
 		c.Networking.DisableDefaultCNI = true
+	}
+	if o.ProxyMode != "" {
+		c.Networking.KubeProxyMode = kindv1.ProxyMode(o.ProxyMode)
 	}
 	b, err := yaml.Marshal(c)
 	if err != nil {

@@ -112,6 +112,11 @@ func TestOptionsValidate(t *testing.T) {
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	offlineWorkers := good
+	offlineWorkers.NodeImage, offlineWorkers.Workers = SourceOffline, 2
+	if err := offlineWorkers.Validate(); err != nil {
+		t.Errorf("the offline node image with workers: %v", err)
+	}
 	bad := []struct {
 		mut  func(*Options)
 		want string
@@ -120,8 +125,6 @@ func TestOptionsValidate(t *testing.T) {
 		{func(o *Options) { o.Name = "Upper" }, "lower-case letters"},
 		{func(o *Options) { o.Workers = -1 }, "0 to 5 workers"},
 		{func(o *Options) { o.NodeImage = "" }, "no node image"},
-		{func(o *Options) { o.NodeImage, o.Workers = SourceOffline, 1 }, "single-node bridge CNI"},
-		{func(o *Options) { o.NodeImage, o.Workers = "rollcheck/kind-node:v1", 1 }, "single-node bridge CNI"},
 		{func(o *Options) { o.KindConfig = cfg + ".missing" }, "kind config"},
 		{func(o *Options) { o.KindConfigData = []byte(header) }, "both a file"},
 	}
@@ -232,5 +235,37 @@ func TestKindConfigsExposeKubeProxyMetrics(t *testing.T) {
 				t.Errorf("%s, %s: KubeProxyConfiguration patches %v, want exactly %v", name, stage, found, want)
 			}
 		}
+	}
+}
+
+func TestProxyMode(t *testing.T) {
+	for conf, want := range map[string]string{
+		"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n": "nftables",
+		"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nmode: iptables\n":                               "iptables",
+		"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nmode: \"\"\n":                                   "iptables",
+	} {
+		if got, err := proxyModeOf(conf); err != nil || got != want {
+			t.Errorf("proxyModeOf(%q) = %q, %v; want %q", conf, got, err, want)
+		}
+	}
+	if _, err := proxyModeOf("mode: [\n"); err == nil {
+		t.Error("a broken configuration parsed")
+	}
+	kc, err := ParseKindConfig("embedded", DefaultKindConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mode, want := range map[string]string{"": "", ProxyIPTables: "kubeProxyMode: iptables", ProxyNFTables: "kubeProxyMode: nftables"} {
+		b, err := kc.Render(Options{NodeImage: "kindest/node:v1", ProxyMode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), "kubeProxyMode"); has != (want != "") || (want != "" && !strings.Contains(string(b), want)) {
+			t.Errorf("mode %q rendered:\n%s", mode, b)
+		}
+	}
+	o := Options{Name: "rollcheck", NodeImage: "kindest/node:v1", ProxyMode: "ipvs"}
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `kube-proxy mode "ipvs": want iptables or nftables`) {
+		t.Errorf("ipvs accepted: %v", err)
 	}
 }

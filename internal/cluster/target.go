@@ -32,6 +32,7 @@ func (c *Cluster) Target() engine.Target {
 		NodePort:   c.Config.NodePort,
 		LoadURL:    c.AppURL(""),
 		LoadImages: c.LoadImages,
+		LoadNode:   c.loadNode(),
 		// kind's nodes are containers on this machine: one kernel, one clock.
 		SharedClock: true,
 		Reset: func(ctx context.Context) error {
@@ -214,4 +215,13 @@ func Join(ctx context.Context, s Shared, logf func(string, ...any)) (*Cluster, e
 	}
 	c.Config = &KindConfig{NodePort: s.NodePort, HostPort: s.HostPort}
 	return c, nil
+}
+
+// loadNode is the node load pods run on: with workers, the control plane (kind taints it, so no
+// pod of the rows runs there and every request crosses nodes); on one node, no choice.
+func (c *Cluster) loadNode() string {
+	if c.Workers == 0 {
+		return ""
+	}
+	return c.Name + "-control-plane"
 }

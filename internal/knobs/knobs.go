@@ -27,6 +27,7 @@ const (
 	EnvNodeImage    = "ROLLCHECK_NODE_IMAGE"
 	EnvNodeImageOf  = "ROLLCHECK_NODE_IMAGE_REF"
 	EnvWorkers      = "ROLLCHECK_WORKERS"
+	EnvProxyMode    = "ROLLCHECK_KUBE_PROXY_MODE"
 	EnvKeep         = "ROLLCHECK_KEEP_CLUSTER"
 	EnvIsolateDNS   = "ROLLCHECK_ISOLATE_DNS"
 	EnvLoadImage    = "ROLLCHECK_LOAD_IMAGE"
@@ -135,7 +136,13 @@ var All = []Knob{
 	}},
 	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline` or an image reference", true, ValidNodeImage},
 	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
-	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5 (the offline node image: 0)", true, wholeNumber(0, 5)},
+	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5", true, wholeNumber(0, 5)},
+	{EnvProxyMode, "iptables", "", "kube-proxy's mode in a cluster rollcheck creates: `iptables` or `nftables` (kind's `networking.kubeProxyMode`; a reused cluster must run the same)", true, func(v string) error {
+		if v != "iptables" && v != "nftables" {
+			return errors.New("want iptables or nftables")
+		}
+		return nil
+	}},
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
 	{EnvIsolateDNS, "auto", "", "remove CoreDNS's forwarding of outside names in a cluster rollcheck creates: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
 	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required with `--kubeconfig`", true, check.ValidLoadImage},
@@ -250,9 +257,6 @@ func Check(getenv func(string) string, clusterOnly bool) []error {
 			}
 		}
 	}
-	if w := getenv(EnvWorkers); w != "" && wholeNumber(1, 5)(w) == nil && ImageSource(NodeImageChoice(getenv)) == SourceOffline {
-		errs = append(errs, fmt.Errorf("%s=%q: the offline node image has a static single-node bridge CNI; use 0 workers or the upstream image", EnvWorkers, w))
-	}
 	return errs
 }
 
@@ -307,6 +311,9 @@ func Repeat(getenv func(string) string) (int, error) { return whole(getenv, EnvR
 
 // Procs is ROLLCHECK_PROCS: DefaultProcs when unset.
 func Procs(getenv func(string) string) (int, error) { return whole(getenv, EnvProcs) }
+
+// ProxyMode is ROLLCHECK_KUBE_PROXY_MODE: iptables when unset.
+func ProxyMode(getenv func(string) string) string { v, _ := Get(getenv, EnvProxyMode); return v }
 
 // Workers is ROLLCHECK_WORKERS: 0 when unset.
 func Workers(getenv func(string) string) (int, error) { return whole(getenv, EnvWorkers) }

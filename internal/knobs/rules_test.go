@@ -55,8 +55,9 @@ func TestCheckKnobs(t *testing.T) {
 			t.Errorf("%s=%q: %v, want one problem", EnvLabels, labels, errs)
 		}
 	}
+	// The offline node image runs workers too (containerd's CNI template, routes set by the front end).
 	offline := map[string]string{EnvNodeImage: "offline", EnvWorkers: "2"}
-	if errs := Check(func(k string) string { return offline[k] }, true); len(errs) != 1 || !strings.Contains(errs[0].Error(), "single-node") {
+	if errs := Check(func(k string) string { return offline[k] }, true); len(errs) != 0 {
 		t.Errorf("offline with workers: %v", errs)
 	}
 }

@@ -165,14 +165,16 @@ func versionsLine(v Versions) []string {
 	if v.ImageSource != "" {
 		img += " (" + v.ImageSource + ")"
 	}
-	return []string{
+	line := []string{
 		"rollcheck " + or(v.Rollcheck),
 		"Kubernetes " + or(v.Kubernetes),
 		"kind " + or(v.Kind),
 		"node image " + img,
-		"Go " + or(v.Go),
-		"vegeta " + or(v.Vegeta),
 	}
+	if v.KubeProxyMode != "" {
+		line = append(line, "kube-proxy "+v.KubeProxyMode)
+	}
+	return append(line, "Go "+or(v.Go), "vegeta "+or(v.Vegeta))
 }
 
 // retryNote explains the transparent-retry marker.

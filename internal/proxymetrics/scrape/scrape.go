@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,29 @@ func KubeProxy(ctx context.Context, cs kubernetes.Interface) (proxymetrics.Histo
 		return proxymetrics.Histogram{}, fmt.Errorf("none of the %d kube-proxy pods (%s in %s) is running", len(pods.Items), proxymetrics.Selector, proxymetrics.Namespace)
 	}
 	return total, nil
+}
+
+// ProxyMode asks a running kube-proxy pod which mode it runs in (its metrics server's
+// /proxyMode: "iptables", "nftables", "ipvs"), through the API server's pod proxy. Every
+// kube-proxy of a cluster runs with one configuration, so one answer stands for all.
+func ProxyMode(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	lctx, cancel := context.WithTimeout(ctx, proxymetrics.CallTimeout)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods(proxymetrics.Namespace).List(lctx, metav1.ListOptions{LabelSelector: proxymetrics.Selector})
+	if err != nil {
+		return "", fmt.Errorf("list the kube-proxy pods (%s in %s): %w", proxymetrics.Selector, proxymetrics.Namespace, err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		b, err := cs.CoreV1().Pods(proxymetrics.Namespace).ProxyGet("http", p.Name, proxymetrics.MetricsPort, "proxyMode", nil).DoRaw(lctx)
+		if err != nil {
+			return "", fmt.Errorf("read the mode of kube-proxy %s/%s through the API server's pod proxy: %w", proxymetrics.Namespace, p.Name, err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return "", proxymetrics.ErrNoKubeProxy
 }
 
 func scrapePod(ctx context.Context, cs kubernetes.Interface, pod string) (proxymetrics.Histogram, error) {
