@@ -28,6 +28,11 @@ type Comparison struct {
 	// BaseVersions and NewVersions say what each run was measured with.
 	BaseVersions Versions `json:"baseVersions"`
 	NewVersions  Versions `json:"newVersions"`
+	// BasePropagation and NewPropagation are each run's endpoint propagation pooled over its
+	// rows, kube-proxy's own programming latency among it: with runs in two kube-proxy modes,
+	// the data planes side by side.
+	BasePropagation PooledPropagation `json:"basePropagation"`
+	NewPropagation  PooledPropagation `json:"newPropagation"`
 	// Rows are the rows of both runs with the same key and configuration, in the base's order.
 	Rows []RowChange `json:"rows"`
 	// Added are rows only in the new run, Removed rows only in the base, in their run's order.
@@ -159,7 +164,8 @@ func Compare(base, next Run, alpha float64) (Comparison, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return Comparison{}, fmt.Errorf("alpha %v: want a level between 0 and 1", alpha)
 	}
-	c := Comparison{Alpha: alpha, BaseVersions: base.Versions, NewVersions: next.Versions}
+	c := Comparison{Alpha: alpha, BaseVersions: base.Versions, NewVersions: next.Versions,
+		BasePropagation: Pool(base.Rows), NewPropagation: Pool(next.Rows)}
 	bs, ns := Group(base.Rows), Group(next.Rows)
 	inNew := map[RowKey]RowStats{}
 	for _, n := range ns {
@@ -237,6 +243,18 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	p("## rollcheck compare\n\n")
 	p("Base: %s  \nNew: %s\n\n", mdEscape(strings.Join(versionsLine(c.BaseVersions), " · ")),
 		mdEscape(strings.Join(versionsLine(c.NewVersions), " · ")))
+	if c.BasePropagation.KubeProxy != nil || c.NewPropagation.KubeProxy != nil {
+		p("| endpoint propagation, pooled | base | new |\n|---|---|---|\n")
+		p("| control plane (deletion → endpoint not ready) | %s | %s |\n", durationsCell(c.BasePropagation.ControlPlane), durationsCell(c.NewPropagation.ControlPlane))
+		p("| data plane (deletion → last request the pod answered) | %s | %s |\n", durationsCell(c.BasePropagation.DataPlane), durationsCell(c.NewPropagation.DataPlane))
+		kp := func(d *check.Durations) string {
+			if d == nil {
+				return "not measured"
+			}
+			return durationsCell(*d)
+		}
+		p("| kube-proxy programming (its own histogram) | %s | %s |\n\n", kp(c.BasePropagation.KubeProxy), kp(c.NewPropagation.KubeProxy))
+	}
 	p("| scenario | disruption | app change | base failures | new failures | Δ | p | termination p50 | disruption time p50 | verdict | change |\n")
 	p("|---|---|---|--:|--:|--:|--:|---|---|---|---|\n")
 	for _, r := range c.Rows {

@@ -214,3 +214,36 @@ func TestReadRunFile(t *testing.T) {
 		t.Errorf("ReadRunFile(missing) error %v, want not exist", err)
 	}
 }
+
+// TestComparisonKubeProxy: two runs (two kube-proxy modes, say) show their pooled propagation
+// and kube-proxy's programming latency side by side.
+func TestComparisonKubeProxy(t *testing.T) {
+	base, next := compareRuns()
+	withKP := func(r Run, mode string, fast, slow int) Run {
+		r.Versions.KubeProxyMode = mode
+		r.Rows[0].Explanation = &check.Explanation{Propagation: check.PropagationSummary{
+			KubeProxyBuckets: []check.HistogramBucket{{UpperBound: 0.5, Count: uint64(fast)}, {UpperBound: 2, Count: uint64(fast + slow)}, {Inf: true, Count: uint64(fast + slow)}}}}
+		return r
+	}
+	base, next = withKP(base, "iptables", 10, 0), withKP(next, "nftables", 0, 10)
+	c, err := Compare(base, next, DefaultAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BasePropagation.KubeProxy == nil || c.NewPropagation.KubeProxy == nil || c.BasePropagation.KubeProxy.N != 10 {
+		t.Fatalf("pooled kube-proxy: %+v, %+v", c.BasePropagation.KubeProxy, c.NewPropagation.KubeProxy)
+	}
+	if !(c.BasePropagation.KubeProxy.P50 < c.NewPropagation.KubeProxy.P50) {
+		t.Errorf("p50 base %v, new %v: want the slower histogram's higher", c.BasePropagation.KubeProxy.P50, c.NewPropagation.KubeProxy.P50)
+	}
+	var buf bytes.Buffer
+	if err := c.WriteMarkdown(&buf); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{"kube-proxy iptables", "kube-proxy nftables", "| endpoint propagation, pooled | base | new |", "| kube-proxy programming (its own histogram) | "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
