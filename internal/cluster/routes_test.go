@@ -55,3 +55,18 @@ func TestPodRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadNode: with workers, load pods go to the control plane, also in the processes that
+// join the cluster (Share carries the workers).
+func TestLoadNode(t *testing.T) {
+	c := &Cluster{Options: Options{Name: "rc", Workers: 2}}
+	if got := c.loadNode(); got != "rc-control-plane" {
+		t.Errorf("loadNode() = %q, want rc-control-plane", got)
+	}
+	if s := c.Share(); s.Workers != 2 {
+		t.Errorf("Share() = %+v: the workers are lost to the joining processes", s)
+	}
+	if got := (&Cluster{Options: Options{Name: "rc"}}).loadNode(); got != "" {
+		t.Errorf("one node: loadNode() = %q, want the scheduler's choice", got)
+	}
+}

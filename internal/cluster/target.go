@@ -185,20 +185,21 @@ func LocalImagesMissing(ctx context.Context, refs []string) ([]string, error) {
 
 // Shared is what a process that acquired a cluster hands to the other processes of a parallel
 // run (Ginkgo's SynchronizedBeforeSuite) so that they can Join it: the cluster's name and node
-// image, its NodePort mapping and the load pod's image. It holds no credentials: Join reads the
+// image, its workers, its NodePort mapping and the load pod's image. It holds no credentials: Join reads the
 // kubeconfig from kind, as Up does.
 type Shared struct {
 	Name        string `json:"name"`
 	NodeImage   string `json:"nodeImage"`
 	ImageSource string `json:"imageSource"`
 	LoadImage   string `json:"loadImage,omitempty"`
+	Workers     int    `json:"workers,omitempty"`
 	NodePort    int32  `json:"nodePort"`
 	HostPort    int32  `json:"hostPort"`
 }
 
 // Share describes c for Join.
 func (c *Cluster) Share() Shared {
-	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage}
+	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage, Workers: c.Workers}
 	if c.Config != nil {
 		s.NodePort, s.HostPort = c.Config.NodePort, c.Config.HostPort
 	}
@@ -209,7 +210,7 @@ func (c *Cluster) Share() Shared {
 // it creates nothing, sweeps nothing and never deletes the cluster (the process that acquired it
 // releases it once every process is done).
 func Join(ctx context.Context, s Shared, logf func(string, ...any)) (*Cluster, error) {
-	c, err := Existing(ctx, Options{Name: s.Name, NodeImage: s.NodeImage, ImageSource: s.ImageSource, LoadImage: s.LoadImage, Logf: logf})
+	c, err := Existing(ctx, Options{Name: s.Name, NodeImage: s.NodeImage, ImageSource: s.ImageSource, LoadImage: s.LoadImage, Workers: s.Workers, Logf: logf})
 	if err != nil {
 		return nil, fmt.Errorf("join cluster %q: %w", s.Name, err)
 	}
