@@ -494,7 +494,8 @@ func earliest(ts ...time.Time) time.Time {
 //     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
 //   - drain-outage: the row drains nodes (Input.Drain) and the request, which names no pod, was
 //     sent while the Service had no endpoint that could take it (Outages: none ready, none
-//     serving while terminating, after a deletion), from Tolerance before that moment until an
+//     serving while terminating, or those left closed their listener by their own lines; after
+//     a deletion), from Tolerance before that moment until an
 //     endpoint was ready again plus the programming lag: every replica had been evicted and no
 //     replacement was ready. It comes before the pod rules below, which would otherwise split
 //     the outage between propagation and unknown: no preStop shortens it.
@@ -523,7 +524,7 @@ func Attribute(in Input) Result {
 	named, direct := lastSent(in.Requests, lives)
 	var outs []Outage
 	if in.Drain {
-		outs = Outages(in.Timeline)
+		outs = Outages(in.Timeline, in.Container)
 	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
@@ -701,20 +702,24 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 }
 
 // Outage is a window in which the Service had no endpoint that could take a new connection,
-// after a pod's deletion: none ready, and none serving while terminating (kube-proxy sends to
-// serving terminating endpoints when no endpoint is ready). To is zero when the window was
-// still open at the timeline's end.
+// after a pod's deletion: none ready, none serving while terminating (kube-proxy sends to
+// serving terminating endpoints when no endpoint is ready), or those left had closed their
+// listener or exited, as the app's lines say. To is zero when the window was still open at the
+// timeline's end.
 type Outage struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to,omitzero"`
 }
 
-// Outages reads from the timeline's endpoint moments the windows in which the Service had no
-// endpoint that could take a new connection, from the first pod deletion on (before it, no
-// endpoint only means the pods were not seen yet).
-func Outages(tl timeline.Timeline) []Outage {
+// Outages reads from the timeline the windows in which the Service had no endpoint that could
+// take a new connection, from the first pod deletion on (before it, no endpoint only means the
+// pods were not seen yet). An endpoint counts while it is ready or serving and its pod has not
+// said that its listener closed or that it is exiting (container's lines; any container's when
+// container is ""): the control plane marks it not serving only when a readiness probe fails.
+func Outages(tl timeline.Timeline, container string) []Outage {
 	type state struct{ ready, serving bool }
 	eps := map[string]state{}
+	closed := map[string]bool{}
 	deleted := false
 	var out []Outage
 	open := false
@@ -728,12 +733,19 @@ func Outages(tl timeline.Timeline) []Outage {
 			eps[e.Pod] = state{serving: strings.Contains(e.Detail, "serving=true")}
 		case timeline.EndpointRemoved:
 			delete(eps, e.Pod)
+		case timeline.AppEvent:
+			if container != "" && e.Container != "" && e.Container != container {
+				continue
+			}
+			if ev := appEvent(e.Detail); ev == "listener_closed" || ev == "exiting" {
+				closed[e.Pod] = true
+			}
 		default:
 			continue
 		}
 		up := 0
-		for _, s := range eps {
-			if s.ready || s.serving {
+		for pod, s := range eps {
+			if (s.ready || s.serving) && !closed[pod] {
 				up++
 			}
 		}

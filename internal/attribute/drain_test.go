@@ -22,20 +22,26 @@ func drained() *tl {
 }
 
 func TestOutages(t *testing.T) {
-	outs := Outages(drained().timeline())
+	outs := Outages(drained().timeline(), "app")
 	if len(outs) != 1 || !outs[0].From.Equal(at(5.1)) || !outs[0].To.Equal(at(12)) {
 		t.Errorf("outages %+v, want one from 5.1 s to 12 s", outs)
 	}
+	// The app's own lines say when the last serving pod stopped accepting, before its probe did.
+	b := drained()
+	b.add(ev(3, timeline.AppEvent, "a", "listener_closed"), ev(4, timeline.AppEvent, "b", "exiting code=0"))
+	if outs := Outages(b.timeline(), "app"); len(outs) != 1 || !outs[0].From.Equal(at(4)) {
+		t.Errorf("outages %+v, want one from 4 s (b's exiting line)", outs)
+	}
 	// Before any deletion, no endpoint means none was seen yet.
-	b := &tl{}
+	b = &tl{}
 	b.add(ev(-1, timeline.EndpointRemoved, "x", ""), ev(0, timeline.EndpointReady, "a", ""))
-	if outs := Outages(b.timeline()); len(outs) != 0 {
+	if outs := Outages(b.timeline(), "app"); len(outs) != 0 {
 		t.Errorf("outages %+v before a deletion", outs)
 	}
 	// Still open at the end.
 	b = drained()
 	b.events = b.events[:len(b.events)-1]
-	if outs := Outages(b.timeline()); len(outs) != 1 || !outs[0].To.IsZero() {
+	if outs := Outages(b.timeline(), "app"); len(outs) != 1 || !outs[0].To.IsZero() {
 		t.Errorf("outages %+v, want one still open", outs)
 	}
 }
