@@ -61,7 +61,12 @@ func (c Applied) Shape() string {
 	return b.String()
 }
 
-// DisruptionString is the disruption and its count: "rollout-restart×3".
+// DisruptionString is the disruption and its count: "rollout-restart×3"; a drain's timeout
+// when it is not the default: "drain-node×3 drainTimeout=30s".
 func (c Applied) DisruptionString() string {
-	return fmt.Sprintf("%s×%d", c.Disruption, c.Count)
+	s := fmt.Sprintf("%s×%d", c.Disruption, c.Count)
+	if c.DrainTimeout != 0 && c.DrainTimeout != DefaultDrainTimeout {
+		s += fmt.Sprintf(" drainTimeout=%s", c.DrainTimeout)
+	}
+	return s
 }
