@@ -222,7 +222,8 @@ func evictAll(ctx context.Context, t Target, cr client.Client, pods []corev1.Pod
 			}
 			return fmt.Errorf("drain-node: list pods %s in %s: %w", t.Selector, t.Namespace, err)
 		}
-		left, pending := stillThere(list.Items, evicted), present(list.Items, pending)
+		left := stillThere(list.Items, evicted)
+		pending = present(list.Items, pending)
 		now := time.Now()
 		if dr.Evictions > 0 && dr.ReplacementsReady.IsZero() && readyReplacements(list.Items, evicted) >= want {
 			dr.ReplacementsReady = now

@@ -23,6 +23,7 @@ type refusals struct {
 	n      int
 	mu     sync.Mutex
 	seen   map[string]int
+	asked  []string // every eviction asked for, by pod name
 	failed []string // evictions that found their node schedulable
 	also   func()   // called at each refusal (a test cancels its context there)
 	err    error    // returned instead of a 429, when set
@@ -33,6 +34,9 @@ func (r *refusals) funcs() interceptor.Funcs {
 		if sub != "eviction" {
 			return cl.SubResource(sub).Create(ctx, obj, subObj, opts...)
 		}
+		r.mu.Lock()
+		r.asked = append(r.asked, obj.GetName())
+		r.mu.Unlock()
 		var p corev1.Pod
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(obj), &p); err != nil {
 			return err
@@ -275,5 +279,35 @@ func TestDrainOfAMissingDeployment(t *testing.T) {
 	target.Deployment = "gone"
 	if _, err := Once(context.Background(), target, DrainNode); err == nil || err.Error() != `drain-node: get Deployment ns/gone: deployments.apps "gone" not found` {
 		t.Errorf("Once = %v", err)
+	}
+}
+
+// A pod whose eviction was refused and that is gone meanwhile (deleted by someone else) needs no
+// eviction: the drain goes on with the others.
+func TestDrainForgetsARefusedPodGoneMeanwhile(t *testing.T) {
+	r := &refusals{n: -1}
+	c, target := onNodes(t, 2, r, "node-a")
+	target.DrainTimeout = 30 * time.Millisecond
+	pods := slices.DeleteFunc(podsOn(t, c, "node-a"), func(n string) bool { return n == "db-0" })
+	var first sync.Once
+	r.also = func() {
+		first.Do(func() {
+			p := kubefake.ReadyPod("ns", pods[0], nil)
+			if err := c.Fake.Delete(context.Background(), p); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	rec := Record{Kind: DrainNode, Started: time.Now()}
+	if _, err := once(context.Background(), target, DrainNode, &rec); err != nil {
+		t.Fatalf("drain = %v", err)
+	}
+	if !rec.Drain.Blocked || rec.Drain.Evictions != 0 || len(r.seen) != 2 || r.seen[pods[0]] != 1 || r.seen[pods[1]] < 2 {
+		t.Errorf("drain %+v, evictions asked %v: want %s asked once, %s until blocked", rec.Drain, r.seen, pods[0], pods[1])
+	}
+	for _, name := range r.asked {
+		if name != pods[0] && name != pods[1] {
+			t.Fatalf("asked to evict %q: only %v are on the node", name, pods)
+		}
 	}
 }
