@@ -48,7 +48,11 @@ func writeDrains(p func(string, ...any), rows []Row) {
 			if dr.Blocked {
 				blocked = check.BlockedNote([]check.DisruptionResult{d})
 			}
-			cols := []string{c.Scenario, fmt.Sprintf("%d/%d", d.N, len(r.Disruptions)), dr.Node, budget,
+			n := fmt.Sprintf("%d/%d", d.N, len(r.Disruptions))
+			if r.Repeat > 0 {
+				n = fmt.Sprintf("run %d: %s", r.Repeat, n) // a repeated row's runs share its name
+			}
+			cols := []string{c.Scenario, n, dr.Node, budget,
 				fmt.Sprintf("%d of %d", dr.Evictions, len(dr.Pods)), fmt.Sprint(dr.Refused429), drainTime, ready, blocked}
 			for i := range cols {
 				cols[i] = mdEscape(cols[i])

@@ -46,6 +46,13 @@ func TestDrainSection(t *testing.T) {
 	if strings.Contains(section, "naive") {
 		t.Error("a row that drained nothing is in the drain section")
 	}
+	// A repeated row's runs share its name: each drain says its run.
+	r.Repeat = 2
+	b.Reset()
+	_ = (Run{Rows: []check.Row{r}}).WriteMarkdown(&b)
+	if !strings.Contains(b.String(), "| run 2: 2/2 | kind-worker2 |") {
+		t.Errorf("a repeated row's drain does not name its run:\n%s", b.String())
+	}
 	b.Reset()
 	_ = (Run{Rows: []check.Row{other}}).WriteMarkdown(&b)
 	if strings.Contains(b.String(), "## Node drains") {
