@@ -12,7 +12,7 @@ func (c Applied) String() string {
 }
 
 // Shape is the shutdown configuration and client mode, without name and disruption:
-// "preStop=sleep:5s sigterm=drain grace=30s req=5s keepalive=on POST".
+// "preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 req=5s keepalive=on POST".
 func (c Applied) Shape() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "preStop=%s", c.PreStop)
@@ -23,6 +23,12 @@ func (c Applied) Shape() string {
 		fmt.Fprintf(&b, " stopSignal=%s", c.StopSignal)
 	}
 	fmt.Fprintf(&b, " grace=%ds", c.GraceSeconds)
+	if c.PDB != nil {
+		fmt.Fprintf(&b, " pdb=%s", strings.Replace(c.PDB.String(), "=", ":", 1))
+		if c.PDBFromManifests {
+			b.WriteString("(manifests)")
+		}
+	}
 	for _, sc := range c.Sidecars {
 		fmt.Fprintf(&b, " sidecar=%s", sc)
 	}
@@ -55,7 +61,12 @@ func (c Applied) Shape() string {
 	return b.String()
 }
 
-// DisruptionString is the disruption and its count: "rollout-restart×3".
+// DisruptionString is the disruption and its count: "rollout-restart×3"; a drain's timeout
+// when it is not the default: "drain-node×3 drainTimeout=30s".
 func (c Applied) DisruptionString() string {
-	return fmt.Sprintf("%s×%d", c.Disruption, c.Count)
+	s := fmt.Sprintf("%s×%d", c.Disruption, c.Count)
+	if c.DrainTimeout != 0 && c.DrainTimeout != DefaultDrainTimeout {
+		s += fmt.Sprintf(" drainTimeout=%s", c.DrainTimeout)
+	}
+	return s
 }

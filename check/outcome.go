@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -52,6 +53,11 @@ type Outcome struct {
 	// MinPhaseShare of its failures must be attributed to them, or the row fails ("right
 	// count, wrong mechanism"). Empty: only Classes are checked.
 	Phases []timeline.Phase `json:"phases,omitempty"`
+	// DrainBlocked, for a drain-node row expected to produce zero failures, says every drain
+	// must be blocked: the PodDisruptionBudget refuses the evictions (429) until the drain's
+	// timeout, so no pod goes and no request fails. The blocked drain is the row's finding.
+	// Without it, a blocked drain fails the row: the pods it was to take away never went.
+	DrainBlocked bool `json:"drainBlocked,omitempty"`
 }
 
 // MinPhaseShare is the share of a negative control's failures that must be in its expected
@@ -73,6 +79,12 @@ func AtMost(r float64) Outcome { return Outcome{Kind: ExpectAtMost, MaxRatio: r}
 
 // Bounds expects only what WithMinSuccessRatioPerDisruption and WithMaxDisruptionSeconds add.
 func Bounds() Outcome { return Outcome{Kind: ExpectBounds} }
+
+// WithDrainBlocked returns o (Zero) requiring every drain of a drain-node row to be blocked.
+func (o Outcome) WithDrainBlocked() Outcome {
+	o.DrainBlocked = true
+	return o
+}
 
 // WithMinDisruptionsWithFailures returns the negative control o requiring failures in at least
 // n of its disruptions (instead of most of them).
@@ -117,6 +129,9 @@ func (o Outcome) Validate() error {
 			return fmt.Errorf("expect phase %q: want one of %s", ph, phaseList(timeline.Phases))
 		}
 	}
+	if o.DrainBlocked && o.Kind != ExpectZero {
+		return fmt.Errorf("expect drainBlocked: only with zero failures (a blocked drain takes no pod away), not %s", o.Kind)
+	}
 	if o.Kind == ExpectFailures && (o.MinSuccessRatioPerDisruption > 0 || o.MaxDisruptionSeconds != nil) {
 		return errors.New("expect failures-expected (a negative control) cannot also bound the failures per disruption or the disruption seconds")
 	}
@@ -155,6 +170,9 @@ func (o Outcome) String() string {
 	}
 	if o.MaxDisruptionSeconds != nil {
 		s += fmt.Sprintf(", ≤ %d disruption s", *o.MaxDisruptionSeconds)
+	}
+	if o.DrainBlocked {
+		s += ", drain blocked"
 	}
 	return strings.TrimPrefix(s, ", ")
 }
@@ -204,10 +222,20 @@ type Verdict struct {
 // and disruption-seconds bounds apply on top of the Kind's own rule. A negative control
 // (ExpectFailures) judged with its disruptions must show failures in most of them (at least
 // half, rounded up), not once by chance.
+//
+// Drains are judged first: a row that expects DrainBlocked passes only when every drain was
+// blocked, and any other row fails when one was (the pods it was to take away never went, so
+// its count of failures says nothing about them).
 func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
 	v := o.judgeKind(s)
 	if v.Status != Pass {
 		return v
+	}
+	if dv, judged := o.judgeDrains(v, ds); judged {
+		if dv.Status != Pass {
+			return dv
+		}
+		v = dv
 	}
 	if o.Kind == ExpectFailures && len(ds) > 0 {
 		// A negative control that fails once by chance has not shown its mechanism: the
@@ -246,6 +274,106 @@ func (o Outcome) Judge(s loadgen.Summary, ds ...DisruptionResult) Verdict {
 		return Verdict{Fail, fmt.Sprintf("%s; %d disruption seconds, expected at most %d", v.Reason, s.DisruptionSeconds, *n)}
 	}
 	return v
+}
+
+// judgeDrains judges the drains of ds (v passed the Kind's rule); judged is false when ds hold
+// no drain and the row expects none to be blocked.
+func (o Outcome) judgeDrains(v Verdict, ds []DisruptionResult) (Verdict, bool) {
+	var drains, blocked []DisruptionResult
+	for _, d := range ds {
+		if d.Drain != nil {
+			drains = append(drains, d)
+			if d.Drain.Blocked {
+				blocked = append(blocked, d)
+			}
+		}
+	}
+	switch {
+	case o.DrainBlocked && len(drains) == 0:
+		return Verdict{HarnessFault, v.Reason + "; no drain was recorded to judge whether it was blocked"}, true
+	case o.DrainBlocked && len(blocked) < len(drains):
+		for _, d := range drains {
+			if !d.Drain.Blocked {
+				return Verdict{Fail, fmt.Sprintf("%s; %s %d/%d was not blocked (%s), expected every drain blocked", v.Reason, d.Kind, d.N, len(ds), d.DrainNote())}, true
+			}
+		}
+	case o.DrainBlocked:
+		return Verdict{Pass, fmt.Sprintf("%s; every drain blocked (%s)", v.Reason, BlockedNote(blocked))}, true
+	case len(blocked) > 0:
+		d := blocked[0]
+		return Verdict{Fail, fmt.Sprintf("%s; %s %d/%d: %s: the pods it was to take away never went (expect drainBlocked if that is the finding)", v.Reason, d.Kind, d.N, len(ds), d.DrainNote())}, true
+	}
+	return v, false
+}
+
+// BlockedNote says what blocked drains met: "drain blocked: 24 evictions refused (429) by the
+// PodDisruptionBudget over 60 s" (summed over the drains, each bounded by its timeout).
+func BlockedNote(ds []DisruptionResult) string {
+	refused, n := 0, 0
+	var over time.Duration
+	for _, d := range ds {
+		if d.Drain != nil && d.Drain.Blocked {
+			refused += d.Drain.Refused429
+			over = max(over, d.Drain.Timeout)
+			n++
+		}
+	}
+	s := "drain blocked"
+	if n > 1 {
+		s = fmt.Sprintf("%d drains blocked", n)
+	}
+	each := ""
+	if n > 1 {
+		each = " each"
+	}
+	return fmt.Sprintf("%s: %d evictions refused (429) by the PodDisruptionBudget over %s%s", s, refused, secondsString(over), each)
+}
+
+// DrainNote says what one drain did: "node kind-worker: 3 evictions, 2 refused (429), drained
+// in 14.2 s, replacements ready 16.0 s after its start", or, blocked, BlockedNote's words; ""
+// for a disruption that is not a drain.
+func (d DisruptionResult) DrainNote() string {
+	dr := d.Drain
+	if dr == nil {
+		return ""
+	}
+	if dr.Blocked {
+		return fmt.Sprintf("node %s: %s, %d of %d evictions accepted", dr.Node, BlockedNote([]DisruptionResult{d}), dr.Evictions, len(dr.Pods))
+	}
+	s := fmt.Sprintf("node %s: %d evictions, %d refused (429)", dr.Node, dr.Evictions, dr.Refused429)
+	if t, ok := d.DrainTime(); ok {
+		s += ", drained in " + secondsString(t)
+	}
+	if t, ok := d.ReplacementsAfter(); ok {
+		s += ", replacements ready " + secondsString(t) + " after its start"
+	}
+	return s
+}
+
+// DrainTime is how long a drain took, from the disruption's start until the last evicted pod
+// was gone; false when the drain was blocked (or the disruption is not a drain).
+func (d DisruptionResult) DrainTime() (time.Duration, bool) {
+	if d.Drain == nil || d.Drain.Drained.IsZero() {
+		return 0, false
+	}
+	return d.Drain.Drained.Sub(d.Started), true
+}
+
+// ReplacementsAfter is how long after the drain's start the Deployment had all its replicas
+// ready again; false when nothing was evicted (or the disruption is not a drain).
+func (d DisruptionResult) ReplacementsAfter() (time.Duration, bool) {
+	if d.Drain == nil || d.Drain.ReplacementsReady.IsZero() {
+		return 0, false
+	}
+	return d.Drain.ReplacementsReady.Sub(d.Started), true
+}
+
+// secondsString is "60 s" for whole seconds, else "14.2 s".
+func secondsString(t time.Duration) string {
+	if t%time.Second == 0 {
+		return fmt.Sprintf("%d s", int64(t/time.Second))
+	}
+	return fmt.Sprintf("%.1f s", t.Seconds())
 }
 
 // JudgeMechanism refines a verdict from Judge with the row's failures by phase: a negative

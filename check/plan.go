@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -34,14 +35,30 @@ const (
 	// terminates, restarts the kubelet of its node: only a front end that can do that (kind)
 	// runs it (engine.Target.RestartKubelet).
 	KubeletRestart DisruptionKind = "kubelet-restart"
+	// DrainNode drains the app off one node as kubectl drain does, through the eviction API
+	// (policy/v1), so that PodDisruptionBudgets decide how many pods may go at once: it cordons
+	// the node that runs the most ready pods of the app, evicts every pod of the app on it
+	// (retrying an eviction a budget refuses with 429 every DrainRetry), waits until they are
+	// gone, uncordons the node and waits until the Deployment settled. Only the app's pods are
+	// evicted: other pods on the node stay. A drain that does not finish within
+	// Disruption.DrainTimeout is blocked: the node is uncordoned and the row goes on.
+	DrainNode DisruptionKind = "drain-node"
 )
+
+// DrainRetry is how long a drain-node disruption waits before asking again for an eviction
+// that a PodDisruptionBudget refused (429 Too Many Requests): kubectl drain's 5 s.
+const DrainRetry = 5 * time.Second
+
+// DefaultDrainTimeout is how long a drain-node disruption may take to evict the app's pods on
+// the node and see them gone before it counts as blocked (Disruption.DrainTimeout).
+const DefaultDrainTimeout = 60 * time.Second
 
 // KubeletRestartAfter is how long after the deletion a kubelet-restart disruption restarts the
 // kubelet: inside the grace period of any Deployment it may run on (Validate asks for more).
 const KubeletRestartAfter = 3 * time.Second
 
 // DisruptionKinds lists every DisruptionKind, in the order the reports use.
-var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, KubeletRestart}
+var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, KubeletRestart, DrainNode}
 
 // Defaults for the fields a Plan may leave zero.
 const (
@@ -109,6 +126,11 @@ type Variant struct {
 	// TerminationGracePeriodSeconds replaces the pod template's.
 	TerminationGracePeriodSeconds *int64
 	Replicas                      *int32
+	// PDB, when set, is a PodDisruptionBudget rollcheck creates with the row (named PDBName),
+	// selecting the Deployment's pods: what a drain-node disruption's evictions must respect.
+	// The manifests may hold their own budget instead, never both (the eviction API refuses a
+	// pod that two budgets select).
+	PDB *PDB
 	// Patch is a strategic-merge patch (JSON) applied to the Deployment after the fields
 	// above: env, args, probes, anything else.
 	Patch []byte
@@ -179,6 +201,33 @@ const (
 type Disruption struct {
 	Kind  DisruptionKind
 	Count int // default 3
+	// DrainTimeout bounds each drain of drain-node (default DefaultDrainTimeout): its
+	// evictions, retried while a budget refuses them, and the wait until the evicted pods are
+	// gone. A drain that does not finish within it is blocked (DisruptionResult.Blocked).
+	// drain-node only.
+	DrainTimeout time.Duration
+}
+
+// PDB is a PodDisruptionBudget of the app's pods: exactly one of MinAvailable and
+// MaxUnavailable, each a number of pods or a percentage of the replicas ("50%"), as the
+// policy/v1 API takes them.
+type PDB struct {
+	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}
+
+// PDBName is the name of the PodDisruptionBudget a Variant's PDB creates.
+const PDBName = "rollcheck-pdb"
+
+// String is "maxUnavailable=1" or "minAvailable=50%".
+func (b PDB) String() string {
+	switch {
+	case b.MinAvailable != nil:
+		return "minAvailable=" + b.MinAvailable.String()
+	case b.MaxUnavailable != nil:
+		return "maxUnavailable=" + b.MaxUnavailable.String()
+	}
+	return "none"
 }
 
 // Plan is one row of the conformance table: the app as a variant changes it, under one
@@ -256,11 +305,17 @@ type Applied struct {
 	LoadHost string `json:"loadHost,omitempty"`
 	// UpstreamHeader is Load.UpstreamHeader: the header in which the proxy named the pod
 	// address it chose; empty: requests were matched to pods by the app's answers and in time.
-	UpstreamHeader string         `json:"upstreamHeader,omitempty"`
-	Disruption     DisruptionKind `json:"disruption"`
-	Count          int            `json:"count"`
-	Settle         time.Duration  `json:"settle"`
-	Expect         Outcome        `json:"expect"`
+	UpstreamHeader string `json:"upstreamHeader,omitempty"`
+	// PDB is the PodDisruptionBudget that selected the app's pods: the Variant's, or the
+	// manifests' own (PDBFromManifests); nil: none.
+	PDB              *PDB           `json:"pdb,omitempty"`
+	PDBFromManifests bool           `json:"pdbFromManifests,omitempty"`
+	Disruption       DisruptionKind `json:"disruption"`
+	Count            int            `json:"count"`
+	// DrainTimeout is Disruption.DrainTimeout (drain-node only).
+	DrainTimeout time.Duration `json:"drainTimeout,omitempty"`
+	Settle       time.Duration `json:"settle"`
+	Expect       Outcome       `json:"expect"`
 }
 
 // Sidecar is a container of the pod besides the app's, as applied.
@@ -312,14 +367,41 @@ type DisruptionResult struct {
 	Settled  time.Time `json:"settled"`
 	// KubeletRestarted is when the kubelet restart was asked for and KubeletBack when the
 	// kubelet ran again (kubelet-restart).
-	KubeletRestarted time.Time             `json:"kubeletRestarted,omitzero"`
-	KubeletBack      time.Time             `json:"kubeletBack,omitzero"`
-	Requests         int                   `json:"requests"`
-	Failed           int                   `json:"failed"`
-	SuccessRatio     float64               `json:"successRatio"`
-	Failures         map[loadgen.Class]int `json:"failures,omitempty"`
+	KubeletRestarted time.Time `json:"kubeletRestarted,omitzero"`
+	KubeletBack      time.Time `json:"kubeletBack,omitzero"`
+	// Drain is what a drain-node disruption did; nil for the other kinds.
+	Drain        *Drain                `json:"drain,omitempty"`
+	Requests     int                   `json:"requests"`
+	Failed       int                   `json:"failed"`
+	SuccessRatio float64               `json:"successRatio"`
+	Failures     map[loadgen.Class]int `json:"failures,omitempty"`
 	// Phases counts this disruption's failed requests by phase (see Explanation).
 	Phases map[timeline.Phase]int `json:"phases,omitempty"`
+}
+
+// Drain is what one drain-node disruption did: the node it cordoned, the evictions the API
+// accepted and refused, and when the drain's moments came. A zero time is a moment not reached.
+type Drain struct {
+	Node string `json:"node"`
+	// Pods are the app's pods on the node when the drain began: the ones it evicts.
+	Pods []string `json:"pods"`
+	// Evictions counts the evictions the API accepted; Refused429 the ones it refused with 429
+	// Too Many Requests (a PodDisruptionBudget allowed no disruption then), each retried
+	// DrainRetry later.
+	Evictions  int `json:"evictions"`
+	Refused429 int `json:"refused429"`
+	// Drained is when the last evicted pod was gone (drain time: Drained − the disruption's
+	// Started); zero when the drain was blocked.
+	Drained time.Time `json:"drained,omitzero"`
+	// Uncordoned is when the node was schedulable again.
+	Uncordoned time.Time `json:"uncordoned,omitzero"`
+	// ReplacementsReady is when the Deployment had all its replicas ready again, none of them an
+	// evicted pod; zero when nothing was evicted.
+	ReplacementsReady time.Time `json:"replacementsReady,omitzero"`
+	// Blocked: the drain did not finish within Timeout (Disruption.DrainTimeout); the node was
+	// uncordoned and the row went on.
+	Blocked bool          `json:"blocked,omitempty"`
+	Timeout time.Duration `json:"timeout"`
 }
 
 // Row is the result of one Plan: one variant under one disruption.

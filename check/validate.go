@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/utils/ptr"
@@ -84,7 +87,26 @@ func (p Plan) Validate() (warnings []string, err error) {
 		bad("kubelet-restart with load from the cluster: the load pod's ledger streams through the kubelet it restarts; send the load from the host")
 	}
 	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
-		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down or kubelet-restart", p.Disruption.Kind)
+		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down, kubelet-restart or drain-node", p.Disruption.Kind)
+	}
+	switch t := p.Disruption.DrainTimeout; {
+	case t == 0:
+	case p.Disruption.Kind != DrainNode:
+		bad("disruption drainTimeout %s: only for drain-node, not %s", t, p.Disruption.Kind)
+	case t < 5*time.Second || t > 10*time.Minute:
+		bad("disruption drainTimeout %s: want 5s to 10m", t)
+	}
+	if b := p.Variant.PDB; b != nil {
+		errs = append(errs, b.check()...)
+		if own := p.App.budgets(); len(own) > 0 {
+			bad("pdb: the manifests hold PodDisruptionBudget %s already; the eviction API refuses a pod that two budgets select: keep one", strings.Join(own, ", "))
+		}
+		if p.Disruption.Kind != DrainNode && p.Disruption.Kind != "" {
+			warnings = append(warnings, fmt.Sprintf("pdb %s: only evictions (drain-node) honour a PodDisruptionBudget; %s deletes or replaces pods without asking it, so the budget changes nothing here", b, p.Disruption.Kind))
+		}
+	}
+	if p.Variant.Expect.DrainBlocked && p.Disruption.Kind != DrainNode {
+		bad("expect drainBlocked: only a drain-node disruption can be blocked, not %s", p.Disruption.Kind)
 	}
 	if c := p.Disruption.Count; c < 1 || c > 20 {
 		bad("disruption count %d: want 1 to 20", c)
@@ -195,6 +217,9 @@ func (p Plan) WithDefaults() Plan {
 	if p.Disruption.Count == 0 {
 		p.Disruption.Count = DefaultCount
 	}
+	if p.Disruption.Kind == DrainNode && p.Disruption.DrainTimeout == 0 {
+		p.Disruption.DrainTimeout = DefaultDrainTimeout
+	}
 	if p.Load.Rate == 0 {
 		p.Load.Rate = DefaultRate
 	}
@@ -218,7 +243,64 @@ func (p Plan) WithDefaults() Plan {
 
 // loadBound is how long the load may have to run for this plan with the Deployment d.
 func (p Plan) loadBound(d *appsv1.Deployment) time.Duration {
-	return limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, grace(d))
+	return limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, grace(d), p.Disruption.DrainTimeout)
+}
+
+// check validates the budget: exactly one of its two fields, a number of pods or a percentage.
+func (b PDB) check() []error {
+	var errs []error
+	if (b.MinAvailable == nil) == (b.MaxUnavailable == nil) {
+		errs = append(errs, errors.New("pdb: set exactly one of minAvailable and maxUnavailable"))
+	}
+	for name, v := range map[string]*intstr.IntOrString{"minAvailable": b.MinAvailable, "maxUnavailable": b.MaxUnavailable} {
+		if v != nil && !validBudgetValue(*v) {
+			errs = append(errs, fmt.Errorf("pdb %s %s: want a number of pods (0 or more) or a percentage from 0%% to 100%%", name, v.String()))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
+}
+
+var percent = regexp.MustCompile(`^(100|[1-9]?[0-9])%$`)
+
+func validBudgetValue(v intstr.IntOrString) bool {
+	if v.Type == intstr.Int {
+		return v.IntVal >= 0
+	}
+	return percent.MatchString(v.StrVal)
+}
+
+// budgets names the PodDisruptionBudgets of the manifests.
+func (a App) budgets() []string {
+	var names []string
+	for _, o := range a.Objects {
+		if kindOf(o) == "PodDisruptionBudget" {
+			names = append(names, o.GetName())
+		}
+	}
+	return names
+}
+
+// manifestPDB is the manifests' own policy/v1 PodDisruptionBudget, as a PDB, when they hold one.
+func (a App) manifestPDB() *PDB {
+	for _, o := range a.Objects {
+		if b, ok := o.(*policyv1.PodDisruptionBudget); ok {
+			return &PDB{MinAvailable: b.Spec.MinAvailable, MaxUnavailable: b.Spec.MaxUnavailable}
+		}
+	}
+	return nil
+}
+
+// budget is the PodDisruptionBudget of the Variant's PDB in namespace ns: it selects the
+// Deployment's pods by its matchLabels, as the load Service does.
+func budget(ns string, dep *appsv1.Deployment, b PDB) *policyv1.PodDisruptionBudget {
+	pdb := &policyv1.PodDisruptionBudget{}
+	pdb.APIVersion, pdb.Kind = "policy/v1", "PodDisruptionBudget"
+	pdb.Name, pdb.Namespace = PDBName, ns
+	pdb.Labels = map[string]string{PartOfLabel: PartOfValue}
+	pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: maps.Clone(dep.Spec.Selector.MatchLabels)}
+	pdb.Spec.MinAvailable, pdb.Spec.MaxUnavailable = b.MinAvailable, b.MaxUnavailable
+	return pdb
 }
 
 // replicas is the Deployment's replica count, 1 when it sets none (the API server's default).
@@ -577,6 +659,13 @@ func (p Plan) Applied() Applied {
 		Expect: p.Variant.Expect,
 	}
 	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
+	a.DrainTimeout = p.Disruption.DrainTimeout
+	if b := p.Variant.PDB; b != nil {
+		c := *b
+		a.PDB = &c
+	} else if b := p.App.manifestPDB(); b != nil {
+		a.PDB, a.PDBFromManifests = b, true
+	}
 	if p.Load.Pods > 1 {
 		a.LoadPods = p.Load.Pods
 	}
@@ -595,8 +684,9 @@ func (p Plan) Applied() Applied {
 }
 
 // Objects returns what a row of the Plan applies into namespace ns: the app's manifests
-// unchanged but for their namespace, the Deployment as the Variant changes it, and rollcheck's
-// load Service (LoadServiceName; a NodePort on nodePort when it is not 0). rollcheck check
+// unchanged but for their namespace, the Deployment as the Variant changes it, rollcheck's
+// load Service (LoadServiceName; a NodePort on nodePort when it is not 0) and, when the Variant
+// asks for one, a PodDisruptionBudget of the Deployment's pods (PDBName). rollcheck check
 // --dry-run prints them. An invalid Plan is an error.
 func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 	p = p.WithDefaults()
@@ -619,7 +709,11 @@ func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 		objs = append(objs, c)
 	}
 	dep.Namespace, dep.ResourceVersion = ns, ""
-	return append(objs, dep, loadService(ns, dep, p.App.Port, nodePort)), nil
+	objs = append(objs, dep, loadService(ns, dep, p.App.Port, nodePort))
+	if b := p.Variant.PDB; b != nil {
+		objs = append(objs, budget(ns, dep, *b))
+	}
+	return objs, nil
 }
 
 // loadService is rollcheck's own Service for the load: it selects the Deployment's pods on

@@ -323,6 +323,37 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
 		{"method", func(_ *testing.T, p *Plan) { p.Load.Method = "PUT" }, `load method "PUT": want GET or POST`},
 		{"timeout", func(_ *testing.T, p *Plan) { p.Load.Timeout = 3 * time.Minute }, "load timeout 3m0s: want more than 0 and at most 2m"},
 		{"settle", func(_ *testing.T, p *Plan) { p.Settle = -time.Second }, "settle -1s: want 0 to 5m"},
+		{"drainTimeout of another disruption", func(_ *testing.T, p *Plan) { p.Disruption.DrainTimeout = time.Minute },
+			"disruption drainTimeout 1m0s: only for drain-node, not rollout-restart"},
+		{"drainTimeout too short", func(_ *testing.T, p *Plan) { p.Disruption.Kind, p.Disruption.DrainTimeout = DrainNode, time.Second },
+			"disruption drainTimeout 1s: want 5s to 10m"},
+		{"pdb with both fields", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind = DrainNode
+			p.Variant.PDB = &PDB{MinAvailable: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+		}, "pdb: set exactly one of minAvailable and maxUnavailable"},
+		{"pdb with no field", func(_ *testing.T, p *Plan) { p.Disruption.Kind, p.Variant.PDB = DrainNode, &PDB{} },
+			"pdb: set exactly one of minAvailable and maxUnavailable"},
+		{"pdb negative", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.PDB = DrainNode, &PDB{MaxUnavailable: ptr.To(intstr.FromInt32(-1))}
+		}, "pdb maxUnavailable -1: want a number of pods (0 or more) or a percentage from 0% to 100%"},
+		{"pdb not a percentage", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.PDB = DrainNode, &PDB{MinAvailable: ptr.To(intstr.FromString("half"))}
+		}, "pdb minAvailable half: want a number of pods"},
+		{"pdb over 100%", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.PDB = DrainNode, &PDB{MinAvailable: ptr.To(intstr.FromString("101%"))}
+		}, "pdb minAvailable 101%: want a number of pods"},
+		{"pdb beside the manifests' own", func(t *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.PDB = DrainNode, &PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+			p.App.Objects = append(p.App.Objects, decodeAll(t, "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}\n")...)
+		}, "pdb: the manifests hold PodDisruptionBudget web already; the eviction API refuses a pod that two budgets select: keep one"},
+		{"drainBlocked of another disruption", func(_ *testing.T, p *Plan) { p.Variant.Expect = Zero().WithDrainBlocked() },
+			"expect drainBlocked: only a drain-node disruption can be blocked, not rollout-restart"},
+		{"drainBlocked of a negative control", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Variant.Expect = DrainNode, Failures().WithDrainBlocked()
+		}, "expect drainBlocked: only with zero failures (a blocked drain takes no pod away), not failures-expected"},
+		{"drains longer than loadgen allows", func(_ *testing.T, p *Plan) {
+			p.Disruption.Kind, p.Disruption.DrainTimeout, p.Disruption.Count = DrainNode, 10*time.Minute, 5
+		}, "5 × drain-node disruptions may take up to"},
 		{"load longer than loadgen allows", func(_ *testing.T, p *Plan) {
 			p.Variant.TerminationGracePeriodSeconds, p.Disruption.Count = ptr.To[int64](600), 3
 		}, "3 × rollout-restart disruptions may take up to 1h7m8s with a grace period of 600s, longer than the load may run (1h0m0s)"},

@@ -347,7 +347,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	p := r.p
 	cfg := r.loadConfig(loadgen.Config{
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
-		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds),
+		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds, r.row.Config.DrainTimeout),
 		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive,
 	})
 	atk, err := r.startLoad(ctx, cs, cfg)
@@ -369,7 +369,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Settle+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
-		Timeout: limits.Disruption(r.row.Config.GraceSeconds), RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
+		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
 	if dctx.Err() == nil {
 		d.recs, d.disruptErr = disrupt.Repeat(dctx, dt, p.Disruption.Kind, p.Disruption.Count,
 			func(rec disrupt.Record) {
@@ -469,7 +469,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	row.DNS = res.DNS
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
 	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(), FrontSpec: frontSpec(row.Config),
-		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != ""}
+		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != "", Drain: p.Disruption.Kind == check.DrainNode}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}
@@ -650,7 +650,7 @@ func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]ti
 	out := make([]check.DisruptionResult, 0, len(recs))
 	for _, rec := range recs {
 		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
-			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack}
+			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack, Drain: rec.Drain}
 		for i := range reqs {
 			q := &reqs[i]
 			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {

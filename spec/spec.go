@@ -20,6 +20,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/yaml"
 
@@ -136,6 +137,9 @@ func (c *Check) KubeconfigPath() string {
 type Disruption struct {
 	Kind  check.DisruptionKind `json:"kind"`
 	Count int                  `json:"count,omitempty"`
+	// DrainTimeout bounds each drain of drain-node (default 60s): a drain not finished by then
+	// is blocked, the node uncordoned.
+	DrainTimeout *metav1.Duration `json:"drainTimeout,omitempty"`
 }
 
 // Variant is the app's Deployment with a change, and what it must achieve.
@@ -151,6 +155,9 @@ type Variant struct {
 	StopSignal                    string `json:"stopSignal,omitempty"`
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	Replicas                      *int32 `json:"replicas,omitempty"`
+	// PDB is a PodDisruptionBudget rollcheck creates with the row, selecting the Deployment's
+	// pods: {maxUnavailable: 1} or {minAvailable: 50%}, exactly one of the two.
+	PDB *PDB `json:"pdb,omitempty"`
 	// Patch is a strategic-merge patch of the Deployment, for anything else.
 	Patch  json.RawMessage `json:"patch,omitempty"`
 	Expect Expect          `json:"expect"`
@@ -162,6 +169,12 @@ type PreStop struct {
 	Sleep   *metav1.Duration `json:"sleep,omitempty"`
 	Exec    []string         `json:"exec,omitempty"`
 	HTTPGet string           `json:"httpGet,omitempty"`
+}
+
+// PDB is a PodDisruptionBudget of the app's pods: a number of pods or a percentage.
+type PDB struct {
+	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // Expect is a variant's threshold: one of failures (only 0), maxFailureRatio and
@@ -178,6 +191,9 @@ type Expect struct {
 	MinSuccessRatioPerDisruption *float64 `json:"minSuccessRatioPerDisruption,omitempty"`
 	// MaxDisruptionSeconds bounds the one-second windows that hold a failure.
 	MaxDisruptionSeconds *int `json:"maxDisruptionSeconds,omitempty"`
+	// DrainBlocked, with failures: 0 and a drain-node disruption, expects every drain to be
+	// blocked: the PodDisruptionBudget refuses the evictions until the drain's timeout.
+	DrainBlocked bool `json:"drainBlocked,omitempty"`
 }
 
 // FailuresExpected is a negative control's expectation.
@@ -379,6 +395,9 @@ func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.P
 		for _, d := range c.Disruptions {
 			p := base
 			p.Variant, p.Disruption = ev, check.Disruption{Kind: d.Kind, Count: d.Count}
+			if d.DrainTimeout != nil {
+				p.Disruption.DrainTimeout = d.DrainTimeout.Duration
+			}
 			if !manifestsOK {
 				continue // the manifests' own error is reported above
 			}
@@ -483,6 +502,9 @@ func (l LoadSettings) engine() (check.Load, error) {
 func (v Variant) engine() (check.Variant, error) {
 	out := check.Variant{Name: v.Name, Why: v.Why, StopSignal: v.StopSignal, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
 		Replicas: v.Replicas}
+	if b := v.PDB; b != nil {
+		out.PDB = &check.PDB{MinAvailable: b.MinAvailable, MaxUnavailable: b.MaxUnavailable}
+	}
 	if len(v.Patch) > 0 && string(v.Patch) != "null" {
 		out.Patch = v.Patch
 	}
@@ -535,6 +557,9 @@ func (e Expect) outcome() (check.Outcome, error) {
 	}
 	if s := e.MaxDisruptionSeconds; s != nil {
 		o = o.WithMaxDisruptionSeconds(*s)
+	}
+	if e.DrainBlocked {
+		o = o.WithDrainBlocked()
 	}
 	return o, o.Validate()
 }

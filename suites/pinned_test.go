@@ -7,7 +7,7 @@ import "github.com/rollcheck/rollcheck/internal/knobs"
 // from the host only (from the cluster only, the specs were those of both with load-cluster):
 // its name, its labels in order, whether it ran alone, and its Also as alsoPrint gives it. Each
 // of these specs must stay as it is (TestSpecsAsPinned); a row added later adds specs, pinned
-// here as it was added (sidecar-classic-quiet).
+// here as it was added (sidecar-classic-quiet, the drain rows).
 var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 	knobs.LoadBoth: {
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster rollout-restart×3", "rollout-restart failures-expected load-cluster negative-control", false, ""},
@@ -46,6 +46,9 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"kubelet-restart: preStop=none sigterm=ignore grace=10s keepalive=off kubelet-restart×3", "kubelet-restart zero-failures load-host slow", true, "kubeletRestarted err err err"},
+		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off load=cluster drain-node×3", "drain-node zero-failures load-cluster multinode", true, ""},
+		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off load=cluster drain-node×3", "drain-node failures-expected load-cluster multinode negative-control", true, ""},
+		{"drain-single-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=minAvailable:1 keepalive=off load=cluster drain-node×3 drainTimeout=30s", "drain-node zero-failures load-cluster", true, ""},
 	},
 	knobs.LoadHost: {
 		{"naive: preStop=none sigterm=exit grace=30s keepalive=off rollout-restart×3", "rollout-restart failures-expected load-host negative-control", true, ""},
@@ -82,6 +85,9 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},
 		{"kubelet-restart: preStop=none sigterm=ignore grace=10s keepalive=off kubelet-restart×3", "kubelet-restart zero-failures load-host slow", true, "kubeletRestarted err err err"},
+		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off drain-node×3", "drain-node zero-failures load-host multinode", true, ""},
+		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off drain-node×3", "drain-node failures-expected load-host multinode negative-control", true, ""},
+		{"drain-single-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=minAvailable:1 keepalive=off drain-node×3 drainTimeout=30s", "drain-node zero-failures load-host", true, ""},
 	},
 }
 

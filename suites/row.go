@@ -96,7 +96,7 @@ func (r Row) Name() string {
 }
 
 // Timeout is a generous SpecTimeout for r: every disruption may take its grace period twice
-// over, plus deploy, settle and cleanup time.
+// over (and a drain its timeout), plus deploy, settle and cleanup time.
 func (r Row) Timeout() time.Duration {
 	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
 	if err != nil {
@@ -104,7 +104,7 @@ func (r Row) Timeout() time.Duration {
 	}
 	a := p.Applied()
 	pre, _ := a.PreStop.Duration()
-	perDisruption := time.Duration(2*a.GraceSeconds+int64(a.Replicas*20))*time.Second + pre.Round(time.Second)
+	perDisruption := time.Duration(2*a.GraceSeconds+int64(a.Replicas*20))*time.Second + pre.Round(time.Second) + a.DrainTimeout
 	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
 }
 

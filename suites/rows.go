@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/proxies"
 	"github.com/rollcheck/rollcheck/internal/scenario"
@@ -501,10 +504,50 @@ func ScaleDownRows() []Row {
 	}
 }
 
+// LabelMultinode: the row needs worker nodes (ROLLCHECK_WORKERS): a drain's replacements must
+// be able to run on another node than the drained one. Not in the default make e2e.
+const LabelMultinode = "multinode"
+
+// drainSerial is why a drain row runs alone: it cordons a node, where the rows beside it could
+// not start a pod meanwhile.
+const drainSerial = "a drain cordons a node: no other row's new pod can be scheduled on it until it is uncordoned"
+
+// DrainRows drain the app off one node through the eviction API (drain-node): the textbook pod
+// (native preStop sleep 5 s, drains on SIGTERM, grace 30 s) with and without a
+// PodDisruptionBudget. Each drain cordons the node running the most ready pods of the app,
+// evicts the app's pods on it all at once (a 429 asked again every 5 s), waits until they are
+// gone and uncordons it.
+func DrainRows() []Row {
+	d := check.DrainNode
+	one, budget := intstr.FromInt32(1), func(b check.PDB) *check.PDB { return &b }
+	withPDB := sample("drain-pdb", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	withPDB.Variant.Replicas, withPDB.Variant.PDB = ptr.To[int32](3), budget(check.PDB{MaxUnavailable: &one})
+	colocated := sample("drain-colocated", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	colocated.Variant.Replicas, colocated.Variant.Patch = ptr.To[int32](3), []byte(colocate)
+	single := sample("drain-single-pdb", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	single.Variant.Replicas, single.Variant.PDB = ptr.To[int32](1), budget(check.PDB{MinAvailable: &one})
+	blocked := under(single, d, check.Zero().WithDrainBlocked(),
+		"one replica and a budget of minAvailable 1: the disruption controller allows no disruption (1 healthy, 1 wanted), so the eviction API refuses every eviction with 429 and nothing is evicted; the drain is blocked at its 30 s timeout, the node uncordoned, and no request fails. The blocked drain is the finding: such a budget stops every node drain, an upgrade or a scale-down of the cluster, until someone deletes the pod by hand (which the budget cannot stop)")
+	blocked.Disruption.DrainTimeout = 30 * time.Second
+	return []Row{
+		{Scenario: under(withPDB, d, check.Zero(),
+			"3 replicas and a budget of maxUnavailable 1: of the pods on the drained node, the eviction API takes one and refuses the others (429) until its replacement is ready on another node, so 2 pods at least serve throughout; each evicted pod is a graceful delete whose 5 s preStop sleep outlasts endpoint propagation, then drains. Needs a second schedulable node: on one node the replacement waits for the uncordon and the drain is blocked (which fails the row)"),
+			Labels: []string{LabelMultinode}, Serial: drainSerial},
+		{Scenario: under(colocated, d, check.Failures(GoneFromInside...).ByPhase(timeline.PhaseDrainOutage),
+			"negative control: no budget, and a required pod affinity to the app's own pods on kubernetes.io/hostname puts the 3 replicas on one node, so one drain evicts them all at once. They keep serving through their 5 s preStop (kube-proxy sends to serving terminating endpoints when none is ready), then close their listeners; their replacements can only join the terminating pods' node, which is cordoned (the scheduler counts terminating pods for affinity), so they start only after the old pods are gone and the node is uncordoned: until one is ready the Service has no endpoint, and every new connection is refused (drain-outage). On a multi-node cluster the affinity, not a node name, keeps them together; on one node the same happens"),
+			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial},
+		{Scenario: blocked, Serial: drainSerial},
+	}
+}
+
+// colocate is a strategic-merge patch that requires every pod of the sample app on the node of
+// the others (the first goes anywhere): all replicas on one node, whatever its name.
+const colocate = `{"spec":{"template":{"spec":{"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"app"}},"topologyKey":"kubernetes.io/hostname"}]}}}}}}`
+
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows())
 }
 
 // ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it

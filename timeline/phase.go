@@ -27,6 +27,11 @@ const (
 	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
 	// to send to (every address it knew was gone or marked down).
 	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
+	// PhaseDrainOutage: a node drain (drain-node) had evicted every replica and no replacement
+	// was ready: the Service had no endpoint left that could take the request (none ready, none
+	// serving while terminating), so nothing could answer it. No preStop or SIGTERM handling
+	// helps; a PodDisruptionBudget and replicas spread over nodes do.
+	PhaseDrainOutage Phase = "drain-outage"
 	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
 	// request, sent after the Service had stopped routing new connections to that pod.
 	PhasePinnedConnection Phase = "pinned-connection"
@@ -42,7 +47,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseDrainOutage, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

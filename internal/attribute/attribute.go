@@ -58,6 +58,9 @@ type Input struct {
 	// (check.Load.UpstreamHeader): a request's Upstream maps it to a pod by the pod's address,
 	// and a proxy's own answer that names none had no upstream to send to.
 	UpstreamNamed bool
+	// Drain says the row's disruptions drained nodes (check.DrainNode), which may evict every
+	// replica at once: the drain-outage rule applies.
+	Drain bool
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -489,6 +492,13 @@ func earliest(ts ...time.Time) time.Time {
 //     its exit window), or was sent after that moment, refused, reset or EOF, before the app
 //     stopped accepting (its lines; without them the start of its exit window) and while the
 //     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
+//   - drain-outage: the row drains nodes (Input.Drain) and the request, which names no pod, was
+//     sent while the Service had no endpoint that could take it (Outages: none ready, none
+//     serving while terminating, or those left closed their listener by their own lines; after
+//     a deletion), from Tolerance before that moment until an
+//     endpoint was ready again plus the programming lag: every replica had been evicted and no
+//     replacement was ready. It comes before the pod rules below, which would otherwise split
+//     the outage between propagation and unknown: no preStop shortens it.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
 //     and failed (not by timing out) between the pod's deletion and its end: only a connection
 //     opened earlier can have carried it there.
@@ -512,6 +522,10 @@ func Attribute(in Input) Result {
 		lives = withFrontSpec(lives, in.Front, in.FrontSpec, deletionGraces(in.Timeline))
 	}
 	named, direct := lastSent(in.Requests, lives)
+	var outs []Outage
+	if in.Drain {
+		outs = Outages(in.Timeline, in.Container)
+	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
 	// (pinned-connection) explain a failure. One that names a Service address goes through
@@ -528,7 +542,7 @@ func Attribute(in Input) Result {
 			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
 				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
 		} else {
-			a = attributeOne(q, named[i], lives, in.KeepAlive, in.Proxy, direct, lag)
+			a = attributeOne(q, named[i], lives, outs, in.KeepAlive, in.Proxy, direct, lag)
 		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
@@ -544,7 +558,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, proxy, direct bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage, keepAlive, proxy, direct bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. A request whose connection was never
 	// made (refused, or reset while connecting: a client inside the cluster sees these, where
@@ -553,14 +567,16 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 	rules := []struct {
 		phase timeline.Phase
 		try   func(l *Life) (match, bool)
+		// whole, instead of try, matches the request against the whole Service, not one pod.
+		whole func() (string, bool)
 	}{
-		{timeline.PhaseSIGKILL, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseSIGKILL, try: func(l *Life) (match, bool) {
 			if !cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) {
 				return match{}, false
 			}
 			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
 		}},
-		{timeline.PhaseInFlightCut, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseInFlightCut, try: func(l *Life) (match, bool) {
 			if !cut || l.Exit == ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) || pinned(l, t0, keepAlive) {
 				return match{}, false
 			}
@@ -570,7 +586,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			}
 			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))}, true
 		}},
-		{timeline.PhaseSidecarExit, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseSidecarExit, try: func(l *Life) (match, bool) {
 			f := l.Front
 			if f == nil || l.Deleting.IsZero() {
 				return match{}, false
@@ -595,13 +611,19 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			}
 			return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s) while the app still did and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), clock(until))}, true
 		}},
-		{timeline.PhaseProxyPropagation, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseProxyPropagation, try: func(l *Life) (match, bool) {
 			if !proxy {
 				return match{}, false
 			}
 			return proxyPropagation(l, named, t0, lag)
 		}},
-		{timeline.PhasePinnedConnection, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseDrainOutage, whole: func() (string, bool) {
+			if named != "" {
+				return "", false // a pod answered it
+			}
+			return drainOutage(outs, t0, lag)
+		}},
+		{phase: timeline.PhasePinnedConnection, try: func(l *Life) (match, bool) {
 			if direct || !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
 				return match{}, false
 			}
@@ -610,7 +632,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			}
 			return match{l.Pod, absDur(t0.Sub(l.Routed)), fmt.Sprintf("sent %s after %s stopped being routed (%s), on a kept-alive connection to it", t0.Sub(l.Routed).Round(time.Millisecond), l.Pod, clock(l.Routed))}, true
 		}},
-		{timeline.PhasePropagation, func(l *Life) (match, bool) {
+		{phase: timeline.PhasePropagation, try: func(l *Life) (match, bool) {
 			if direct || l.Deleting.IsZero() {
 				return match{}, false
 			}
@@ -624,7 +646,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 			}
 			return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent while %s was %s (%s) but still routable (until %s)", l.Pod, what, clock(from), clock(until))}, true
 		}},
-		{timeline.PhaseStartup, func(l *Life) (match, bool) {
+		{phase: timeline.PhaseStartup, try: func(l *Life) (match, bool) {
 			if l.Created.IsZero() && l.EndpointReady.IsZero() {
 				return match{}, false
 			}
@@ -640,6 +662,12 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 		}},
 	}
 	for _, r := range rules {
+		if r.whole != nil {
+			if why, ok := r.whole(); ok {
+				return Attribution{Seq: q.Seq, Phase: r.phase, Why: why}
+			}
+			continue
+		}
 		var ms []match
 		for i := range lives {
 			l := &lives[i]
@@ -671,6 +699,81 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, keepAlive, pro
 		return Attribution{Seq: q.Seq, Phase: timeline.PhaseSteady, Why: "no pod was terminating or starting within 2 s"}
 	}
 	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
+}
+
+// Outage is a window in which the Service had no endpoint that could take a new connection,
+// after a pod's deletion: none ready, none serving while terminating (kube-proxy sends to
+// serving terminating endpoints when no endpoint is ready), or those left had closed their
+// listener or exited, as the app's lines say. To is zero when the window was still open at the
+// timeline's end.
+type Outage struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to,omitzero"`
+}
+
+// Outages reads from the timeline the windows in which the Service had no endpoint that could
+// take a new connection, from the first pod deletion on (before it, no endpoint only means the
+// pods were not seen yet). An endpoint counts while it is ready or serving and its pod has not
+// said that its listener closed or that it is exiting (container's lines; any container's when
+// container is ""): the control plane marks it not serving only when a readiness probe fails.
+func Outages(tl timeline.Timeline, container string) []Outage {
+	type state struct{ ready, serving bool }
+	eps := map[string]state{}
+	closed := map[string]bool{}
+	deleted := false
+	var out []Outage
+	open := false
+	for _, e := range tl.Events {
+		switch e.Kind {
+		case timeline.PodDeleting:
+			deleted = true
+		case timeline.EndpointReady:
+			eps[e.Pod] = state{ready: true, serving: true}
+		case timeline.EndpointUnready:
+			eps[e.Pod] = state{serving: strings.Contains(e.Detail, "serving=true")}
+		case timeline.EndpointRemoved:
+			delete(eps, e.Pod)
+		case timeline.AppEvent:
+			if container != "" && e.Container != "" && e.Container != container {
+				continue
+			}
+			if ev := appEvent(e.Detail); ev == "listener_closed" || ev == "exiting" {
+				closed[e.Pod] = true
+			}
+		default:
+			continue
+		}
+		up := 0
+		for pod, s := range eps {
+			if (s.ready || s.serving) && !closed[pod] {
+				up++
+			}
+		}
+		switch {
+		case !open && up == 0 && deleted:
+			out, open = append(out, Outage{From: e.Time}), true
+		case open && up > 0:
+			out[len(out)-1].To, open = e.Time, false
+		}
+	}
+	return out
+}
+
+// drainOutage tells whether a request sent at t0 was sent while the Service had no endpoint left
+// (from Tolerance before an outage until its end plus the programming lag: kube-proxy programs
+// the first endpoint back that much later), and says which outage.
+func drainOutage(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
+	for _, o := range outs {
+		if t0.Before(o.From.Add(-Tolerance)) || (!o.To.IsZero() && t0.After(o.To.Add(lag))) {
+			continue
+		}
+		until := "the end of the run"
+		if !o.To.IsZero() {
+			until = clock(o.To)
+		}
+		return fmt.Sprintf("sent while the Service had no endpoint left (%s to %s, + %s programming lag): the drain had evicted every replica and no replacement was ready", clock(o.From), until, lag), true
+	}
+	return "", false
 }
 
 // routableUntil is until when the data plane could still route new connections to the pod: the

@@ -30,6 +30,7 @@ const (
 	ForceDelete    = check.ForceDelete
 	ScaleDown      = check.ScaleDown
 	KubeletRestart = check.KubeletRestart
+	DrainNode      = check.DrainNode
 )
 
 // Target is the Deployment to disrupt.
@@ -44,7 +45,9 @@ type Target struct {
 	// RestartKubelet restarts the kubelet of the named node and returns once it runs again
 	// (kubelet-restart); nil: that disruption cannot run here.
 	RestartKubelet func(ctx context.Context, node string) error
-	Logf           func(format string, args ...any)
+	// DrainTimeout bounds each drain of drain-node (default check.DefaultDrainTimeout).
+	DrainTimeout time.Duration
+	Logf         func(format string, args ...any)
 }
 
 // Record is one disruption as it happened.
@@ -63,6 +66,10 @@ type Record struct {
 	// same, except after a forced delete, which also waits ForcedStopWait.
 	Complete time.Time `json:"complete"`
 	Settled  time.Time `json:"settled"`
+	// Drain is what a drain-node disruption did (the node, evictions accepted and refused, when
+	// it drained, uncordoned and had its replacements ready, whether it was blocked); nil for
+	// the other kinds. It is filled as far as the drain got, also when it failed.
+	Drain *check.Drain `json:"drain,omitempty"`
 }
 
 // ForcedStopWait is how long a forced delete waits, after the Deployment settled, for the
@@ -156,6 +163,8 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 			return pod.Name, err
 		}
 		return pod.Name, nil
+	case DrainNode:
+		return "", drain(ctx, t, rec)
 	case ScaleDown:
 		var d appsv1.Deployment
 		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {

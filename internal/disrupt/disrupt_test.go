@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	kube.PollInterval = time.Millisecond
 	ForcedStopWait = time.Millisecond
+	DrainRetry = time.Millisecond
 	os.Exit(m.Run())
 }
 

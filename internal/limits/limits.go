@@ -6,15 +6,15 @@ import "time"
 
 // Disruption is how long one disruption may take to settle: twice the grace period (preStop,
 // drain, SIGKILL for each pod a rollout replaces in turn) plus two minutes for scheduling and
-// readiness.
-func Disruption(graceSeconds int64) time.Duration {
-	return time.Duration(2*graceSeconds)*time.Second + 2*time.Minute
+// readiness, plus drain, the bound of a drain-node disruption's evictions (0 for the others).
+func Disruption(graceSeconds int64, drain time.Duration) time.Duration {
+	return time.Duration(2*graceSeconds)*time.Second + 2*time.Minute + drain
 }
 
 // Load is how long the load may have to run: the settle before and after (each with the
 // request duration), one request timeout, a minute of slack and every disruption taking as
 // long as it may. The load is stopped as soon as the last disruption settled; this only
 // bounds it.
-func Load(settle, requestDuration, timeout time.Duration, count int, graceSeconds int64) time.Duration {
-	return 2*(settle+requestDuration) + timeout + time.Minute + time.Duration(count)*Disruption(graceSeconds)
+func Load(settle, requestDuration, timeout time.Duration, count int, graceSeconds int64, drain time.Duration) time.Duration {
+	return 2*(settle+requestDuration) + timeout + time.Minute + time.Duration(count)*Disruption(graceSeconds, drain)
 }

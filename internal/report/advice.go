@@ -93,6 +93,8 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, proxyAdvice(n, r, ex, cfg))
 	case timeline.PhaseProxyNoUpstream:
 		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
+	case timeline.PhaseDrainOutage:
+		parts = append(parts, drainAdvice(n, cfg))
 	case timeline.PhasePinnedConnection:
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:
@@ -103,6 +105,21 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) match no rule (unknown)", n))
 	}
 	return fit, strings.Join(parts, "; ")
+}
+
+// drainAdvice is the advice when most failures came while a drain had evicted every replica and
+// none was ready again: no preStop or SIGTERM handling shortens that outage; a budget that makes
+// each eviction wait for a ready replacement, and replicas on more than one node, remove it.
+func drainAdvice(n int, cfg check.Applied) string {
+	s := fmt.Sprintf("most failures (%d) came while the drain had evicted every replica and none was ready again (drain-outage): no preStop or SIGTERM handling shortens that; ", n)
+	spread := "spread the replicas over nodes (topologySpreadConstraints or a preferred pod anti-affinity on kubernetes.io/hostname), so that one drain never holds them all"
+	switch {
+	case cfg.Replicas < 2:
+		return s + "with one replica every eviction is an outage, and a budget that forbids it (minAvailable: 1) blocks every drain instead: run at least 2 replicas, " + spread + ", with a PodDisruptionBudget of maxUnavailable: 1"
+	case cfg.PDB != nil:
+		return s + fmt.Sprintf("the PodDisruptionBudget (%s) let the eviction API take them all at once: make it maxUnavailable: 1 (or minAvailable: %d), so that each eviction waits until a replacement is ready elsewhere, and %s", cfg.PDB, cfg.Replicas-1, spread)
+	}
+	return s + fmt.Sprintf("add a PodDisruptionBudget of the app's pods with maxUnavailable: 1 (or minAvailable: %d), so that each eviction waits until a replacement is ready elsewhere, and %s", cfg.Replicas-1, spread)
 }
 
 // sidecarAdvice is the advice when most failures came after the sidecar in front stopped first:

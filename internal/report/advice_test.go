@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -126,5 +129,31 @@ func TestAdviseProxy(t *testing.T) {
 	cfg.PreStop = check.PreStop{None: true}
 	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "set preStop sleep ≥ 4s") || !strings.Contains(a, "the proxy's window") {
 		t.Errorf("no preStop: %q", a)
+	}
+}
+
+// A drain outage's advice names a budget and spread replicas, never a preStop: it says what the
+// row's own budget (or replica count) let happen.
+func TestAdviseDrainOutage(t *testing.T) {
+	one := intstr.FromInt32(1)
+	for _, c := range []struct {
+		name     string
+		replicas int
+		pdb      *check.PDB
+		want     string
+	}{
+		{"no budget", 3, nil, "add a PodDisruptionBudget of the app's pods with maxUnavailable: 1 (or minAvailable: 2)"},
+		{"a budget that allowed it", 3, &check.PDB{MaxUnavailable: ptr.To(intstr.FromString("100%"))}, "the PodDisruptionBudget (maxUnavailable=100%) let the eviction API take them all at once"},
+		{"one replica", 1, &check.PDB{MinAvailable: &one}, "with one replica every eviction is an outage"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseDrainOutage: 40, timeline.PhasePropagation: 2}, nil)
+			cfg.Disruption, cfg.Replicas, cfg.PDB = check.DrainNode, c.replicas, c.pdb
+			_, advice := Advise(r, ex, cfg, nil)
+			if !strings.Contains(advice, "most failures (40) came while the drain had evicted every replica") || !strings.Contains(advice, c.want) ||
+				!strings.Contains(advice, "spread the replicas over nodes") || strings.Contains(advice, "set preStop") {
+				t.Errorf("advice %q, want %q", advice, c.want)
+			}
+		})
 	}
 }

@@ -32,6 +32,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 
 	writePropagation(p, run.Rows)
 	writeProxy(p, run.Rows)
+	writeDrains(p, run.Rows)
 	if len(run.Lifecycle) > 0 {
 		writeLifecycle(p, run.Lifecycle)
 	}

@@ -95,7 +95,9 @@ type Patch struct {
 // that runs inside the Gets of a Deployment: after Lag Gets that see the Deployment out of
 // date (a new generation, or fewer or more live pods than replicas), it replaces the pods
 // of an old template, creates or deletes pods to match the replicas, and completes the
-// status. Every request the code under test makes goes through Client; Fake bypasses the
+// status. When the cluster holds Nodes, a new pod goes to the schedulable one (not cordoned)
+// that runs the fewest of the Deployment's pods, the first by name among equals. Evictions
+// delete the pod at once (the fake client knows no PodDisruptionBudget). Every request the code under test makes goes through Client; Fake bypasses the
 // controller and the records.
 type Cluster struct {
 	Client klient.Client
@@ -108,6 +110,7 @@ type Cluster struct {
 	seq       int
 	deletions []Deletion
 	patches   []Patch
+	evictions []string
 }
 
 // NewCluster builds a Cluster holding objs. extra intercepts requests before the controller's
@@ -128,7 +131,7 @@ func newCluster(t testing.TB, b *fake.ClientBuilder, extra interceptor.Funcs, ob
 	t.Helper()
 	c := &Cluster{Lag: 2, pending: map[string]int{}}
 	c.Fake = b.WithObjects(objs...).Build()
-	controlled := interceptor.NewClient(c.Fake, interceptor.Funcs{Get: c.get, Delete: c.delete, Patch: c.patch})
+	controlled := interceptor.NewClient(c.Fake, interceptor.Funcs{Get: c.get, Delete: c.delete, Patch: c.patch, SubResourceCreate: c.subResourceCreate})
 	c.Client = Wrap(t, interceptor.NewClient(controlled, extra))
 	return c
 }
@@ -138,6 +141,24 @@ func (c *Cluster) Deletions() []Deletion {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.deletions)
+}
+
+// Evictions returns the pods whose eviction reached the fake API server so far (an eviction an
+// extra interceptor refused does not), as namespace/name.
+func (c *Cluster) Evictions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.evictions)
+}
+
+// subResourceCreate records an eviction; the fake client deletes the pod at once.
+func (c *Cluster) subResourceCreate(ctx context.Context, cl client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+	if sub == "eviction" {
+		c.mu.Lock()
+		c.evictions = append(c.evictions, obj.GetNamespace()+"/"+obj.GetName())
+		c.mu.Unlock()
+	}
+	return cl.SubResource(sub).Create(ctx, obj, subObj, opts...)
 }
 
 // Patches returns the Patch requests to Deployments made so far.
@@ -240,6 +261,9 @@ func (c *Cluster) Reconcile(ctx context.Context, d *appsv1.Deployment) error {
 		c.mu.Unlock()
 		p := ReadyPod(d.Namespace, name, d.Spec.Template.Labels)
 		p.Labels["pod-template-hash"] = hash
+		if p.Spec.NodeName, err = c.place(ctx, keep); err != nil {
+			return err
+		}
 		if err := c.Fake.Create(ctx, p); err != nil {
 			return err
 		}
@@ -248,6 +272,36 @@ func (c *Cluster) Reconcile(ctx context.Context, d *appsv1.Deployment) error {
 	n := replicas(d)
 	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
 	return c.Fake.Status().Update(ctx, d)
+}
+
+// place picks the node of a new pod beside pods: the schedulable node that runs the fewest of
+// them, the first by name among equals; "" when the cluster holds no schedulable Node.
+func (c *Cluster) place(ctx context.Context, pods []corev1.Pod) (string, error) {
+	var nodes corev1.NodeList
+	if err := c.Fake.List(ctx, &nodes); err != nil {
+		return "", err
+	}
+	best, bestN := "", 0
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		k := 0
+		for _, p := range pods {
+			if p.Spec.NodeName == n.Name {
+				k++
+			}
+		}
+		if best == "" || k < bestN || (k == bestN && n.Name < best) {
+			best, bestN = n.Name, k
+		}
+	}
+	return best, nil
+}
+
+// Node returns a schedulable Node.
+func Node(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
 // livePods lists d's pods that are not terminating.

@@ -1,0 +1,91 @@
+package spec
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// A drain-node disruption, a budget and an expected blocked drain read from a check file into
+// the Plan that Go would build, and the budget is one of the row's objects.
+func TestDrainCheck(t *testing.T) {
+	c, err := Parse([]byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+disruptions: [{kind: drain-node, count: 2, drainTimeout: 30s}]
+variants:
+- name: spread
+  replicas: 3
+  pdb: {maxUnavailable: 1}
+  expect: {failures: 0}
+- name: single
+  replicas: 1
+  pdb: {minAvailable: 100%}
+  expect: {failures: 0, drainBlocked: true}
+`), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil || len(plans) != 2 {
+		t.Fatalf("Plans: %d plans, %v", len(plans), err)
+	}
+	spread, single := plans[0], plans[1]
+	if d := spread.Disruption; d != (check.Disruption{Kind: check.DrainNode, Count: 2, DrainTimeout: 30 * time.Second}) {
+		t.Errorf("disruption %+v", d)
+	}
+	if b := spread.Variant.PDB; b == nil || b.String() != "maxUnavailable=1" || b.MaxUnavailable.IntVal != 1 {
+		t.Errorf("spread pdb %v", b)
+	}
+	if b := single.Variant.PDB; b == nil || b.String() != "minAvailable=100%" {
+		t.Errorf("single pdb %v", b)
+	}
+	if e := single.Variant.Expect; !reflect.DeepEqual(e, check.Zero().WithDrainBlocked()) {
+		t.Errorf("single expect %+v", e)
+	}
+	if spread.Variant.Expect.DrainBlocked {
+		t.Error("spread expects a blocked drain")
+	}
+	objs, err := single.Objects("ns", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, o := range objs {
+		if b, ok := o.(*policyv1.PodDisruptionBudget); ok {
+			found = b.Spec.MinAvailable.String() == "100%" && b.Spec.Selector.MatchLabels["app"] == "web"
+		}
+	}
+	if !found {
+		t.Error("no PodDisruptionBudget of minAvailable 100% selecting app=web in the row's objects")
+	}
+}
+
+func TestDrainCheckRejects(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{"disruptions: [{kind: rollout-restart, drainTimeout: 30s}]\nvariants: [{name: a, expect: {failures: 0}}]",
+			"disruption drainTimeout 30s: only for drain-node, not rollout-restart"},
+		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, pdb: {minAvailable: 1, maxUnavailable: 1}, expect: {failures: 0}}]",
+			"pdb: set exactly one of minAvailable and maxUnavailable"},
+		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, pdb: {maxUnavailible: 1}, expect: {failures: 0}}]",
+			`unknown field "maxUnavailible"`},
+		{"disruptions: [{kind: delete-pod}]\nvariants: [{name: a, expect: {failures: 0, drainBlocked: true}}]",
+			"expect drainBlocked: only a drain-node disruption can be blocked, not delete-pod"},
+		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, expect: {maxFailureRatio: 0.01, drainBlocked: true}}]",
+			"expect drainBlocked: only with zero failures"},
+	} {
+		c, err := Parse([]byte("apiVersion: rollcheck.io/v1alpha1\nkind: Check\napp: {manifests: [web.yaml], port: 8080}\n"+tc.doc+"\n"), "testdata")
+		if err == nil {
+			_, _, err = c.Plans()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n error %v\n want %q", tc.doc, err, tc.want)
+		}
+	}
+}
