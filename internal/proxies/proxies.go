@@ -217,11 +217,20 @@ const (
 	// Predicted on a pod delete in a rollout: the endpoint turns terminating at the deletion,
 	// and Traefik's watch sees it within milliseconds; but the Deployment deletes an old pod
 	// right after a new one turned ready, a change Traefik applied just before, so the deletion
-	// waits out most of providersThrottleDuration. For that window, about 1 to 3 s, Traefik
-	// still sends the pod its share of new requests: with no preStop the app closed its listener
-	// at SIGTERM, each dial is refused and Traefik answers 502 itself (proxy-propagation). With a
-	// 5 s preStop the pod still accepts until well after Traefik fenced it: no errors. New pods
-	// get requests once Traefik applies their ready endpoints, within the same throttle.
+	// waits out most of providersThrottleDuration. For that window, up to 2 s, Traefik still
+	// sends the pod its share of new requests: with no preStop the app closed its listener at
+	// SIGTERM, and each of them fails with Traefik's own answer (proxy-propagation). With a 5 s
+	// preStop the pod still accepts until well after Traefik fenced it: no errors. New pods get
+	// requests once Traefik applies their ready endpoints, within the same throttle.
+	//
+	// Measured (kind, 100 req/s, three rollouts of 3 pods a run, three runs): with no preStop,
+	// 24 to 25 % of all requests failed, every one Traefik's own answer. Traefik sent to each
+	// deleted pod for up to 1.9 s after its deletion; the rollout deletes a pod about every
+	// second, so the windows overlap into one of the whole rollout plus 2 s. Most failures are
+	// 504s, not 502s: the app exits within milliseconds of SIGTERM, its address stops answering
+	// once the pod's sandbox is gone (about 0.3 s later), and Traefik's dial waits out its
+	// 500 ms dialTimeout; the 502s (refused) are of the moments before. With the 5 s preStop:
+	// no errors (0 of about 3,300 requests in each run).
 	TraefikIngress Config = "traefik-ingress"
 )
 
