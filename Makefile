@@ -19,7 +19,7 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
 	@ROLLCHECK_LABELS=slow ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
-e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx built offline), not in make e2e (label proxy)
+e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik built offline), not in make e2e (label proxy)
 	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
 e2e-multinode: ## the rows that need several nodes (drains; load across nodes) on a cluster of its own with 2 workers (label multinode, plus smoke)
@@ -45,7 +45,7 @@ tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--s
 example-image: ## build the example app's image (examples/hello) and the nginx in front of it (examples/proxy) into the local Docker engine
 	@bash scripts/example-image.sh
 
-proxy-images: ## build the HAProxy, nginx and Caddy fixture images offline (cached), load them into the kind cluster if it exists, print their refs
+proxy-images: ## build the HAProxy, nginx, Caddy and Traefik fixture images offline (cached), load them into the kind cluster if it exists, print their refs
 	@bash scripts/proxy-images.sh
 
 cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make proxy-images`: build the proxy fixture images (internal/proxies: HAProxy and nginx from
-# Debian 12's packages, Caddy from its Go module at a pinned version, each FROM scratch) in the
+# Debian 12's packages, Caddy and Traefik from their Go modules at pinned versions, each FROM scratch) in the
 # local Docker engine, load them into rollcheck's kind cluster when it exists, and print their
 # references, one a line. Cached: with nothing changed it takes seconds and builds nothing. The
 # work is Go's (`rollcheck cluster proxy-images`): every download and build there has a time

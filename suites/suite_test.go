@@ -44,7 +44,9 @@ var (
 // load from the cluster run as many at once as there are processes (ginkgo --procs, make e2e's
 // ROLLCHECK_PROCS); rows with load from the host (they share the NodePort), and rows that say
 // why they must run alone (Row.Serial), are Serial specs, which Ginkgo runs on process 1 after
-// all others, one at a time.
+// all others, one at a time. The setup may take 40 minutes: the cluster and the images take
+// minutes, but a first build of Traefik's image (its Go module, cold) takes over ten on two
+// shared cores; then each is cached.
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// Every row is validated before any cluster work: a bad row fails in seconds.
 	for _, r := range suites.AllRows() {
@@ -77,7 +79,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	return c.Share(images)
 }, func(ctx SpecContext, data []byte) {
 	kc, apps = rctest.Join(ctx, "conformance", data)
-}, NodeTimeout(15*time.Minute))
+}, NodeTimeout(40*time.Minute))
 
 // table declares the specs of rows under a disruption: a DescribeTable whose entries are
 // suites.Specs, each named, labelled, run alone or not and given its timeout as its Spec says.
@@ -104,7 +106,9 @@ func table(title, suite string, rows []suites.Row) bool {
 		if f := sp.Scenario.Front; f != nil {
 			// The proxies' images, built once for the run (SynchronizedBeforeSuite).
 			withImages := *f
-			withImages.Images = proxies.Images{HAProxy: apps[proxyKey(proxies.HAProxy)], Nginx: apps[proxyKey(proxies.Nginx)], Caddy: apps[proxyKey(proxies.Caddy)]}
+			for _, p := range proxies.All {
+				withImages.Images = withImages.Images.With(p, apps[proxyKey(p)])
+			}
 			sp.Scenario.Front = &withImages
 		}
 		p, err := sp.Scenario.Plan(suite, apps[sp.Scenario.App.Entry])

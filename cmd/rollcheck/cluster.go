@@ -72,8 +72,8 @@ var clusterCommands = []command{
 		})},
 	{name: "load-image", summary: "build the load pod's image (cmd/rollcheck-load), load it into rollcheck's kind cluster if there is one; print its reference",
 		about: loadImageAbout, setup: withFlags(newLoadImageFlags, runLoadImage)},
-	{name: "proxy-images", args: "[haproxy|nginx|caddy ...]",
-		summary: "build the proxy fixture images (HAProxy, nginx, Caddy; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
+	{name: "proxy-images", args: "[haproxy|nginx|caddy|traefik ...]",
+		summary: "build the proxy fixture images (HAProxy, nginx, Caddy, Traefik; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
 		about:   proxyImagesAbout, setup: withFlags(newProxyImagesFlags, runProxyImages)},
 }
 
@@ -122,11 +122,12 @@ Exit 0 done, 1 failed, 2 bad input.`
 
 const proxyImagesAbout = `Builds the images of the proxies rollcheck puts in front of an app (internal/proxies), or of those
 named, in the local Docker engine and prints their references, one a line: rollcheck/proxy-haproxy,
-rollcheck/proxy-nginx and rollcheck/proxy-caddy, each tagged by a hash of its inputs (never :latest).
-Nothing is pulled: HAProxy and nginx come from Debian 12's packages (apt-get download), Caddy is built
-from its Go module at a pinned version, each FROM scratch with its shared libraries and a small
-entrypoint. An image whose inputs did not change is reused (seconds); downloads are cached in
-ROLLCHECK_CACHE/proxy-images. Run it in a checkout (or a module that requires rollcheck): the
+rollcheck/proxy-nginx, rollcheck/proxy-caddy and rollcheck/proxy-traefik, each tagged by a hash of its
+inputs (never :latest). Nothing is pulled: HAProxy and nginx come from Debian 12's packages (apt-get
+download), Caddy and Traefik are built from their Go modules at pinned versions (Traefik's cold
+build takes the longest, over ten minutes on two cores), each FROM scratch with its shared libraries
+and a small entrypoint. An image whose inputs did not change is reused (seconds); downloads and
+binaries are cached in ROLLCHECK_CACHE/proxy-images. Run it in a checkout (or a module that requires rollcheck): the
 entrypoint is built from it.
 
 When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the images are then loaded into its

@@ -108,7 +108,7 @@ func TestUnknownCommandExits2(t *testing.T) {
 		{[]string{"help", "cluster", "upp"}, `rollcheck cluster help: unknown command "upp"`},
 		{[]string{"compare", "--bogus"}, "rollcheck compare: flag provided but not defined: -bogus (rollcheck help compare)"},
 		{[]string{"cluster", "load-image", "--bogus"}, "rollcheck cluster load-image: flag provided but not defined: -bogus (rollcheck cluster help load-image)"},
-		{[]string{"cluster", "proxy-images", "envoy"}, `rollcheck cluster proxy-images: unknown proxy "envoy": want haproxy, nginx or caddy (rollcheck cluster help proxy-images)`},
+		{[]string{"cluster", "proxy-images", "envoy"}, `rollcheck cluster proxy-images: unknown proxy "envoy": want one of [haproxy nginx caddy traefik] (rollcheck cluster help proxy-images)`},
 		{[]string{"knobs", "extra"}, `rollcheck knobs: unexpected arguments ["extra"]`},
 		{[]string{"report"}, "rollcheck report: want one directory, got 0 arguments"},
 		{[]string{"cluster", "logs"}, "rollcheck cluster logs: want one directory, got 0 arguments"},

@@ -560,10 +560,12 @@ type match struct {
 
 func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage, keepAlive, proxy, direct bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
-	// A timed-out request was not cut: nothing answered. A request whose connection was never
+	// A timed-out request was not cut: nothing answered. Nor was a proxy's own 504: its own
+	// timeout (a dial, or a response header, that never came); a pod that closes or resets a
+	// connection mid-request gets a 502 from the proxy. A request whose connection was never
 	// made (refused, or reset while connecting: a client inside the cluster sees these, where
 	// docker-proxy's accepted connection hid them) was never accepted by the app: not in flight.
-	cut := q.Class != loadgen.ClassTimeout && !neverConnected(q)
+	cut := q.Class != loadgen.ClassTimeout && q.Class != loadgen.ProxyClass(504) && !neverConnected(q)
 	rules := []struct {
 		phase timeline.Phase
 		try   func(l *Life) (match, bool)

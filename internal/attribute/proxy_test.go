@@ -126,3 +126,29 @@ func TestProxyDirectNoKubeProxyWindow(t *testing.T) {
 		t.Errorf("through the Service: %s, want propagation", ph)
 	}
 }
+
+func TestProxyTimeoutIsNoCut(t *testing.T) {
+	// A rollout behind a proxy that names no upstream (Traefik): a exited at 0.3 s, its address
+	// gone, and the proxy still sends it requests; c, deleted at 1 s, exits at 1.2 s. A request
+	// sent to a's dead address at 0.9 s gets the proxy's own 504 after its 500 ms dial timeout:
+	// it spans c's exit, but a proxy's 504 is its own timeout, not a cut (nothing was in flight
+	// at c): proxy-propagation, as the proxy still held a (and c).
+	b := (&tl{}).del("a", 0, 0.05).del("c", 1, 0.05).add(
+		ev(-60, timeline.PodAddress, "a", "10.244.0.5"),
+		ev(-60, timeline.PodAddress, "c", "10.244.0.7"),
+		ev(0.01, timeline.AppEvent, "a", "listener_closed"),
+		exited(0.3, "a", 0, 0.3),
+		ev(1.15, timeline.AppEvent, "c", "listener_closed"),
+		exited(1.2, "c", 0, 1.2),
+		ev(1.5, timeline.PodGone, "a", ""),
+		ev(2.5, timeline.PodGone, "c", ""),
+	)
+	in := Input{Timeline: b.timeline(), Proxy: true, Container: "app",
+		Requests: []loadgen.Request{sentTo(1, 0.9, 0.5, loadgen.ProxyClass(504), 504, "")}}
+	if a := one(t, in); a.Phase != timeline.PhaseProxyPropagation {
+		t.Errorf("a 504 across c's exit: %s (%s), want proxy-propagation", a.Phase, a.Why)
+	}
+	// A 502 over the same span may be c's cut: the proxy's answer to a connection c closed.
+	in.Requests = []loadgen.Request{sentTo(1, 0.9, 0.5, loadgen.ProxyClass(502), 502, "")}
+	want(t, one(t, in), timeline.PhaseInFlightCut, "c")
+}

@@ -27,7 +27,7 @@ import (
 // A recipe is how one proxy's image is made.
 type recipe struct {
 	repo   string   // the image repository; the tag is a hash of the inputs
-	deb    string   // the Debian package holding the binary; empty: Caddy, built from Go
+	deb    string   // the Debian package holding the binary; empty: built from Go (goBuilds)
 	binary string   // the binary's path in the image (and in the Debian package)
 	args   []string // the proxy's arguments, after the entrypoint's
 	env    []string // the image's environment
@@ -43,6 +43,9 @@ var recipes = map[Proxy]recipe{
 	Caddy: {repo: "rollcheck/proxy-caddy", binary: "/usr/bin/caddy",
 		args: []string{"run", "--config", "/tmp/Caddyfile", "--adapter", "caddyfile"},
 		env:  []string{"HOME=/tmp", "XDG_CONFIG_HOME=/tmp", "XDG_DATA_HOME=/tmp"}},
+	// Traefik's static configuration is the file; its dynamic one comes from the Ingress provider.
+	Traefik: {repo: "rollcheck/proxy-traefik", binary: "/usr/bin/traefik",
+		args: []string{"--configfile=/tmp/traefik.yml"}, env: []string{"HOME=/tmp"}},
 }
 
 // EntryPackage is the entrypoint of the images (package main, standard library only).
@@ -50,10 +53,10 @@ const EntryPackage = "github.com/rollcheck/rollcheck/fixtures/proxies/entry"
 
 // recipeSource is this recipe's own source: a change to how the images are made changes their tags.
 //
-//go:embed image.go debian.go caddy.go
+//go:embed image.go debian.go gobuild.go
 var recipeSource embed.FS
 
-// Time limits of the local build steps (the downloads have theirs: debTimeout, caddyBuildTimeout).
+// Time limits of the local build steps (the downloads have theirs: debTimeout, goBuild.limit).
 const (
 	entryBuildTimeout  = 5 * time.Minute
 	dockerBuildTimeout = 5 * time.Minute
@@ -67,7 +70,7 @@ const imagesKept = 3
 // does not have it: the pinned version (for HAProxy and nginx, apt's candidate of that upstream
 // version and the versions of the library packages it links), the recipe's source, the
 // entrypoint's source and the go command's version. Nothing changed: it takes seconds and
-// builds nothing. Downloads (Debian packages, the Caddy binary) are kept in
+// builds nothing. Downloads (Debian packages, the Caddy and Traefik binaries) are kept in
 // ROLLCHECK_CACHE/proxy-images. A build leaves the imagesKept newest images of the repository.
 // logf gets a line before every step that waits, saying for what and how long at most.
 //
@@ -76,7 +79,7 @@ const imagesKept = 3
 func EnsureImage(ctx context.Context, name Proxy, logf func(string, ...any)) (ref string, err error) {
 	r, ok := recipes[name]
 	if !ok {
-		return "", fmt.Errorf("proxy image: unknown proxy %q (want haproxy, nginx or caddy)", name)
+		return "", fmt.Errorf("proxy image: unknown proxy %q (want one of %v)", name, All)
 	}
 	defer func() {
 		if err != nil {
@@ -142,7 +145,7 @@ func EnsureImage(ctx context.Context, name Proxy, logf func(string, ...any)) (re
 			return "", err
 		}
 	} else {
-		bin, err := caddyBinary(ctx, filepath.Join(dir, "caddy"), name.Version(), goVersion, logf)
+		bin, err := goBinary(ctx, name, filepath.Join(dir, string(name)), name.Version(), goVersion, logf)
 		if err != nil {
 			return "", err
 		}

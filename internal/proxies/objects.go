@@ -11,6 +11,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -30,9 +32,20 @@ const (
 	// HeadlessServiceName selects the app's ready pods without a virtual IP: one DNS A record
 	// per pod (the DNS configurations).
 	HeadlessServiceName = "app-headless"
-	// ClusterIPServiceName is a plain ClusterIP Service of the app (NginxKeepalive).
+	// ClusterIPServiceName is a plain ClusterIP Service of the app (NginxKeepalive, and the
+	// backend of TraefikIngress's Ingress, whose EndpointSlices Traefik reads).
 	ClusterIPServiceName = "app-clusterip"
-	// HealthPath is the proxy's own readiness endpoint, answered by the proxy itself.
+	// IngressName is TraefikIngress's Ingress: every path to ClusterIPServiceName.
+	IngressName = "front"
+	// IngressClass is the ingress class of IngressName (its kubernetes.io/ingress.class
+	// annotation), the only one TraefikIngress's Traefik takes: no other controller of a
+	// cluster takes it, and Traefik takes no other Ingress.
+	IngressClass = "rollcheck-traefik"
+	// ServiceAccountName is the proxy's ServiceAccount when it reads the API server
+	// (TraefikIngress), bound to the Role of the same name.
+	ServiceAccountName = "front"
+	// HealthPath is the proxy's own readiness endpoint, answered by the proxy itself (but
+	// Traefik's: HealthPathOf).
 	HealthPath = "/proxy-healthz"
 	// Port is the port the proxy listens on; ServicePort the front Service's.
 	Port        int32 = 8080
@@ -58,6 +71,7 @@ type configParams struct {
 	Retry                 bool   // HAProxyDNSRetry
 	TryDuration           string // CaddyDNSTry's lb_try_duration; empty: none
 	Slots                 int    // HAProxy's server-template servers
+	IngressClass          string // TraefikIngress's ingressClass
 }
 
 // Render returns c's configuration template for an app listening on appPort: the proxy's
@@ -78,7 +92,7 @@ func Render(c Config, appPort int32) (string, error) {
 	params := configParams{
 		Config: c, Version: p.Version(), AppPort: appPort, HealthPath: HealthPath,
 		ConnectMS: ConnectTimeout.Milliseconds(), ResponseMS: ResponseTimeout.Milliseconds(),
-		Retry: c == HAProxyDNSRetry, Slots: 8,
+		Retry: c == HAProxyDNSRetry, Slots: 8, IngressClass: IngressClass,
 	}
 	if c == CaddyDNSTry {
 		params.TryDuration = "1s"
@@ -92,11 +106,12 @@ func Render(c Config, appPort int32) (string, error) {
 }
 
 // Objects returns the Kubernetes objects of proxy configuration c in front of the app app, for
-// a namespace the caller applies them into (they name none): the ConfigMap of the proxy's
-// configuration template, the Deployment front (one replica of the proxy from images), the
-// Service front (port 80 to the proxy's 8080, where the load goes), the headless Service
-// app-headless selecting the app's ready pods on its port, and for NginxKeepalive the
-// ClusterIP Service app-clusterip of the app.
+// a namespace the caller applies them into (they name none, and none is cluster-scoped): the
+// ConfigMap of the proxy's configuration template, the Deployment front (one replica of the
+// proxy from images), the Service front (port 80 to the proxy's 8080, where the load goes), the
+// headless Service app-headless selecting the app's ready pods on its port, for NginxKeepalive
+// and TraefikIngress the ClusterIP Service app-clusterip of the app, and for TraefikIngress the
+// Ingress front to it and what lets Traefik read the API server (apiObjects).
 func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
 	p := c.Proxy()
 	if p == "" {
@@ -121,16 +136,65 @@ func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Labels: podLabels},
 			Data:       map[string]string{ConfigFile(p): conf},
 		},
-		deployment(image, podLabels, conf),
+		deployment(p, image, podLabels, conf),
 		service(FrontName, podLabels, FrontSelector, corev1.ServicePort{
 			Name: "http", Port: ServicePort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
 		}, ""),
 		service(HeadlessServiceName, nil, app.Selector, appPort(app), corev1.ClusterIPNone),
 	}
-	if c == NginxKeepalive {
+	if c == NginxKeepalive || c == TraefikIngress {
 		objs = append(objs, service(ClusterIPServiceName, nil, app.Selector, appPort(app), ""))
 	}
+	if c == TraefikIngress {
+		objs = append(objs, ingress(app))
+		objs = append(objs, apiObjects(podLabels)...)
+	}
 	return objs, nil
+}
+
+// ingress is TraefikIngress's Ingress: every path (Prefix /, any host) to the app's ClusterIP
+// Service on the app's port, of class IngressClass by the kubernetes.io/ingress.class
+// annotation. The annotation, not spec.ingressClassName: a class name needs an IngressClass
+// object, which is cluster-scoped, and Traefik runs with disableClusterScopeResources.
+func ingress(app AppRef) *networkingv1.Ingress {
+	prefix := networkingv1.PathTypePrefix
+	return &networkingv1.Ingress{
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: metav1.ObjectMeta{Name: IngressName,
+			Annotations: map[string]string{"kubernetes.io/ingress.class": IngressClass}},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+				Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{
+					Service: &networkingv1.IngressServiceBackend{Name: ClusterIPServiceName, Port: networkingv1.ServiceBackendPort{Number: app.Port}},
+				}}},
+			}},
+		}}},
+	}
+}
+
+// TraefikRules are what Traefik's Kubernetes Ingress provider reads, in its namespace only
+// (disableClusterScopeResources): Ingresses, Services, EndpointSlices and Secrets (an Ingress's
+// TLS certificates; this one has none, but the provider watches them all the same). It writes
+// nothing: with no ingressEndpoint set it never updates an Ingress's status.
+var TraefikRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"services", "secrets"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// apiObjects let the proxy read the API server of its namespace: the ServiceAccount front, the
+// Role front (TraefikRules) and the RoleBinding front of the one to the other. The binding's
+// subject names no namespace: in a RoleBinding that is the binding's own (the row's).
+func apiObjects(lbls map[string]string) []check.Object {
+	meta := metav1.ObjectMeta{Name: ServiceAccountName, Labels: maps.Clone(lbls)}
+	return []check.Object{
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta},
+		&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: *meta.DeepCopy(),
+			Rules: TraefikRules},
+		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"}, ObjectMeta: *meta.DeepCopy(),
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: ServiceAccountName},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ServiceAccountName}}},
+	}
 }
 
 // validateApp checks app: a non-empty valid selector that does not select the proxy's own pods,
@@ -177,14 +241,15 @@ func service(name string, lbls, selector map[string]string, port corev1.ServiceP
 	}
 }
 
-// deployment is the proxy's Deployment: one replica of image, its configuration template conf
+// deployment is proxy p's Deployment: one replica of image, its configuration template conf
 // from the ConfigMap at /etc/proxy, /tmp an emptyDir (the rendered configuration, the proxy's
 // temporary files), hardened: non-root, no privilege escalation, read-only root filesystem, no
-// capabilities, the runtime's default seccomp profile. The pods carry the hash of conf, so that
-// applying another configuration rolls them.
-func deployment(image string, podLabels map[string]string, conf string) *appsv1.Deployment {
+// capabilities, the runtime's default seccomp profile. Only Traefik gets an API token (its
+// ServiceAccount's). The pods carry the hash of conf, so that applying another configuration
+// rolls them.
+func deployment(p Proxy, image string, podLabels map[string]string, conf string) *appsv1.Deployment {
 	sum := sha256.Sum256([]byte(conf))
-	return &appsv1.Deployment{
+	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Name: FrontName, Labels: podLabels},
 		Spec: appsv1.DeploymentSpec{
@@ -215,7 +280,7 @@ func deployment(image string, podLabels map[string]string, conf string) *appsv1.
 						}},
 						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: HealthPath, Port: intstr.FromString("http")}},
+							ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: HealthPathOf(p), Port: intstr.FromString("http")}},
 							PeriodSeconds:    1,
 							FailureThreshold: 2,
 							TimeoutSeconds:   1,
@@ -246,4 +311,9 @@ func deployment(image string, podLabels map[string]string, conf string) *appsv1.
 			},
 		},
 	}
+	if p == Traefik {
+		ps := &d.Spec.Template.Spec
+		ps.ServiceAccountName, ps.AutomountServiceAccountToken = ServiceAccountName, ptr.To(true)
+	}
+	return d
 }

@@ -8,23 +8,29 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 var (
-	testImages = Images{HAProxy: "rollcheck/proxy-haproxy:0123456789ab", Nginx: "rollcheck/proxy-nginx:0123456789ab", Caddy: "rollcheck/proxy-caddy:0123456789ab"}
-	testApp    = AppRef{Selector: map[string]string{"app": "app"}, Port: 8080}
+	testImages = Images{HAProxy: "rollcheck/proxy-haproxy:0123456789ab", Nginx: "rollcheck/proxy-nginx:0123456789ab", Caddy: "rollcheck/proxy-caddy:0123456789ab",
+		Traefik: "rollcheck/proxy-traefik:0123456789ab"}
+	testApp = AppRef{Selector: map[string]string{"app": "app"}, Port: 8080}
 )
 
-// objectsOf returns Objects' result by kind and name.
-func objectsOf(t *testing.T, c Config) (map[string]*corev1.ConfigMap, map[string]*appsv1.Deployment, map[string]*corev1.Service) {
+// objectsOf returns Objects' ConfigMaps, Deployments and Services by name; the other objects
+// (TraefikIngress's) by kind/name.
+func objectsOf(t *testing.T, c Config) (map[string]*corev1.ConfigMap, map[string]*appsv1.Deployment, map[string]*corev1.Service, map[string]check.Object) {
 	t.Helper()
 	objs, err := Objects(c, testImages, testApp)
 	if err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
-	cms, deps, svcs := map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}
+	cms, deps, svcs, others := map[string]*corev1.ConfigMap{}, map[string]*appsv1.Deployment{}, map[string]*corev1.Service{}, map[string]check.Object{}
 	for _, o := range objs {
 		if errs := validation.IsDNS1123Label(o.GetName()); len(errs) > 0 {
 			t.Errorf("%s: name %q: %v", c, o.GetName(), errs)
@@ -42,22 +48,30 @@ func objectsOf(t *testing.T, c Config) (map[string]*corev1.ConfigMap, map[string
 			deps[o.Name] = o
 		case *corev1.Service:
 			svcs[o.Name] = o
+		case *networkingv1.Ingress, *corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding:
+			others[o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName()] = o
 		default:
 			t.Errorf("%s: unexpected object %T %s", c, o, o.GetName())
 		}
 	}
-	return cms, deps, svcs
+	return cms, deps, svcs, others
 }
 
 func TestObjects(t *testing.T) {
 	for _, c := range Configs {
-		cms, deps, svcs := objectsOf(t, c)
+		cms, deps, svcs, others := objectsOf(t, c)
 		wantSvcs := []string{FrontName, HeadlessServiceName}
-		if c == NginxKeepalive {
+		if c == NginxKeepalive || c == TraefikIngress {
 			wantSvcs = append(wantSvcs, ClusterIPServiceName)
 		}
-		if len(cms) != 1 || cms[ConfigMapName] == nil || len(deps) != 1 || deps[FrontName] == nil || len(svcs) != len(wantSvcs) {
-			t.Fatalf("%s: ConfigMaps %v, Deployments %v, Services %v; want %s, %s, %v", c, keys(cms), keys(deps), keys(svcs), ConfigMapName, FrontName, wantSvcs)
+		var wantOthers []string
+		if c == TraefikIngress {
+			wantOthers = []string{"Ingress/" + IngressName, "Role/" + ServiceAccountName, "RoleBinding/" + ServiceAccountName, "ServiceAccount/" + ServiceAccountName}
+		}
+		if len(cms) != 1 || cms[ConfigMapName] == nil || len(deps) != 1 || deps[FrontName] == nil || len(svcs) != len(wantSvcs) ||
+			!slices.Equal(keys(others), wantOthers) {
+			t.Fatalf("%s: ConfigMaps %v, Deployments %v, Services %v, others %v; want %s, %s, %v, %v", c, keys(cms), keys(deps), keys(svcs), keys(others),
+				ConfigMapName, FrontName, wantSvcs, wantOthers)
 		}
 		if conf := cms[ConfigMapName].Data[ConfigFile(c.Proxy())]; !strings.Contains(conf, "rollcheck proxy config "+string(c)) {
 			t.Errorf("%s: the ConfigMap's %s is not its config:\n%s", c, ConfigFile(c.Proxy()), conf)
@@ -81,8 +95,13 @@ func TestObjects(t *testing.T) {
 		if len(ct.Ports) != 1 || ct.Ports[0].ContainerPort != Port || ct.Ports[0].Name != "http" {
 			t.Errorf("%s: ports %v", c, ct.Ports)
 		}
-		if p := ct.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != HealthPath || p.HTTPGet.Port.String() != "http" {
+		if p := ct.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != HealthPathOf(c.Proxy()) || p.HTTPGet.Port.String() != "http" {
 			t.Errorf("%s: readiness probe %+v", c, p)
+		}
+		// Only the proxy that reads the API server gets a token, its own ServiceAccount's.
+		if reads := c == TraefikIngress; reads != (pod.Spec.AutomountServiceAccountToken != nil && *pod.Spec.AutomountServiceAccountToken) ||
+			reads != (pod.Spec.ServiceAccountName == ServiceAccountName) {
+			t.Errorf("%s: automount token %v, service account %q", c, pod.Spec.AutomountServiceAccountToken, pod.Spec.ServiceAccountName)
 		}
 		if len(ct.Env) != 1 || ct.Env[0].Name != "POD_NAMESPACE" || ct.Env[0].ValueFrom == nil || ct.Env[0].ValueFrom.FieldRef == nil || ct.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
 			t.Errorf("%s: env %+v; want POD_NAMESPACE from metadata.namespace", c, ct.Env)

@@ -11,13 +11,14 @@ import (
 // in the row's namespace (the load pod resolves it there).
 const FrontURL = "http://front/"
 
-// UpstreamHeader is the response header in which every proxy of internal/proxies names the
-// upstream address it chose.
+// UpstreamHeader is the response header in which the proxies of internal/proxies name the
+// upstream address they chose (all but Traefik: proxies.Config.UpstreamNamed).
 const UpstreamHeader = "X-Upstream"
 
 // Front is a real L7 proxy in front of the sample app (internal/proxies): its own Deployment
 // and Service, which the load goes to, and a headless (or ClusterIP) Service of the app by
-// which the proxy finds the pods. Only the app's Deployment is disrupted.
+// which the proxy finds the pods (Traefik: an Ingress to the ClusterIP Service, whose
+// EndpointSlices it reads). Only the app's Deployment is disrupted.
 type Front struct {
 	Config proxies.Config
 	// Images are the proxies' images, set by the front end that built them (suites: once per
@@ -30,7 +31,8 @@ type Front struct {
 func (f *Front) withFront(p check.Plan) (check.Plan, error) {
 	im := f.Images
 	if im == (proxies.Images{}) {
-		im = proxies.Images{HAProxy: "rollcheck/proxy-haproxy:unbuilt", Nginx: "rollcheck/proxy-nginx:unbuilt", Caddy: "rollcheck/proxy-caddy:unbuilt"}
+		im = proxies.Images{HAProxy: "rollcheck/proxy-haproxy:unbuilt", Nginx: "rollcheck/proxy-nginx:unbuilt", Caddy: "rollcheck/proxy-caddy:unbuilt",
+			Traefik: "rollcheck/proxy-traefik:unbuilt"}
 	}
 	objs, err := proxies.Objects(f.Config, im, proxies.AppRef{Selector: map[string]string{"app": AppName}, Port: SampleAppPort})
 	if err != nil {
@@ -40,8 +42,11 @@ func (f *Front) withFront(p check.Plan) (check.Plan, error) {
 	if ref := im.For(f.Config.Proxy()); ref != "" {
 		p.App.Images = append(p.App.Images, ref)
 	}
-	p.Load.URL, p.Load.UpstreamHeader, p.Load.From = FrontURL, UpstreamHeader, check.LoadFromCluster
-	if f.Config != proxies.NginxKeepalive { // the others find the pods by DNS
+	p.Load.URL, p.Load.From = FrontURL, check.LoadFromCluster
+	if f.Config.UpstreamNamed() {
+		p.Load.UpstreamHeader = UpstreamHeader
+	}
+	if f.Config.Resolves() {
 		p.Load.Resolve = proxies.HeadlessServiceName
 	}
 	return p, nil

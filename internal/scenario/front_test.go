@@ -7,26 +7,29 @@ import (
 	"github.com/rollcheck/rollcheck/internal/proxies"
 )
 
-// A row with a proxy in front sends its load through the proxy's Service from a load pod, asks
-// the DNS for the headless Service the DNS-discovered proxies resolve, and loads the proxy's
-// image; the proxy's objects come with the app's, and only the app's Deployment is the one
-// under test.
+// A row with a proxy in front sends its load through the proxy's Service from a load pod, reads
+// the upstream from X-Upstream where the proxy names it (not Traefik), asks the DNS for the
+// headless Service the DNS-discovered proxies resolve, and loads the proxy's image; the proxy's
+// objects come with the app's, and only the app's Deployment is the one under test.
 func TestFrontPlan(t *testing.T) {
 	for _, c := range proxies.Configs {
 		s := Scenario{App: Sample{OnSIGTERM: ShutdownDrain}, Variant: check.Variant{Name: string(c), PreStop: &check.PreStop{None: true}, Expect: check.Zero()},
-			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: c, Images: proxies.Images{HAProxy: "h:1", Nginx: "n:1", Caddy: "c:1"}}}
+			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: c, Images: proxies.Images{HAProxy: "h:1", Nginx: "n:1", Caddy: "c:1", Traefik: "t:1"}}}
 		p, err := s.Plan("matrix", "rollcheck/app:1")
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
 		}
 		l := p.Load
-		if l.URL != FrontURL || l.UpstreamHeader != UpstreamHeader || l.From != check.LoadFromCluster {
+		if l.URL != FrontURL || l.From != check.LoadFromCluster {
 			t.Errorf("%s: load %+v", c, l)
 		}
-		if wantDNS := c != proxies.NginxKeepalive; (l.Resolve == proxies.HeadlessServiceName) != wantDNS {
+		if wantHeader := c != proxies.TraefikIngress; (l.UpstreamHeader == UpstreamHeader) != wantHeader || (!wantHeader && l.UpstreamHeader != "") {
+			t.Errorf("%s: upstream header %q", c, l.UpstreamHeader)
+		}
+		if wantDNS := c != proxies.NginxKeepalive && c != proxies.TraefikIngress; (l.Resolve == proxies.HeadlessServiceName) != wantDNS || (!wantDNS && l.Resolve != "") {
 			t.Errorf("%s: resolve %q", c, l.Resolve)
 		}
-		want := map[proxies.Proxy]string{proxies.HAProxy: "h:1", proxies.Nginx: "n:1", proxies.Caddy: "c:1"}[c.Proxy()]
+		want := map[proxies.Proxy]string{proxies.HAProxy: "h:1", proxies.Nginx: "n:1", proxies.Caddy: "c:1", proxies.Traefik: "t:1"}[c.Proxy()]
 		if len(p.App.Images) != 2 || p.App.Images[1] != want {
 			t.Errorf("%s: images %v, want the app's and %s", c, p.App.Images, want)
 		}
@@ -43,6 +46,9 @@ func TestFrontPlan(t *testing.T) {
 		}
 		if !names["Deployment/"+proxies.FrontName] || !names["Service/"+proxies.FrontName] || !names["Deployment/"+AppName] {
 			t.Errorf("%s: objects %v", c, names)
+		}
+		if c == proxies.TraefikIngress && (!names["Ingress/"+proxies.IngressName] || !names["RoleBinding/"+proxies.ServiceAccountName]) {
+			t.Errorf("%s: objects %v; want the Ingress and the RoleBinding", c, names)
 		}
 	}
 }
