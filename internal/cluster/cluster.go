@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,6 +98,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		o.Logf("reusing kind cluster %q", o.Name)
 	} else {
+		if err := portFree(kc.HostPort); err != nil {
+			return nil, err
+		}
 		o.Logf("creating kind cluster %q (node image %s, %s)", o.Name, o.NodeImage, o.ImageSource)
 		// kind's Create takes no context: a cancelled ctx is seen when it returns, and the
 		// caller's release deletes what it made. On failure kind deletes its nodes itself.
@@ -578,4 +583,15 @@ func proxyModeOf(conf string) (string, error) {
 		return ProxyIPTables, nil
 	}
 	return kp.Mode, nil
+}
+
+// portFree says, before kind is asked, whether the host port the kind config maps the app's
+// NodePort to is free on 127.0.0.1: when another cluster (or anything else) holds it, kind's
+// docker run fails with only "exit status 125".
+func portFree(port int32) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+	if err != nil {
+		return fmt.Errorf("127.0.0.1:%d, which the kind config maps the app's NodePort to, is in use (another kind cluster? docker ps --filter publish=%d): delete that cluster, or give this one another hostPort in %s", port, port, knobs.EnvKindConfig)
+	}
+	return l.Close()
 }

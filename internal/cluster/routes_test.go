@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,5 +69,20 @@ func TestLoadNode(t *testing.T) {
 	}
 	if got := (&Cluster{Options: Options{Name: "rc"}}).loadNode(); got != "" {
 		t.Errorf("one node: loadNode() = %q, want the scheduler's choice", got)
+	}
+}
+
+func TestPortFree(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int32(l.Addr().(*net.TCPAddr).Port)
+	if err := portFree(port); err == nil || !strings.Contains(err.Error(), "is in use") {
+		t.Errorf("a held port: %v, want it said in use", err)
+	}
+	l.Close()
+	if err := portFree(port); err != nil {
+		t.Errorf("a free port: %v", err)
 	}
 }
