@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
@@ -187,7 +189,38 @@ func (c *Cluster) SweepNamespaces(ctx context.Context) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("sweep the namespaces of earlier runs: %w", err)
 	}
+	if err := c.uncordonOrphans(ctx); err != nil {
+		return n, err
+	}
 	return n, nil
+}
+
+// uncordonOrphans makes schedulable again the nodes that a drain left cordoned when its run was
+// killed mid-drain: their disrupt.CordonedBy annotation names a namespace that is gone. A node
+// whose namespace still exists belongs to a drain still running, and is left alone.
+func (c *Cluster) uncordonOrphans(ctx context.Context) error {
+	var nodes corev1.NodeList
+	if err := c.Client.Resources().List(ctx, &nodes); err != nil {
+		return fmt.Errorf("list nodes for cordons left behind: %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		ns := n.Annotations[disrupt.CordonedBy]
+		if ns == "" {
+			continue
+		}
+		var owner corev1.Namespace
+		err := c.Client.Resources().Get(ctx, ns, "", &owner)
+		if err == nil || !apierrors.IsNotFound(err) {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}},"spec":{"unschedulable":null}}`, disrupt.CordonedBy)
+		if err := c.Client.Resources().Patch(ctx, n, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)}); err != nil {
+			return fmt.Errorf("uncordon node %s, left cordoned by a drain of namespace %s: %w", n.Name, ns, err)
+		}
+		c.Logf("node %s uncordoned: a drain of namespace %s, which is gone, left it cordoned", n.Name, ns)
+	}
+	return nil
 }
 
 // ErrNoCluster is the error Existing wraps when the named kind cluster does not exist.
