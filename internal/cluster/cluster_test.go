@@ -30,7 +30,7 @@ import (
 )
 
 // fakeAPIServer answers the few requests SweepNamespaces makes: discovery, listing namespaces by
-// label, deleting one. A namespace named "*-stuck" is only marked terminating, as one whose
+// label, deleting one, listing the nodes (none cordoned). A namespace named "*-stuck" is only marked terminating, as one whose
 // finalizers never finish.
 type fakeAPIServer struct {
 	mu      sync.Mutex
@@ -51,7 +51,10 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api/v1":
 		reply(metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "v1", APIResources: []metav1.APIResource{
 			{Name: "namespaces", Kind: "Namespace", Verbs: metav1.Verbs{"list", "delete", "get"}},
+			{Name: "nodes", Kind: "Node", Verbs: metav1.Verbs{"list", "get", "patch"}},
 		}})
+	case r.URL.Path == "/api/v1/nodes" && r.Method == http.MethodGet:
+		reply(corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}})
 	case r.URL.Path == "/api/v1/namespaces" && r.Method == http.MethodGet:
 		sel, err := labels.Parse(r.URL.Query().Get("labelSelector"))
 		if err != nil {
