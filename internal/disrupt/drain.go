@@ -225,7 +225,9 @@ func evictAll(ctx context.Context, t Target, cr client.Client, pods []corev1.Pod
 		left := stillThere(list.Items, evicted)
 		pending = present(list.Items, pending)
 		now := time.Now()
-		if dr.Evictions > 0 && dr.ReplacementsReady.IsZero() && readyReplacements(list.Items, evicted) >= want {
+		// Only once every pod of the node was evicted: with a budget that lets one go at a time,
+		// the first one's replacement is ready while the others still wait (and count as ready).
+		if dr.Evictions > 0 && len(pending) == 0 && dr.ReplacementsReady.IsZero() && readyReplacements(list.Items, evicted) >= want {
 			dr.ReplacementsReady = now
 		}
 		if len(pending) == 0 && left == 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,12 @@ type refusals struct {
 	failed []string // evictions that found their node schedulable
 	also   func()   // called at each refusal (a test cancels its context there)
 	err    error    // returned instead of a 429, when set
+	// firstFree accepts the first pod asked for at once (a budget that allows one disruption);
+	// the others are refused n times.
+	firstFree bool
+	first     string
+	// accepted is when the last eviction was accepted.
+	accepted time.Time
 }
 
 func (r *refusals) funcs() interceptor.Funcs {
@@ -57,12 +64,16 @@ func (r *refusals) funcs() interceptor.Funcs {
 			r.seen = map[string]int{}
 		}
 		r.seen[p.Name]++
-		if r.n < 0 || r.seen[p.Name] <= r.n {
+		if r.firstFree && r.first == "" {
+			r.first = p.Name
+		}
+		if (r.n < 0 || r.seen[p.Name] <= r.n) && !(r.firstFree && r.first == p.Name) {
 			if r.also != nil {
 				r.also()
 			}
 			return apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 		}
+		r.accepted = time.Now()
 		return cl.SubResource(sub).Create(ctx, obj, subObj, opts...)
 	}}
 }
@@ -175,6 +186,32 @@ func TestDrainRetriesRefusedEvictions(t *testing.T) {
 		t.Errorf("evictions that reached the API server: %v", c.Evictions())
 	}
 	uncordoned(t, c, "node-a")
+}
+
+// TestDrainReplacementsReadyAfterTheLastEviction: with a budget that lets one pod go at a time,
+// the first evicted pod's replacement is ready while the second is still refused; the
+// replacements are ready only once the last one's is, after its eviction.
+func TestDrainReplacementsReadyAfterTheLastEviction(t *testing.T) {
+	r := &refusals{n: 2, firstFree: true}
+	c, target := onNodes(t, 3, r, "node-a", "node-b")
+	// The ReplicaSet replaces the first evicted pod while the second's eviction is refused.
+	r.also = func() {
+		var d appsv1.Deployment
+		if err := c.Fake.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, &d); err == nil {
+			_ = c.Reconcile(context.Background(), &d)
+		}
+	}
+	recs, err := Repeat(context.Background(), target, DrainNode, 1, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := recs[0].Drain
+	if dr == nil || dr.Evictions != 2 || dr.Refused429 != 2 || dr.ReplacementsReady.IsZero() {
+		t.Fatalf("drain %+v, want 2 evictions, the second after 2 refusals, replacements ready", dr)
+	}
+	if dr.ReplacementsReady.Before(r.accepted) {
+		t.Errorf("replacements ready at %s, before the last eviction was accepted at %s", dr.ReplacementsReady.Format(time.StampMicro), r.accepted.Format(time.StampMicro))
+	}
 }
 
 func TestDrainBlockedUncordonsAndGoesOn(t *testing.T) {
