@@ -22,9 +22,9 @@ e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during terminatio
 e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik built offline), not in make e2e (label proxy)
 	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
-e2e-multinode: ## the rows that need several nodes (drains; load across nodes) on a cluster of its own with 2 workers (label multinode, plus smoke)
+e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating (labels multinode, terminating-endpoints, smoke)
 	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
-	  ROLLCHECK_LABELS='multinode || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
+	  ROLLCHECK_LABELS='multinode || terminating-endpoints || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
 
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
 	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \

@@ -533,10 +533,33 @@ func DrainRows() []Row {
 		{Scenario: under(withPDB, d, check.Zero(),
 			"3 replicas and a budget of maxUnavailable 1: of the pods on the drained node, the eviction API takes one and refuses the others (429) until its replacement is ready on another node, so 2 pods at least serve throughout; each evicted pod is a graceful delete whose 5 s preStop sleep outlasts endpoint propagation, then drains. Needs a second schedulable node: on one node the replacement waits for the uncordon and the drain is blocked (which fails the row)"),
 			Labels: []string{LabelMultinode}, Serial: drainSerial},
-		{Scenario: under(colocated, d, check.Failures(GoneFromInside...).ByPhase(timeline.PhaseDrainOutage),
-			"negative control: no budget, and a required pod affinity to the app's own pods on kubernetes.io/hostname puts the 3 replicas on one node, so one drain evicts them all at once. They keep serving through their 5 s preStop (kube-proxy sends to serving terminating endpoints when none is ready), then close their listeners; their replacements can only join the terminating pods' node, which is cordoned (the scheduler counts terminating pods for affinity), so they start only after the old pods are gone and the node is uncordoned: until one is ready the Service has no endpoint, and every new connection is refused (drain-outage). On a multi-node cluster the affinity, not a node name, keeps them together; on one node the same happens"),
+		{Scenario: under(colocated, d, check.Failures(GoneFromInside...).ByPhase(timeline.PhaseNoEndpoint),
+			"negative control: no budget, and a required pod affinity to the app's own pods on kubernetes.io/hostname puts the 3 replicas on one node, so one drain evicts them all at once. They keep serving through their 5 s preStop (kube-proxy sends to serving terminating endpoints when none is ready), then close their listeners; their replacements can only join the terminating pods' node, which is cordoned (the scheduler counts terminating pods for affinity), so they start only after the old pods are gone and the node is uncordoned: until one is ready the Service has no endpoint, and every new connection is refused (no-endpoint). On a multi-node cluster the affinity, not a node name, keeps them together; on one node the same happens"),
 			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial},
 		{Scenario: blocked, Serial: drainSerial},
+	}
+}
+
+// LabelTerminating: a row whose every endpoint terminates at once (one replica deleted). Not in
+// the default make e2e: make e2e-multinode runs these rows with the drains.
+const LabelTerminating = "terminating-endpoints"
+
+// TerminatingRows delete the only replica of the app, so that for a moment every endpoint of the
+// Service is terminating: kube-proxy then sends to the endpoints that are serving while
+// terminating (EndpointSlice's serving condition, KEP-1669) until the replacement is ready.
+func TerminatingRows() []Row {
+	d := check.DeletePod
+	keeps := sample("single-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	keeps.Variant.Replicas = ptr.To[int32](1)
+	exits := sample("single-exit", scenario.ShutdownExit, nil, 30)
+	exits.Variant.Replicas = ptr.To[int32](1)
+	return []Row{
+		{Scenario: under(keeps, d, check.Zero(),
+			"one replica deleted: its replacement is created at once and is ready 1–2 s later; meanwhile the deleted pod is terminating, not ready, but still serving (its readiness probe passes through the 5 s preStop sleep), and kube-proxy, with no ready endpoint, falls back to it, so every request is answered until the replacement takes over; then it drains"),
+			Labels: []string{LabelTerminating}},
+		{Scenario: under(exits, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
+			"negative control: one replica, no preStop, an app that exits at SIGTERM: the only pod stops serving at the deletion, before its replacement is ready, so the Service has no endpoint ready or serving and every new connection is refused until the replacement is (no-endpoint)"),
+			Labels: []string{LabelTerminating, LabelNegativeControl}},
 	}
 }
 
@@ -547,7 +570,7 @@ const colocate = `{"spec":{"template":{"spec":{"affinity":{"podAffinity":{"requi
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), TerminatingRows())
 }
 
 // ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it

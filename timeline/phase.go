@@ -27,11 +27,13 @@ const (
 	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
 	// to send to (every address it knew was gone or marked down).
 	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
-	// PhaseDrainOutage: a node drain (drain-node) had evicted every replica and no replacement
-	// was ready: the Service had no endpoint left that could take the request (none ready, none
-	// serving while terminating), so nothing could answer it. No preStop or SIGTERM handling
-	// helps; a PodDisruptionBudget and replicas spread over nodes do.
-	PhaseDrainOutage Phase = "drain-outage"
+	// PhaseNoEndpoint: the Service had no endpoint left that could take the request (none ready,
+	// none serving while terminating, or those left had closed their listener), so nothing could
+	// answer it: a drain had evicted every replica, or the only replica stopped serving before
+	// its replacement was ready. A preStop with readiness still passing keeps a terminating pod
+	// serving (kube-proxy falls back to it when no endpoint is ready); for a drain, a
+	// PodDisruptionBudget and replicas spread over nodes.
+	PhaseNoEndpoint Phase = "no-endpoint"
 	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
 	// request, sent after the Service had stopped routing new connections to that pod.
 	PhasePinnedConnection Phase = "pinned-connection"
@@ -47,7 +49,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseDrainOutage, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

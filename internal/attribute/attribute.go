@@ -59,8 +59,10 @@ type Input struct {
 	// and a proxy's own answer that names none had no upstream to send to.
 	UpstreamNamed bool
 	// Drain says the row's disruptions drained nodes (check.DrainNode), which may evict every
-	// replica at once: the drain-outage rule applies.
-	Drain bool
+	// replica at once; SingleReplica that the app runs one replica, whose deletion leaves only
+	// its replacement. Only in such rows can every endpoint go at once by the configuration, so
+	// only there is the no-endpoint rule tried (a window's Why names the drain).
+	Drain, SingleReplica bool
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -492,13 +494,14 @@ func earliest(ts ...time.Time) time.Time {
 //     its exit window), or was sent after that moment, refused, reset or EOF, before the app
 //     stopped accepting (its lines; without them the start of its exit window) and while the
 //     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
-//   - drain-outage: the row drains nodes (Input.Drain) and the request, which names no pod, was
-//     sent while the Service had no endpoint that could take it (Outages: none ready, none
-//     serving while terminating, or those left closed their listener by their own lines; after
-//     a deletion), from Tolerance before that moment until an
-//     endpoint was ready again plus the programming lag: every replica had been evicted and no
-//     replacement was ready. It comes before the pod rules below, which would otherwise split
-//     the outage between propagation and unknown: no preStop shortens it.
+//   - no-endpoint: in a row that drains nodes or runs one replica (Input.Drain, SingleReplica),
+//     the request, which names no pod, was sent while the Service had no endpoint
+//     that could take it (Outages: none ready, none serving while terminating, or those left
+//     closed their listener by their own lines; after a deletion), from Tolerance before that
+//     moment until an endpoint was ready again plus the programming lag: a drain had evicted
+//     every replica, or the only replica stopped serving before its replacement was ready. It
+//     comes before the pod rules below, which would otherwise split the outage between
+//     propagation and unknown.
 //   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
 //     and failed (not by timing out) between the pod's deletion and its end: only a connection
 //     opened earlier can have carried it there.
@@ -523,8 +526,11 @@ func Attribute(in Input) Result {
 	}
 	named, direct := lastSent(in.Requests, lives)
 	var outs []Outage
-	if in.Drain {
+	if in.Drain || in.SingleReplica {
 		outs = Outages(in.Timeline, in.Container)
+	}
+	for i := range outs {
+		outs[i].Drain = in.Drain
 	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
@@ -619,11 +625,11 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 			}
 			return proxyPropagation(l, named, t0, lag)
 		}},
-		{phase: timeline.PhaseDrainOutage, whole: func() (string, bool) {
+		{phase: timeline.PhaseNoEndpoint, whole: func() (string, bool) {
 			if named != "" {
 				return "", false // a pod answered it
 			}
-			return drainOutage(outs, t0, lag)
+			return noEndpoint(outs, t0, lag)
 		}},
 		{phase: timeline.PhasePinnedConnection, try: func(l *Life) (match, bool) {
 			if direct || !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
@@ -711,6 +717,8 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 type Outage struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to,omitzero"`
+	// Drain says the row drained nodes: the window is a drain's (Input.Drain).
+	Drain bool `json:"drain,omitempty"`
 }
 
 // Outages reads from the timeline the windows in which the Service had no endpoint that could
@@ -722,11 +730,26 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 	type state struct{ ready, serving bool }
 	eps := map[string]state{}
 	closed := map[string]bool{}
+	// The pods that ran when the observer started have no endpoint moment of their own (their
+	// endpoints are the baseline): their first PodAddress, with no PodCreated before it, says
+	// they were there, ready, as a row's pods are before its load starts.
+	created, seen := map[string]bool{}, map[string]bool{}
 	deleted := false
 	var out []Outage
 	open := false
 	for _, e := range tl.Events {
 		switch e.Kind {
+		case timeline.PodCreated:
+			created[e.Pod] = true
+			continue
+		case timeline.PodAddress:
+			if !created[e.Pod] && !seen[e.Pod] {
+				if _, known := eps[e.Pod]; !known {
+					eps[e.Pod] = state{ready: true, serving: true}
+				}
+			}
+			seen[e.Pod] = true
+			continue
 		case timeline.PodDeleting:
 			deleted = true
 		case timeline.EndpointReady:
@@ -761,11 +784,15 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 	return out
 }
 
-// drainOutage tells whether a request sent at t0 was sent while the Service had no endpoint left
+// noEndpoint tells whether a request sent at t0 was sent while the Service had no endpoint left
 // (from Tolerance before an outage until its end plus the programming lag: kube-proxy programs
 // the first endpoint back that much later), and says which outage.
-func drainOutage(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
+func noEndpoint(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
 	for _, o := range outs {
+		cause := "no pod was ready or serving (the last one had stopped before a replacement was ready)"
+		if o.Drain {
+			cause = "the drain had evicted every replica and no replacement was ready"
+		}
 		if t0.Before(o.From.Add(-Tolerance)) || (!o.To.IsZero() && t0.After(o.To.Add(lag))) {
 			continue
 		}
@@ -773,7 +800,7 @@ func drainOutage(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) 
 		if !o.To.IsZero() {
 			until = clock(o.To)
 		}
-		return fmt.Sprintf("sent while the Service had no endpoint left (%s to %s, + %s programming lag): the drain had evicted every replica and no replacement was ready", clock(o.From), until, lag), true
+		return fmt.Sprintf("sent while the Service had no endpoint left (%s to %s, + %s programming lag): %s", clock(o.From), until, lag, cause), true
 	}
 	return "", false
 }

@@ -53,18 +53,18 @@ func TestDrainOutage(t *testing.T) {
 		drain bool
 		want  timeline.Phase
 	}{
-		{"refused in the outage", failed(1, 8, 0.001, loadgen.ClassRefused), true, timeline.PhaseDrainOutage},
+		{"refused in the outage", failed(1, 8, 0.001, loadgen.ClassRefused), true, timeline.PhaseNoEndpoint},
 		// kube-proxy programs the replacement up to the lag (2 s by default) after it is ready.
-		{"refused just after the replacement was ready", failed(1, 13, 0.001, loadgen.ClassRefused), true, timeline.PhaseDrainOutage},
+		{"refused just after the replacement was ready", failed(1, 13, 0.001, loadgen.ClassRefused), true, timeline.PhaseNoEndpoint},
 		{"after the lag", failed(1, 14.5, 0.001, loadgen.ClassRefused), true, timeline.PhaseUnknown},
-		{"not a drain", failed(1, 8, 0.001, loadgen.ClassRefused), false, timeline.PhaseUnknown},
+		{"not a drain, three replicas", failed(1, 8, 0.001, loadgen.ClassRefused), false, timeline.PhaseUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := one(t, Input{Requests: []loadgen.Request{tc.req}, Timeline: drained().timeline(), Drain: tc.drain})
 			if a.Phase != tc.want {
 				t.Errorf("attributed to %s (%s), want %s", a.Phase, a.Why, tc.want)
 			}
-			if a.Phase == timeline.PhaseDrainOutage && (a.Pod != "" || !strings.Contains(a.Why, "no endpoint left (05:00:05.100 to 05:00:12.000")) {
+			if a.Phase == timeline.PhaseNoEndpoint && (a.Pod != "" || !strings.Contains(a.Why, "no endpoint left (05:00:05.100 to 05:00:12.000")) {
 				t.Errorf("why %q, pod %q", a.Why, a.Pod)
 			}
 		})
@@ -72,7 +72,45 @@ func TestDrainOutage(t *testing.T) {
 	// A pod's own answer is the pod's, outage or not.
 	q := failed(1, 8, 0.001, loadgen.HTTP5xxClass(503))
 	q.Pod = "c"
-	if a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: drained().timeline(), Drain: true}); a.Phase == timeline.PhaseDrainOutage {
+	if a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: drained().timeline(), Drain: true}); a.Phase == timeline.PhaseNoEndpoint {
 		t.Errorf("a pod's answer attributed to %s", a.Phase)
 	}
+}
+
+// TestOutagesSeedsTheFirstPods: the pods that ran when the observer started show only as a
+// PodAddress (their endpoints are the baseline); one of three deleted is no outage, the only one
+// deleted, exiting before its replacement is ready, is.
+func TestOutagesSeedsTheFirstPods(t *testing.T) {
+	three := &tl{}
+	three.add(ev(-10, timeline.PodAddress, "a", "10.244.0.5"), ev(-10, timeline.PodAddress, "b", "10.244.0.6"), ev(-10, timeline.PodAddress, "c", "10.244.0.7"))
+	three.del("a", 0, 0.1)
+	three.add(ev(0.1, timeline.EndpointUnready, "a", "serving=false terminating=true"), ev(0.2, timeline.AppEvent, "a", "exiting code=0"))
+	if outs := Outages(three.timeline(), "app"); len(outs) != 0 {
+		t.Errorf("one of three pods deleted: outages %+v, want none", outs)
+	}
+	one := &tl{}
+	one.add(ev(-10, timeline.PodAddress, "a", "10.244.0.5"))
+	one.del("a", 0, 0.1)
+	one.add(ev(0.1, timeline.PodCreated, "n", ""), ev(0.2, timeline.AppEvent, "a", "exiting code=0"),
+		ev(0.3, timeline.EndpointUnready, "a", "serving=false terminating=true"),
+		ev(1, timeline.PodAddress, "n", "10.244.0.8"), ev(2.5, timeline.EndpointReady, "n", "serving=true terminating=false"))
+	outs := Outages(one.timeline(), "app")
+	if len(outs) != 1 || !outs[0].From.Equal(at(0.2)) || !outs[0].To.Equal(at(2.5)) {
+		t.Fatalf("the only pod exiting: outages %+v, want one from 0.2 s (its exiting line) to 2.5 s (the replacement ready)", outs)
+	}
+	// In a row of one replica the rule applies, and says why without naming a drain.
+	a := one.attr(t, Input{Requests: []loadgen.Request{failed(1, 1, 0.001, loadgen.ClassRefused)}, SingleReplica: true})
+	if a.Phase != timeline.PhaseNoEndpoint || !strings.Contains(a.Why, "the last one had stopped before a replacement was ready") {
+		t.Errorf("attributed to %s (%s), want no-endpoint, not a drain's", a.Phase, a.Why)
+	}
+	if a := one.attr(t, Input{Requests: []loadgen.Request{failed(1, 1, 0.001, loadgen.ClassRefused)}}); a.Phase == timeline.PhaseNoEndpoint {
+		t.Errorf("a row of several replicas: attributed to %s, want the pod rules", a.Phase)
+	}
+}
+
+// attr attributes the one request of in on b's timeline.
+func (b *tl) attr(t *testing.T, in Input) Attribution {
+	t.Helper()
+	in.Timeline, in.Container = b.timeline(), "app"
+	return one(t, in)
 }

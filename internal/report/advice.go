@@ -93,8 +93,8 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, proxyAdvice(n, r, ex, cfg))
 	case timeline.PhaseProxyNoUpstream:
 		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
-	case timeline.PhaseDrainOutage:
-		parts = append(parts, drainAdvice(n, cfg))
+	case timeline.PhaseNoEndpoint:
+		parts = append(parts, noEndpointAdvice(n, cfg))
 	case timeline.PhasePinnedConnection:
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:
@@ -107,11 +107,24 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	return fit, strings.Join(parts, "; ")
 }
 
+// noEndpointAdvice is the advice when most failures came while the Service had no endpoint left:
+// a drain's (drainAdvice), or the only replica's, which stopped serving before its replacement
+// was ready: kube-proxy sends to a terminating pod that still serves when no endpoint is ready,
+// so a preStop with readiness still passing bridges the replacement's start.
+func noEndpointAdvice(n int, cfg check.Applied) string {
+	if cfg.Disruption == check.DrainNode {
+		return drainAdvice(n, cfg)
+	}
+	return fmt.Sprintf("most failures (%d) came while no pod was ready or serving (no-endpoint): the pod stopped serving before its replacement was ready; "+
+		"keep it serving through a preStop longer than the replacement takes to be ready, with its readiness probe still passing (kube-proxy sends to a terminating pod that still serves when no endpoint is ready), "+
+		"or run at least 2 replicas", n)
+}
+
 // drainAdvice is the advice when most failures came while a drain had evicted every replica and
 // none was ready again: no preStop or SIGTERM handling shortens that outage; a budget that makes
 // each eviction wait for a ready replacement, and replicas on more than one node, remove it.
 func drainAdvice(n int, cfg check.Applied) string {
-	s := fmt.Sprintf("most failures (%d) came while the drain had evicted every replica and none was ready again (drain-outage): no preStop or SIGTERM handling shortens that; ", n)
+	s := fmt.Sprintf("most failures (%d) came while the drain had evicted every replica and none was ready again (no-endpoint): no preStop or SIGTERM handling shortens that; ", n)
 	spread := "spread the replicas over nodes (topologySpreadConstraints or a preferred pod anti-affinity on kubernetes.io/hostname), so that one drain never holds them all"
 	switch {
 	case cfg.Replicas < 2:

@@ -147,7 +147,7 @@ func TestAdviseDrainOutage(t *testing.T) {
 		{"one replica", 1, &check.PDB{MinAvailable: &one}, "with one replica every eviction is an outage"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseDrainOutage: 40, timeline.PhasePropagation: 2}, nil)
+			r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoEndpoint: 40, timeline.PhasePropagation: 2}, nil)
 			cfg.Disruption, cfg.Replicas, cfg.PDB = check.DrainNode, c.replicas, c.pdb
 			_, advice := Advise(r, ex, cfg, nil)
 			if !strings.Contains(advice, "most failures (40) came while the drain had evicted every replica") || !strings.Contains(advice, c.want) ||
@@ -155,5 +155,21 @@ func TestAdviseDrainOutage(t *testing.T) {
 				t.Errorf("advice %q, want %q", advice, c.want)
 			}
 		})
+	}
+}
+
+// The only replica that stopped serving before its replacement was ready: the advice keeps it
+// serving through a preStop (kube-proxy's fallback to a serving terminating pod) or adds one.
+func TestAdviseNoEndpointSingleReplica(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoEndpoint: 30}, nil)
+	cfg.Disruption, cfg.Replicas = check.DeletePod, 1
+	_, advice := Advise(r, ex, cfg, nil)
+	for _, want := range []string{"most failures (30) came while no pod was ready or serving (no-endpoint)", "with its readiness probe still passing", "run at least 2 replicas"} {
+		if !strings.Contains(advice, want) {
+			t.Errorf("advice %q lacks %q", advice, want)
+		}
+	}
+	if strings.Contains(advice, "PodDisruptionBudget") {
+		t.Errorf("advice %q names a budget for a deletion", advice)
 	}
 }

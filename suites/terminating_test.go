@@ -1,0 +1,8 @@
+//go:build e2e
+
+package suites_test
+
+import "github.com/rollcheck/rollcheck/suites"
+
+// The only replica deleted: every endpoint terminating at once.
+var _ = table("every endpoint terminating at once", "terminating", suites.TerminatingRows())
