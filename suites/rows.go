@@ -533,7 +533,7 @@ func DrainRows() []Row {
 		{Scenario: under(withPDB, d, check.Zero(),
 			"3 replicas and a budget of maxUnavailable 1: of the pods on the drained node, the eviction API takes one and refuses the others (429) until its replacement is ready on another node, so 2 pods at least serve throughout; each evicted pod is a graceful delete whose 5 s preStop sleep outlasts endpoint propagation, then drains. Needs a second schedulable node: on one node the replacement waits for the uncordon and the drain is blocked (which fails the row)"),
 			Labels: []string{LabelMultinode}, Serial: drainSerial},
-		{Scenario: under(colocated, d, check.Failures(GoneFromInside...).ByPhase(timeline.PhaseNoEndpoint),
+		{Scenario: under(colocated, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
 			"negative control: no budget, and a required pod affinity to the app's own pods on kubernetes.io/hostname puts the 3 replicas on one node, so one drain evicts them all at once. They keep serving through their 5 s preStop (kube-proxy sends to serving terminating endpoints when none is ready), then close their listeners; their replacements can only join the terminating pods' node, which is cordoned (the scheduler counts terminating pods for affinity), so they start only after the old pods are gone and the node is uncordoned: until one is ready the Service has no endpoint, and every new connection is refused (no-endpoint). On a multi-node cluster the affinity, not a node name, keeps them together; on one node the same happens"),
 			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial},
 		{Scenario: blocked, Serial: drainSerial},
