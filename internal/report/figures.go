@@ -108,6 +108,7 @@ func runFacts(run Run) []fact {
 			}
 			return r.Versions.NodeImage + " (" + r.Versions.ImageSource + ")"
 		})},
+		{"kube-proxy mode", each(func(r Row) string { return r.Versions.KubeProxyMode })},
 		{"Go, vegeta", each(func(r Row) string {
 			if r.Versions.Go == "" && r.Versions.Vegeta == "" {
 				return ""
