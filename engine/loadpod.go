@@ -111,7 +111,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
 		Spec: corev1.PodSpec{
 			// Several load pods go to different nodes where there are several, and away from
-			// the app's pods where they can (place.pod), so that the load crosses nodes.
+			// the app's pods where they can (place.avoid), so that the load crosses nodes.
 			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
 				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: loadPodLabels}}},
 			Affinity:                      place.affinity(),
@@ -135,7 +135,8 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("create the load pod: %w", err)
 	}
-	if err := waitContainerStarted(ctx, cs, ns, name, 2*time.Minute); err != nil {
+	node, err := waitContainerStarted(ctx, cs, ns, name, 2*time.Minute)
+	if err != nil {
 		return nil, fmt.Errorf("load pod %s: %w", name, err)
 	}
 	// The stream outlives the caller's cancellation only as long as the pod does: Stop and a
@@ -146,10 +147,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		cancel()
 		return nil, fmt.Errorf("follow the load pod's stream: %w", err)
 	}
-	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: loadgen.Follow(stream), cancel: cancel}
-	if p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-		pl.node = p.Spec.NodeName
-	}
+	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: loadgen.Follow(stream), cancel: cancel, node: node}
 	go func() {
 		<-pl.remote.Done()
 		_ = stream.Close()
@@ -178,8 +176,8 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 }
 
 // waitContainerStarted waits until the pod's container runs (or already ended: its stream is
-// still there to read), and fails at once when it cannot start.
-func waitContainerStarted(ctx context.Context, cs kubernetes.Interface, ns, name string, timeout time.Duration) error {
+// still there to read), and fails at once when it cannot start. It returns the pod's node.
+func waitContainerStarted(ctx context.Context, cs kubernetes.Interface, ns, name string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -188,15 +186,15 @@ func waitContainerStarted(ctx context.Context, cs kubernetes.Interface, ns, name
 			for _, st := range p.Status.ContainerStatuses {
 				switch {
 				case st.State.Running != nil, st.State.Terminated != nil:
-					return nil
+					return p.Spec.NodeName, nil
 				case st.State.Waiting != nil && st.State.Waiting.Reason != "" && st.State.Waiting.Reason != "ContainerCreating":
-					return fmt.Errorf("container %s waits: %s: %s", st.Name, st.State.Waiting.Reason, st.State.Waiting.Message)
+					return "", fmt.Errorf("container %s waits: %s: %s", st.Name, st.State.Waiting.Reason, st.State.Waiting.Message)
 				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not running after %s (last error: %v)", timeout, err)
+			return "", fmt.Errorf("not running after %s (last error: %v)", timeout, err)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
