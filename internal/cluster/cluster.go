@@ -17,7 +17,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/e2e-framework/klient"
@@ -214,9 +213,8 @@ func (c *Cluster) uncordonOrphans(ctx context.Context) error {
 		if err == nil || !apierrors.IsNotFound(err) {
 			continue
 		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}},"spec":{"unschedulable":null}}`, disrupt.CordonedBy)
-		if err := c.Client.Resources().Patch(ctx, n, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)}); err != nil {
-			return fmt.Errorf("uncordon node %s, left cordoned by a drain of namespace %s: %w", n.Name, ns, err)
+		if err := disrupt.Uncordon(ctx, c.Client.Resources().GetControllerRuntimeClient(), n.Name, ns); err != nil {
+			return fmt.Errorf("a drain of namespace %s, which is gone, left it cordoned: %w", ns, err)
 		}
 		c.Logf("node %s uncordoned: a drain of namespace %s, which is gone, left it cordoned", n.Name, ns)
 	}

@@ -86,7 +86,7 @@ func drain(ctx context.Context, t Target, rec *Record) error {
 	derr := evictAll(ctx, t, cr, pods, want, dr)
 	var uerr error
 	if cordoned {
-		if uerr = uncordon(ctx, cr, node, t.Namespace); uerr == nil {
+		if uerr = Uncordon(ctx, cr, node, t.Namespace); uerr == nil {
 			dr.Uncordoned = time.Now()
 		}
 	}
@@ -159,9 +159,10 @@ func cordon(ctx context.Context, cr client.Client, node, ns string) (bool, error
 	return true, nil
 }
 
-// uncordon makes the node schedulable again and removes the CordonedBy annotation, also when ctx
-// was cancelled (within uncordonWait).
-func uncordon(ctx context.Context, cr client.Client, node, ns string) error {
+// Uncordon makes the node schedulable again and removes the CordonedBy annotation (ns is the
+// namespace that annotation named), also when ctx was cancelled (within uncordonWait): a drain's
+// last step, and the sweep's for a drain whose run was killed.
+func Uncordon(ctx context.Context, cr client.Client, node, ns string) error {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncordonWait)
 	defer cancel()
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}
