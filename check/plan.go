@@ -31,6 +31,10 @@ const (
 	DeletePod      DisruptionKind = "delete-pod"      // delete one pod gracefully
 	ForceDelete    DisruptionKind = "force-delete"    // delete one pod with grace period 0
 	ScaleDown      DisruptionKind = "scale-down"      // scale down by one, then back up
+	// ScaleToZero scales the Deployment to 0 replicas, waits until every pod is gone, then scales
+	// it back and waits until it settled: every endpoint of the Service terminates at once, and
+	// nothing answers from the last pod's exit until the first new one is ready (no-endpoint).
+	ScaleToZero DisruptionKind = "scale-to-zero"
 	// KubeletRestart deletes one pod gracefully and, KubeletRestartAfter later, while it
 	// terminates, restarts the kubelet of its node: only a front end that can do that (kind)
 	// runs it (engine.Target.RestartKubelet).
@@ -58,7 +62,7 @@ const DefaultDrainTimeout = 60 * time.Second
 const KubeletRestartAfter = 3 * time.Second
 
 // DisruptionKinds lists every DisruptionKind, in the order the reports use.
-var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, KubeletRestart, DrainNode}
+var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, ScaleToZero, KubeletRestart, DrainNode}
 
 // Defaults for the fields a Plan may leave zero.
 const (

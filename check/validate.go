@@ -87,7 +87,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 		bad("kubelet-restart with load from the cluster: the load pod's ledger streams through the kubelet it restarts; send the load from the host")
 	}
 	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
-		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down, kubelet-restart or drain-node", p.Disruption.Kind)
+		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down, scale-to-zero, kubelet-restart or drain-node", p.Disruption.Kind)
 	}
 	switch t := p.Disruption.DrainTimeout; {
 	case t == 0:

@@ -470,7 +470,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
 	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(), FrontSpec: frontSpec(row.Config),
 		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != "", Drain: p.Disruption.Kind == check.DrainNode,
-		SingleReplica: row.Config.Replicas == 1}
+		SingleReplica: row.Config.Replicas == 1, ScaleToZero: p.Disruption.Kind == check.ScaleToZero}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}

@@ -7,7 +7,8 @@
 // asserted of it besides its Outcome; adding a row is one entry in one of the XxxRows lists.
 //
 // Labels select specs: smoke, conformance, the labels computed from a row's data (its
-// disruption: rollout-restart, delete-pod, force-delete, scale-down, kubelet-restart; its
+// disruption: rollout-restart, delete-pod, force-delete, scale-down, scale-to-zero,
+// kubelet-restart, drain-node; its
 // expectation: zero-failures, at-most, failures-expected; where its load comes from: load-host,
 // load-cluster) and those a row chooses (negative-control, slow, pid1, stop-signal,
 // stop-signal-field, sidecar).

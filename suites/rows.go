@@ -540,25 +540,39 @@ func DrainRows() []Row {
 	}
 }
 
-// LabelTerminating: a row whose every endpoint terminates at once (one replica deleted). Not in
-// the default make e2e: make e2e-multinode runs these rows with the drains.
+// LabelTerminating: a row whose every endpoint terminates at once (one replica deleted, or the
+// app scaled to zero). Not in the default make e2e: make e2e-multinode runs these rows with the
+// drains.
 const LabelTerminating = "terminating-endpoints"
 
-// TerminatingRows delete the only replica of the app, so that for a moment every endpoint of the
-// Service is terminating: kube-proxy then sends to the endpoints that are serving while
-// terminating (EndpointSlice's serving condition, KEP-1669) until the replacement is ready.
+// TerminatingRows delete the only replica of the app, or scale it to zero, so that for a moment
+// every endpoint of the Service is terminating: kube-proxy then sends to the endpoints that are
+// serving while terminating (EndpointSlice's serving condition, KEP-1669) until a new pod is
+// ready, and only to those: a terminating pod whose readiness fails is not serving.
 func TerminatingRows() []Row {
 	d := check.DeletePod
 	keeps := sample("single-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
 	keeps.Variant.Replicas = ptr.To[int32](1)
 	exits := sample("single-exit", scenario.ShutdownExit, nil, 30)
 	exits.Variant.Replicas = ptr.To[int32](1)
+	// The same 5 s of serving after the deletion as single-prestop, but after SIGTERM, with the
+	// sample app's readiness failing at SIGTERM: the only difference is the serving condition.
+	unready := sample("single-unready", scenario.ShutdownDrain, nil, 30)
+	unready.Variant.Replicas, unready.App.DrainDelay = ptr.To[int32](1), 5*time.Second
+	zero := sample("zero-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+	zero.Variant.Replicas = ptr.To[int32](3)
 	return []Row{
 		{Scenario: under(keeps, d, check.Zero(),
 			"one replica deleted: its replacement is created at once and is ready 1–2 s later; meanwhile the deleted pod is terminating, not ready, but still serving (its readiness probe passes through the 5 s preStop sleep), and kube-proxy, with no ready endpoint, falls back to it, so every request is answered until the replacement takes over; then it drains"),
 			Labels: []string{LabelTerminating}},
 		{Scenario: under(exits, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
 			"negative control: one replica, no preStop, an app that exits at SIGTERM: the only pod stops serving at the deletion, before its replacement is ready, so the Service has no endpoint ready or serving and every new connection is refused until the replacement is (no-endpoint)"),
+			Labels: []string{LabelTerminating, LabelNegativeControl}},
+		{Scenario: under(unready, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
+			"negative control against single-prestop: one replica, no preStop, an app that keeps serving 5 s after SIGTERM but fails its readiness probe at SIGTERM. Its endpoint turns serving=false at the next probe (period 1 s), so kube-proxy has no endpoint ready or serving while the app still answers on its pod IP, and new connections are refused until the replacement is ready (no-endpoint): readiness, not the process, decides the fallback"),
+			Labels: []string{LabelTerminating, LabelNegativeControl}},
+		{Scenario: under(zero, check.ScaleToZero, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
+			"3 replicas scaled to zero, then back: all three terminate at once and keep answering through their 5 s preStop (not ready, still serving: kube-proxy's fallback), then close their listeners; from the last exit until a new pod is ready after the scale back, the Service has no endpoint and new connections are refused (no-endpoint), and no failure comes before the exits (propagation, in-flight). A control of the no-endpoint phase at scale: the failures are the scale's own"),
 			Labels: []string{LabelTerminating, LabelNegativeControl}},
 	}
 }

@@ -61,8 +61,10 @@ type Input struct {
 	// Drain says the row's disruptions drained nodes (check.DrainNode), which may evict every
 	// replica at once; SingleReplica that the app runs one replica, whose deletion leaves only
 	// its replacement. Only in such rows can every endpoint go at once by the configuration, so
-	// only there is the no-endpoint rule tried (a window's Why names the drain).
-	Drain, SingleReplica bool
+	// only there is the no-endpoint rule tried (a window's Why names the drain). ScaleToZero
+	// says the row scaled the app to zero replicas (check.ScaleToZero): every endpoint goes, by
+	// design, until the app is scaled back.
+	Drain, SingleReplica, ScaleToZero bool
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -494,7 +496,8 @@ func earliest(ts ...time.Time) time.Time {
 //     its exit window), or was sent after that moment, refused, reset or EOF, before the app
 //     stopped accepting (its lines; without them the start of its exit window) and while the
 //     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
-//   - no-endpoint: in a row that drains nodes or runs one replica (Input.Drain, SingleReplica),
+//   - no-endpoint: in a row that drains nodes, runs one replica or scales to zero (Input.Drain,
+//     SingleReplica, ScaleToZero),
 //     the request, which names no pod, was sent while the Service had no endpoint
 //     that could take it (Outages: none ready, none serving while terminating, or those left
 //     closed their listener by their own lines; after a deletion), from Tolerance before that
@@ -526,11 +529,11 @@ func Attribute(in Input) Result {
 	}
 	named, direct := lastSent(in.Requests, lives)
 	var outs []Outage
-	if in.Drain || in.SingleReplica {
+	if in.Drain || in.SingleReplica || in.ScaleToZero {
 		outs = Outages(in.Timeline, in.Container)
 	}
 	for i := range outs {
-		outs[i].Drain = in.Drain
+		outs[i].Drain, outs[i].ScaleToZero = in.Drain, in.ScaleToZero
 	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
@@ -717,8 +720,10 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 type Outage struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to,omitzero"`
-	// Drain says the row drained nodes: the window is a drain's (Input.Drain).
-	Drain bool `json:"drain,omitempty"`
+	// Drain says the row drained nodes: the window is a drain's (Input.Drain). ScaleToZero says
+	// the app was scaled to zero: the window is the scale's (Input.ScaleToZero).
+	Drain       bool `json:"drain,omitempty"`
+	ScaleToZero bool `json:"scaleToZero,omitempty"`
 }
 
 // Outages reads from the timeline the windows in which the Service had no endpoint that could
@@ -790,8 +795,11 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 func noEndpoint(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
 	for _, o := range outs {
 		cause := "no pod was ready or serving (the last one had stopped before a replacement was ready)"
-		if o.Drain {
+		switch {
+		case o.Drain:
 			cause = "the drain had evicted every replica and no replacement was ready"
+		case o.ScaleToZero:
+			cause = "the app was scaled to zero and its last pod had stopped serving; none was ready again yet"
 		}
 		if t0.Before(o.From.Add(-Tolerance)) || (!o.To.IsZero() && t0.After(o.To.Add(lag))) {
 			continue

@@ -114,3 +114,25 @@ func (b *tl) attr(t *testing.T, in Input) Attribution {
 	in.Timeline, in.Container = b.timeline(), "app"
 	return one(t, in)
 }
+
+// TestOutagesScaleToZero: three pods scaled away together keep answering while they terminate
+// and serve (kube-proxy's fallback), and the outage runs from the last one's exit until a new
+// one is ready; a failure in it says the app was scaled to zero.
+func TestOutagesScaleToZero(t *testing.T) {
+	z := &tl{}
+	z.add(ev(-10, timeline.PodAddress, "a", "10.244.0.5"), ev(-10, timeline.PodAddress, "b", "10.244.0.6"), ev(-10, timeline.PodAddress, "c", "10.244.0.7"))
+	for _, p := range []string{"a", "b", "c"} {
+		z.del(p, 0, 0.1)
+		z.add(ev(0.2, timeline.EndpointUnready, p, "serving=true terminating=true"))
+	}
+	z.add(ev(5.1, timeline.AppEvent, "a", "exiting code=0"), ev(5.2, timeline.AppEvent, "b", "exiting code=0"), ev(5.3, timeline.AppEvent, "c", "exiting code=0"),
+		ev(6, timeline.PodCreated, "n", ""), ev(7, timeline.PodAddress, "n", "10.244.0.8"), ev(9, timeline.EndpointReady, "n", "serving=true terminating=false"))
+	outs := Outages(z.timeline(), "app")
+	if len(outs) != 1 || !outs[0].From.Equal(at(5.3)) || !outs[0].To.Equal(at(9)) {
+		t.Fatalf("scaled to zero: outages %+v, want one from 5.3 s (the last exit) to 9 s (a new pod ready)", outs)
+	}
+	a := z.attr(t, Input{Requests: []loadgen.Request{failed(1, 7, 0.001, loadgen.ClassRefused)}, ScaleToZero: true})
+	if a.Phase != timeline.PhaseNoEndpoint || !strings.Contains(a.Why, "scaled to zero") {
+		t.Errorf("attributed to %s (%s), want no-endpoint naming the scale", a.Phase, a.Why)
+	}
+}

@@ -29,6 +29,7 @@ const (
 	DeletePod      = check.DeletePod
 	ForceDelete    = check.ForceDelete
 	ScaleDown      = check.ScaleDown
+	ScaleToZero    = check.ScaleToZero
 	KubeletRestart = check.KubeletRestart
 	DrainNode      = check.DrainNode
 )
@@ -166,13 +167,9 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 	case DrainNode:
 		return "", drain(ctx, t, rec)
 	case ScaleDown:
-		var d appsv1.Deployment
-		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+		n, err := replicas(ctx, t)
+		if err != nil {
 			return "", fmt.Errorf("scale down %s/%s: %w", t.Namespace, t.Deployment, err)
-		}
-		n := int32(1)
-		if d.Spec.Replicas != nil {
-			n = *d.Spec.Replicas
 		}
 		if n < 2 {
 			return "", fmt.Errorf("scale down %s/%s: %d replica(s), need at least 2", t.Namespace, t.Deployment, n)
@@ -183,6 +180,22 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 		if err := Settle(ctx, t); err != nil {
 			return "", err
 		}
+		if err := scale(ctx, t, n); err != nil {
+			return "", err
+		}
+		return "", Settle(ctx, t)
+	case ScaleToZero:
+		n, err := replicas(ctx, t)
+		if err != nil {
+			return "", fmt.Errorf("scale to zero %s/%s: %w", t.Namespace, t.Deployment, err)
+		}
+		if err := scale(ctx, t, 0); err != nil {
+			return "", err
+		}
+		if err := Settle(ctx, t); err != nil {
+			return "", err
+		}
+		t.Logf("%s: no pod left after %s; scaling back to %d", kind, time.Since(rec.Started).Round(10*time.Millisecond), n)
 		if err := scale(ctx, t, n); err != nil {
 			return "", err
 		}
@@ -257,6 +270,18 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// replicas is the Deployment's wanted replicas (1 when it names none: the API server's default).
+func replicas(ctx context.Context, t Target) (int32, error) {
+	var d appsv1.Deployment
+	if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+		return 0, err
+	}
+	if d.Spec.Replicas == nil {
+		return 1, nil
+	}
+	return *d.Spec.Replicas, nil
 }
 
 func scale(ctx context.Context, t Target, n int32) error {

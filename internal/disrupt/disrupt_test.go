@@ -156,6 +156,25 @@ func TestScaleDownGoesDownThenBackUp(t *testing.T) {
 	}
 }
 
+// Scale to zero waits until no pod is left before it scales back.
+func TestScaleToZeroEmptiesThenScalesBack(t *testing.T) {
+	c, target := settled(t, 3)
+	if _, err := Once(context.Background(), target, ScaleToZero); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.Patches() {
+		got = append(got, fmt.Sprintf("%s with %d pods", p.Data, p.PodsBefore))
+	}
+	want := `{"spec":{"replicas":0}} with 3 pods; {"spec":{"replicas":3}} with 0 pods`
+	if strings.Join(got, "; ") != want {
+		t.Errorf("patches %q, want %q", strings.Join(got, "; "), want)
+	}
+	if d := getDeployment(t, c); *d.Spec.Replicas != 3 || len(podNames(t, c)) != 3 {
+		t.Errorf("%d replicas, %d pods after, want 3 and 3", *d.Spec.Replicas, len(podNames(t, c)))
+	}
+}
+
 func TestOnceRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -112,8 +112,13 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 // was ready: kube-proxy sends to a terminating pod that still serves when no endpoint is ready,
 // so a preStop with readiness still passing bridges the replacement's start.
 func noEndpointAdvice(n int, cfg check.Applied) string {
-	if cfg.Disruption == check.DrainNode {
+	switch cfg.Disruption {
+	case check.DrainNode:
 		return drainAdvice(n, cfg)
+	case check.ScaleToZero:
+		return fmt.Sprintf("most failures (%d) came after the app was scaled to zero and its last pod stopped serving, until a new one was ready (no-endpoint): "+
+			"no pod setting shortens that; a preStop with readiness still passing only moves it later (kube-proxy sends to terminating pods that still serve while none is ready). "+
+			"Keep at least one replica while traffic comes, or put something in front that holds requests until a pod is ready (a scale-from-zero proxy)", n)
 	}
 	return fmt.Sprintf("most failures (%d) came while no pod was ready or serving (no-endpoint): the pod stopped serving before its replacement was ready; "+
 		"keep it serving through a preStop longer than the replacement takes to be ready, with its readiness probe still passing (kube-proxy sends to a terminating pod that still serves when no endpoint is ready), "+

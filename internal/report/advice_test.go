@@ -173,3 +173,19 @@ func TestAdviseNoEndpointSingleReplica(t *testing.T) {
 		t.Errorf("advice %q names a budget for a deletion", advice)
 	}
 }
+
+// Scaled to zero: nothing a pod sets shortens the outage; the advice says to keep a replica or
+// hold requests in front, and names neither a budget nor a replica count to spread.
+func TestAdviseNoEndpointScaleToZero(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoEndpoint: 50}, nil)
+	cfg.Disruption = check.ScaleToZero
+	_, advice := Advise(r, ex, cfg, nil)
+	for _, want := range []string{"most failures (50) came after the app was scaled to zero", "Keep at least one replica"} {
+		if !strings.Contains(advice, want) {
+			t.Errorf("advice %q lacks %q", advice, want)
+		}
+	}
+	if strings.Contains(advice, "PodDisruptionBudget") || strings.Contains(advice, "set preStop") {
+		t.Errorf("advice %q gives a pod setting for a scale to zero", advice)
+	}
+}
