@@ -9,11 +9,27 @@
 #   ctrl-c-teardown   SIGINT while a row's namespace goes      -> exit 130, teardown finishes
 #   freeze-load       the whole process (load generator included) stopped 6 s mid-load
 #                     (SIGSTOP/SIGCONT)                         -> the row is a harness fault, exit 2
+#   load-pod-killed   the load pod force-deleted mid-row       -> the lost load stream is a harness
+#                                                               fault (never fewer failures), exit 2
+#   apiserver-restart the API server's container killed mid-row (the kubelet starts it again)
+#                                                            -> a verdict from complete data or a
+#                                                               harness fault, never a silent pass
+#                                                               on a blind observer
+#   ctrl-c-existing   SIGINT during a row of a check on the same cluster as an existing one
+#                     (--kubeconfig)                         -> exit 130; only the run's own
+#                                                               namespaces go: every other
+#                                                               object of the cluster is unchanged
 #   node-stopped      the kind node container stopped mid-row  -> the row is an error, exit 2
+# and on a second cluster with two workers (ROLLCHECK_WORKERS=2), load from a load pod:
+#   load-node-drained the load pod's node drained by kubectl mid-row -> harness fault, exit 2;
+#                                                               the node uncordoned after
+#   worker-stopped    the worker with app pods stopped mid-row -> the row is an error or fails,
+#                                                               exit 1 or 2, its pods force-gone
 #
 # Runs on the kind cluster of make e2e (created here if none, deleted at the end unless it was
 # there before or ROLLCHECK_KEEP_CLUSTER is set). The last fault stops the node: the cluster is
-# deleted after it (it cannot be restarted) unless it existed before and is kept running.
+# deleted after it (it cannot be restarted) unless it existed before and is kept running. The
+# multi-node cluster (rollcheck-faults) is always created and deleted here.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=faults
 validate_knobs
@@ -41,24 +57,30 @@ choose_node_image
 state=$("$RC" cluster up | tail -n 1)
 [ "$state" = created ] && created=1
 
-# A small check: one variant, two rollouts (each row is quick, the faults land in it).
+# Small checks: one variant, two rollouts (each row is quick, the faults land in it), with the
+# load from the host or from a load pod.
 cp examples/check/web.yaml "$work/"
-cat >"$work/check.yaml" <<'EOF'
+check_file() { # check_file NAME LOAD
+  cat >"$work/$1.yaml" <<EOF
 apiVersion: rollcheck.io/v1alpha1
 kind: Check
 metadata: {name: faults}
 app: {manifests: [web.yaml], images: [rollcheck-example/hello:dev], port: 8080}
+load: $2
 disruptions: [{kind: rollout-restart, count: 2}]
 variants:
 - {name: prestop-5s, preStop: {sleep: 5s}, terminationGracePeriodSeconds: 30, expect: {failures: 0}}
 EOF
+}
+check_file host '{from: host}'
+check_file pod '{from: cluster}'
 
 kubectl_node() { docker exec "$NODE" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
 leftovers() { # what rollcheck created that is still there
   local ns procs ctrs
   ns=$(kubectl_node get ns -l app.kubernetes.io/part-of=rollcheck -o name 2>/dev/null | tr '\n' ' ')
   procs=$(pgrep -f "rollcheck check -f $work" | tr '\n' ' ')
-  ctrs=$(docker ps -a --format '{{.Names}}' | grep -v -x "$NODE" | tr '\n' ' ')
+  ctrs=$(docker ps -a --format '{{.Names}}' | grep -v -x -e "$NODE" -e "$NODE_PREFIX-worker" -e "$NODE_PREFIX-worker2" | tr '\n' ' ')
   echo "namespaces: ${ns:-none}; processes: ${procs:-none}; containers: ${ctrs:-none}"
 }
 # wait_for FILE PATTERN SECONDS: until the pattern shows in the file.
@@ -67,20 +89,48 @@ wait_for() {
   for ((i = 0; i < $3 * 10; i++)); do grep -q -- "$2" "$1" && return 0; sleep 0.1; done
   die "waited $3 s for '$2' in $1"
 }
+# snapshot: every object of the kinds a check touches, cluster-wide, with its generation, and
+# the nodes' schedulability: what a run on an existing cluster must leave as it found it.
+snapshot() {
+  kubectl_node get ns,deploy,sts,ds,svc,cm,secret,sa,role,rolebinding,pdb,networkpolicy -A \
+    -o 'custom-columns=K:.kind,NS:.metadata.namespace,N:.metadata.name,G:.metadata.generation' --no-headers | sort
+  kubectl_node get nodes -o 'custom-columns=N:.metadata.name,U:.spec.unschedulable,T:.spec.taints[*].key' --no-headers
+}
 
 results=()
-# fault NAME WHEN ACTION WANT_EXIT: start a check, wait for the pattern WHEN, do ACTION to
-# it, wait for its end (bounded), and record what happened.
+# fault NAME CHECK WHEN ACTION WANT_EXIT...: start a check of the check file CHECK (plus
+# $FAULT_ARGS), wait for the pattern WHEN, do ACTION to it, wait for its end (bounded), and record
+# what happened. Any of the WANT_EXIT codes is right.
 fault() {
-  local name=$1 when=$2 action=$3 want=$4 log=$OUT/$1.log rc=0 left verdict i
+  local name=$1 file=$2 when=$3 action=$4 log=$OUT/$1.log rc=0 left verdict i
+  shift 4
+  local want=("$@")
   log "fault $name: $action once '$when' shows"
-  "$RC" check -f "$work/check.yaml" --artifacts "$OUT/$name" >"$log" 2>&1 &
+  # shellcheck disable=SC2086 # FAULT_ARGS is words
+  "$RC" check -f "$work/$file.yaml" --artifacts "$OUT/$name" ${FAULT_ARGS:-} >"$log" 2>&1 &
   child=$!
   wait_for "$log" "$when" 240
   case $action in
     sigint) kill -INT "$child" ;;
     freeze) kill -STOP "$child"; sleep 6; kill -CONT "$child" ;;
     stop-node) docker stop -t 1 "$NODE" >/dev/null ;;
+    stop-worker) # the worker that runs the most of the app's pods
+      local w
+      w=$(kubectl_node get pods -A -l app.kubernetes.io/name=web -o 'custom-columns=N:.spec.nodeName' --no-headers | grep worker | sort | uniq -c | sort -rn | awk 'NR==1{print $2}')
+      [ -n "$w" ] || die "fault $name: no app pod on a worker"
+      log "fault $name: stopping $w"
+      docker stop -t 1 "$w" >/dev/null ;;
+    kill-load-pod)
+      kubectl_node delete pod -A -l app.kubernetes.io/component=load --grace-period=0 --force >/dev/null 2>&1 ;;
+    drain-load-node)
+      local n
+      n=$(kubectl_node get pods -A -l app.kubernetes.io/component=load -o 'custom-columns=N:.spec.nodeName' --no-headers | head -n 1)
+      [ -n "$n" ] || die "fault $name: no load pod"
+      log "fault $name: kubectl drain $n"
+      kubectl_node drain "$n" --ignore-daemonsets --delete-emptydir-data --force --timeout=90s >"$OUT/$name.drain.log" 2>&1 || true
+      kubectl_node uncordon "$n" >/dev/null ;;
+    restart-apiserver)
+      docker exec "$NODE" sh -c 'crictl stop $(crictl ps -q --name kube-apiserver)' >/dev/null ;;
   esac
   for ((i = 0; i < 3000; i++)); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$child" 2>/dev/null && die "fault $name: rollcheck check did not end within 5 minutes"
@@ -92,27 +142,61 @@ fault() {
     left=$(leftovers)
   fi
   verdict=$(grep -E '^[0-9]+ rows|interrupted' "$log" | tail -n 2 | tr '\n' ' ')
-  local ok=ok
-  [ "$rc" -eq "$want" ] || ok="WRONG EXIT (want $want)"
+  local ok="WRONG EXIT (want ${want[*]})" w
+  for w in "${want[@]}"; do [ "$rc" -eq "$w" ] && ok=ok; done
   [ -f "$OUT/$name/conformance.json" ] || ok="$ok, NO REPORT"
   grep -q "namespace/" <<<"$left" && ok="$ok, NAMESPACE LEFT"
   results+=("| $name | ${verdict:-—} | $rc | $left | $ok |")
   log "fault $name: exit $rc; $left; $ok"
 }
 
-fault ctrl-c-deploy "deploy rc-" sigint 130
-fault ctrl-c-load "disruption 1/2 starts" sigint 130
-fault ctrl-c-teardown "teardown of namespace" sigint 130
-fault freeze-load "disruption 1/2 starts" freeze 2
-fault node-stopped "disruption 1/2 starts" stop-node 2
+NODE_PREFIX=${ROLLCHECK_CLUSTER_NAME:-rollcheck}
+fault ctrl-c-deploy host "deploy rc-" sigint 130
+fault ctrl-c-load host "disruption 1/2 starts" sigint 130
+fault ctrl-c-teardown host "teardown of namespace" sigint 130
+fault freeze-load host "disruption 1/2 starts" freeze 2
+fault load-pod-killed pod "disruption 1/2 starts" kill-load-pod 2
+# The API server's restart: the observer's watches and the disruptions' calls fail for a few
+# seconds. A row that ends with complete data passes or fails on it (0 or 1); one that cannot
+# is a harness fault (2).
+fault apiserver-restart host "disruption 1/2 starts" restart-apiserver 0 1 2
+
+# The same cluster as an existing one (--kubeconfig): a bystander namespace with objects of its
+# own, and the cluster's objects before and after a Ctrl-C compared.
+port=$(docker port "$NODE" 6443/tcp | head -n 1 | sed 's/.*://')
+kubectl_node config view --raw | sed "s#server: https://.*#server: https://127.0.0.1:$port#" >"$work/kubeconfig"
+kubectl_node create namespace faults-bystander >/dev/null
+kubectl_node -n faults-bystander create configmap keep --from-literal=k=v >/dev/null
+kubectl_node -n faults-bystander create deployment keep --image=rollcheck-example/hello:dev --replicas=0 >/dev/null
+snapshot >"$OUT/existing.before"
+ROLLCHECK_LOAD_IMAGE=$("$RC" cluster load-image | tail -n 1) FAULT_ARGS="--kubeconfig $work/kubeconfig" \
+  fault ctrl-c-existing pod "disruption 1/2 starts" sigint 130
+snapshot >"$OUT/existing.after"
+if ! diff -u "$OUT/existing.before" "$OUT/existing.after" >"$OUT/existing.diff"; then
+  results[-1]="${results[-1]% |}, CLUSTER CHANGED (existing.diff) |"
+fi
+kubectl_node delete namespace faults-bystander --wait=false >/dev/null
+
+fault node-stopped host "disruption 1/2 starts" stop-node 2
+# The node was stopped by the last fault: a stopped kind cluster cannot be restarted.
+"$RC" cluster down >/dev/null 2>&1 || true
+created=""
+log "the cluster was deleted (its node was stopped by the last fault); make cluster creates a new one"
+
+# Two workers, a cluster of its own: the faults that need a second node.
+export ROLLCHECK_CLUSTER_NAME=rollcheck-faults ROLLCHECK_WORKERS=2
+NODE=rollcheck-faults-control-plane NODE_PREFIX=rollcheck-faults
+"$RC" cluster up >/dev/null
+created=1
+fault load-node-drained pod "disruption 1/2 starts" drain-load-node 2
+fault worker-stopped host "disruption 1/2 starts" stop-worker 1 2
+"$RC" cluster down >/dev/null 2>&1 || true
+created=""
+log "the multi-node cluster was deleted"
 
 {
   echo "| fault | what the user saw | exit | left behind | check |"
   echo "|---|---|--:|---|---|"
   printf '%s\n' "${results[@]}"
 } | tee "$OUT/faults.md"
-# The node was stopped by the last fault: a stopped kind cluster cannot be restarted.
-"$RC" cluster down >/dev/null 2>&1 || true
-created=""
-log "the cluster was deleted (its node was stopped by the last fault); make cluster creates a new one"
-! grep -q 'WRONG\|NO REPORT\|LEFT' "$OUT/faults.md"
+! grep -q 'WRONG\|NO REPORT\|LEFT\|CHANGED' "$OUT/faults.md"

@@ -204,11 +204,11 @@ func TestPlanEveryShape(t *testing.T) {
 			}
 		}
 	}
-	// 4 preStops × 3 SIGTERM modes × 6 disruptions × 3 client modes × 3 shapes, less the
+	// 4 preStops × 3 SIGTERM modes × 7 disruptions × 3 client modes × 3 shapes, less the
 	// 4 × 3 × 3 scale-downs of one replica, less the 4 × 3 × 3 × 2 kubelet restarts with a grace
-	// period of 3 s or 0 s, less the native sleeps of 5 s with such a grace period (3 × 6 × 3 × 2,
+	// period of 3 s or 0 s, less the native sleeps of 5 s with such a grace period (3 × 7 × 3 × 2,
 	// of which the 3 × 3 scale-downs and the 3 × 3 × 2 kubelet restarts are already out).
-	if want := 4*3*6*3*3 - 4*3*3 - 4*3*3*2 - (3*6*3*2 - 3*3 - 3*3*2); n != want {
+	if want := 4*3*7*3*3 - 4*3*3 - 4*3*3*2 - (3*7*3*2 - 3*3 - 3*3*2); n != want {
 		t.Errorf("%d shapes, want the whole product, %d", n, want)
 	}
 }
