@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -50,6 +52,8 @@ type podLoad struct {
 	clock check.LoadClock
 	// node is the node the pod ran on.
 	node string
+	// stopping is set once Stop was called: the row ends the load, nobody else did.
+	stopping atomic.Bool
 }
 
 // loadPlacement says where load pods go: away from the app's pods where the scheduler can
@@ -206,6 +210,7 @@ func (pl *podLoad) Done() <-chan struct{}      { return pl.remote.Done() }
 // Stop deletes the load pod gracefully: the pod stops its attack on SIGTERM and writes the end
 // of its stream. It returns at once and may be called more than once.
 func (pl *podLoad) Stop() {
+	pl.stopping.Store(true)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -223,6 +228,50 @@ func (pl *podLoad) Wait() (*loadgen.Result, error) {
 		res.ShiftClock(-pl.clock.Offset)
 	}
 	return res, err
+}
+
+// Lost says why the pod's stream ended before the row stopped it, when it did: the pod deleted,
+// evicted or killed, or its log stream cut (an API server or kubelet restart). It is nil while
+// the stream runs and when it ended whole. A lost stream is a harness fault, never a load with
+// fewer failures.
+func (pl *podLoad) Lost() error {
+	select {
+	case <-pl.remote.Done():
+	default:
+		return nil
+	}
+	res, err := pl.remote.Wait()
+	switch {
+	case err != nil:
+		return fmt.Errorf("the stream of load pod %s/%s (node %s) ended mid-row, %s: %w", pl.ns, pl.name, pl.node, pl.podState(), err)
+	case res != nil && res.EndReason != loadgen.EndDuration && !pl.stopping.Load():
+		// A whole stream ended early that the row did not stop: the pod got its SIGTERM from
+		// someone else (a deletion, an eviction, a node drain) and wrote its end line.
+		return fmt.Errorf("load pod %s/%s (node %s) was stopped mid-row by someone else (its attack ended %s after %s), %s",
+			pl.ns, pl.name, pl.node, res.EndReason, res.Window.Round(time.Millisecond), pl.podState())
+	}
+	return nil
+}
+
+// podState is what the API server says of the load pod now, in words.
+func (pl *podLoad) podState() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	p, err := pl.cs.CoreV1().Pods(pl.ns).Get(ctx, pl.name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "the pod is gone (deleted or evicted)"
+	case err != nil:
+		return fmt.Sprintf("the pod's state is unknown (%v)", err)
+	case p.DeletionTimestamp != nil:
+		return "the pod is being deleted (deleted or evicted)"
+	}
+	for _, st := range p.Status.ContainerStatuses {
+		if t := st.State.Terminated; t != nil {
+			return fmt.Sprintf("its container ended (%s, exit code %d)", t.Reason, t.ExitCode)
+		}
+	}
+	return "the pod still runs (its log stream was cut)"
 }
 
 // Clocks is the pod's clock against this process's.
@@ -328,7 +377,16 @@ func (m *podLoads) Wait() (*loadgen.Result, error) {
 	return res, errors.Join(errs...)
 }
 
-// Clocks are the pods' clocks against this process's, pod by pod.
+// Lost is the first pod's lost stream (podLoad.Lost), if any.
+func (m *podLoads) Lost() error {
+	for _, pl := range m.pods {
+		if err := pl.Lost(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Nodes are the pods' nodes, as "pod@node".
 func (m *podLoads) Nodes() []string {
 	var out []string
@@ -338,6 +396,7 @@ func (m *podLoads) Nodes() []string {
 	return out
 }
 
+// Clocks are the pods' clocks against this process's, pod by pod.
 func (m *podLoads) Clocks() []check.LoadClock {
 	var cs []check.LoadClock
 	for _, pl := range m.pods {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,10 +11,12 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // faultOf runs the load monitor on atk until it reports a fault or the wait ends.
-func faultOf(t *testing.T, atk *loadgen.Attack, wait time.Duration) error {
+func faultOf(t *testing.T, atk load, wait time.Duration) error {
 	t.Helper()
 	var mu sync.Mutex
 	var got error
@@ -81,5 +84,50 @@ func TestMonitorHealthyLoad(t *testing.T) {
 	defer atk.Stop()
 	if err := faultOf(t, atk, 2*time.Second); err != nil {
 		t.Fatalf("fault = %v on a healthy load", err)
+	}
+}
+
+// A load pod whose stream ends without its end line (the pod killed), or with one the row did
+// not ask for (the pod deleted or evicted by someone else: its SIGTERM stopped the attack), is a
+// lost load: the fault says so, names the pod and what became of it.
+func TestMonitorLostLoadPod(t *testing.T) {
+	const start = `{"start":{"config":{"target":"http://x","rate":50},"started":"2026-01-01T00:00:00Z"}}` + "\n"
+	for _, tc := range []struct{ name, stream, want string }{
+		{"cut", start, "the stream of load pod rc-x/load (node worker) ended mid-row, the pod is gone (deleted or evicted): load stream ended after 1 lines without its end line"},
+		{"stopped by someone else", start + `{"end":{"ended":"2026-01-01T00:00:03Z","endReason":"stopped"}}` + "\n",
+			"load pod rc-x/load (node worker) was stopped mid-row by someone else (its attack ended stopped after"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			pl := &podLoad{cs: fake.NewClientset(), ns: "rc-x", name: "load", node: "worker", remote: loadgen.Follow(pr)}
+			go func() {
+				_, _ = pw.Write([]byte(tc.stream))
+				_ = pw.Close()
+			}()
+			if err := faultOf(t, pl, 5*time.Second); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("fault = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Failures seen while the observer was blind cannot be judged by phase; a row without failures,
+// or a gap outside the load, is judged as usual.
+func TestBlindFailures(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &loadgen.Result{Started: t0, Ended: t0.Add(30 * time.Second)}
+	res.Totals.Failed = 12
+	gap := timeline.Gap{What: "pods", From: t0.Add(10 * time.Second), To: t0.Add(25 * time.Second), Error: "EOF"}
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); !strings.Contains(got, "(pods unwatched 15s from 00:00:10.000 (EOF)): 12 failed requests") {
+		t.Errorf("blindFailures = %q", got)
+	}
+	late := gap
+	late.From, late.To = t0.Add(40*time.Second), t0.Add(50*time.Second)
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{late}}, res); got != "" {
+		t.Errorf("a gap after the load: %q", got)
+	}
+	res.Totals.Failed = 0
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); got != "" {
+		t.Errorf("no failures: %q", got)
 	}
 }

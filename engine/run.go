@@ -508,6 +508,8 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
 	case len(d.recs) != p.Disruption.Count:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(d.recs), p.Disruption.Count)}
+	case blindFailures(tl, res) != "":
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: blindFailures(tl, res)}
 	default:
 		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
 	}
@@ -680,6 +682,26 @@ func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]ti
 	return out
 }
 
+// blindFailures says why the failures of a row cannot be judged when the observer could not
+// watch the cluster while the load ran (an API server restarted): what happened meanwhile was
+// seen late, so the phases of the failures are not to be trusted. A row without failures is
+// judged on its ledger, which the API server does not carry (load from the host) or whose loss
+// is a fault of its own (a load pod's stream). "" when the row can be judged.
+func blindFailures(tl timeline.Timeline, res *loadgen.Result) string {
+	if res == nil || res.Totals.Failed == 0 {
+		return ""
+	}
+	gaps := tl.GapsWithin(res.Started, res.Ended)
+	if len(gaps) == 0 {
+		return ""
+	}
+	s := make([]string, len(gaps))
+	for i, g := range gaps {
+		s[i] = g.String()
+	}
+	return fmt.Sprintf("the observer could not watch the cluster while the load ran (%s): %d failed requests, whose phases come from late events; no verdict", strings.Join(s, "; "), res.Totals.Failed)
+}
+
 // monitor watches the load while the disruptions run: it reports progress every 5 s and
 // calls fault when the generator stalls (nothing sent for stallLimit) or the load ended.
 type monitor struct {
@@ -702,6 +724,12 @@ func startMonitor(atk load, rate int, fault func(error), tick func(loadgen.Progr
 			case <-m.done:
 				return
 			case <-atk.Done():
+				if l, ok := atk.(interface{ Lost() error }); ok {
+					if err := l.Lost(); err != nil {
+						fault(fmt.Errorf("%w: no verdict", err))
+						return
+					}
+				}
 				fault(errors.New("the load ended before the disruptions did (it ran for its whole bound): no verdict"))
 				return
 			case now := <-t.C:

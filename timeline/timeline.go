@@ -1,6 +1,9 @@
 package timeline
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Kind names a lifecycle moment seen by the Observer.
 type Kind string
@@ -78,6 +81,34 @@ type Timeline struct {
 	Ended       time.Time     `json:"ended"`
 	Events      []Event       `json:"events"`
 	Propagation []Propagation `json:"propagation"`
+	// Gaps are the times the observer could not watch the cluster (an API server restarted or
+	// unreachable): what changed meanwhile was seen only after, with later times than it had.
+	Gaps []Gap `json:"gaps,omitempty"`
+}
+
+// Gap is a time the observer could not watch one kind of object: from the end of a watch
+// that failed until the next one ran.
+type Gap struct {
+	What  string    `json:"what"` // pods, endpointslices, events
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	Error string    `json:"error,omitempty"` // the first error of the gap
+}
+
+// String says the gap in one line.
+func (g Gap) String() string {
+	return fmt.Sprintf("%s unwatched %s from %s (%s)", g.What, g.To.Sub(g.From).Round(10*time.Millisecond), g.From.Format("15:04:05.000"), g.Error)
+}
+
+// GapsWithin returns the gaps that overlap [from, to].
+func (t Timeline) GapsWithin(from, to time.Time) []Gap {
+	var out []Gap
+	for _, g := range t.Gaps {
+		if g.From.Before(to) && g.To.After(from) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Routed is how long after the deletion began the Service could still send new connections

@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/k8s"
@@ -142,7 +143,9 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 		if kind == ForceDelete {
 			opts = append(opts, resources.WithGracePeriod(0))
 		}
-		if err := t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...); err != nil {
+		// A deletion asked again after a lost answer may find the pod gone: it was deleted.
+		err = kube.Retry(ctx, func(ctx context.Context) error { return t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...) })
+		if err != nil && !apierrors.IsNotFound(err) {
 			return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
 		}
 		t.Logf("%s: deleted pod %s", kind, pod.Name)
@@ -215,7 +218,8 @@ func Settle(ctx context.Context, t Target) error {
 	}
 	var d appsv1.Deployment
 	var pods corev1.PodList
-	err := wait.For(func(ctx context.Context) (bool, error) {
+	var apiErr error
+	err := wait.For(kube.Tolerant(func(ctx context.Context) (bool, error) {
 		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
 			return false, err
 		}
@@ -227,8 +231,8 @@ func Settle(ctx context.Context, t Target) error {
 			want = int(*d.Spec.Replicas)
 		}
 		return len(pods.Items) == want && kube.RolloutComplete(&d), nil
-	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
-	if err != nil {
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
+	if err = kube.WithLastError(err, apiErr); err != nil {
 		var names []string
 		for _, p := range pods.Items {
 			s := p.Name
@@ -246,7 +250,9 @@ func Settle(ctx context.Context, t Target) error {
 // pickPod picks the ready, not terminating pod with the lowest name, so runs are repeatable.
 func pickPod(ctx context.Context, t Target) (*corev1.Pod, error) {
 	var pods corev1.PodList
-	if err := t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector)); err != nil {
+	if err := kube.Retry(ctx, func(ctx context.Context) error {
+		return t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector))
+	}); err != nil {
 		return nil, fmt.Errorf("list pods %s in %s: %w", t.Selector, t.Namespace, err)
 	}
 	var ready []*corev1.Pod
@@ -275,7 +281,9 @@ func podReady(p *corev1.Pod) bool {
 // replicas is the Deployment's wanted replicas (1 when it names none: the API server's default).
 func replicas(ctx context.Context, t Target) (int32, error) {
 	var d appsv1.Deployment
-	if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+	if err := kube.Retry(ctx, func(ctx context.Context) error {
+		return t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d)
+	}); err != nil {
 		return 0, err
 	}
 	if d.Spec.Replicas == nil {
@@ -288,7 +296,9 @@ func scale(ctx context.Context, t Target, n int32) error {
 	d := &appsv1.Deployment{}
 	d.Name, d.Namespace = t.Deployment, t.Namespace
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
-	if err := t.Client.Resources(t.Namespace).Patch(ctx, d, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)}); err != nil {
+	if err := kube.Retry(ctx, func(ctx context.Context) error {
+		return t.Client.Resources(t.Namespace).Patch(ctx, d, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)})
+	}); err != nil {
 		return fmt.Errorf("scale %s/%s to %d: %w", t.Namespace, t.Deployment, n, err)
 	}
 	t.Logf("scaled %s/%s to %d", t.Namespace, t.Deployment, n)

@@ -292,7 +292,8 @@ func readyReplacements(pods []corev1.Pod, evicted map[string]types.UID) int {
 func waitReplacements(ctx context.Context, t Target, want int, dr *check.Drain) error {
 	var d appsv1.Deployment
 	var pods corev1.PodList
-	err := wait.For(func(ctx context.Context) (bool, error) {
+	var apiErr error
+	err := wait.For(kube.Tolerant(func(ctx context.Context) (bool, error) {
 		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
 			return false, err
 		}
@@ -300,8 +301,8 @@ func waitReplacements(ctx context.Context, t Target, want int, dr *check.Drain) 
 			return false, err
 		}
 		return readyReplacements(pods.Items, nil) >= want, nil
-	}, wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
-	if err != nil {
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
+	if err = kube.WithLastError(err, apiErr); err != nil {
 		return fmt.Errorf("drain-node: wait %s for %d ready pods of %s/%s after the drain: %w", t.Timeout, want, t.Namespace, t.Deployment, err)
 	}
 	dr.ReplacementsReady = time.Now()

@@ -50,7 +50,10 @@ func RestartDeployment(ctx context.Context, client klient.Client, ns, name strin
 		time.Now().UTC().Format(time.RFC3339Nano))
 	dep := &appsv1.Deployment{}
 	dep.Name, dep.Namespace = name, ns
-	if err := client.Resources(ns).Patch(ctx, dep, k8s.Patch{PatchType: types.StrategicMergePatchType, Data: []byte(patch)}); err != nil {
+	// The same patch asked again after a lost answer restarts once: its timestamp is the same.
+	if err := Retry(ctx, func(ctx context.Context) error {
+		return client.Resources(ns).Patch(ctx, dep, k8s.Patch{PatchType: types.StrategicMergePatchType, Data: []byte(patch)})
+	}); err != nil {
 		return fmt.Errorf("rollout restart %s/%s: %w", ns, name, err)
 	}
 	return nil
@@ -74,13 +77,14 @@ func RolloutComplete(d *appsv1.Deployment) bool {
 // saying how far it got.
 func WaitRollout(ctx context.Context, client klient.Client, ns, name string, timeout time.Duration) error {
 	var last appsv1.Deployment
-	err := wait.For(func(ctx context.Context) (bool, error) {
+	var apiErr error
+	err := wait.For(Tolerant(func(ctx context.Context) (bool, error) {
 		if err := client.Resources(ns).Get(ctx, name, ns, &last); err != nil {
 			return false, err
 		}
 		return RolloutComplete(&last), nil
-	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(PollInterval))
-	if err != nil {
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(PollInterval))
+	if err = WithLastError(err, apiErr); err != nil {
 		s := last.Status
 		return fmt.Errorf("wait %s for rollout of %s/%s (generation %d observed %d, replicas %d updated %d ready %d available %d): %w",
 			timeout, ns, name, last.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas, err)
@@ -112,13 +116,16 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 	// client.Resources(ns) sets the namespace on one Resources shared by every caller of the
 	// client (e2e-framework), so it is called afresh for each request, never kept: a kept one
 	// turns cluster-wide as soon as anything calls client.Resources() again.
-	err := client.Resources().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := Retry(ctx, func(ctx context.Context) error {
+		return client.Resources().Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete namespace %s: %w", name, err)
 	}
 	var pods corev1.PodList
 	var svcs corev1.ServiceList
-	err = wait.For(func(ctx context.Context) (bool, error) {
+	var apiErr error
+	err = wait.For(Tolerant(func(ctx context.Context) (bool, error) {
 		if err := client.Resources(name).List(ctx, &pods); err != nil {
 			return false, err
 		}
@@ -135,8 +142,8 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 			return false, err
 		}
 		return len(pods.Items) == 0 && len(svcs.Items) == 0, nil
-	}, wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(PollInterval))
-	if err != nil {
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(PollInterval))
+	if err = WithLastError(err, apiErr); err != nil {
 		return fmt.Errorf("wait until namespace %s has no pod (%d left) and no Service (%d left): %w", name, len(pods.Items), len(svcs.Items), err)
 	}
 	return nil
@@ -148,7 +155,9 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 // ends only when its own namespaces are gone.
 func SweepNamespaces(ctx context.Context, client klient.Client, selector string, timeout time.Duration) (int, error) {
 	var list corev1.NamespaceList
-	if err := client.Resources().List(ctx, &list, resources.WithLabelSelector(selector)); err != nil {
+	if err := Retry(ctx, func(ctx context.Context) error {
+		return client.Resources().List(ctx, &list, resources.WithLabelSelector(selector))
+	}); err != nil {
 		return 0, fmt.Errorf("list namespaces %s: %w", selector, err)
 	}
 	found := len(list.Items)
@@ -156,17 +165,18 @@ func SweepNamespaces(ctx context.Context, client klient.Client, selector string,
 		if list.Items[i].DeletionTimestamp != nil {
 			continue
 		}
-		if err := client.Resources().Delete(ctx, &list.Items[i]); err != nil && !apierrors.IsNotFound(err) {
+		if err := Retry(ctx, func(ctx context.Context) error { return client.Resources().Delete(ctx, &list.Items[i]) }); err != nil && !apierrors.IsNotFound(err) {
 			return found, fmt.Errorf("delete namespace %s: %w", list.Items[i].Name, err)
 		}
 	}
-	err := wait.For(func(ctx context.Context) (bool, error) {
+	var apiErr error
+	err := wait.For(Tolerant(func(ctx context.Context) (bool, error) {
 		if err := client.Resources().List(ctx, &list, resources.WithLabelSelector(selector)); err != nil {
 			return false, err
 		}
 		return len(list.Items) == 0, nil
-	}, wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(sweepInterval))
-	if err != nil {
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(sweepInterval))
+	if err = WithLastError(err, apiErr); err != nil {
 		var left []string
 		for _, n := range list.Items {
 			left = append(left, n.Name)

@@ -44,6 +44,7 @@ type Observer struct {
 	started time.Time
 	ended   time.Time
 	events  []Event
+	gaps    []Gap
 
 	// Pods by name, as last seen.
 	pods map[string]podState
@@ -282,6 +283,7 @@ func (o *Observer) Snapshot() Timeline {
 		Started:   o.started,
 		Ended:     o.ended,
 		Events:    append([]Event(nil), o.events...),
+		Gaps:      append([]Gap(nil), o.gaps...),
 	}
 	baselines := make(map[string]deletionBaseline, len(o.atDeletion))
 	for k, v := range o.atDeletion {
@@ -294,6 +296,21 @@ func (o *Observer) Snapshot() Timeline {
 	sort.SliceStable(tl.Events, func(i, j int) bool { return tl.Events[i].Time.Before(tl.Events[j].Time) })
 	tl.Propagation = propagation(tl.Events, baselines)
 	return tl
+}
+
+// gap records that s could not be watched from from until now, after err.
+func (o *Observer) gap(what string, from time.Time, err error) {
+	g := Gap{What: what, From: from, To: time.Now()}
+	if err != nil {
+		g.Error = err.Error()
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
+	o.gaps = append(o.gaps, g)
+	o.logf("observe %s: %s", o.ns, g)
 }
 
 // recordLocked appends e to the timeline; o.mu must be held.

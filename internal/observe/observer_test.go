@@ -607,4 +607,11 @@ func TestWatchReopened(t *testing.T) {
 	if got := kindsOf(tl, "missed"); !equalKinds(got, []Kind{PodCreated}) {
 		t.Errorf("missed: %v", got)
 	}
+	// The server's close is no gap; the watch that ended with an error is, until the next ran.
+	if len(tl.Gaps) != 1 || tl.Gaps[0].What != "pods" || !strings.Contains(tl.Gaps[0].Error, "too old resource version") || tl.Gaps[0].To.Before(tl.Gaps[0].From) {
+		t.Errorf("gaps %+v, want one of pods after the expired watch", tl.Gaps)
+	}
+	if g := tl.GapsWithin(tl.Gaps[0].From.Add(-time.Second), tl.Gaps[0].From.Add(time.Millisecond)); len(tl.Gaps) == 1 && len(g) != 1 {
+		t.Errorf("GapsWithin missed the gap: %+v", g)
+	}
 }

@@ -9,6 +9,7 @@ type (
 	Event       = timeline.Event
 	Propagation = timeline.Propagation
 	Timeline    = timeline.Timeline
+	Gap         = timeline.Gap
 )
 
 // Lifecycle moments (see timeline).

@@ -44,6 +44,16 @@ type source struct {
 
 	known map[string]runtime.Object // by name (one namespace)
 	rv    string
+	// closed is when the last watch ended (zero before the first).
+	closed time.Time
+}
+
+// closedAt is when s's last watch ended, or now when none ran yet.
+func closedAt(s *source) time.Time {
+	if s.closed.IsZero() {
+		return time.Now()
+	}
+	return s.closed
 }
 
 func (s *source) watchOptions() metav1.ListOptions {
@@ -103,6 +113,15 @@ func (o *Observer) run(ctx context.Context, s *source, w watch.Interface) {
 	defer o.wg.Done()
 	delay := retryMin
 	needRelist := false
+	// A gap opens when a watch ends with an error, or its next one cannot be opened, and
+	// closes when a watch runs again: the changes meanwhile are seen late, or only by a relist.
+	var gapFrom time.Time
+	var gapErr error
+	openGap := func(at time.Time, err error) {
+		if gapFrom.IsZero() {
+			gapFrom, gapErr = at, err
+		}
+	}
 	for {
 		if w == nil {
 			var err error
@@ -119,6 +138,7 @@ func (o *Observer) run(ctx context.Context, s *source, w watch.Interface) {
 				if ctx.Err() != nil {
 					return
 				}
+				openGap(closedAt(s), err)
 				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 					needRelist = true
 				}
@@ -130,12 +150,20 @@ func (o *Observer) run(ctx context.Context, s *source, w watch.Interface) {
 				continue
 			}
 			needRelist = false
+			if !gapFrom.IsZero() {
+				o.gap(s.what, gapFrom, gapErr)
+				gapFrom, gapErr = time.Time{}, nil
+			}
 		}
 		opened := time.Now()
 		relist, err := o.consume(ctx, s, w)
 		w = nil
+		s.closed = time.Now()
 		if ctx.Err() != nil {
 			return
+		}
+		if err != nil {
+			openGap(s.closed, err)
 		}
 		needRelist = relist
 		lived := time.Since(opened)

@@ -1,0 +1,82 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	apiwait "k8s.io/apimachinery/pkg/util/wait"
+)
+
+// RetryFor bounds how long Retry asks again after transient errors: an API server restarted by
+// its kubelet (a static pod) or upgraded answers again well within it.
+var RetryFor = 2 * time.Minute
+
+// Transient tells whether err is one an API server gives while it restarts, is upgraded or is
+// overloaded, and that the same request may get no more once it is back: the connection
+// refused, reset or cut (EOF), a timeout, 429 Too Many Requests (API priority and fairness),
+// 500, 503 and 504. A context's own end is never transient.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) || apierrors.IsUnexpectedServerError(err) {
+		return true
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Retry calls f until it returns nil or an error that is not Transient, waiting a little longer
+// each time, for at most RetryFor; it returns f's last error. f must be safe to repeat: a request
+// whose answer was lost may have been done (a deletion then finds the object gone: f says
+// whether that is success).
+func Retry(ctx context.Context, f func(context.Context) error) error {
+	var last error
+	backoff := apiwait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 5 * time.Second}
+	ctx, cancel := context.WithTimeout(ctx, RetryFor)
+	defer cancel()
+	err := apiwait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		last = f(ctx)
+		if Transient(last) {
+			return false, nil
+		}
+		return true, last
+	})
+	if err != nil && last != nil && !errors.Is(err, last) {
+		return fmt.Errorf("%w (asked again for %s after transient errors)", last, RetryFor)
+	}
+	return err
+}
+
+// Tolerant wraps a wait condition so that a transient error (Transient) counts as "not yet"
+// rather than ending the wait; the last one is kept in *last, for the message of a wait that
+// times out.
+func Tolerant(cond apiwait.ConditionWithContextFunc, last *error) apiwait.ConditionWithContextFunc {
+	return func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if Transient(err) && ctx.Err() == nil {
+			*last = err
+			return false, nil
+		}
+		return ok, err
+	}
+}
+
+// WithLastError appends the last transient error a wait tolerated to its error.
+func WithLastError(err, last error) error {
+	if err == nil || last == nil {
+		return err
+	}
+	return fmt.Errorf("%w (last API error: %v)", err, last)
+}
