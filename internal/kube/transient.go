@@ -37,8 +37,17 @@ func Transient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// Retry calls f until it returns nil or an error that is not Transient, waiting a little longer
-// each time, for at most RetryFor; it returns f's last error. f must be safe to repeat: a request
+// warmingUp tells whether err, after a transient error (after is true), may be an API server
+// that is back but not ready: until its authorizer's caches are filled it refuses requests it
+// would allow (403, 401). Only after a transient error: a lasting refusal is never asked again
+// on its own.
+func warmingUp(err error, after bool) bool {
+	return after && (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err))
+}
+
+// Retry calls f until it returns nil or an error that is not Transient (after a transient one,
+// not a refusal of an API server warming up either), waiting a little longer each time, for at
+// most RetryFor; it returns f's last error. f must be safe to repeat: a request
 // whose answer was lost may have been done (a deletion then finds the object gone: f says
 // whether that is success).
 func Retry(ctx context.Context, f func(context.Context) error) error {
@@ -46,9 +55,11 @@ func Retry(ctx context.Context, f func(context.Context) error) error {
 	backoff := apiwait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 5 * time.Second}
 	ctx, cancel := context.WithTimeout(ctx, RetryFor)
 	defer cancel()
+	transient := false
 	err := apiwait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		last = f(ctx)
-		if Transient(last) {
+		if Transient(last) || warmingUp(last, transient) {
+			transient = true
 			return false, nil
 		}
 		return true, last
@@ -59,13 +70,13 @@ func Retry(ctx context.Context, f func(context.Context) error) error {
 	return err
 }
 
-// Tolerant wraps a wait condition so that a transient error (Transient) counts as "not yet"
-// rather than ending the wait; the last one is kept in *last, for the message of a wait that
+// Tolerant wraps a wait condition so that a transient error (Transient), and after one a
+// refusal of an API server still warming up, counts as "not yet" rather than ending the wait; the last one is kept in *last, for the message of a wait that
 // times out.
 func Tolerant(cond apiwait.ConditionWithContextFunc, last *error) apiwait.ConditionWithContextFunc {
 	return func(ctx context.Context) (bool, error) {
 		ok, err := cond(ctx)
-		if Transient(err) && ctx.Err() == nil {
+		if (Transient(err) || warmingUp(err, *last != nil)) && ctx.Err() == nil {
 			*last = err
 			return false, nil
 		}

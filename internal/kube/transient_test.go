@@ -56,6 +56,18 @@ func TestRetry(t *testing.T) {
 	if err := Retry(context.Background(), func(context.Context) error { n++; return forbidden }); !apierrors.IsForbidden(err) || n != 1 {
 		t.Errorf("Retry = %v after %d calls, want forbidden after 1", err, n)
 	}
+	n = 0
+	if err := Retry(context.Background(), func(context.Context) error {
+		switch n++; n {
+		case 1:
+			return io.EOF
+		case 2:
+			return forbidden
+		}
+		return nil
+	}); err != nil || n != 3 {
+		t.Errorf("Retry = %v after %d calls, want nil after EOF, a warming 403 and success", err, n)
+	}
 	defer func(d time.Duration) { RetryFor = d }(RetryFor)
 	RetryFor = 600 * time.Millisecond
 	err := Retry(context.Background(), func(context.Context) error { return io.EOF })
@@ -73,6 +85,17 @@ func TestTolerant(t *testing.T) {
 	}
 	if _, err := Tolerant(func(context.Context) (bool, error) { return false, errors.New("bad") }, &last)(context.Background()); err == nil {
 		t.Error("a lasting error did not end the wait")
+	}
+	// An API server back from a restart refuses until its authorizer is ready: after a transient
+	// error, a 403 is "not yet" too; on its own it ends the wait.
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("rbac"))
+	last = nil
+	if _, err := Tolerant(func(context.Context) (bool, error) { return false, forbidden }, &last)(context.Background()); !apierrors.IsForbidden(err) {
+		t.Errorf("a 403 on its own: %v, want it to end the wait", err)
+	}
+	last = io.EOF
+	if ok, err := Tolerant(func(context.Context) (bool, error) { return false, forbidden }, &last)(context.Background()); ok || err != nil {
+		t.Errorf("a 403 after EOF: %t, %v, want not yet", ok, err)
 	}
 	if got := WithLastError(errors.New("timed out"), io.EOF); got.Error() != "timed out (last API error: EOF)" {
 		t.Errorf("WithLastError = %q", got)
