@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,36 @@ func Transient(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// outage is the current streak of transient errors, over every wait and retry of the process:
+// since when no request has succeeded. Once it is longer than RetryFor, the API server is taken
+// for gone (a stopped node, a deleted cluster) and nothing waits for it any more.
+var outage struct {
+	sync.Mutex
+	since time.Time
+}
+
+// note records the outcome of a request (transient: err is a transient error); it returns how
+// long the API server has not answered (0 when it just did).
+func note(err error, transient bool) time.Duration {
+	outage.Lock()
+	defer outage.Unlock()
+	switch {
+	case !transient: // an answer, even a refusal: the server is there
+		outage.since = time.Time{}
+	default:
+		if outage.since.IsZero() {
+			outage.since = time.Now()
+		}
+		return time.Since(outage.since)
+	}
+	return 0
+}
+
+// gone is the error for an API server that has not answered for longer than RetryFor.
+func gone(for_ time.Duration, err error) error {
+	return fmt.Errorf("the API server has not answered for %s: %w", for_.Round(time.Second), err)
+}
+
 // warmingUp tells whether err, after a transient error (after is true), may be an API server
 // that is back but not ready: until its authorizer's caches are filled it refuses requests it
 // would allow (403, 401). Only after a transient error: a lasting refusal is never asked again
@@ -60,8 +91,12 @@ func Retry(ctx context.Context, f func(context.Context) error) error {
 		last = f(ctx)
 		if Transient(last) || warmingUp(last, transient) {
 			transient = true
+			if d := note(last, true); d > RetryFor {
+				return true, gone(d, last)
+			}
 			return false, nil
 		}
+		note(last, false)
 		return true, last
 	})
 	if err != nil && last != nil && !errors.Is(err, last) {
@@ -78,8 +113,12 @@ func Tolerant(cond apiwait.ConditionWithContextFunc, last *error) apiwait.Condit
 		ok, err := cond(ctx)
 		if (Transient(err) || warmingUp(err, *last != nil)) && ctx.Err() == nil {
 			*last = err
+			if d := note(err, true); d > RetryFor {
+				return false, gone(d, err)
+			}
 			return false, nil
 		}
+		note(err, false)
 		return ok, err
 	}
 }

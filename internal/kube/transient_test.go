@@ -101,3 +101,26 @@ func TestTolerant(t *testing.T) {
 		t.Errorf("WithLastError = %q", got)
 	}
 }
+
+// An API server that does not answer for longer than RetryFor, over every wait, is gone: the
+// wait ends with that said, and an answer ends the streak.
+func TestTolerantGivesUpOnAGoneServer(t *testing.T) {
+	defer func(d time.Duration) { RetryFor = d }(RetryFor)
+	RetryFor = 300 * time.Millisecond
+	note(nil, false)
+	var last error
+	eof := Tolerant(func(context.Context) (bool, error) { return false, io.EOF }, &last)
+	if _, err := eof(context.Background()); err != nil {
+		t.Fatalf("first EOF: %v", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := eof(context.Background()); err == nil || !strings.Contains(err.Error(), "the API server has not answered for") {
+		t.Fatalf("EOF after 400ms without an answer: %v, want gone", err)
+	}
+	if _, err := Tolerant(func(context.Context) (bool, error) { return true, nil }, &last)(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eof(context.Background()); err != nil {
+		t.Errorf("EOF after an answer: %v, want not yet", err)
+	}
+}
