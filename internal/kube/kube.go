@@ -3,6 +3,8 @@ package kube
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -214,8 +216,33 @@ func PodProblems(ctx context.Context, client klient.Client, ns, selector string)
 			}
 		}
 	}
+	out = append(out, nodeProblems(ctx, client, pods.Items)...)
 	if len(out) == 0 {
 		return ""
 	}
 	return "; pods: " + strings.Join(out, "; ")
+}
+
+// nodeProblems names the nodes of pods that are not ready (a stopped node: its kubelet stopped
+// posting its status), with the pods on each. A node that cannot be read is left out.
+func nodeProblems(ctx context.Context, client klient.Client, pods []corev1.Pod) []string {
+	on := map[string][]string{}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			on[p.Spec.NodeName] = append(on[p.Spec.NodeName], p.Name)
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(on)) {
+		var n corev1.Node
+		if err := client.Resources().Get(ctx, name, "", &n); err != nil {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+				out = append(out, fmt.Sprintf("node %s not ready (%s: %s), running %s", name, c.Reason, c.Message, strings.Join(on[name], ", ")))
+			}
+		}
+	}
+	return out
 }

@@ -319,10 +319,16 @@ func TestPodProblems(t *testing.T) {
 	healthy.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Ready: true, RestartCount: 1}}
 	elsewhere := kubefake.ReadyPod("ns", "f", map[string]string{"app": "db"})
 	elsewhere.Status.ContainerStatuses = waiting.Status.ContainerStatuses
+	// A pod on a stopped node: the node is named, not ready, with its pods.
+	onStopped := kubefake.ReadyPod("ns", "g", appLabels)
+	onStopped.Spec.NodeName = "worker2"
+	stopped := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker2"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}}}}
 
-	c := kubefake.NewCluster(t, interceptor.Funcs{}, waiting, crashed, restarting, pending, healthy, elsewhere)
+	c := kubefake.NewCluster(t, interceptor.Funcs{}, waiting, crashed, restarting, pending, healthy, elsewhere, onStopped, stopped)
 	got := PodProblems(context.Background(), c.Client, "ns", "app=web")
-	want := "; pods: a/app ErrImageNeverPull: image not present; b/init terminated (Error, exit 3); c/app not ready after 4 restarts; d Unschedulable: 0/1 nodes are available"
+	want := "; pods: a/app ErrImageNeverPull: image not present; b/init terminated (Error, exit 3); c/app not ready after 4 restarts; d Unschedulable: 0/1 nodes are available; " +
+		"node worker2 not ready (NodeStatusUnknown: Kubelet stopped posting node status.), running g"
 	if got != want {
 		t.Errorf("PodProblems =\n%q, want\n%q", got, want)
 	}
