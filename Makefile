@@ -33,7 +33,7 @@ e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
-faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown; a frozen load; a stopped node): exit codes, reports, nothing left
+faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
 	@bash scripts/faults.sh
 
 check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Check your own app")

@@ -129,8 +129,8 @@ fault() {
       log "fault $name: kubectl drain $n"
       kubectl_node drain "$n" --ignore-daemonsets --delete-emptydir-data --force --timeout=90s >"$OUT/$name.drain.log" 2>&1 || true
       kubectl_node uncordon "$n" >/dev/null ;;
-    restart-apiserver)
-      docker exec "$NODE" sh -c 'crictl stop $(crictl ps -q --name kube-apiserver)' >/dev/null ;;
+    restart-apiserver) # kill its process: the kubelet starts the static pod's container again
+      docker exec "$NODE" sh -c 'for p in /proc/[0-9]*; do [ "$(cat "$p/comm" 2>/dev/null)" = kube-apiserver ] && kill "${p#/proc/}"; done; true' ;;
   esac
   for ((i = 0; i < 3000; i++)); do kill -0 "$child" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$child" 2>/dev/null && die "fault $name: rollcheck check did not end within 5 minutes"
@@ -160,6 +160,8 @@ fault load-pod-killed pod "disruption 1/2 starts" kill-load-pod 2
 # seconds. A row that ends with complete data passes or fails on it (0 or 1); one that cannot
 # is a harness fault (2).
 fault apiserver-restart host "disruption 1/2 starts" restart-apiserver 0 1 2
+for ((i = 0; i < 120; i++)); do kubectl_node get --raw /readyz >/dev/null 2>&1 && break; sleep 1; done
+kubectl_node get --raw /readyz >/dev/null || die "the API server is not ready 120 s after its restart"
 
 # The same cluster as an existing one (--kubeconfig): a bystander namespace with objects of its
 # own, and the cluster's objects before and after a Ctrl-C compared.
