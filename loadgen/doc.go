@@ -1,4 +1,4 @@
-// Package loadgen drives constant-rate HTTP load at one target and keeps a
+// Package loadgen drives constant-rate HTTP load (HTTP/1.1 or HTTP/2) at one target and keeps a
 // ledger of every request, so that the traffic disruption caused by a
 // Kubernetes rollout can be measured, classified and reported.
 //
@@ -25,6 +25,19 @@
 // Wrapping the transport to keep the error chain was considered and rejected:
 // http.Client only takes its cheap timeout path for its own *http.Transport; for
 // any other RoundTripper it starts a timer goroutine per request.
+//
+// # HTTP/2
+//
+// [Config.Protocol] chooses what the load speaks: [ProtocolHTTP1] (the default), [ProtocolH2C]
+// (HTTP/2 over cleartext, prior knowledge) or [ProtocolHTTP2] (over TLS, the certificate not
+// verified). HTTP/2 is the standard library's own (http.Transport.Protocols); with keep-alive
+// every request of the attack is a stream of a few shared connections, without it each
+// connection carries one stream. How an HTTP/2 request ended has classes of its own:
+// [ClassGoAway] (the server sent GOAWAY and closed with the stream unfinished, or refused it)
+// and [ClassStreamReset] (RST_STREAM); a connection reset or closed under the stream is
+// [ClassReset] or [ClassEOF], as over HTTP/1.1. Go's HTTP/2 transport sends a stream the server
+// refused (above its GOAWAY's last stream ID, or REFUSED_STREAM) again on a new connection,
+// for any method: [Result.TransparentRetry] is always true over HTTP/2.
 //
 // # Validity
 //

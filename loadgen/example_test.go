@@ -59,3 +59,33 @@ func Example() {
 	// failures: map[http_503:1]
 	// pods: [web-1]
 }
+
+// HTTP/2 over TLS against a server with a self-signed certificate (httptest's): every request
+// is a stream of a shared connection, and the handler sees HTTP/2.
+func ExampleProtocol() {
+	var h2 atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+
+	a, err := loadgen.Start(context.Background(), loadgen.Config{
+		Target:    srv.URL, // https://127.0.0.1:…
+		Protocol:  loadgen.ProtocolHTTP2,
+		Rate:      50,
+		Duration:  200 * time.Millisecond,
+		KeepAlive: true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := a.Wait()
+	fmt.Println("all HTTP/2:", int(h2.Load()) == res.Totals.Requests, "failed:", res.Totals.Failed)
+	// Output:
+	// all HTTP/2: true failed: 0
+}

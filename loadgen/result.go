@@ -168,7 +168,8 @@ type Result struct {
 	// TransparentRetry is true when keep-alive was on and the requests were
 	// replayable (e.g. GET): Go's http.Transport then silently retried
 	// requests whose reused connection the server had closed, hiding that
-	// disruption. See the package documentation.
+	// disruption. Over HTTP/2 it is always true: a stream the server refused is
+	// sent again, whatever the method. See the package documentation.
 	TransparentRetry bool `json:"transparentRetry"`
 
 	GoVersion     string `json:"goVersion"`
@@ -186,6 +187,7 @@ type Result struct {
 type Summary struct {
 	Target            string        `json:"target"`
 	Method            string        `json:"method"`
+	Protocol          Protocol      `json:"protocol,omitempty"`
 	KeepAlive         bool          `json:"keepAlive"`
 	Rate              int           `json:"rate"`
 	Duration          time.Duration `json:"duration"`
@@ -213,6 +215,7 @@ func (r *Result) Summary() Summary {
 	return Summary{
 		Target:            r.Config.Target,
 		Method:            r.Config.Method,
+		Protocol:          r.Config.Protocol,
 		KeepAlive:         r.Config.KeepAlive,
 		Rate:              r.Config.Rate,
 		Duration:          r.Config.Duration,
@@ -241,7 +244,11 @@ func (r *Result) String() string { return r.Summary().String() }
 // String returns a one-line human description of s.
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d requests, %d ok, %d failed", s.Method, s.Target, s.Requests, s.OK, s.Failed)
+	fmt.Fprintf(&b, "%s %s", s.Method, s.Target)
+	if s.Protocol != "" && s.Protocol != ProtocolHTTP1 {
+		fmt.Fprintf(&b, " (%s)", s.Protocol)
+	}
+	fmt.Fprintf(&b, ": %d requests, %d ok, %d failed", s.Requests, s.OK, s.Failed)
 	if len(s.Failures) > 0 {
 		b.WriteString(" (")
 		for i, c := range slices.Sorted(maps.Keys(s.Failures)) {

@@ -107,6 +107,7 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	fs.DurationVar(&cfg.Timeout, "timeout", 0, "per-request timeout (default loadgen.DefaultTimeout)")
 	fs.StringVar(&cfg.Method, "method", "", "HTTP method (default GET)")
 	fs.BoolVar(&cfg.KeepAlive, "keepalive", false, "reuse connections between requests")
+	fs.StringVar((*string)(&cfg.Protocol), "protocol", "", "http1 (default), h2c (HTTP/2 cleartext) or http2 (HTTP/2 over TLS, certificate not verified)")
 	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
 	fs.BoolVar(&cfg.Proxy, "proxy", false, "the target is a proxy in front of the app: its own 5xx answers get their own classes")
