@@ -31,7 +31,7 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 		"Name": AppName, "Scenario": name, "Image": image, "Shutdown": string(a.OnSIGTERM),
 		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(), "StopSignal": a.StopSignal,
 		"Proxy": a.Proxy != nil, "ProxyNative": a.Proxy != nil && a.Proxy.Native, "ProxyPreStop": a.Proxy.preStopSeconds(),
-		"ProxyQuiet": a.Proxy != nil && a.Proxy.Quiet,
+		"ProxyQuiet": a.Proxy != nil && a.Proxy.Quiet, "Protocol": a.Protocol,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)

@@ -40,6 +40,11 @@ type Sample struct {
 	// the port the load is sent to and forwards to the app on 8081 in the same pod, and it exits
 	// at SIGTERM (a proxy that does not drain).
 	Proxy *Proxy
+	// Protocol is what the app serves besides HTTP/1.1 (its --protocol): "" (HTTP/1.1 only),
+	// "h2c" (the standard library's HTTP/2 over cleartext, whose Shutdown sends GOAWAY and waits
+	// for the streams) or "h2c-handler" (golang.org/x/net/http2/h2c's handler, whose connections
+	// Shutdown neither tells nor waits for).
+	Protocol string
 }
 
 // Proxy is the proxy sidecar of a Sample.
@@ -99,6 +104,9 @@ func (a Sample) check() error {
 	if a.StopSignal != "" && a.StopSignal != "QUIT" {
 		bad("stopSignal %q: want empty (SIGTERM) or QUIT", a.StopSignal)
 	}
+	if a.Protocol != "" && a.Protocol != "h2c" && a.Protocol != "h2c-handler" {
+		bad("protocol %q: want empty (HTTP/1.1), h2c or h2c-handler", a.Protocol)
+	}
 	if a.DrainDelay < 0 || a.DrainDelay > 5*time.Minute {
 		bad("drainDelay %s: want 0 to 5m", a.DrainDelay)
 	}
@@ -157,6 +165,9 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	}
 	if s.App.Entry != "" {
 		onSIGTERM += "@" + s.App.Entry // how the image starts it: "drain@shell"
+	}
+	if s.App.Protocol != "" {
+		onSIGTERM += "[" + s.App.Protocol + "]" // whose shutdown it is: "drain[h2c-handler]"
 	}
 	container := ""
 	if s.App.Proxy != nil {

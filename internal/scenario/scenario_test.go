@@ -117,6 +117,35 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// The app's protocol goes to its PROTOCOL variable and into what the row says it ran.
+func TestPlanProtocol(t *testing.T) {
+	for _, proto := range []string{"h2c", "h2c-handler"} {
+		s := good()
+		s.App.Protocol = proto
+		p, dep, _ := planned(t, s)
+		var env string
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "PROTOCOL" {
+				env = e.Value
+			}
+		}
+		if env != proto || p.App.OnSIGTERM != "drain+2s["+proto+"]" {
+			t.Errorf("protocol %s: PROTOCOL=%q, OnSIGTERM %q", proto, env, p.App.OnSIGTERM)
+		}
+	}
+	_, dep, _ := planned(t, good())
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "PROTOCOL" {
+			t.Errorf("HTTP/1.1 row sets PROTOCOL=%q", e.Value)
+		}
+	}
+	bad := good()
+	bad.App.Protocol = "h3"
+	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), `protocol "h3": want empty (HTTP/1.1), h2c or h2c-handler`) {
+		t.Errorf("Plan with protocol h3: %v", err)
+	}
+}
+
 // A bad row reports every problem at once, the sample app's and the model's, on one line.
 func TestPlanRejects(t *testing.T) {
 	bad := good()
