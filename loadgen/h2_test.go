@@ -98,7 +98,7 @@ func TestProtocolValidate(t *testing.T) {
 		{"https://127.0.0.1:1/", ProtocolHTTP1, ""},
 		{"https://127.0.0.1:1/", ProtocolH2C, "h2c needs an http:// target"},
 		{"http://127.0.0.1:1/", ProtocolHTTP2, "http2 needs an https:// target"},
-		{"http://127.0.0.1:1/", "h3", `"h3" is not one of [http1 h2c http2]`},
+		{"http://127.0.0.1:1/", "h3", `"h3" is not one of [http1 h2c http2 grpc]`},
 	} {
 		err := Config{Target: tc.target, Protocol: tc.proto, Rate: 1, Duration: time.Second}.Validate()
 		switch {
