@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -48,16 +49,18 @@ func (p *protoHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestProtocolsSpeakWhatTheyName(t *testing.T) {
 	for _, tc := range []struct {
-		proto Protocol
-		tls   bool
-		h2    bool
+		proto     Protocol
+		tls       bool
+		h2        bool
+		keepAlive bool
 	}{
-		{"", false, false},
-		{ProtocolHTTP1, false, false},
-		{ProtocolH2C, false, true},
-		{ProtocolHTTP2, true, true},
+		{"", false, false, true},
+		{ProtocolHTTP1, false, false, true},
+		{ProtocolH2C, false, true, true},
+		{ProtocolH2C, false, true, false}, // one stream per connection
+		{ProtocolHTTP2, true, true, true},
 	} {
-		t.Run(string(tc.proto)+map[bool]string{true: "-tls", false: ""}[tc.tls], func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s-tls=%v-keepalive=%v", tc.proto, tc.tls, tc.keepAlive), func(t *testing.T) {
 			var ph protoHandler
 			var url string
 			if tc.tls {
@@ -69,7 +72,7 @@ func TestProtocolsSpeakWhatTheyName(t *testing.T) {
 			} else {
 				_, url = h2cServer(t, &ph)
 			}
-			res := runAttack(t, Config{Target: url, Protocol: tc.proto, Rate: 100, Duration: 300 * time.Millisecond, KeepAlive: true})
+			res := runAttack(t, Config{Target: url, Protocol: tc.proto, Rate: 100, Duration: 300 * time.Millisecond, KeepAlive: tc.keepAlive})
 			if res.Totals.Failed != 0 || res.Totals.Requests < 25 {
 				t.Fatalf("want only successes: %s", res)
 			}
@@ -80,8 +83,8 @@ func TestProtocolsSpeakWhatTheyName(t *testing.T) {
 			if tc.h2 && h1 != 0 || !tc.h2 && h2 != 0 {
 				t.Errorf("server saw %d HTTP/1 and %d HTTP/2 requests, want only HTTP/%d", h1, h2, map[bool]int{true: 2, false: 1}[tc.h2])
 			}
-			if !res.TransparentRetry {
-				t.Errorf("TransparentRetry = false over %q with GET and keep-alive", tc.proto)
+			if res.TransparentRetry != (tc.keepAlive || tc.h2) {
+				t.Errorf("TransparentRetry = %v over %q with GET, keep-alive %v", res.TransparentRetry, tc.proto, tc.keepAlive)
 			}
 		})
 	}
