@@ -299,3 +299,43 @@ func TestGRPCServeFollow(t *testing.T) {
 		t.Errorf("rebuilt: %s; first RPC %+v; grpc %q", res, q, res.GRPCVersion)
 	}
 }
+
+// rotatingResolver answers "dns" targets with its addresses, rotated by one at each client
+// built: pick_first's one connection reaches another server with each client, as kube-proxy's
+// choice of a pod does for each new connection to a ClusterIP.
+type rotatingResolver struct {
+	addrs []string
+	n     atomic.Int64
+}
+
+func (r *rotatingResolver) Scheme() string { return "dns" }
+
+func (r *rotatingResolver) Build(_ resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) (resolver.Resolver, error) {
+	k := int(r.n.Add(1))
+	var as []resolver.Address
+	for i := range r.addrs {
+		as = append(as, resolver.Address{Addr: r.addrs[(i+k)%len(r.addrs)]})
+	}
+	return nopResolver{}, cc.UpdateState(resolver.State{Addresses: as})
+}
+
+type nopResolver struct{}
+
+func (nopResolver) ResolveNow(resolver.ResolveNowOptions) {}
+func (nopResolver) Close()                                {}
+
+// WaitServing over gRPC: round_robin sees both servers in one probe; pick_first sees one per
+// probe (one connection) and counts the pods over clean probes in a row.
+func TestGRPCWaitServing(t *testing.T) {
+	a, b := newGRPCTestServer(t, "pod-a"), newGRPCTestServer(t, "pod-b")
+	extraDialOptions = []grpc.DialOption{grpc.WithResolvers(&rotatingResolver{addrs: []string{a.addr, b.addr}})}
+	defer func() { extraDialOptions = nil }()
+	for _, bal := range []Balancing{BalancingRoundRobin, BalancingPickFirst} {
+		start := time.Now()
+		cfg := Config{Target: "dns:///app.test:50051", AllowRemote: true, Protocol: ProtocolGRPC, Balancing: bal}
+		if err := WaitServing(t.Context(), cfg, 2, t.Logf); err != nil || time.Since(start) > 10*time.Second {
+			t.Errorf("%s, two servers: %v after %s", bal, err, time.Since(start))
+		}
+		t.Logf("%s: both pods seen after %s", bal, time.Since(start).Round(time.Millisecond))
+	}
+}

@@ -142,9 +142,7 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	if replicas < 0 || replicas > 100 {
 		return cfg, 0, 0, fmt.Errorf("--serving-replicas %d: want 0 to 100", replicas)
 	}
-	if replicas > 0 && cfg.Protocol == loadgen.ProtocolGRPC {
-		return cfg, 0, 0, errors.New("--serving-replicas asks over HTTP: not with --protocol grpc")
-	}
+
 	if err := cfg.Validate(); err != nil {
 		return cfg, 0, 0, errors.New(oneLine(err))
 	}

@@ -89,7 +89,6 @@ func TestRunBadFlags(t *testing.T) {
 		{"--target", target, "--rate", "10", "--duration", "1s", "--nope"},
 		{"--target", target, "--rate", "10", "--duration", "1s", "extra"},
 		{"--target", "ftp://x/", "--rate", "10", "--duration", "1s"},
-		{"--target", "app.ns:8080", "--protocol", "grpc", "--rate", "10", "--duration", "1s", "--serving-replicas", "3"},
 		{"--target", "app.ns:8080", "--protocol", "grpc", "--rate", "10", "--duration", "1s", "--grpc-message", "%%"},
 		{"--target", "app.ns:8080", "--protocol", "grpc", "--rate", "10", "--duration", "1s", "--balancing", "random"},
 	} {
