@@ -143,7 +143,9 @@ const (
 
 	// ProtocolGRPC is gRPC over cleartext HTTP/2: unary RPCs of Config.GRPCMethod with
 	// Config.GRPCMessage, through one grpc-go client connection (see Balancing). Target is a
-	// gRPC target, "127.0.0.1:30080" or "dns:///name.namespace:port", not a URL.
+	// gRPC target, "127.0.0.1:30080" or "dns:///name.namespace:port", not a URL. Method,
+	// KeepAlive, Connections and MaxConnections are HTTP's and play no part: the client keeps
+	// one connection per address it balances over; Headers are sent as request metadata.
 	ProtocolGRPC Protocol = "grpc"
 )
 
