@@ -10,7 +10,7 @@ help: ## list the targets
 test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag), go test ./..., script tests
 	@bash scripts/test.sh
 
-bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s
+bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates
 	@bash scripts/bench.sh
 
 e2e: ## the conformance suites on kind (creates the cluster and, if needed, the Docker engine and node image)

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,10 +27,9 @@ func (p Progress) InFlight() int64 { return p.Sent - p.OK - p.Failed }
 
 // Attack is a running load attack, started with Start.
 type Attack struct {
-	cfg       Config
-	attacker  *vegeta.Attacker
-	transport *http.Transport
-	started   time.Time
+	cfg     Config
+	halt    func() // stops the sending: vegeta's attacker's or the gRPC attacker's
+	started time.Time
 
 	sent, ok, failed atomic.Int64
 
@@ -66,46 +66,61 @@ func start(ctx context.Context, cfg Config, onRequest func(Request), onDNS func(
 		return nil, fmt.Errorf("starting load attack on %s: %w", cfg.Target, err)
 	}
 
-	header := make(http.Header, len(cfg.Headers))
-	for k, v := range cfg.Headers {
-		header.Set(k, v)
-	}
-	target := vegeta.Target{Method: cfg.Method, URL: cfg.Target, Header: header}
-
-	// Our own transport, so that it can be closed when the attack ends
-	// (vegeta's has no idle timeout and would keep its connections, and
-	// their goroutines, forever). Vegeta's options below configure it in place.
-	tr := &http.Transport{
-		Proxy:           http.ProxyFromEnvironment,
-		DialContext:     (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-		IdleConnTimeout: 90 * time.Second,
-	}
-	a := &Attack{
-		cfg:       cfg,
-		transport: tr,
-		done:      make(chan struct{}),
-	}
-	a.attacker = vegeta.NewAttacker(
-		vegeta.Client(&http.Client{Transport: tr}),
-		vegeta.Timeout(cfg.Timeout),
-		vegeta.KeepAlive(cfg.KeepAlive),
-		vegeta.Connections(cfg.Connections),
-		vegeta.MaxConnections(cfg.MaxConnections),
-		vegeta.Workers(cfg.Workers),
-		vegeta.MaxWorkers(cfg.MaxWorkers),
-		vegeta.Redirects(vegeta.NoFollow),
-	)
-	targeter := func(t *vegeta.Target) error {
-		a.sent.Add(1)
-		*t = target
-		return nil
-	}
-	pacer := vegeta.ConstantPacer{Freq: cfg.Rate, Per: time.Second}
-
+	a := &Attack{cfg: cfg, done: make(chan struct{})}
 	rec := newRecorder(cfg, a)
 	rec.onRequest = onRequest
-	a.started = time.Now()
-	results := a.attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)
+	// drain records every result until the attack's channel closes; closeIdle then lets the
+	// connections go.
+	var drain, closeIdle func()
+	if cfg.Protocol == ProtocolGRPC {
+		g, err := newGRPCAttacker(cfg, &a.sent)
+		if err != nil {
+			return nil, fmt.Errorf("starting load attack: %w", err)
+		}
+		a.halt, closeIdle = g.stop, func() {} // the attacker closes its connection itself
+		a.started = time.Now()
+		results := g.attack()
+		drain = func() {
+			for q := range results {
+				rec.record(q)
+			}
+		}
+	} else {
+		header := make(http.Header, len(cfg.Headers))
+		for k, v := range cfg.Headers {
+			header.Set(k, v)
+		}
+		target := vegeta.Target{Method: cfg.Method, URL: cfg.Target, Header: header}
+
+		// Our own transport, so that it can be closed when the attack ends
+		// (vegeta's has no idle timeout and would keep its connections, and
+		// their goroutines, forever). Vegeta's options below configure it in place.
+		tr := newTransport(cfg.Protocol)
+		attacker := vegeta.NewAttacker(
+			vegeta.Client(&http.Client{Transport: tr}),
+			vegeta.Timeout(cfg.Timeout),
+			vegeta.KeepAlive(cfg.KeepAlive),
+			vegeta.Connections(cfg.Connections),
+			vegeta.MaxConnections(cfg.MaxConnections),
+			vegeta.Workers(cfg.Workers),
+			vegeta.MaxWorkers(cfg.MaxWorkers),
+			vegeta.Redirects(vegeta.NoFollow),
+		)
+		targeter := func(t *vegeta.Target) error {
+			a.sent.Add(1)
+			*t = target
+			return nil
+		}
+		pacer := vegeta.ConstantPacer{Freq: cfg.Rate, Per: time.Second}
+		a.halt, closeIdle = func() { attacker.Stop() }, tr.CloseIdleConnections
+		a.started = time.Now()
+		results := attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)
+		drain = func() {
+			for r := range results {
+				rec.add(r)
+			}
+		}
+	}
 	stopOnCancel := context.AfterFunc(ctx, func() { a.stop(EndCanceled, context.Cause(ctx)) })
 
 	// The DNS watch runs while the requests do and ends with them (or with ctx).
@@ -127,16 +142,39 @@ func start(ctx context.Context, cfg Config, onRequest func(Request), onDNS func(
 		}()
 	}
 	go func() {
-		for r := range results {
-			rec.add(r)
-		}
+		drain()
 		dnsCancel()
 		<-dnsDone
 		stopOnCancel()
-		tr.CloseIdleConnections()
+		closeIdle()
 		a.finish(rec.reqs)
 	}()
 	return a, nil
+}
+
+// newTransport returns the transport of an attack speaking p. HTTP/2 is the standard
+// library's own (Transport.Protocols), not vegeta's HTTP2 and H2C options: those install
+// golang.org/x/net/http2's transport, which would make http.Client start a timer goroutine
+// per request (see the package documentation) and which vegeta's other options, which
+// configure an *http.Transport in place, cannot reach. The standard library bundles the same
+// x/net code, so the error texts that classify reads are the same.
+func newTransport(p Protocol) *http.Transport {
+	tr := &http.Transport{
+		Proxy:           http.ProxyFromEnvironment,
+		DialContext:     (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		IdleConnTimeout: 90 * time.Second,
+	}
+	switch p {
+	case ProtocolH2C:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	case ProtocolHTTP2:
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP2(true)
+		// A test harness against the app's self-signed certificate: see ProtocolHTTP2.
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // documented
+	}
+	return tr
 }
 
 // Progress returns live counts of the attack so far. It is safe to call
@@ -173,7 +211,7 @@ func (a *Attack) stop(reason EndReason, cause error) {
 		a.endReason, a.stopAt, a.ctxErr = reason, time.Now(), cause
 	}
 	a.mu.Unlock()
-	a.attacker.Stop()
+	a.halt()
 }
 
 func (a *Attack) finish(reqs []Request) {
@@ -228,6 +266,7 @@ func newRecorder(cfg Config, a *Attack) *recorder {
 	}
 }
 
+// add records one vegeta result.
 func (rc *recorder) add(r *vegeta.Result) {
 	q := Request{
 		Seq:       r.Seq,
@@ -238,19 +277,36 @@ func (rc *recorder) add(r *vegeta.Result) {
 		Class:     ClassOK,
 	}
 	if vs := r.Headers[rc.podKey]; len(vs) > 0 {
-		q.Pod = intern(rc.pods, vs[0])
+		q.Pod = vs[0] // interned by record
 	}
 	if rc.upKey != "" {
 		if vs := r.Headers[rc.upKey]; len(vs) > 0 {
 			q.Upstream = intern(rc.pods, vs[0])
 		}
 	}
-	if r.Error == "" && r.Code >= 200 && r.Code < 400 {
+	if r.Error != "" || r.Code < 200 || r.Code >= 400 {
+		q.Class = classifyResult(r.Code, r.Error)
+		q.Error = r.Error
+	}
+	rc.record(q)
+}
+
+// record keeps one request, classified; its texts are interned.
+func (rc *recorder) record(q Request) {
+	if q.Class == ClassOK {
 		rc.a.ok.Add(1)
 	} else {
-		q.Class = classifyResult(r.Code, r.Error)
-		q.Error = intern(rc.errs, r.Error)
+		q.Error = intern(rc.errs, q.Error)
 		rc.a.failed.Add(1)
+	}
+	if q.Peer != "" {
+		q.Peer = intern(rc.pods, q.Peer)
+	}
+	if q.Pod != "" {
+		q.Pod = intern(rc.pods, q.Pod)
+	}
+	if q.Status != "" {
+		q.Status = intern(rc.pods, q.Status)
 	}
 	rc.reqs = append(rc.reqs, q)
 	if rc.onRequest != nil {

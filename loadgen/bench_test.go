@@ -20,6 +20,9 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // The benchmarks compare the client-side cost of a loadgen attack with a
@@ -35,9 +38,10 @@ const (
 	benchServerEnv = "LOADGEN_BENCH_SERVER"
 )
 
-// TestBenchServer is the child-process HTTP server of the benchmarks. It is
-// skipped unless run by them. It prints its URL, then serves on 127.0.0.1
-// until its stdin is closed, or for at most 10 minutes.
+// TestBenchServer is the child-process HTTP server of the benchmarks, with a gRPC server (the
+// health service) beside it. It is skipped unless run by them. It prints its URL and the gRPC
+// server's address on two lines, then serves on 127.0.0.1 until its stdin is closed, or for
+// at most 10 minutes.
 func TestBenchServer(t *testing.T) {
 	if os.Getenv(benchServerEnv) != "1" {
 		t.Skip("child process of the benchmarks")
@@ -49,9 +53,20 @@ func TestBenchServer(t *testing.T) {
 	srv := &http.Server{
 		Handler:     http.HandlerFunc(okHandler),
 		IdleTimeout: 5 * time.Second,
+		Protocols:   new(http.Protocols),
 	}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true) // h2c beside HTTP/1.1
 	go func() { _ = srv.Serve(ln) }()
-	fmt.Printf("http://%s/\n", ln.Addr())
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gsrv := grpc.NewServer()
+	healthpb.RegisterHealthServer(gsrv, health.NewServer())
+	go func() { _ = gsrv.Serve(gln) }()
+	defer gsrv.Stop()
+	fmt.Printf("http://%s/\n%s\n", ln.Addr(), gln.Addr())
 	stdinClosed := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -66,6 +81,14 @@ func TestBenchServer(t *testing.T) {
 
 // benchServer starts the child-process server and returns its URL.
 func benchServer(b *testing.B) string {
+	b.Helper()
+	url, _ := benchServers(b)
+	return url
+}
+
+// benchServers starts the child-process servers and returns the HTTP server's URL and the gRPC
+// server's address.
+func benchServers(b *testing.B) (url, grpcAddr string) {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServer$", "-test.count=1")
 	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
@@ -92,12 +115,14 @@ func benchServer(b *testing.B) string {
 			<-done
 		}
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
-		b.Fatalf("bench server: %q, %v", line, err)
+	br := bufio.NewReader(stdout)
+	line, err := br.ReadString('\n')
+	gline, gerr := br.ReadString('\n')
+	if err != nil || gerr != nil || !strings.HasPrefix(line, "http://127.0.0.1:") || !strings.HasPrefix(gline, "127.0.0.1:") {
+		b.Fatalf("bench server: %q %q, %v %v", line, gline, err, gerr)
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	return strings.TrimSpace(line)
+	go func() { _, _ = io.Copy(io.Discard, br) }()
+	return strings.TrimSpace(line), strings.TrimSpace(gline)
 }
 
 // clientCost measures the CPU time and allocations of this process.
@@ -132,21 +157,39 @@ func (c clientCost) report(b *testing.B, since clientCost, requests int) {
 
 func BenchmarkLoadgen(b *testing.B) {
 	url := benchServer(b)
-	cfg := Config{Target: url, Rate: benchRate, Duration: benchDuration, KeepAlive: true}
+	benchLoadgen(b, Config{Target: url, Rate: benchRate, Duration: benchDuration, KeepAlive: true})
+}
+
+// BenchmarkLoadgenGRPC is BenchmarkLoadgen for the gRPC attacker: health checks over one
+// connection (pick_first), at the same rate.
+func BenchmarkLoadgenGRPC(b *testing.B) {
+	_, addr := benchServers(b)
+	benchLoadgen(b, Config{Target: addr, Protocol: ProtocolGRPC, Rate: benchRate, Duration: benchDuration})
+}
+
+// runBench runs one attack of cfg to its end.
+func runBench(b *testing.B, cfg Config) *Result {
+	b.Helper()
+	a, err := Start(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := a.Wait()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+// benchLoadgen runs cfg b.N times and reports the client's cost per request.
+func benchLoadgen(b *testing.B, cfg Config) {
 	b.ReportAllocs()
 	requests, failed := 0, 0
 	runtime.GC()
 	start := measure()
 	b.ResetTimer()
 	for range b.N {
-		a, err := Start(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := a.Wait()
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := runBench(b, cfg)
 		requests += res.Totals.Requests
 		failed += res.Totals.Failed
 	}
@@ -191,14 +234,7 @@ func BenchmarkAchievedRate1000(b *testing.B) {
 	var sum, worst float64
 	invalid := 0
 	for range b.N {
-		a, err := Start(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := a.Wait()
-		if err != nil {
-			b.Fatal(err)
-		}
+		res := runBench(b, cfg)
 		e := 100 * math.Abs(res.AchievedRate-float64(cfg.Rate)) / float64(cfg.Rate)
 		sum += e
 		worst = max(worst, e)
@@ -210,6 +246,48 @@ func BenchmarkAchievedRate1000(b *testing.B) {
 	b.ReportMetric(sum/float64(b.N), "rate-err-%")
 	b.ReportMetric(worst, "worst-rate-err-%")
 	b.ReportMetric(float64(invalid), "invalid-runs")
+}
+
+// BenchmarkAchievedRateProtocols reports, in one run against the child-process servers, how far
+// 2 s attacks land from their asked rate over HTTP/1.1 (keep-alive), h2c and gRPC (the health
+// check, pick_first), at the same rates: rate-err-% (mean over the iterations), the worst, and
+// the runs that were invalid or had failures. The protocols take turns within each iteration,
+// so that what else the machine does falls on all of them alike.
+//
+//	go test -run '^$' -bench AchievedRateProtocols -benchtime 3x ./loadgen/
+func BenchmarkAchievedRateProtocols(b *testing.B) {
+	url, addr := benchServers(b)
+	for _, rate := range []int{1000, 2000, 4000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			protos := []Config{
+				{Target: url, Protocol: ProtocolHTTP1, KeepAlive: true},
+				{Target: url, Protocol: ProtocolH2C, KeepAlive: true},
+				{Target: addr, Protocol: ProtocolGRPC},
+			}
+			sum, worst := make([]float64, len(protos)), make([]float64, len(protos))
+			bad := make([]int, len(protos))
+			for range b.N {
+				for i, cfg := range protos {
+					cfg.Rate, cfg.Duration = rate, 2*time.Second
+					res := runBench(b, cfg)
+					e := 100 * math.Abs(res.AchievedRate-float64(rate)) / float64(rate)
+					sum[i] += e
+					worst[i] = max(worst[i], e)
+					if !res.Valid || res.Totals.Failed > 0 {
+						bad[i]++
+					}
+					b.Logf("%-5s %d req/s: achieved %.1f (%.2f %%), %d failed, valid %v %s", cfg.Protocol, rate, res.AchievedRate, e,
+						res.Totals.Failed, res.Valid, res.InvalidReason)
+				}
+			}
+			for i, cfg := range protos {
+				p := string(cfg.Protocol)
+				b.ReportMetric(sum[i]/float64(b.N), p+"-rate-err-%")
+				b.ReportMetric(worst[i], p+"-worst-rate-err-%")
+				b.ReportMetric(float64(bad[i]), p+"-bad-runs")
+			}
+		})
+	}
 }
 
 // BenchmarkAggregate measures the per-request cost of recording and

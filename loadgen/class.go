@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/net/http2"
 )
 
 // Class names the kind of outcome of one request: ClassOK or a failure class.
@@ -31,6 +33,18 @@ const (
 	// ClassTimeout is a request that hit the client timeout, a deadline, or
 	// an i/o timeout.
 	ClassTimeout Class = "timeout"
+	// ClassGoAway is an HTTP/2 request that ended because the server sent GOAWAY: the server
+	// closed the connection after its GOAWAY with the stream unfinished ("http2: server sent
+	// GOAWAY and closed the connection; LastStreamID=…"), or refused the stream with GOAWAY and
+	// the client could not send it again ("http2: Transport received Server's graceful shutdown
+	// GOAWAY"; Go's transport retries such a stream itself when it can, see TransparentRetry).
+	ClassGoAway Class = "goaway"
+	// ClassStreamReset is an HTTP/2 stream ended by RST_STREAM, mostly the server's: "stream
+	// error: stream ID 3; INTERNAL_ERROR; received from peer" (a handler that panicked or
+	// aborted, a proxy that gave up on the stream). A stream error the client found itself (a
+	// protocol error in what the server sent, answered by the client's own RST_STREAM) has the
+	// same text without "received from peer", and the same class.
+	ClassStreamReset Class = "rst_stream"
 	// ClassHTTP4xx is an answer with a 4xx status.
 	ClassHTTP4xx Class = "http_4xx"
 	// ClassOther is any other failure: DNS, TLS, 1xx or unknown status,
@@ -102,6 +116,10 @@ func classify(err error) Class {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return ClassTimeout
+	case errors.As(err, new(http2.GoAwayError)):
+		return ClassGoAway
+	case errors.As(err, new(http2.StreamError)):
+		return ClassStreamReset
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ClassRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
@@ -115,7 +133,8 @@ func classify(err error) Class {
 // classifyText returns the failure class of a flattened transport error
 // message, as vegeta stores it in Result.Error. An empty message is ClassOK.
 // Timeouts are checked first, since a timed-out request's message may also
-// mention the operation that was cut short.
+// mention the operation that was cut short; then HTTP/2's GOAWAY and RST_STREAM,
+// whose texts may quote the error that came with them.
 func classifyText(msg string) Class {
 	switch {
 	case msg == "":
@@ -126,6 +145,11 @@ func classifyText(msg string) Class {
 		strings.Contains(msg, "timeout awaiting response headers"),
 		strings.Contains(msg, "TLS handshake timeout"):
 		return ClassTimeout
+	case strings.Contains(msg, "server sent GOAWAY"),
+		strings.Contains(msg, "graceful shutdown GOAWAY"):
+		return ClassGoAway
+	case strings.Contains(msg, "stream error: stream ID"):
+		return ClassStreamReset
 	case strings.Contains(msg, "connection refused"):
 		return ClassRefused
 	case strings.Contains(msg, "connection reset"),

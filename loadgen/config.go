@@ -100,7 +100,60 @@ type Config struct {
 	Resolve string `json:"resolve,omitempty"`
 	// AllowRemote permits a target whose host is not a loopback address.
 	AllowRemote bool `json:"allowRemote,omitempty"`
+	// Protocol is what the load speaks: ProtocolHTTP1 (empty means it), ProtocolH2C (HTTP/2
+	// over cleartext with prior knowledge, target scheme http) or ProtocolHTTP2 (HTTP/2 over
+	// TLS, target scheme https, the server's certificate not verified) or ProtocolGRPC (unary
+	// RPCs, Target a gRPC target). See Protocol.
+	Protocol Protocol `json:"protocol,omitempty"`
+
+	// GRPCMethod is the full method every RPC calls over gRPC, "/package.Service/Method".
+	// Default DefaultGRPCMethod, the standard health check.
+	GRPCMethod string `json:"grpcMethod,omitempty"`
+	// GRPCMessage is the request message of every RPC, in protobuf's wire format (base64 in
+	// JSON); the answer is kept as bytes, never decoded, so no .proto is needed. Default empty:
+	// for the health check, a HealthCheckRequest that asks about the whole server.
+	GRPCMessage []byte `json:"grpcMessage,omitempty"`
+	// Balancing is the gRPC client's load balancing policy. Default BalancingPickFirst.
+	Balancing Balancing `json:"balancing,omitempty"`
+	// WaitForReady makes each RPC wait (until its Timeout) for a connection instead of failing
+	// at once with UNAVAILABLE while the client has none ready.
+	WaitForReady bool `json:"waitForReady,omitempty"`
+	// Retry gives the client a service config retry policy: an RPC that ends UNAVAILABLE is
+	// tried again, up to GRPCRetryAttempts attempts in all, within its Timeout.
+	Retry bool `json:"retry,omitempty"`
 }
+
+// Protocol names the protocol of the load.
+type Protocol string
+
+// Protocols.
+const (
+	// ProtocolHTTP1 is HTTP/1.1, over TLS for an https target: the default, what an empty
+	// Config.Protocol means.
+	ProtocolHTTP1 Protocol = "http1"
+	// ProtocolH2C is HTTP/2 over cleartext TCP with prior knowledge (RFC 9113 section 3.3):
+	// no HTTP/1.1 Upgrade, the connection starts with the HTTP/2 preface. The target's scheme
+	// is http.
+	ProtocolH2C Protocol = "h2c"
+	// ProtocolHTTP2 is HTTP/2 over TLS, negotiated by ALPN; a server that does not offer h2
+	// fails every request. The target's scheme is https. The server's certificate is not
+	// verified (InsecureSkipVerify): rollcheck is a test harness whose targets are apps in
+	// its own cluster with self-signed certificates, and it measures availability, not trust.
+	ProtocolHTTP2 Protocol = "http2"
+
+	// ProtocolGRPC is gRPC over cleartext HTTP/2: unary RPCs of Config.GRPCMethod with
+	// Config.GRPCMessage, through one grpc-go client connection (see Balancing). Target is a
+	// gRPC target, "127.0.0.1:30080" or "dns:///name.namespace:port", not a URL. Method,
+	// KeepAlive, Connections and MaxConnections are HTTP's and play no part: the client keeps
+	// one connection per address it balances over; Headers are sent as request metadata.
+	ProtocolGRPC Protocol = "grpc"
+)
+
+// Protocols is every Protocol a Config may name, in the order they are documented.
+var Protocols = []Protocol{ProtocolHTTP1, ProtocolH2C, ProtocolHTTP2, ProtocolGRPC}
+
+// HTTP2 reports whether p speaks HTTP/2 (ProtocolH2C or ProtocolHTTP2).
+func (p Protocol) HTTP2() bool { return p == ProtocolH2C || p == ProtocolHTTP2 }
 
 // WithDefaults returns a copy of c with every unset optional field set to its
 // default.
@@ -108,7 +161,14 @@ func (c Config) WithDefaults() Config {
 	if c.Name == "" {
 		c.Name = DefaultName
 	}
-	if c.Method == "" {
+	if c.Protocol == ProtocolGRPC {
+		if c.GRPCMethod == "" {
+			c.GRPCMethod = DefaultGRPCMethod
+		}
+		if c.Balancing == "" {
+			c.Balancing = BalancingPickFirst
+		}
+	} else if c.Method == "" {
 		c.Method = DefaultMethod
 	}
 	if c.Timeout == 0 {
@@ -137,8 +197,17 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidConfig}, args...)...))
 	}
 
-	if err := validateTarget(c.Target, c.AllowRemote); err != nil {
+	if c.Protocol == ProtocolGRPC {
+		for _, err := range c.validateGRPC() {
+			bad("%v", err)
+		}
+	} else if err := validateTarget(c.Target, c.AllowRemote); err != nil {
 		bad("target: %v", err)
+	} else if err := validateProtocol(c.Protocol, c.Target); err != nil {
+		bad("protocol: %v", err)
+	}
+	if c.Protocol != ProtocolGRPC && (c.GRPCMethod != "" || len(c.GRPCMessage) > 0 || c.Balancing != "" || c.WaitForReady || c.Retry) {
+		bad("grpcMethod, grpcMessage, balancing, waitForReady and retry are gRPC's: protocol is %q", c.Protocol)
 	}
 	if c.Method != "" && !isToken(c.Method) {
 		bad("method %q is not a valid HTTP method", c.Method)
@@ -225,6 +294,26 @@ func validateTarget(target string, allowRemote bool) error {
 	return nil
 }
 
+// validateProtocol checks that p is known and fits the target's scheme (a valid target).
+func validateProtocol(p Protocol, target string) error {
+	u, _ := url.Parse(target)
+	switch p {
+	case "", ProtocolHTTP1:
+	case ProtocolH2C:
+		if u.Scheme != "http" {
+			return fmt.Errorf("%s needs an http:// target (cleartext), got %q", p, target)
+		}
+	case ProtocolHTTP2:
+		if u.Scheme != "https" {
+			return fmt.Errorf("%s needs an https:// target (HTTP/2 over TLS), got %q", p, target)
+		}
+	case ProtocolGRPC: // validateGRPC
+	default:
+		return fmt.Errorf("%q is not one of %v", p, Protocols)
+	}
+	return nil
+}
+
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
@@ -252,8 +341,15 @@ func isToken(s string) bool {
 }
 
 // transparentRetry reports whether Go's http.Transport silently retries a
-// request of this config on a reused connection that the server closed.
+// request of this config on a reused connection that the server closed. Over HTTP/2 it
+// always does, for any method: a stream the server refused (above the last stream ID of its
+// GOAWAY, or REFUSED_STREAM) is sent again on a new connection, since vegeta's requests can
+// replay their body (GetBody is set). grpc-go does the same for an RPC that never reached the
+// server's application (gRFC A6's transparent retry), whatever its retry policy.
 func (c Config) transparentRetry() bool {
+	if c.Protocol.HTTP2() || c.Protocol == ProtocolGRPC {
+		return true
+	}
 	if !c.KeepAlive {
 		return false
 	}

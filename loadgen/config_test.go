@@ -112,6 +112,10 @@ func TestTransparentRetry(t *testing.T) {
 		{Config{KeepAlive: true, Method: "PUT"}, false}, // idempotent in HTTP, but Go does not replay it
 		{Config{KeepAlive: true, Method: "POST", Headers: map[string]string{"idempotency-key": "k"}}, true},
 		{Config{KeepAlive: false, Method: "POST", Headers: map[string]string{"Idempotency-Key": "k"}}, false},
+		// HTTP/2 sends a refused stream again for any method (vegeta's bodies replay).
+		{Config{KeepAlive: true, Method: "POST", Protocol: ProtocolH2C}, true},
+		{Config{KeepAlive: false, Method: "POST", Protocol: ProtocolHTTP2}, true},
+		{Config{KeepAlive: true, Method: "POST", Protocol: ProtocolHTTP1}, false},
 	}
 	for _, tc := range cases {
 		if got := tc.cfg.transparentRetry(); got != tc.want {

@@ -1,5 +1,5 @@
-// Package loadgen drives constant-rate HTTP load at one target and keeps a
-// ledger of every request, so that the traffic disruption caused by a
+// Package loadgen drives constant-rate HTTP load (HTTP/1.1 or HTTP/2) or gRPC load at one
+// target and keeps a ledger of every request, so that the traffic disruption caused by a
 // Kubernetes rollout can be measured, classified and reported.
 //
 // It is the only package of rollcheck that imports vegeta
@@ -25,6 +25,38 @@
 // Wrapping the transport to keep the error chain was considered and rejected:
 // http.Client only takes its cheap timeout path for its own *http.Transport; for
 // any other RoundTripper it starts a timer goroutine per request.
+//
+// # HTTP/2
+//
+// [Config.Protocol] chooses what the load speaks: [ProtocolHTTP1] (the default), [ProtocolH2C]
+// (HTTP/2 over cleartext, prior knowledge) or [ProtocolHTTP2] (over TLS, the certificate not
+// verified). HTTP/2 is the standard library's own (http.Transport.Protocols); with keep-alive
+// every request of the attack is a stream of a few shared connections, without it each
+// connection carries one stream. How an HTTP/2 request ended has classes of its own:
+// [ClassGoAway] (the server sent GOAWAY and closed with the stream unfinished, or refused it)
+// and [ClassStreamReset] (RST_STREAM); a connection reset or closed under the stream is
+// [ClassReset] or [ClassEOF], as over HTTP/1.1. Go's HTTP/2 transport sends a stream the server
+// refused (above its GOAWAY's last stream ID, or REFUSED_STREAM) again on a new connection,
+// for any method: [Result.TransparentRetry] is always true over HTTP/2.
+//
+// # gRPC
+//
+// [ProtocolGRPC] sends unary RPCs ([Config.GRPCMethod], by default [DefaultGRPCMethod], the
+// standard health check) through one grpc-go client connection, open loop at a constant rate:
+// vegeta's ConstantPacer says when, and the RPCs run on workers as vegeta's requests do. Each
+// RPC is a [Request] of the same ledger, judged by the same validity rules: its start
+// (Timestamp), its end (Timestamp + Latency), [Request.Status] (the status code's name),
+// Error (the status's message), [Request.Peer] (the address it went to) and the pod that
+// named itself in the response metadata ([Config.PodHeader] in lower case, header or trailer).
+// A status other than OK is its [GRPCClass] ("grpc_unavailable", "grpc_deadline_exceeded" for
+// the client's Timeout); a health check answered NOT_SERVING is [ClassGRPCNotServing].
+// [Config.Balancing] chooses pick_first (one connection: through a ClusterIP, one pod) or
+// round_robin (with "dns:///" over a headless Service, the client spreads RPCs over the pods it
+// resolved); [Config.WaitForReady] and [Config.Retry] are set in the client's service config.
+// grpc-go resends an RPC that never reached the server's application (it arrived on a stream
+// the server refused after GOAWAY) whatever the retry policy: [Result.TransparentRetry] is
+// true. A retry policy only applies to a trailers-only answer: a server that sets header
+// metadata before it fails sends headers first, and its failures are never retried.
 //
 // # Validity
 //

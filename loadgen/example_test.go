@@ -3,11 +3,16 @@ package loadgen_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -58,4 +63,69 @@ func Example() {
 	// ok + failed = requests: true
 	// failures: map[http_503:1]
 	// pods: [web-1]
+}
+
+// HTTP/2 over TLS against a server with a self-signed certificate (httptest's): every request
+// is a stream of a shared connection, and the handler sees HTTP/2.
+func ExampleProtocol() {
+	var h2 atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+
+	a, err := loadgen.Start(context.Background(), loadgen.Config{
+		Target:    srv.URL, // https://127.0.0.1:…
+		Protocol:  loadgen.ProtocolHTTP2,
+		Rate:      50,
+		Duration:  200 * time.Millisecond,
+		KeepAlive: true,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := a.Wait()
+	fmt.Println("all HTTP/2:", int(h2.Load()) == res.Totals.Requests, "failed:", res.Totals.Failed)
+	// Output:
+	// all HTTP/2: true failed: 0
+}
+
+// gRPC load against a local server that registers the standard health service: every RPC is a
+// health check, kept with its status and the address it went to.
+func Example_grpc() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := grpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Stop()
+
+	a, err := loadgen.Start(context.Background(), loadgen.Config{
+		Target:    ln.Addr().String(), // host:port, or dns:///name:port
+		Protocol:  loadgen.ProtocolGRPC,
+		Balancing: loadgen.BalancingPickFirst, // the default: one connection
+		Rate:      50,
+		Duration:  200 * time.Millisecond,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := a.Wait()
+	q := res.Requests[0]
+	fmt.Println("method:", res.Config.GRPCMethod)
+	fmt.Println("status:", q.Status, "class:", q.Class, "peer is the server:", q.Peer == ln.Addr().String())
+	fmt.Println("failed:", res.Totals.Failed, "valid:", res.Valid)
+	// Output:
+	// method: /grpc.health.v1.Health/Check
+	// status: OK class: ok peer is the server: true
+	// failed: 0 valid: true
 }

@@ -62,20 +62,28 @@ type Request struct {
 	Timestamp time.Time `json:"timestamp"`
 	// Latency is the time until the answer was read, or the request failed.
 	Latency time.Duration `json:"latency"`
-	// Code is the HTTP status code, 0 when no answer arrived.
+	// Code is the HTTP status code, 0 when no answer arrived; 0 for an RPC (see Status).
 	Code uint16 `json:"code"`
 	// Class is ClassOK or the failure class.
 	Class Class `json:"class"`
 	// Error is vegeta's error text: the status line for a failing status,
 	// the flattened transport error otherwise.
 	Error string `json:"error,omitempty"`
-	// Pod is the value of the Config.PodHeader response header.
+	// Pod is the value of the Config.PodHeader response header (for an RPC, the response
+	// header metadata of that name in lower case, or the trailer's).
 	Pod string `json:"pod,omitempty"`
 	// Upstream is the value of the Config.UpstreamHeader response header: the address the
 	// proxy in front sent the request to.
 	Upstream string `json:"upstream,omitempty"`
 	// BytesIn is the size of the response body read.
 	BytesIn uint64 `json:"bytesIn,omitempty"`
+	// Status is the gRPC status code's name ("OK", "Unavailable", …) of an RPC; empty over
+	// HTTP. Its class is GRPCClass of that code, and Error the status's message.
+	Status string `json:"status,omitempty"`
+	// Peer is the address (ip:port) a gRPC RPC was sent to, as the client's connection saw it:
+	// the pod's own with round_robin over a headless Service, the Service's with pick_first
+	// through a ClusterIP. Empty when no connection was chosen, and over HTTP.
+	Peer string `json:"peer,omitempty"`
 }
 
 // OK reports whether the request succeeded.
@@ -168,11 +176,14 @@ type Result struct {
 	// TransparentRetry is true when keep-alive was on and the requests were
 	// replayable (e.g. GET): Go's http.Transport then silently retried
 	// requests whose reused connection the server had closed, hiding that
-	// disruption. See the package documentation.
+	// disruption. Over HTTP/2 it is always true: a stream the server refused is
+	// sent again, whatever the method. See the package documentation.
 	TransparentRetry bool `json:"transparentRetry"`
 
 	GoVersion     string `json:"goVersion"`
 	VegetaVersion string `json:"vegetaVersion"`
+	// GRPCVersion is grpc-go's version, for a gRPC load.
+	GRPCVersion string `json:"grpcVersion,omitempty"`
 
 	// Buckets is the timeline in BucketWidth slices from Started, through
 	// the sending window and the last request.
@@ -186,6 +197,9 @@ type Result struct {
 type Summary struct {
 	Target            string        `json:"target"`
 	Method            string        `json:"method"`
+	Protocol          Protocol      `json:"protocol,omitempty"`
+	GRPCMethod        string        `json:"grpcMethod,omitempty"`
+	Balancing         Balancing     `json:"balancing,omitempty"`
 	KeepAlive         bool          `json:"keepAlive"`
 	Rate              int           `json:"rate"`
 	Duration          time.Duration `json:"duration"`
@@ -213,6 +227,9 @@ func (r *Result) Summary() Summary {
 	return Summary{
 		Target:            r.Config.Target,
 		Method:            r.Config.Method,
+		Protocol:          r.Config.Protocol,
+		GRPCMethod:        r.Config.GRPCMethod,
+		Balancing:         r.Config.Balancing,
 		KeepAlive:         r.Config.KeepAlive,
 		Rate:              r.Config.Rate,
 		Duration:          r.Config.Duration,
@@ -241,7 +258,15 @@ func (r *Result) String() string { return r.Summary().String() }
 // String returns a one-line human description of s.
 func (s Summary) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %d requests, %d ok, %d failed", s.Method, s.Target, s.Requests, s.OK, s.Failed)
+	if s.Protocol == ProtocolGRPC {
+		fmt.Fprintf(&b, "gRPC %s %s", s.GRPCMethod, s.Target)
+	} else {
+		fmt.Fprintf(&b, "%s %s", s.Method, s.Target)
+	}
+	if s.Protocol != "" && s.Protocol != ProtocolHTTP1 && s.Protocol != ProtocolGRPC {
+		fmt.Fprintf(&b, " (%s)", s.Protocol)
+	}
+	fmt.Fprintf(&b, ": %d requests, %d ok, %d failed", s.Requests, s.OK, s.Failed)
 	if len(s.Failures) > 0 {
 		b.WriteString(" (")
 		for i, c := range slices.Sorted(maps.Keys(s.Failures)) {
@@ -255,7 +280,9 @@ func (s Summary) String() string {
 	fmt.Fprintf(&b, ", %.3f%% failed, %d disruption s, %d bursts, p50 %s p99 %s max %s, %.1f/%d req/s",
 		100*s.FailureRatio, s.DisruptionSeconds, len(s.Bursts),
 		s.Latency.P50, s.Latency.P99, s.Latency.Max, s.AchievedRate, s.Rate)
-	if s.KeepAlive {
+	if s.Protocol == ProtocolGRPC {
+		fmt.Fprintf(&b, ", %s", s.Balancing)
+	} else if s.KeepAlive {
 		b.WriteString(", keep-alive")
 		if s.TransparentRetry {
 			b.WriteString(" (transparent retry)")
@@ -351,6 +378,9 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		VegetaVersion:    vegetaVersion(),
 		Bursts:           []Burst{},
 		Requests:         reqs,
+	}
+	if cfg.Protocol == ProtocolGRPC {
+		res.GRPCVersion = moduleVersion(grpcModule, pinnedGRPCVersion)
 	}
 	if rn.endReason != EndDuration && !rn.stopAt.IsZero() {
 		res.Window = min(res.Window, max(0, rn.stopAt.Sub(rn.started)))
@@ -521,21 +551,32 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 	return xs[min(max(i, 0), len(xs)-1)]
 }
 
-const vegetaModule = "github.com/tsenart/vegeta/v12"
+const (
+	vegetaModule = "github.com/tsenart/vegeta/v12"
+	grpcModule   = "google.golang.org/grpc"
+)
 
 func vegetaVersion() string {
+	return moduleVersion(vegetaModule, pinnedVegetaVersion)
+}
+
+// moduleVersion returns the version of the module path in this binary's build info, or
+// pinned: test binaries carry no dependency list in their build info.
+func moduleVersion(path, pinned string) string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == vegetaModule {
+			if d.Path == path {
 				return d.Version
 			}
 		}
 	}
-	// Test binaries carry no dependency list in their build info.
-	return pinnedVegetaVersion
+	return pinned
 }
 
-// pinnedVegetaVersion is the vegeta version go.mod pins; TestPinnedVegetaVersion keeps it true.
+// pinnedGRPCVersion is the grpc-go version go.mod pins; TestPinnedVersions keeps it true.
+const pinnedGRPCVersion = "v1.72.2"
+
+// pinnedVegetaVersion is the vegeta version go.mod pins; TestPinnedVersions keeps it true.
 const pinnedVegetaVersion = "v12.12.0"
 
 // ShiftClock moves every time of r by d: its start and end, each request's Timestamp and each

@@ -416,14 +416,15 @@ func TestSummaryAndString(t *testing.T) {
 	}
 }
 
-func TestPinnedVegetaVersion(t *testing.T) {
+func TestPinnedVersions(t *testing.T) {
 	b, err := os.ReadFile("../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := vegetaModule + " " + pinnedVegetaVersion
-	if !strings.Contains(string(b), want) {
-		t.Fatalf("go.mod does not require %q: update pinnedVegetaVersion", want)
+	for _, want := range []string{vegetaModule + " " + pinnedVegetaVersion, grpcModule + " " + pinnedGRPCVersion} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("go.mod does not require %q: update the pinned version", want)
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ import (
 // time (cfg's Target, Timeout, PodHeader and AllowRemote are used; its rate and duration are
 // not), logs through logf (nil: silent), and gives up after a minute, saying what it saw.
 // Through a proxy (cfg.Proxy) replicas is a least: which pods answer is the proxy's choice.
+// It probes in cfg's Protocol (without keep-alive over HTTP, so that each request may reach
+// another pod); over gRPC with cfg's method, message and balancing, and with pick_first, whose
+// one connection reaches one pod per probe, the pods are counted over consecutive clean probes.
 func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
@@ -21,7 +24,11 @@ func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string
 	if podHeader == "" {
 		podHeader = DefaultPodHeader
 	}
-	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote, Headers: cfg.Headers}
+	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote, Headers: cfg.Headers,
+		Protocol: cfg.Protocol, GRPCMethod: cfg.GRPCMethod, GRPCMessage: cfg.GRPCMessage, Balancing: cfg.Balancing}
+	// One connection per probe: the pods add up over the clean probes in a row.
+	accumulate := cfg.Protocol == ProtocolGRPC && cfg.Balancing != BalancingRoundRobin
+	pods := map[string]bool{}
 	deadline := time.Now().Add(time.Minute)
 	clean := 0
 	for {
@@ -33,7 +40,9 @@ func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string
 		if err != nil {
 			return fmt.Errorf("wait serving: %w", err)
 		}
-		pods := map[string]bool{}
+		if !accumulate {
+			clear(pods)
+		}
 		for _, q := range res.Requests {
 			if q.Pod != "" {
 				pods[q.Pod] = true
@@ -50,6 +59,9 @@ func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string
 			}
 		default:
 			clean = 0
+			if !ok {
+				clear(pods)
+			}
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the app did not answer from all %d replicas on %s within a minute (%d answered): %s", replicas, url, len(pods), res)

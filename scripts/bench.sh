@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make bench`: loadgen's benchmarks (CPU time and allocations per request against bare vegeta;
-# achieved-rate error at 1,000 req/s). Traffic goes to a loopback server the benchmark starts.
+# `make bench`: loadgen's benchmarks (CPU time and allocations per request against bare vegeta,
+# and of the gRPC attacker; achieved-rate error at 1,000 req/s, and over HTTP/1.1, h2c and gRPC
+# at the same rates). Traffic goes to a loopback server the benchmark starts.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 retry_timeout 3 300 "go mod download (the modules in go.mod)" -- go mod download

@@ -27,6 +27,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -107,6 +108,17 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	fs.DurationVar(&cfg.Timeout, "timeout", 0, "per-request timeout (default loadgen.DefaultTimeout)")
 	fs.StringVar(&cfg.Method, "method", "", "HTTP method (default GET)")
 	fs.BoolVar(&cfg.KeepAlive, "keepalive", false, "reuse connections between requests")
+	fs.StringVar((*string)(&cfg.Protocol), "protocol", "", "http1 (default), h2c (HTTP/2 cleartext), http2 (HTTP/2 over TLS, certificate not verified)\n"+
+		"or grpc (--target is then host:port or dns:///host:port)")
+	fs.StringVar(&cfg.GRPCMethod, "grpc-method", "", "gRPC: the full method to call (default /grpc.health.v1.Health/Check)")
+	fs.Func("grpc-message", "gRPC: the request message, protobuf wire format in base64 (default empty)", func(v string) error {
+		b, err := base64.StdEncoding.DecodeString(v)
+		cfg.GRPCMessage = b
+		return err
+	})
+	fs.StringVar((*string)(&cfg.Balancing), "balancing", "", "gRPC: pick_first (default) or round_robin")
+	fs.BoolVar(&cfg.WaitForReady, "wait-for-ready", false, "gRPC: RPCs wait for a ready connection instead of failing UNAVAILABLE")
+	fs.BoolVar(&cfg.Retry, "retry", false, "gRPC: a retry policy on UNAVAILABLE")
 	fs.StringVar(&cfg.PodHeader, "pod-header", "", "response header naming the responding pod (default X-Pod-Name)")
 	fs.StringVar(&cfg.Name, "name", "", "attack name (X-Vegeta-Attack header)")
 	fs.BoolVar(&cfg.Proxy, "proxy", false, "the target is a proxy in front of the app: its own 5xx answers get their own classes")
@@ -130,6 +142,7 @@ func parse(args []string) (cfg loadgen.Config, replicas, clockPort int, err erro
 	if replicas < 0 || replicas > 100 {
 		return cfg, 0, 0, fmt.Errorf("--serving-replicas %d: want 0 to 100", replicas)
 	}
+
 	if err := cfg.Validate(); err != nil {
 		return cfg, 0, 0, errors.New(oneLine(err))
 	}

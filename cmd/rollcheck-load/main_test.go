@@ -89,6 +89,8 @@ func TestRunBadFlags(t *testing.T) {
 		{"--target", target, "--rate", "10", "--duration", "1s", "--nope"},
 		{"--target", target, "--rate", "10", "--duration", "1s", "extra"},
 		{"--target", "ftp://x/", "--rate", "10", "--duration", "1s"},
+		{"--target", "app.ns:8080", "--protocol", "grpc", "--rate", "10", "--duration", "1s", "--grpc-message", "%%"},
+		{"--target", "app.ns:8080", "--protocol", "grpc", "--rate", "10", "--duration", "1s", "--balancing", "random"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(t.Context(), args, &stdout, &stderr)
@@ -128,6 +130,11 @@ func TestClockHandler(t *testing.T) {
 		if rec.Code == 200 {
 			t.Errorf("%s %s answered 200", r.Method, r.URL.Path)
 		}
+	}
+	if cfg, _, _, err := parse([]string{"--target=dns:///app.ns:8080", "--protocol=grpc", "--rate=1", "--duration=1s", "--balancing=round_robin",
+		"--wait-for-ready", "--retry", "--grpc-method=/pkg.Svc/Do", "--grpc-message=CAE="}); err != nil || cfg.Protocol != loadgen.ProtocolGRPC ||
+		cfg.Balancing != loadgen.BalancingRoundRobin || !cfg.WaitForReady || !cfg.Retry || cfg.GRPCMethod != "/pkg.Svc/Do" || string(cfg.GRPCMessage) != "\x08\x01" {
+		t.Errorf("gRPC flags: %+v, %v", cfg, err)
 	}
 	if _, _, _, err := parse([]string{"--target=http://10.0.0.1/", "--rate=1", "--duration=1s", "--clock-port=70000"}); err == nil {
 		t.Error("--clock-port 70000 accepted")

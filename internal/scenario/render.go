@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"text/template"
+	"time"
 
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 
@@ -31,7 +32,9 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 		"Name": AppName, "Scenario": name, "Image": image, "Shutdown": string(a.OnSIGTERM),
 		"DrainDelay": a.DrainDelay.String(), "RequestDuration": a.RequestDuration.String(), "StopSignal": a.StopSignal,
 		"Proxy": a.Proxy != nil, "ProxyNative": a.Proxy != nil && a.Proxy.Native, "ProxyPreStop": a.Proxy.preStopSeconds(),
-		"ProxyQuiet": a.Proxy != nil && a.Proxy.Quiet,
+		"ProxyQuiet": a.Proxy != nil && a.Proxy.Quiet, "Protocol": a.Protocol,
+		"GracefulTimeout": durationOrEmpty(a.GracefulTimeout), "MaxConnectionAge": durationOrEmpty(a.MaxConnectionAge),
+		"MaxConnectionAgeGrace": durationOrEmpty(a.MaxConnectionAgeGrace),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)
@@ -45,4 +48,12 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 		out[i] = o
 	}
 	return out, nil
+}
+
+// durationOrEmpty is d as the app's flags read it, or "" for zero (the template sets nothing).
+func durationOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }

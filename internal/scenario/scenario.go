@@ -40,6 +40,32 @@ type Sample struct {
 	// the port the load is sent to and forwards to the app on 8081 in the same pod, and it exits
 	// at SIGTERM (a proxy that does not drain).
 	Proxy *Proxy
+	// Protocol is what the app serves besides HTTP/1.1 (its --protocol): "" (HTTP/1.1 only),
+	// "h2c" (the standard library's HTTP/2 over cleartext, whose Shutdown sends GOAWAY and waits
+	// for the streams) or "h2c-handler" (golang.org/x/net/http2/h2c's handler, whose connections
+	// Shutdown neither tells nor waits for) or "grpc" (gRPC on the load's port: the health
+	// service and App/Sleep; drain is GracefulStop; the HTTP endpoints and the readiness probe
+	// on 8081).
+	Protocol string
+	// GracefulTimeout bounds the grpc mode's GracefulStop, after which Stop cuts the RPCs left
+	// (0: no bound, GracefulStop waits for every RPC).
+	GracefulTimeout time.Duration
+	// MaxConnectionAge and MaxConnectionAgeGrace are the grpc mode's server settings (0:
+	// infinite): the age after which it sends GOAWAY, and how long it then waits for the RPCs
+	// in flight before it closes the connection.
+	MaxConnectionAge, MaxConnectionAgeGrace time.Duration
+}
+
+// protocolString is the Protocol with the grpc mode's settings: "grpc,graceful=5s,age=30s+10s".
+func (a Sample) protocolString() string {
+	p := a.Protocol
+	if a.GracefulTimeout > 0 {
+		p += ",graceful=" + a.GracefulTimeout.String()
+	}
+	if a.MaxConnectionAge > 0 || a.MaxConnectionAgeGrace > 0 {
+		p += ",age=" + a.MaxConnectionAge.String() + "+" + a.MaxConnectionAgeGrace.String()
+	}
+	return p
 }
 
 // Proxy is the proxy sidecar of a Sample.
@@ -99,6 +125,23 @@ func (a Sample) check() error {
 	if a.StopSignal != "" && a.StopSignal != "QUIT" {
 		bad("stopSignal %q: want empty (SIGTERM) or QUIT", a.StopSignal)
 	}
+	if a.Protocol != "" && a.Protocol != "h2c" && a.Protocol != "h2c-handler" && a.Protocol != "grpc" {
+		bad("protocol %q: want empty (HTTP/1.1), h2c, h2c-handler or grpc", a.Protocol)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"gracefulTimeout", a.GracefulTimeout}, {"maxConnectionAge", a.MaxConnectionAge}, {"maxConnectionAgeGrace", a.MaxConnectionAgeGrace}} {
+		if d.v < 0 || d.v > 5*time.Minute {
+			bad("%s %s: want 0 to 5m", d.name, d.v)
+		}
+		if d.v != 0 && a.Protocol != "grpc" {
+			bad("%s %s only applies to protocol grpc", d.name, d.v)
+		}
+	}
+	if a.Protocol == "grpc" && a.Proxy != nil {
+		bad("protocol grpc: the sample app is no gRPC proxy")
+	}
 	if a.DrainDelay < 0 || a.DrainDelay > 5*time.Minute {
 		bad("drainDelay %s: want 0 to 5m", a.DrainDelay)
 	}
@@ -157,6 +200,9 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	}
 	if s.App.Entry != "" {
 		onSIGTERM += "@" + s.App.Entry // how the image starts it: "drain@shell"
+	}
+	if s.App.Protocol != "" {
+		onSIGTERM += "[" + s.App.protocolString() + "]" // whose shutdown it is: "drain[h2c-handler]"
 	}
 	container := ""
 	if s.App.Proxy != nil {

@@ -117,6 +117,65 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// The app's protocol goes to its PROTOCOL variable and into what the row says it ran.
+func TestPlanProtocol(t *testing.T) {
+	for _, proto := range []string{"h2c", "h2c-handler"} {
+		s := good()
+		s.App.Protocol = proto
+		p, dep, _ := planned(t, s)
+		var env string
+		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "PROTOCOL" {
+				env = e.Value
+			}
+		}
+		if env != proto || p.App.OnSIGTERM != "drain+2s["+proto+"]" {
+			t.Errorf("protocol %s: PROTOCOL=%q, OnSIGTERM %q", proto, env, p.App.OnSIGTERM)
+		}
+	}
+	_, dep, _ := planned(t, good())
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "PROTOCOL" {
+			t.Errorf("HTTP/1.1 row sets PROTOCOL=%q", e.Value)
+		}
+	}
+	bad := good()
+	bad.App.Protocol = "h3"
+	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), `protocol "h3": want empty (HTTP/1.1), h2c, h2c-handler or grpc`) {
+		t.Errorf("Plan with protocol h3: %v", err)
+	}
+	bad = good()
+	bad.App.GracefulTimeout, bad.App.MaxConnectionAge = 5*time.Second, -time.Second
+	_, err := bad.Plan("rollout", image)
+	for _, want := range []string{"gracefulTimeout 5s only applies to protocol grpc", "maxConnectionAge -1s: want 0 to 5m"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Plan with gRPC settings over HTTP: %v, want %q", err, want)
+		}
+	}
+}
+
+// The grpc mode: its settings become the app's variables, gRPC on the load's port, the
+// readiness probe on the admin port.
+func TestPlanGRPC(t *testing.T) {
+	s := good()
+	s.App.Protocol, s.App.GracefulTimeout, s.App.MaxConnectionAge, s.App.MaxConnectionAgeGrace = "grpc", 5*time.Second, 30*time.Second, 10*time.Second
+	p, dep, svc := planned(t, s)
+	c := dep.Spec.Template.Spec.Containers[0]
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	if env["PROTOCOL"] != "grpc" || env["GRACEFUL_TIMEOUT"] != "5s" || env["MAX_CONNECTION_AGE"] != "30s" || env["MAX_CONNECTION_AGE_GRACE"] != "10s" {
+		t.Errorf("env %v", env)
+	}
+	if len(c.Ports) != 2 || c.Ports[0].ContainerPort != SampleAppPort || c.Ports[0].Name != "grpc" || c.ReadinessProbe.HTTPGet.Port != intstr.FromString("admin") {
+		t.Errorf("ports %+v, probe %+v: want grpc on %d, the probe on admin", c.Ports, c.ReadinessProbe.HTTPGet, SampleAppPort)
+	}
+	if p.App.OnSIGTERM != "drain+2s[grpc,graceful=5s,age=30s+10s]" || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(SampleAppPort) {
+		t.Errorf("OnSIGTERM %q, load Service %+v", p.App.OnSIGTERM, svc.Spec.Ports)
+	}
+}
+
 // A bad row reports every problem at once, the sample app's and the model's, on one line.
 func TestPlanRejects(t *testing.T) {
 	bad := good()
