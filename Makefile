@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,6 +25,9 @@ e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik buil
 e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating (labels multinode, terminating-endpoints, smoke)
 	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
 	  ROLLCHECK_LABELS='multinode || terminating-endpoints || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
+
+e2e-grpc: ## HTTP/2 over cleartext and gRPC rows (labels http2, grpc): GOAWAY, pinned connections, a client that balances itself (artifacts in _artifacts/grpc)
+	@ROLLCHECK_LABELS='http2 || grpc' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/grpc bash scripts/e2e.sh
 
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
 	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \

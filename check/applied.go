@@ -52,6 +52,12 @@ func (c Applied) Shape() string {
 			fmt.Fprintf(&b, "×%d", c.LoadPods)
 		}
 	}
+	switch {
+	case c.GRPC != nil:
+		fmt.Fprintf(&b, " grpc=%s", c.GRPC)
+	case c.Protocol != "":
+		fmt.Fprintf(&b, " proto=%s", c.Protocol)
+	}
 	if c.LoadURL != "" {
 		fmt.Fprintf(&b, " via=%s", c.LoadURL)
 		if c.LoadHost != "" {

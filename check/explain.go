@@ -72,6 +72,13 @@ type PropagationSummary struct {
 	// its list of pods was stale (a name resolved once, a cached DNS answer), and no preStop
 	// covers that.
 	ProxyStale int `json:"proxyStale,omitempty"`
+	// Client is the window of a client that balances over the pods' addresses itself (gRPC
+	// round_robin over a headless Service): per deleted pod, deletion seen → the last RPC the
+	// client sent to the pod's address (loadgen.Request.Peer), answered or not: how long it
+	// kept the address after the pod began to go. ClientStale counts the deleted pods it still
+	// sent to after they were gone. N is 0 for other clients.
+	Client      Durations `json:"client,omitzero"`
+	ClientStale int       `json:"clientStale,omitempty"`
 	// DNS is, per deleted pod, deletion seen → the first answer of the cluster's DNS for
 	// Load.Resolve without the pod's address, as the load pods asked it; DNSTTL is the largest
 	// TTL those answers gave: how long a client that honours it may keep a gone address.

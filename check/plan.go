@@ -73,6 +73,9 @@ const (
 	// LoadServiceName is the Service rollcheck creates, next to the user's own, to send the
 	// load to the Deployment's pods.
 	LoadServiceName = "rollcheck-load"
+	// LoadHeadlessServiceName is the headless Service rollcheck adds, beside the load Service,
+	// for a gRPC load that balances round robin: the client resolves it to the pods' addresses.
+	LoadHeadlessServiceName = "rollcheck-load-headless"
 	// PartOfLabel marks every namespace rollcheck creates (value PartOfValue), so that a later
 	// run can sweep what a killed one left behind.
 	PartOfLabel = "app.kubernetes.io/part-of"
@@ -178,6 +181,53 @@ type Load struct {
 	// second: the row then says when the DNS stopped answering with each deleted pod's address,
 	// and the TTL it gave. Load from the cluster only. Empty: not asked.
 	Resolve string
+	// Protocol is what the load speaks (default loadgen.ProtocolHTTP1): loadgen.ProtocolH2C
+	// (HTTP/2 over cleartext), loadgen.ProtocolHTTP2 (over TLS) or loadgen.ProtocolGRPC (unary
+	// RPCs of GRPC.Method to the app's port; App.Path plays no part).
+	Protocol loadgen.Protocol
+	// GRPC is how the gRPC client calls and balances (Protocol grpc only).
+	GRPC GRPCLoad
+}
+
+// GRPCLoad is how the gRPC load calls the app and picks a pod for each RPC.
+type GRPCLoad struct {
+	// Method is the full method of every RPC, "/package.Service/Method" (default
+	// loadgen.DefaultGRPCMethod, the standard health check: any server that registers it is
+	// checked without its protos).
+	Method string `json:"method,omitempty"`
+	// Message is the request, in protobuf's wire format (in a check file, base64). Empty: an
+	// empty message, which the health check takes.
+	Message []byte `json:"message,omitempty"`
+	// Balancing is loadgen.BalancingPickFirst (default): one connection to rollcheck's load
+	// Service, whose ClusterIP kube-proxy pins to one pod for the connection's life; or
+	// loadgen.BalancingRoundRobin: the client resolves a headless Service of the app
+	// (LoadHeadlessServiceName) by DNS and picks a pod address per RPC, keeping the addresses
+	// until it resolves again. Round robin needs load from the cluster.
+	Balancing loadgen.Balancing `json:"balancing,omitempty"`
+	// WaitForReady makes an RPC wait for a ready connection (up to its timeout) instead of
+	// failing at once when none is.
+	WaitForReady bool `json:"waitForReady,omitempty"`
+	// Retry gives the client a retry policy (service config) for UNAVAILABLE.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// String is "pick_first", "round_robin+waitForReady+retry" or with a method,
+// "round_robin /pkg.Svc/M".
+func (g GRPCLoad) String() string {
+	s := string(g.Balancing)
+	if s == "" {
+		s = string(loadgen.BalancingPickFirst)
+	}
+	if g.WaitForReady {
+		s += "+waitForReady"
+	}
+	if g.Retry {
+		s += "+retry"
+	}
+	if g.Method != "" && g.Method != loadgen.DefaultGRPCMethod {
+		s += " " + g.Method
+	}
+	return s
 }
 
 // Through reports whether the load goes to an address in front of the app (URL) rather than to
@@ -307,6 +357,9 @@ type Applied struct {
 	// its Host header; empty: the load Service.
 	LoadURL  string `json:"loadURL,omitempty"`
 	LoadHost string `json:"loadHost,omitempty"`
+	// Protocol is Load.Protocol ("" for HTTP/1.1), GRPC its gRPC settings (grpc only).
+	Protocol loadgen.Protocol `json:"protocol,omitempty"`
+	GRPC     *GRPCLoad        `json:"grpc,omitempty"`
 	// UpstreamHeader is Load.UpstreamHeader: the header in which the proxy named the pod
 	// address it chose; empty: requests were matched to pods by the app's answers and in time.
 	UpstreamHeader string `json:"upstreamHeader,omitempty"`

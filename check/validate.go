@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,6 +154,29 @@ func (p Plan) Validate() (warnings []string, err error) {
 		case !dnsName.MatchString(strings.TrimSuffix(r, ".")):
 			bad("load resolve %q: want a DNS name such as app-headless", r)
 		}
+	}
+	switch pr := p.Load.Protocol; {
+	case pr != "" && !slices.Contains(loadgen.Protocols, pr):
+		bad("load protocol %q: want %s", pr, joinProtocols())
+	case pr == loadgen.ProtocolGRPC:
+		g := p.Load.GRPC
+		if g.Method != "" && (!strings.HasPrefix(g.Method, "/") || strings.Count(g.Method, "/") != 2 || strings.HasSuffix(g.Method, "/")) {
+			bad("load grpc method %q: want /package.Service/Method", g.Method)
+		}
+		switch g.Balancing {
+		case "", loadgen.BalancingPickFirst:
+		case loadgen.BalancingRoundRobin:
+			if p.Load.From != LoadFromCluster {
+				bad("load grpc balancing round_robin: the client resolves the app's headless Service by the cluster's DNS; send the load from the cluster")
+			}
+		default:
+			bad("load grpc balancing %q: want pick_first or round_robin", g.Balancing)
+		}
+		if p.Load.URL != "" {
+			bad("load url %q: a gRPC load goes to rollcheck's load Service (or its headless twin), not to an address in front", p.Load.URL)
+		}
+	case !p.Load.GRPC.zero():
+		bad("load grpc settings: only for protocol grpc, not %s", cmp.Or(pr, loadgen.ProtocolHTTP1))
 	}
 	if m := p.Load.Method; m != "GET" && m != "POST" {
 		bad("load method %q: want GET or POST", m)
@@ -659,6 +683,13 @@ func (p Plan) Applied() Applied {
 		Expect: p.Variant.Expect,
 	}
 	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
+	if pr := p.Load.Protocol; pr != "" && pr != loadgen.ProtocolHTTP1 {
+		a.Protocol = pr
+	}
+	if p.Load.Protocol == loadgen.ProtocolGRPC {
+		g := p.Load.GRPC
+		a.GRPC = &g
+	}
 	a.DrainTimeout = p.Disruption.DrainTimeout
 	if b := p.Variant.PDB; b != nil {
 		c := *b
@@ -710,10 +741,38 @@ func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 	}
 	dep.Namespace, dep.ResourceVersion = ns, ""
 	objs = append(objs, dep, loadService(ns, dep, p.App.Port, nodePort))
+	if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
+		objs = append(objs, headlessService(ns, dep, p.App.Port))
+	}
 	if b := p.Variant.PDB; b != nil {
 		objs = append(objs, budget(ns, dep, *b))
 	}
 	return objs, nil
+}
+
+// zero reports whether g sets nothing.
+func (g GRPCLoad) zero() bool {
+	return g.Method == "" && len(g.Message) == 0 && g.Balancing == "" && !g.WaitForReady && !g.Retry
+}
+
+// joinProtocols is "http1, h2c, http2 or grpc".
+func joinProtocols() string {
+	s := make([]string, len(loadgen.Protocols))
+	for i, p := range loadgen.Protocols {
+		s[i] = string(p)
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// headlessService is the headless twin of the load Service, for a gRPC client that resolves
+// the pods' addresses by DNS and balances over them itself (round robin). It publishes only
+// ready pods, as the cluster's DNS does by default.
+func headlessService(ns string, dep *appsv1.Deployment, port int32) *corev1.Service {
+	svc := loadService(ns, dep, port, 0)
+	svc.Name = LoadHeadlessServiceName
+	svc.Spec.ClusterIP = corev1.ClusterIPNone
+	svc.Spec.Ports[0].Name, svc.Spec.Ports[0].Port = "grpc", port
+	return svc
 }
 
 // loadService is rollcheck's own Service for the load: it selects the Deployment's pods on

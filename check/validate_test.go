@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rollcheck/rollcheck/loadgen"
 	"reflect"
 	"slices"
 	"strings"
@@ -189,6 +190,11 @@ func TestCheckAccepts(t *testing.T) {
 		{"patch", func(_ *testing.T, p *Plan) {
 			p.Variant.Patch = []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","args":["--shutdown=drain"]}]}}}}`)
 		}},
+		{"h2c", func(_ *testing.T, p *Plan) { p.Load.Protocol = loadgen.ProtocolH2C }},
+		{"grpc round robin from the cluster", func(_ *testing.T, p *Plan) {
+			p.Load.Protocol, p.Load.From = loadgen.ProtocolGRPC, LoadFromCluster
+			p.Load.GRPC = GRPCLoad{Method: "/pkg.Svc/Do", Message: []byte{8, 3}, Balancing: loadgen.BalancingRoundRobin, WaitForReady: true, Retry: true}
+		}},
 		{"scale-down with 2 replicas", func(_ *testing.T, p *Plan) {
 			p.Disruption.Kind, p.Variant.Replicas = ScaleDown, ptr.To[int32](2)
 		}},
@@ -239,6 +245,13 @@ func TestCheckRejects(t *testing.T) {
 		{"no port", func(_ *testing.T, p *Plan) { p.App.Port = 0 }, "port 0: want 1 to 65535"},
 		{"load url not http", func(_ *testing.T, p *Plan) { p.Load.URL = "ftp://front/" }, `load url "ftp://front/": want an http(s) URL`},
 		{"load host without url", func(_ *testing.T, p *Plan) { p.Load.Host = "shop.example" }, `load host "shop.example": a Host header needs a load url`},
+		{"unknown protocol", func(_ *testing.T, p *Plan) { p.Load.Protocol = "spdy" }, `load protocol "spdy": want http1, h2c, http2 or grpc`},
+		{"grpc settings over HTTP", func(_ *testing.T, p *Plan) { p.Load.GRPC.WaitForReady = true }, "load grpc settings: only for protocol grpc, not http1"},
+		{"grpc method", func(_ *testing.T, p *Plan) { p.Load.Protocol, p.Load.GRPC.Method = loadgen.ProtocolGRPC, "Check" }, `load grpc method "Check": want /package.Service/Method`},
+		{"grpc round robin from the host", func(_ *testing.T, p *Plan) {
+			p.Load.Protocol, p.Load.GRPC.Balancing = loadgen.ProtocolGRPC, loadgen.BalancingRoundRobin
+		}, "load grpc balancing round_robin: the client resolves the app's headless Service by the cluster's DNS; send the load from the cluster"},
+		{"grpc balancing", func(_ *testing.T, p *Plan) { p.Load.Protocol, p.Load.GRPC.Balancing = loadgen.ProtocolGRPC, "random" }, `load grpc balancing "random": want pick_first or round_robin`},
 		{"load host not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.Host = "http://front/", "a b" }, `load host "a b": want a host name`},
 		{"upstream header without url", func(_ *testing.T, p *Plan) { p.Load.UpstreamHeader = "X-Upstream" }, `load upstreamHeader "X-Upstream": only a proxy in front`},
 		{"upstream header not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.UpstreamHeader = "http://front/", "X Up" }, `load upstreamHeader "X Up": want an HTTP header name`},
@@ -914,5 +927,36 @@ func TestLoadPods(t *testing.T) {
 	}
 	if a := webPlan(t).Applied(); a.LoadPods != 0 {
 		t.Errorf("one pod (the default) is left out of the row: %d", a.LoadPods)
+	}
+}
+
+// A gRPC load that balances round robin gets a headless twin of the load Service, on the app's
+// port; pick_first does not; the row's shape names the client.
+func TestObjectsGRPCHeadless(t *testing.T) {
+	p := webPlan(t)
+	p.Load.Protocol, p.Load.From = loadgen.ProtocolGRPC, LoadFromCluster
+	p.Load.GRPC.Balancing = loadgen.BalancingRoundRobin
+	objs, err := p.Objects("ns", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var headless *corev1.Service
+	for _, o := range objs {
+		if s, ok := o.(*corev1.Service); ok && s.Name == LoadHeadlessServiceName {
+			headless = s
+		}
+	}
+	if headless == nil || headless.Spec.ClusterIP != corev1.ClusterIPNone || headless.Spec.Ports[0].Port != p.App.Port || headless.Spec.Selector["app.kubernetes.io/name"] == "" && len(headless.Spec.Selector) == 0 {
+		t.Fatalf("headless Service %+v", headless)
+	}
+	if got := p.Applied().Shape(); !strings.Contains(got, " grpc=round_robin") {
+		t.Errorf("shape %q names no client", got)
+	}
+	p.Load.GRPC.Balancing = loadgen.BalancingPickFirst
+	objs, _ = p.Objects("ns", 0)
+	for _, o := range objs {
+		if o.GetName() == LoadHeadlessServiceName {
+			t.Error("pick_first got a headless Service")
+		}
 	}
 }

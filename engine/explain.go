@@ -47,6 +47,11 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 		w, ex.Propagation.ProxyStale = proxyWindow(attr.Lives)
 		ex.Propagation.Proxy = check.Summarize(w)
 	}
+	if g := cfg.GRPC; g != nil && g.Balancing == loadgen.BalancingRoundRobin {
+		var w []time.Duration
+		w, ex.Propagation.ClientStale = proxyWindow(attr.Lives)
+		ex.Propagation.Client = check.Summarize(w)
+	}
 	if identity && !cfg.KeepAlive {
 		// With keep-alive a pod answers on connections pinned to it long after the Service
 		// stopped routing new ones there: its last answer measures the pinning, not routing.
@@ -191,7 +196,7 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 // the Service.
 func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
 	p := ex.Propagation
-	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 {
+	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 && p.Client.N == 0 {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
@@ -203,6 +208,11 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
 	// when no pod kept serving after its deletion.
 	switch {
+	case p.Client.N > 0:
+		// A client that balances itself sends to a pod until it resolves again: its window is
+		// the one a preStop must outlast.
+		r.Routed = p.Client.P99
+		r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address)", p.Client.P99.Round(time.Millisecond))
 	case p.Proxy.N > 0:
 		// Through a proxy with its own list of pods, its window is the one a preStop must
 		// outlast, not kube-proxy's.

@@ -30,3 +30,16 @@ func TestHost(t *testing.T) {
 		t.Errorf("host() = %q, want the cores and the architecture", h)
 	}
 }
+
+// A gRPC load goes to host:port, never to a URL; a dns:/// target stays as it is.
+func TestGRPCTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:30080/":              "127.0.0.1:30080",
+		"http://10.96.0.5:80/path?q=1":         "10.96.0.5:80",
+		"dns:///svc.ns.svc.cluster.local:8080": "dns:///svc.ns.svc.cluster.local:8080",
+	} {
+		if got := grpcTarget(in); got != want {
+			t.Errorf("grpcTarget(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

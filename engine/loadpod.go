@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -107,6 +108,16 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	}
 	if cfg.Resolve != "" {
 		args = append(args, "--resolve="+cfg.Resolve)
+	}
+	if cfg.Protocol != "" {
+		args = append(args, "--protocol="+string(cfg.Protocol))
+	}
+	if cfg.Protocol == loadgen.ProtocolGRPC {
+		args = append(args, "--grpc-method="+cfg.GRPCMethod, "--balancing="+string(cfg.Balancing),
+			"--wait-for-ready="+strconv.FormatBool(cfg.WaitForReady), "--retry="+strconv.FormatBool(cfg.Retry))
+		if len(cfg.GRPCMessage) > 0 {
+			args = append(args, "--grpc-message="+base64.StdEncoding.EncodeToString(cfg.GRPCMessage))
+		}
 	}
 	if h := cfg.Headers["Host"]; h != "" {
 		args = append(args, "--host="+h)

@@ -425,6 +425,15 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 			return nil, fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
 		}
 		cfg.Target = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+		switch {
+		case r.p.Load.Protocol == loadgen.ProtocolGRPC && r.p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin:
+			// The client resolves the headless Service itself and balances over the pods.
+			cfg.Target = fmt.Sprintf("dns:///%s.%s.svc.cluster.local:%d", check.LoadHeadlessServiceName, r.ns, r.p.App.Port)
+		case r.p.Load.Protocol == loadgen.ProtocolGRPC:
+			cfg.Target = net.JoinHostPort(svc.Spec.ClusterIP, "80")
+		case r.p.Load.Protocol == loadgen.ProtocolHTTP2:
+			cfg.Target = "https://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+		}
 		cfg.AllowRemote = true
 	}
 	cfg = cfg.WithDefaults()
@@ -433,6 +442,19 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	}
 	place := loadPlacement{node: r.t.LoadNode, avoid: r.dep.Spec.Selector.MatchLabels}
 	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, place, r.logf)
+}
+
+// grpcTarget is the gRPC target of a load URL: its host and port ("http://127.0.0.1:30080/x" is
+// "127.0.0.1:30080"); a target that is not a URL (dns:///…) is kept.
+func grpcTarget(u string) string {
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return u
+	}
+	rest := u[strings.Index(u, "//")+2:]
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
 }
 
 // servingReplicas is how many pods must answer before the load starts: every replica through
@@ -452,6 +474,15 @@ func (r *runner) servingReplicas() int {
 func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 	l := r.p.Load
 	cfg.PodHeader = r.p.App.PodHeader
+	cfg.Protocol = l.Protocol
+	switch l.Protocol {
+	case loadgen.ProtocolGRPC:
+		g := l.GRPC
+		cfg.GRPCMethod, cfg.GRPCMessage, cfg.Balancing, cfg.WaitForReady, cfg.Retry = g.Method, g.Message, g.Balancing, g.WaitForReady, g.Retry
+		cfg.Target = grpcTarget(cfg.Target)
+	case loadgen.ProtocolHTTP2:
+		cfg.Target = strings.Replace(cfg.Target, "http://", "https://", 1)
+	}
 	if l.Through() {
 		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote, cfg.Resolve = true, l.UpstreamHeader, true, l.Resolve
 		if l.Host != "" {
@@ -470,7 +501,8 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
 	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(), FrontSpec: frontSpec(row.Config),
 		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != "", Drain: p.Disruption.Kind == check.DrainNode,
-		SingleReplica: row.Config.Replicas == 1, ScaleToZero: p.Disruption.Kind == check.ScaleToZero}
+		SingleReplica: row.Config.Replicas == 1, ScaleToZero: p.Disruption.Kind == check.ScaleToZero,
+		Balanced: p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}

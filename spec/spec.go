@@ -91,9 +91,18 @@ type Build struct {
 
 // LoadSettings is the constant load.
 type LoadSettings struct {
-	Rate      int    `json:"rate,omitempty"`
-	Method    string `json:"method,omitempty"`
-	KeepAlive bool   `json:"keepAlive,omitempty"`
+	// Protocol is what the load speaks: http1 (default), h2c (HTTP/2 over cleartext), http2
+	// (HTTP/2 over TLS, the certificate not verified) or grpc (unary RPCs to the app's port).
+	Protocol string `json:"protocol,omitempty"`
+	// GRPC is how a grpc load calls and balances: method (default the standard health check,
+	// /grpc.health.v1.Health/Check), message (the request in protobuf's wire format, base64),
+	// balancing (pick_first, default: one connection through rollcheck's Service; round_robin:
+	// the client resolves a headless Service of the app and picks a pod per RPC; from: cluster),
+	// waitForReady and retry.
+	GRPC      *check.GRPCLoad `json:"grpc,omitempty"`
+	Rate      int             `json:"rate,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	KeepAlive bool            `json:"keepAlive,omitempty"`
 	// From is where the load is sent from: host (default) or cluster (a load pod).
 	From string `json:"from,omitempty"`
 	// Pods is how many load pods share the rate (from: cluster only; default 1).
@@ -489,7 +498,10 @@ func (c *Check) objects() ([]check.Object, error) {
 
 func (l LoadSettings) engine() (check.Load, error) {
 	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods,
-		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader, Resolve: l.Resolve}
+		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader, Resolve: l.Resolve, Protocol: loadgen.Protocol(l.Protocol)}
+	if l.GRPC != nil {
+		out.GRPC = *l.GRPC
+	}
 	if l.Timeout != nil {
 		if l.Timeout.Duration <= 0 {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)

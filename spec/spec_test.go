@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"bytes"
+	"github.com/rollcheck/rollcheck/loadgen"
 	"strings"
 	"testing"
 
@@ -170,7 +172,7 @@ variants:
 	if err == nil {
 		_, _, err = c.Plans()
 	}
-	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|in-flight-cut|`) {
+	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|goaway|in-flight-cut|`) {
 		t.Errorf("unknown phase: %v", err)
 	}
 }
@@ -199,5 +201,36 @@ variants: [{name: as-is, expect: {failures: 0}}]
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("load.from %s: %v, want %q", from, err, want)
 		}
+	}
+}
+
+// A gRPC load in a check file: the protocol, the method, a message in base64 (protobuf's wire
+// format) and the client's balancing reach the plan; a misspelt key is refused.
+func TestGRPCLoad(t *testing.T) {
+	doc := []byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+load: {from: cluster, protocol: grpc, grpc: {method: /rollcheck.app.v1.App/Sleep, message: CAM=, balancing: round_robin, waitForReady: true}}
+disruptions: [{kind: rollout-restart}]
+variants:
+- name: as-is
+  expect: {failures: 0}
+`)
+	c, err := Parse(doc, "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := plans[0].Load
+	if l.Protocol != loadgen.ProtocolGRPC || l.GRPC.Method != "/rollcheck.app.v1.App/Sleep" || !bytes.Equal(l.GRPC.Message, []byte{8, 3}) ||
+		l.GRPC.Balancing != loadgen.BalancingRoundRobin || !l.GRPC.WaitForReady || l.GRPC.Retry {
+		t.Errorf("load %+v", l)
+	}
+	if _, err := Parse(bytes.Replace(doc, []byte("waitForReady"), []byte("waitUntilReady"), 1), "testdata"); err == nil || !strings.Contains(err.Error(), "waitUntilReady") {
+		t.Errorf("a misspelt key: %v", err)
 	}
 }

@@ -581,10 +581,84 @@ func TerminatingRows() []Row {
 // the others (the first goes anywhere): all replicas on one node, whatever its name.
 const colocate = `{"spec":{"template":{"spec":{"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"app"}},"topologyKey":"kubernetes.io/hostname"}]}}}}}}`
 
+// LabelHTTP2 and LabelGRPC: rows whose load speaks HTTP/2 over cleartext, or gRPC. Not in the
+// default make e2e: make e2e-grpc runs them.
+const (
+	LabelHTTP2 = "http2"
+	LabelGRPC  = "grpc"
+)
+
+// sleepRPC is the sample app's App/Sleep request for d, in protobuf's wire format: a
+// google.protobuf.Duration whose field 1 (seconds) is d's whole seconds.
+func sleepRPC(d time.Duration) check.GRPCLoad {
+	return check.GRPCLoad{Method: "/rollcheck.app.v1.App/Sleep", Message: []byte{0x08, byte(d / time.Second)}}
+}
+
+// HTTP2Rows send HTTP/2 over cleartext (h2c) on kept-alive connections: one connection carries
+// every request of a client, and kube-proxy pins it to one pod for its whole life, so a rollout
+// restart (which reaches every pod) is the disruption.
+func HTTP2Rows() []Row {
+	d := check.RolloutRestart
+	h2 := func(name string, on scenario.Shutdown, pre *check.PreStop, protocol string) scenario.Scenario {
+		s := sample(name, on, pre, 30)
+		s.App.Protocol, s.Load.Protocol, s.Load.KeepAlive = protocol, loadgen.ProtocolH2C, true
+		return s
+	}
+	return []Row{
+		{Scenario: under(h2("h2c-shutdown", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), "h2c"), d, check.Zero(),
+			"h2c on kept-alive connections, served by http.Server with Protocols (unencrypted HTTP/2): through the 5 s preStop the pinned connection still reaches its pod, which serves; at SIGTERM Shutdown sends GOAWAY, lets the streams it took finish and closes the connection; the client opens a new one, which kube-proxy sends to a ready pod"),
+			Labels: []string{LabelHTTP2}},
+		{Scenario: under(h2("h2c-exit", scenario.ShutdownExit, nil, "h2c"), d, check.Failures().ByPhase(timeline.PhaseInFlightCut),
+			"negative control: no preStop, and the app exits at SIGTERM without Shutdown: no GOAWAY, the connection dies with every stream on it in flight, cut (in-flight-cut)"),
+			Labels: []string{LabelHTTP2, LabelNegativeControl}},
+		{Scenario: under(h2("h2c-handler", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), "h2c-handler"), d, check.Failures().ByPhase(timeline.PhaseInFlightCut),
+			"negative control: the textbook pod, but h2c served by golang.org/x/net/http2/h2c's handler, which hijacks each connection from http.Server: Shutdown neither sees those connections nor sends them GOAWAY, and returns at once; the app exits with the streams on the pinned connection in flight, cut (in-flight-cut), though the preStop and the drain are right"),
+			Labels: []string{LabelHTTP2, LabelNegativeControl}},
+	}
+}
+
+// GRPCRows send unary gRPC from a load pod: one connection to the load Service (pick_first:
+// kube-proxy picks a pod once per connection), or round_robin over the app's headless Service
+// (the client resolves the pods' addresses by DNS and picks one per RPC).
+func GRPCRows() []Row {
+	d := check.RolloutRestart
+	grpc := func(name string, on scenario.Shutdown, pre *check.PreStop, grace int64, g check.GRPCLoad) scenario.Scenario {
+		s := sample(name, on, pre, grace)
+		s.App.Protocol, s.App.GracefulTimeout = "grpc", 10*time.Second
+		s.Load.Protocol, s.Load.GRPC, s.Load.From = loadgen.ProtocolGRPC, g, check.LoadFromCluster
+		return s
+	}
+	rr := check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin}
+	graceful := grpc("grpc-graceful", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, check.GRPCLoad{})
+	stale := grpc("grpc-rr-prestop-5s", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, rr)
+	window := grpc("grpc-rr-prestop-35s", scenario.ShutdownDrain, scenario.NativeSleep(35*time.Second), 50, rr)
+	exits := grpc("grpc-exit", scenario.ShutdownExit, nil, 30, check.GRPCLoad{})
+	exits.App.GracefulTimeout = 0
+	aged := grpc("grpc-max-age", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, sleepRPC(3*time.Second))
+	aged.App.MaxConnectionAge, aged.App.MaxConnectionAgeGrace, aged.Load.Timeout, aged.Load.Rate = 10*time.Second, time.Second, 6*time.Second, 50
+	return []Row{
+		{Scenario: under(graceful, d, check.Zero(),
+			"one gRPC connection through the load Service's ClusterIP (pick_first): the textbook preStop, then GracefulStop (bounded by 10 s, then Stop) sends GOAWAY and finishes the RPCs it took; grpc-go reconnects to the Service at once and kube-proxy sends the new connection to a ready pod, and RPCs issued meanwhile wait for it"),
+			Labels: []string{LabelGRPC}},
+		{Scenario: under(exits, d, check.Failures().ByPhase(timeline.PhaseInFlightCut),
+			"negative control: one connection through the ClusterIP, no preStop, an app that exits at SIGTERM without GracefulStop: the RPCs in flight on the connection are cut (UNAVAILABLE: in-flight-cut)"),
+			Labels: []string{LabelGRPC, LabelNegativeControl}},
+		{Scenario: under(stale, d, check.Failures().ByPhase(timeline.PhaseStaleAddress),
+			"negative control: round_robin over the headless Service with the textbook 5 s preStop. The client knows the pods it resolved at its start and asks the DNS again at most every 30 s (grpc-go's resolver); the rollout's old pods stop serving within seconds while their replacements are in no answer the client has seen: once every address it holds is gone it has no ready connection and RPCs fail UNAVAILABLE (stale-address) until it resolves again. Predicted from grpc-go #4650; the measured client window sizes the next row"),
+			Labels: []string{LabelGRPC, LabelNegativeControl}},
+		{Scenario: under(window, d, check.Zero(),
+			"round_robin over the headless Service with a preStop sized to the client's window (grpc-go resolves at most every 30 s; 35 s leaves a margin) and a grace period of 50 s: every old pod keeps serving until the client has resolved again and holds the replacements' addresses, so no RPC finds only gone addresses"),
+			Labels: []string{LabelGRPC}},
+		{Scenario: under(aged, d, check.Failures().ByPhase(timeline.PhaseSteady),
+			"negative control: MaxConnectionAge 10 s with a MaxConnectionAgeGrace of 1 s, and RPCs that take 3 s (App/Sleep): every 10 s the server sends GOAWAY and, 1 s later, closes the connection under the RPCs still running, disruption or not: the failures come with no pod terminating (steady), and the grace, not the pod's shutdown, is the setting to fix"),
+			Labels: []string{LabelGRPC, LabelNegativeControl}},
+	}
+}
+
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), TerminatingRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), TerminatingRows(), HTTP2Rows(), GRPCRows())
 }
 
 // ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it

@@ -13,6 +13,12 @@ const (
 	// end of its grace period (exit code 137, or the app's log ended after "sigterm" without
 	// "exiting").
 	PhaseSIGKILL Phase = "sigkill"
+	// PhaseGoAway: an HTTP/2 or gRPC request the server refused with GOAWAY (the connection's
+	// last stream id was below it, or the connection closed after GOAWAY with the stream
+	// unfinished) and the client did not send again. A server that stops well sends GOAWAY and
+	// lets the streams it took finish (http.Server.Shutdown, gRPC's GracefulStop); a client
+	// resends a refused request only when it may (Go: GetBody set; gRPC: a retry policy).
+	PhaseGoAway Phase = "goaway"
 	// PhaseInFlightCut: the request was in flight when the process exited on its own.
 	PhaseInFlightCut Phase = "in-flight-cut"
 	// PhaseSidecarExit: a sidecar in front of the app (a proxy the load passes through) stopped
@@ -27,6 +33,12 @@ const (
 	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
 	// to send to (every address it knew was gone or marked down).
 	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
+	// PhaseStaleAddress: a client that balances over the pods itself (gRPC round_robin over a
+	// headless Service's DNS answer) sent to a pod's address it still held after that pod had
+	// stopped accepting, or, holding no ready address at all, failed while the Service had
+	// ready pods it did not know yet: it keeps the addresses it resolved until it resolves
+	// again (grpc-go: at least 30 s apart), whatever the EndpointSlices say.
+	PhaseStaleAddress Phase = "stale-address"
 	// PhaseNoEndpoint: the Service had no endpoint left that could take the request (none ready,
 	// none serving while terminating, or those left had closed their listener), so nothing could
 	// answer it: a drain had evicted every replica, or the only replica stopped serving before
@@ -49,7 +61,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

@@ -65,6 +65,10 @@ type Input struct {
 	// says the row scaled the app to zero replicas (check.ScaleToZero): every endpoint goes, by
 	// design, until the app is scaled back.
 	Drain, SingleReplica, ScaleToZero bool
+	// Balanced says the client balances over the pods' addresses itself (gRPC round_robin over
+	// a headless Service): each RPC names the address it went to (loadgen.Request.Peer), not
+	// through kube-proxy, and the client keeps addresses until it resolves again.
+	Balanced bool
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -539,7 +543,7 @@ func Attribute(in Input) Result {
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
 	// (pinned-connection) explain a failure. One that names a Service address goes through
 	// kube-proxy, and both still apply.
-	direct = direct && in.Proxy
+	direct = (direct && in.Proxy) || in.Balanced
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
 	for i := range in.Requests {
 		q := &in.Requests[i]
@@ -551,7 +555,7 @@ func Attribute(in Input) Result {
 			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
 				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
 		} else {
-			a = attributeOne(q, named[i], lives, outs, in.KeepAlive, in.Proxy, direct, lag)
+			a = attributeOne(q, named[i], lives, outs, in.KeepAlive, in.Proxy, in.Balanced, direct, lag)
 		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
@@ -567,7 +571,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage, keepAlive, proxy, direct bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage, keepAlive, proxy, balanced, direct bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. Nor was a proxy's own 504: its own
 	// timeout (a dial, or a response header, that never came); a pod that closes or resets a
@@ -586,6 +590,15 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 				return match{}, false
 			}
 			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
+		}},
+		{phase: timeline.PhaseGoAway, try: func(l *Life) (match, bool) {
+			if q.Class != loadgen.ClassGoAway || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
+				return match{}, false
+			}
+			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("refused by the GOAWAY of %s, terminating since %s, and not sent again by the client", l.Pod, clock(l.Deleting))}, true
 		}},
 		{phase: timeline.PhaseInFlightCut, try: func(l *Life) (match, bool) {
 			if !cut || l.Exit == ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) || pinned(l, t0, keepAlive) {
@@ -627,6 +640,25 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 				return match{}, false
 			}
 			return proxyPropagation(l, named, t0, lag)
+		}},
+		{phase: timeline.PhaseStaleAddress, try: func(l *Life) (match, bool) {
+			if !balanced || named == "" {
+				return match{}, false
+			}
+			from := l.notAccepting()
+			if from.IsZero() {
+				from = l.Gone
+			}
+			if from.IsZero() || t0.Before(from.Add(-Tolerance)) {
+				return match{}, false
+			}
+			return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent to %s's address %s %s after it stopped accepting (%s): the client still held the address", l.Pod, q.Peer, t0.Sub(from).Round(time.Millisecond), clock(from))}, true
+		}},
+		{phase: timeline.PhaseStaleAddress, whole: func() (string, bool) {
+			if !balanced || named != "" || q.Peer != "" {
+				return "", false
+			}
+			return heldNoReady(lives, t0)
 		}},
 		{phase: timeline.PhaseNoEndpoint, whole: func() (string, bool) {
 			if named != "" {
@@ -710,6 +742,34 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 		return Attribution{Seq: q.Seq, Phase: timeline.PhaseSteady, Why: "no pod was terminating or starting within 2 s"}
 	}
 	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
+}
+
+// heldNoReady explains an RPC of a balancing client that went to no address at all (it held no
+// ready one) while a pod deleted before it and a pod ready in the Service's EndpointSlices at
+// the time say the client's list was stale: the addresses it held were gone pods', the ready
+// pod one it had not resolved yet.
+func heldNoReady(lives []Life, t0 time.Time) (string, bool) {
+	var gone, ready []string
+	for i := range lives {
+		l := &lives[i]
+		if !l.Deleting.IsZero() && !l.Deleting.After(t0) {
+			gone = append(gone, l.Pod)
+		}
+		// Ready at t0: its endpoint turned ready before (a pod there from the start has no such
+		// moment) and it was not deleted yet.
+		readyAt := !l.EndpointReady.IsZero() && !l.EndpointReady.After(t0)
+		if l.EndpointReady.IsZero() && l.Created.IsZero() {
+			readyAt = true
+		}
+		if readyAt && (l.Deleting.IsZero() || l.Deleting.After(t0)) {
+			ready = append(ready, l.Pod)
+		}
+	}
+	if len(gone) == 0 || len(ready) == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("the client had no ready address to send to while the Service had ready pods (%s): the addresses it held were of deleted pods (%s), and it had not resolved again",
+		strings.Join(ready, ", "), strings.Join(gone, ", ")), true
 }
 
 // Outage is a window in which the Service had no endpoint that could take a new connection,

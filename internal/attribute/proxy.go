@@ -38,6 +38,10 @@ func lastSent(reqs []loadgen.Request, lives []Life) (named []string, direct bool
 				}
 			}
 		}
+		// A client that balances itself names the pod address each RPC went to.
+		if pod == "" && q.Peer != "" {
+			pod = podAt(lives, byIP[upstreamIP(q.Peer)], q.Timestamp)
+		}
 		named[i] = pod
 		if j, ok := byPod[pod]; ok && pod != "" && q.Timestamp.After(lives[j].LastSent) {
 			lives[j].LastSent = q.Timestamp

@@ -155,7 +155,7 @@ var All = []Knob{
 		return errors.New("want both, host or cluster")
 	}},
 	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
-	{EnvLabels, "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar`, `proxy`, `drain-node` (the default leaves out the slow rows, the one that needs a runtime taking `lifecycle.stopSignal`, the rows through a real proxy, which `make e2e-proxy` runs, and the drain rows that need worker nodes and the rows of one replica, which `make e2e-multinode` runs: `multinode`, `terminating-endpoints`)", false, labelFilter},
+	{EnvLabels, "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints && !http2 && !grpc", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar`, `proxy`, `drain-node` (the default leaves out the slow rows, the one that needs a runtime taking `lifecycle.stopSignal`, the rows through a real proxy, which `make e2e-proxy` runs, and the drain rows that need worker nodes and the rows of one replica, which `make e2e-multinode` runs: `multinode`, `terminating-endpoints`; and the HTTP/2 and gRPC rows, which `make e2e-grpc` runs: `http2`, `grpc`)", false, labelFilter},
 	{EnvSuites, "suites examples/check examples/gotest", "", "the suite directories make e2e runs", false, func(v string) error {
 		for _, w := range strings.Fields(v) {
 			if st, err := os.Stat(w); err != nil || !st.IsDir() {

@@ -86,7 +86,11 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 			parts = append(parts, fmt.Sprintf("most failures (%d) were cut by SIGKILL: set terminationGracePeriodSeconds ≥ %d (preStop %s + requests up to %s + 2 s)", n, r.GraceSeconds, r.PreStop, ex.RequestP99.Round(time.Millisecond)))
 		}
 	case timeline.PhaseInFlightCut:
-		parts = append(parts, fmt.Sprintf("most failures (%d) were in flight when the app exited: drain on SIGTERM (finish in-flight requests, e.g. http.Server.Shutdown) instead of exiting", n))
+		drain := "e.g. http.Server.Shutdown"
+		if cfg.GRPC != nil {
+			drain = "gRPC: GracefulStop with a deadline, then Stop"
+		}
+		parts = append(parts, fmt.Sprintf("most failures (%d) were in flight when the app exited: drain on SIGTERM (finish in-flight requests, %s) instead of exiting", n, drain))
 	case timeline.PhaseSidecarExit:
 		parts = append(parts, sidecarAdvice(n, r, cfg))
 	case timeline.PhaseProxyPropagation:
@@ -95,11 +99,21 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
 	case timeline.PhaseNoEndpoint:
 		parts = append(parts, noEndpointAdvice(n, cfg))
+	case timeline.PhaseGoAway:
+		parts = append(parts, fmt.Sprintf("most failures (%d) were refused by the server's GOAWAY and not sent again: the server must let the streams it took finish after GOAWAY (Go: http.Server.Shutdown, which x/net's h2c handler does not reach; gRPC: GracefulStop with a deadline, then Stop), "+
+			"and a client resends a refused request only when it may (Go: Request.GetBody; gRPC: a retry policy)", n))
+	case timeline.PhaseStaleAddress:
+		parts = append(parts, fmt.Sprintf("most failures (%d) went to pod addresses the client still held after the pods stopped accepting, or found no ready address it knew (stale-address): a client that balances by DNS keeps its addresses until it resolves again (grpc-go: at least 30 s apart). "+
+			"Keep deleted pods serving that long: preStop sleep ≥ %s (%s) with terminationGracePeriodSeconds ≥ %d, or let RPCs wait for a ready connection (WaitForReady) with a retry policy", n, r.PreStop, r.RoutedFrom, r.GraceSeconds))
 	case timeline.PhasePinnedConnection:
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:
 		parts = append(parts, fmt.Sprintf("most failures (%d) hit a new pod before it could serve: its readiness probe says ready too early", n))
 	case timeline.PhaseSteady:
+		if cfg.GRPC != nil || cfg.Protocol.HTTP2() {
+			parts = append(parts, fmt.Sprintf("most failures (%d) came with no pod terminating or starting: a server that closes its connections by itself cuts the streams in flight when it does (gRPC: MaxConnectionAge with a MaxConnectionAgeGrace shorter than the longest RPC; set the grace above it), or the app or the harness is broken", n))
+			break
+		}
 		parts = append(parts, fmt.Sprintf("most failures (%d) came with no pod terminating or starting: the app or the harness is broken", n))
 	default:
 		parts = append(parts, fmt.Sprintf("most failures (%d) match no rule (unknown)", n))

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestPlan(t *testing.T) {
 	s.Disruption.Count, s.Load.Rate, s.Settle, s.Load.Method = 2, 50, 5*time.Second, "POST"
 	s.Variant.Replicas = ptr.To[int32](4)
 	p, dep, svc := planned(t, s)
-	if p.Suite != "rollout" || p.Variant.Name != "good" || p.Disruption != s.Disruption || p.Load != s.Load || p.Settle != s.Settle ||
+	if p.Suite != "rollout" || p.Variant.Name != "good" || p.Disruption != s.Disruption || !reflect.DeepEqual(p.Load, s.Load) || p.Settle != s.Settle ||
 		p.App.Deployment != AppName || p.App.Port != SampleAppPort || !slices.Equal(p.App.Images, []string{image}) {
 		t.Errorf("Plan = %+v", p)
 	}
