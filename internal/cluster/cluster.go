@@ -129,6 +129,9 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.applyDNSChoice(ctx); err != nil {
 		return c, err
 	}
+	if err := c.fenceEgress(ctx); err != nil {
+		return c, err
+	}
 	o.Logf("cluster %q ready after %s", o.Name, time.Since(start).Round(100*time.Millisecond))
 	return c, nil
 }

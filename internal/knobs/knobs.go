@@ -144,7 +144,7 @@ var All = []Knob{
 		return nil
 	}},
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
-	{EnvIsolateDNS, "auto", "", "remove CoreDNS's forwarding of outside names in a cluster rollcheck creates: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
+	{EnvIsolateDNS, "auto", "", "in a cluster rollcheck creates, remove CoreDNS's forwarding of outside names and drop what pods send outside the cluster untranslated: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
 	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required with `--kubeconfig`", true, check.ValidLoadImage},
 	{EnvRepeat, "1", "", fmt.Sprintf("runs of every row of the matrix (1 to %d)", check.MaxRepeat), false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLoadFrom, string(LoadBoth), "", "where the matrix's load comes from: `both`, `host` or `cluster`", false, func(v string) error {

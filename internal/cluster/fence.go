@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A cluster that must send nothing outside the machine (the offline image's, as for CoreDNS's
+// forwarding: dnsIsolation) needs more than a DNS without forwarding. A node routes whatever
+// its pods send that kube-proxy did not translate (a ClusterIP with no rule at that moment, an
+// outside address) to its default gateway, Docker's bridge on the host, which masquerades it
+// out of the machine. Measured before this fence: a load pod sending to its Service while the
+// Service's last endpoints went away got, 1 s after its first SYN, an HTTP 404 from outside the
+// machine. fenceEgress drops, on every node, what a pod sends outside the pod network unless
+// kube-proxy translated it (conntrack state DNAT): a Service's traffic to pods, the API server
+// or a NodePort still flows; anything else is dropped, as a cloud network drops a ClusterIP no
+// one answers.
+
+// fenceComment marks the rule, so that a reused node is not given it twice.
+const fenceComment = "rollcheck: nothing a pod sends leaves the cluster unless kube-proxy translated it"
+
+// podSubnetRE finds the pod subnet in kubeadm's ClusterConfiguration.
+var podSubnetRE = regexp.MustCompile(`(?m)^\s*podSubnet:\s*"?([0-9a-fA-F.:/]+)"?\s*$`)
+
+// podSubnet reads the cluster's pod subnet from kubeadm's ClusterConfiguration (kube-system
+// ConfigMap kubeadm-config): kind sets it from its config's networking.podSubnet.
+func podSubnet(clusterConfiguration string) (netip.Prefix, error) {
+	m := podSubnetRE.FindStringSubmatch(clusterConfiguration)
+	if m == nil {
+		return netip.Prefix{}, fmt.Errorf("kubeadm's ClusterConfiguration names no podSubnet")
+	}
+	p, err := netip.ParsePrefix(m[1])
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("kubeadm's podSubnet %q: %w", m[1], err)
+	}
+	return p, nil
+}
+
+// fenceArgs is the iptables rule (without -C/-I) that fenceEgress puts first in FORWARD.
+func fenceArgs(subnet netip.Prefix) []string {
+	s := subnet.String()
+	return []string{"FORWARD", "-s", s, "!", "-d", s, "-m", "conntrack", "!", "--ctstate", "DNAT",
+		"-m", "comment", "--comment", fenceComment, "-j", "DROP"}
+}
+
+// fenceEgress puts the fence on every node of a cluster this run created and isolates (the
+// same choice as CoreDNS's forwarding), once per node.
+func (c *Cluster) fenceEgress(ctx context.Context) error {
+	if isolate, _, err := dnsIsolation(c.IsolateDNS, c.ImageSource, c.Created); err != nil || !isolate {
+		return err
+	}
+	var cm corev1.ConfigMap
+	if err := c.Client.Resources("kube-system").Get(ctx, "kubeadm-config", "kube-system", &cm); err != nil {
+		return fmt.Errorf("fence the pods' egress: read kubeadm-config: %w", err)
+	}
+	subnet, err := podSubnet(cm.Data["ClusterConfiguration"])
+	if err != nil {
+		return fmt.Errorf("fence the pods' egress: %w", err)
+	}
+	nodes, err := c.kind.ListNodes(c.Name)
+	if err != nil {
+		return fmt.Errorf("fence the pods' egress: list nodes: %w", err)
+	}
+	rule := fenceArgs(subnet)
+	for _, n := range nodes {
+		if n.CommandContext(ctx, "iptables", append([]string{"-w", "-C"}, rule...)...).Run() == nil {
+			continue // there already
+		}
+		var out bytes.Buffer
+		cmd := n.CommandContext(ctx, "iptables", append([]string{"-w", "-I"}, rule...)...)
+		if err := cmd.SetStdout(&out).SetStderr(&out).Run(); err != nil {
+			return fmt.Errorf("fence the pods' egress on node %s: %w: %s", n.String(), err, strings.TrimSpace(out.String()))
+		}
+	}
+	c.Logf("pods' egress fenced on %d node(s): what a pod sends outside %s without kube-proxy's translation is dropped (nothing leaves the machine)", len(nodes), subnet)
+	return nil
+}
