@@ -73,7 +73,7 @@ func TestProtocolsSpeakWhatTheyName(t *testing.T) {
 				_, url = h2cServer(t, &ph)
 			}
 			res := runAttack(t, Config{Target: url, Protocol: tc.proto, Rate: 100, Duration: 300 * time.Millisecond, KeepAlive: tc.keepAlive})
-			if res.Totals.Failed != 0 || res.Totals.Requests < 25 {
+			if res.Totals.Failed != 0 || res.Totals.Requests < 10 { // the protocol is the point here, not the rate (seen: 21 of 30 under -race on a busy machine)
 				t.Fatalf("want only successes: %s", res)
 			}
 			if res.Requests[0].Pod != "h2-0" {
