@@ -181,7 +181,13 @@ func TestClassifyHTTP2Errors(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		resetConn(c)
 	})
-	eofURL := rawH2Server(t, func(c net.Conn) { c.Close() })
+	// A clean close (FIN): whatever the client still sent (its SETTINGS ACK) is read first, since
+	// a close with unread bytes is a RST (seen under -race: "connection reset by peer").
+	eofURL := rawH2Server(t, func(c net.Conn) {
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, _ = io.Copy(io.Discard, c)
+		c.Close()
+	})
 
 	for _, tc := range []struct {
 		name   string
