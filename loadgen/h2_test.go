@@ -173,10 +173,10 @@ func TestClassifyHTTP2Errors(t *testing.T) {
 	_, rstURL := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the HTTP/2 server resets the stream: INTERNAL_ERROR
 	}))
-	// The reset comes once the client waits for its answer: a RST that arrives while the
-	// client's writer is still busy (its SETTINGS ACK) is reported to the write, which takes
-	// the socket's error, and the read loop then sees a plain EOF ("unexpected EOF"): seen
-	// here without the pause. Both classes are a connection that ended under the stream.
+	// The reset comes once the client waits for its answer: without the pause the client was
+	// seen to report a plain EOF ("unexpected EOF"), most likely because its writer, still busy
+	// (its SETTINGS ACK), took the socket's error first. Both classes are a connection that
+	// ended under the stream.
 	resetURL := rawH2Server(t, func(c net.Conn) {
 		time.Sleep(50 * time.Millisecond)
 		resetConn(c)
