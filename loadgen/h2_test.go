@@ -73,7 +73,7 @@ func TestProtocolsSpeakWhatTheyName(t *testing.T) {
 				_, url = h2cServer(t, &ph)
 			}
 			res := runAttack(t, Config{Target: url, Protocol: tc.proto, Rate: 100, Duration: 300 * time.Millisecond, KeepAlive: tc.keepAlive})
-			if res.Totals.Failed != 0 || res.Totals.Requests < 25 {
+			if res.Totals.Failed != 0 || res.Totals.Requests < 10 { // the protocol is the point here, not the rate (seen: 21 of 30 under -race on a busy machine)
 				t.Fatalf("want only successes: %s", res)
 			}
 			if res.Requests[0].Pod != "h2-0" {
@@ -173,15 +173,21 @@ func TestClassifyHTTP2Errors(t *testing.T) {
 	_, rstURL := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // the HTTP/2 server resets the stream: INTERNAL_ERROR
 	}))
-	// The reset comes once the client waits for its answer: a RST that arrives while the
-	// client's writer is still busy (its SETTINGS ACK) is reported to the write, which takes
-	// the socket's error, and the read loop then sees a plain EOF ("unexpected EOF"): seen
-	// here without the pause. Both classes are a connection that ended under the stream.
+	// The reset comes once the client waits for its answer: without the pause the client was
+	// seen to report a plain EOF ("unexpected EOF"), most likely because its writer, still busy
+	// (its SETTINGS ACK), took the socket's error first. Both classes are a connection that
+	// ended under the stream.
 	resetURL := rawH2Server(t, func(c net.Conn) {
 		time.Sleep(50 * time.Millisecond)
 		resetConn(c)
 	})
-	eofURL := rawH2Server(t, func(c net.Conn) { c.Close() })
+	// A clean close (FIN): whatever the client still sent (its SETTINGS ACK) is read first, since
+	// a close with unread bytes is a RST (seen under -race: "connection reset by peer").
+	eofURL := rawH2Server(t, func(c net.Conn) {
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, _ = io.Copy(io.Discard, c)
+		c.Close()
+	})
 
 	for _, tc := range []struct {
 		name   string
