@@ -17,10 +17,12 @@ import (
 // outside address) to its default gateway, Docker's bridge on the host, which masquerades it
 // out of the machine. Measured before this fence: a load pod sending to its Service while the
 // Service's last endpoints went away got, 1 s after its first SYN, an HTTP 404 from outside the
-// machine. fenceEgress drops, on every node, what a pod sends outside the pod network unless
-// kube-proxy translated it (conntrack state DNAT): a Service's traffic to pods, the API server
-// or a NodePort still flows; anything else is dropped, as a cloud network drops a ClusterIP no
-// one answers.
+// machine. fenceEgress drops, on every node, a connection a pod opens to outside the pod network
+// unless kube-proxy translated it (conntrack state DNAT): a Service's traffic to pods or the API
+// server still flows, and so do the pods' answers to connections opened from outside (a
+// NodePort's, or another node's pod behind the CNI's masquerade: its source is that node's
+// address); any other new connection is dropped, as a cloud network drops a ClusterIP no one
+// answers.
 
 // fenceComment marks the rule, so that a reused node is not given it twice.
 const fenceComment = "rollcheck: nothing a pod sends leaves the cluster unless kube-proxy translated it"
@@ -45,7 +47,7 @@ func podSubnet(clusterConfiguration string) (netip.Prefix, error) {
 // fenceArgs is the iptables rule (without -C/-I) that fenceEgress puts first in FORWARD.
 func fenceArgs(subnet netip.Prefix) []string {
 	s := subnet.String()
-	return []string{"FORWARD", "-s", s, "!", "-d", s, "-m", "conntrack", "!", "--ctstate", "DNAT",
+	return []string{"FORWARD", "-s", s, "!", "-d", s, "-m", "conntrack", "--ctstate", "NEW", "-m", "conntrack", "!", "--ctstate", "DNAT",
 		"-m", "comment", "--comment", fenceComment, "-j", "DROP"}
 }
 

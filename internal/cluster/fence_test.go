@@ -11,7 +11,7 @@ func TestPodSubnet(t *testing.T) {
 	if err != nil || p.String() != "10.244.0.0/16" {
 		t.Fatalf("podSubnet = %v, %v", p, err)
 	}
-	if got := strings.Join(fenceArgs(p), " "); got != `FORWARD -s 10.244.0.0/16 ! -d 10.244.0.0/16 -m conntrack ! --ctstate DNAT -m comment --comment `+fenceComment+` -j DROP` {
+	if got := strings.Join(fenceArgs(p), " "); got != `FORWARD -s 10.244.0.0/16 ! -d 10.244.0.0/16 -m conntrack --ctstate NEW -m conntrack ! --ctstate DNAT -m comment --comment `+fenceComment+` -j DROP` {
 		t.Errorf("rule %q", got)
 	}
 	if _, err := podSubnet("networking:\n  serviceSubnet: 10.96.0.0/16\n"); err == nil {
