@@ -479,6 +479,7 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 	case loadgen.ProtocolGRPC:
 		g := l.GRPC
 		cfg.GRPCMethod, cfg.GRPCMessage, cfg.Balancing, cfg.WaitForReady, cfg.Retry = g.Method, g.Message, g.Balancing, g.WaitForReady, g.Retry
+		cfg.Method = "" // HTTP's: an RPC calls GRPCMethod
 		cfg.Target = grpcTarget(cfg.Target)
 	case loadgen.ProtocolHTTP2:
 		cfg.Target = strings.Replace(cfg.Target, "http://", "https://", 1)

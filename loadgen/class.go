@@ -24,7 +24,8 @@ const (
 	// ClassRefused is a connection refused (ECONNREFUSED): nothing listened.
 	ClassRefused Class = "refused"
 	// ClassReset is a connection reset by the peer (ECONNRESET), a broken
-	// pipe (EPIPE) or an aborted connection.
+	// pipe (EPIPE) or an aborted connection (over HTTP/2: the client's connection
+	// closed or lost under the stream).
 	ClassReset Class = "reset"
 	// ClassEOF is a connection closed by the server before a complete
 	// answer: EOF, unexpected EOF, or a reused keep-alive connection that the
@@ -154,7 +155,11 @@ func classifyText(msg string) Class {
 		return ClassRefused
 	case strings.Contains(msg, "connection reset"),
 		strings.Contains(msg, "broken pipe"),
-		strings.Contains(msg, "connection aborted"):
+		strings.Contains(msg, "connection aborted"),
+		// HTTP/2: Go's transport closed the connection the stream rode (its read loop failed,
+		// the peer vanished) and failed the streams still on it.
+		strings.Contains(msg, "http2: client connection force closed"),
+		strings.Contains(msg, "http2: client connection lost"):
 		return ClassReset
 	case strings.Contains(msg, "EOF"),
 		strings.Contains(msg, "server closed idle connection"):

@@ -110,11 +110,13 @@ func TestClassifyRealErrors(t *testing.T) {
 func TestClassifyText(t *testing.T) {
 	cases := map[string]Class{
 		"": ClassOK,
-		`Get "http://127.0.0.1:30080/": dial tcp 127.0.0.1:30080: connect: connection refused`:                     ClassRefused,
-		`Get "http://127.0.0.1:30080/": read tcp 127.0.0.1:40000->127.0.0.1:30080: read: connection reset by peer`: ClassReset,
-		`Post "http://127.0.0.1:30080/": write tcp 127.0.0.1:40000->127.0.0.1:30080: write: broken pipe`:           ClassReset,
-		`Post "http://127.0.0.1:30080/": EOF`: ClassEOF,
-		`unexpected EOF`:                      ClassEOF,
+		`Get "http://127.0.0.1:30080/": dial tcp 127.0.0.1:30080: connect: connection refused`:                                  ClassRefused,
+		`Get "http://127.0.0.1:30080/": read tcp 127.0.0.1:40000->127.0.0.1:30080: read: connection reset by peer`:              ClassReset,
+		`Post "http://127.0.0.1:30080/": write tcp 127.0.0.1:40000->127.0.0.1:30080: write: broken pipe`:                        ClassReset,
+		`Get "http://10.96.150.76:80/": http2: client connection force closed via ClientConn.Close`:                             ClassReset,
+		`Get "http://10.96.150.76:80/": http2: client connection lost`:                                                          ClassReset,
+		`Post "http://127.0.0.1:30080/": EOF`:                                                                                   ClassEOF,
+		`unexpected EOF`:                                                                                                        ClassEOF,
 		`Post "http://127.0.0.1:30080/": http: server closed idle connection`:                                                   ClassEOF,
 		`Get "http://127.0.0.1:30080/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`:             ClassTimeout,
 		`Get "http://127.0.0.1:30080/": net/http: request canceled (Client.Timeout exceeded while awaiting headers)`:            ClassTimeout,
