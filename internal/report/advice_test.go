@@ -173,3 +173,20 @@ func TestAdviseNoEndpointSingleReplica(t *testing.T) {
 		t.Errorf("advice %q names a budget for a deletion", advice)
 	}
 }
+
+// The node the traffic entered had no local endpoint (externalTrafficPolicy Local): the advice is
+// the load balancer's health check of healthCheckNodePort, or Cluster; never a budget or a
+// preStop alone.
+func TestAdviseNoLocalEndpoint(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoLocalEndpoint: 300, timeline.PhasePropagation: 1}, nil)
+	cfg.Disruption, cfg.Replicas, cfg.ExternalTrafficPolicy = check.DrainNode, 4, "Local"
+	_, advice := Advise(r, ex, cfg, nil)
+	for _, want := range []string{"most failures (300) came while the node the traffic entered had no local endpoint (no-local-endpoint)", "healthCheckNodePort", "externalTrafficPolicy Cluster"} {
+		if !strings.Contains(advice, want) {
+			t.Errorf("advice %q lacks %q", advice, want)
+		}
+	}
+	if strings.Contains(advice, "PodDisruptionBudget") {
+		t.Errorf("advice %q names a budget", advice)
+	}
+}
