@@ -38,7 +38,8 @@ const (
 	KubeletRestart DisruptionKind = "kubelet-restart"
 	// DrainNode drains the app off one node as kubectl drain does, through the eviction API
 	// (policy/v1), so that PodDisruptionBudgets decide how many pods may go at once: it cordons
-	// the node that runs the most ready pods of the app, evicts every pod of the app on it
+	// the node that runs the most ready pods of the app (or the one Disruption.Node names),
+	// evicts every pod of the app on it
 	// (retrying an eviction a budget refuses with 429 every DrainRetry), waits until they are
 	// gone, uncordons the node and waits until the Deployment settled. Only the app's pods are
 	// evicted: other pods on the node stay. A drain that does not finish within

@@ -37,7 +37,7 @@ const CordonedBy = "rollcheck.io/cordoned-by"
 const uncordonWait = 30 * time.Second
 
 // drain runs one drain-node disruption: it cordons the node that runs the most ready pods of
-// the Deployment (ties: the first by name), evicts every pod of the Deployment on it through the
+// the Deployment (ties: the first by name; t.Node, when set), evicts every pod of the Deployment on it through the
 // eviction API (policy/v1), asking again DrainRetry after each 429 (a PodDisruptionBudget that
 // allows no disruption now), waits until the evicted pods are gone, uncordons the node and waits
 // until the Deployment settled. A drain that has not finished within t.DrainTimeout is blocked:
