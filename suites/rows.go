@@ -562,11 +562,25 @@ func ETPRows() []Row {
 	return []Row{
 		{Scenario: under(entry("etp-local-drain", corev1.ServiceExternalTrafficPolicyLocal), d, check.Failures(GoneThroughDockerProxy...).ByPhase(timeline.PhaseNoLocalEndpoint),
 			"negative control: externalTrafficPolicy Local, and the node the load enters is drained. While its pods run their 5 s preStop they are terminating but still serving, and kube-proxy on that node, which may send external traffic only to its own endpoints, falls back to its serving terminating ones, so requests are answered; once they drain and stop serving the node has no local endpoint and kube-proxy drops every new connection to the NodePort (timeouts through docker-proxy, a few EOF or reset as the listeners close), though the replicas on the other worker are ready, until the end of the row: the replacements go to the other worker while the node is cordoned, and nothing moves back after the uncordon (no-local-endpoint). A cloud load balancer would stop sending to the node only through its health check of the Service's healthCheckNodePort; kind has none, so the traffic keeps arriving"),
-			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial},
+			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial, Also: drainedEntry},
 		{Scenario: under(entry("etp-cluster-drain", corev1.ServiceExternalTrafficPolicyCluster), d, check.Zero(),
 			"the same drain of the node the load enters with externalTrafficPolicy Cluster: kube-proxy on that node forwards to any ready pod, those on the other worker too, so the drained pods' 5 s preStop outlasts endpoint propagation, they drain, and no request fails"),
-			Labels: []string{LabelMultinode}, Serial: drainSerial},
+			Labels: []string{LabelMultinode}, Serial: drainSerial, Also: drainedEntry},
 	}
+}
+
+// drainedEntry checks that a row's drains took the app's pods off the node its load entered at:
+// otherwise its zero (or its failures) would say nothing of that node.
+func drainedEntry(r *check.Row) error {
+	if r.Nodes == nil || r.Nodes.Entry == "" || r.Nodes.EntryPods == 0 {
+		return fmt.Errorf("the load entered at no node that ran the app's pods: nodes %s", r.Nodes)
+	}
+	for _, d := range r.Disruptions {
+		if d.Drain == nil || d.Drain.Node != r.Nodes.Entry || d.Drain.Evictions == 0 {
+			return fmt.Errorf("disruption %d did not evict the app's pods from the entry node %s: %+v", d.N, r.Nodes.Entry, d.Drain)
+		}
+	}
+	return nil
 }
 
 // LabelTerminating: a row whose every endpoint terminates at once (one replica deleted). Not in
