@@ -22,7 +22,7 @@ e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during terminatio
 e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik built offline), not in make e2e (label proxy)
 	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 
-e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating (labels multinode, terminating-endpoints, smoke)
+e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating, a drain of the node the load enters (externalTrafficPolicy Local and Cluster) (labels multinode, terminating-endpoints, smoke)
 	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
 	  ROLLCHECK_LABELS='multinode || terminating-endpoints || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
 

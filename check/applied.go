@@ -52,6 +52,12 @@ func (c Applied) Shape() string {
 			fmt.Fprintf(&b, "×%d", c.LoadPods)
 		}
 	}
+	if c.LoadEntry != "" {
+		fmt.Fprintf(&b, " entry=%s", c.LoadEntry)
+	}
+	if c.ExternalTrafficPolicy != "" {
+		fmt.Fprintf(&b, " etp=%s", c.ExternalTrafficPolicy)
+	}
 	switch {
 	case c.GRPC != nil:
 		fmt.Fprintf(&b, " grpc=%s", c.GRPC)
@@ -73,6 +79,9 @@ func (c Applied) DisruptionString() string {
 	s := fmt.Sprintf("%s×%d", c.Disruption, c.Count)
 	if c.DrainTimeout != 0 && c.DrainTimeout != DefaultDrainTimeout {
 		s += fmt.Sprintf(" drainTimeout=%s", c.DrainTimeout)
+	}
+	if c.DrainNode != "" {
+		s += fmt.Sprintf(" node=%s", c.DrainNode)
 	}
 	return s
 }

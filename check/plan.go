@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -41,7 +42,8 @@ const (
 	KubeletRestart DisruptionKind = "kubelet-restart"
 	// DrainNode drains the app off one node as kubectl drain does, through the eviction API
 	// (policy/v1), so that PodDisruptionBudgets decide how many pods may go at once: it cordons
-	// the node that runs the most ready pods of the app, evicts every pod of the app on it
+	// the node that runs the most ready pods of the app (or the one Disruption.Node names),
+	// evicts every pod of the app on it
 	// (retrying an eviction a budget refuses with 429 every DrainRetry), waits until they are
 	// gone, uncordons the node and waits until the Deployment settled. Only the app's pods are
 	// evicted: other pods on the node stay. A drain that does not finish within
@@ -138,6 +140,15 @@ type Variant struct {
 	// The manifests may hold their own budget instead, never both (the eviction API refuses a
 	// pod that two budgets select).
 	PDB *PDB
+	// ExternalTrafficPolicy is the externalTrafficPolicy of rollcheck's load Service (a
+	// NodePort): Cluster (empty: the API's default) lets every node forward to any ready pod;
+	// Local sends the traffic that enters a node from outside the cluster only to pods on that
+	// node, and kube-proxy drops it while the node has none (a cloud load balancer stops
+	// sending to such a node only through its health check of the Service's
+	// healthCheckNodePort). Traffic from a pod or from the node itself is short-circuited to
+	// every endpoint, so Local shows only with load from the host entering one node
+	// (Load.Entry EntryNode).
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy
 	// Patch is a strategic-merge patch (JSON) applied to the Deployment after the fields
 	// above: env, args, probes, anything else.
 	Patch []byte
@@ -158,6 +169,12 @@ type Load struct {
 	Timeout time.Duration
 	// From is where the load comes from (default LoadFromHost).
 	From LoadFrom
+	// Entry is where the load from the host enters the cluster: empty, the address the Target
+	// gives for the load Service's NodePort (kind: the control plane's, which runs no pod of the
+	// app with workers); EntryNode, the NodePort of one node that runs the app's pods, which the
+	// Target names (engine.Target.EntryNode; kind: the first worker's, mapped to its own
+	// loopback port). Load from the host only.
+	Entry LoadEntry
 	// Pods is how many load pods share the rate when the load comes from the cluster, each
 	// sending its share (default 1, at most MaxLoadPods): for a rate one pod cannot hold.
 	Pods int
@@ -240,6 +257,12 @@ const MaxLoadPods = 10
 // LoadFrom is where a row's load is sent from.
 type LoadFrom string
 
+// LoadEntry is where a row's load from the host enters the cluster (Load.Entry).
+type LoadEntry string
+
+// EntryNode: the load from the host enters at the NodePort of the Target's entry node.
+const EntryNode LoadEntry = "node"
+
 // Load sources.
 const (
 	// LoadFromHost: the test process, through the NodePort kind maps to 127.0.0.1 (and so, on
@@ -260,7 +283,17 @@ type Disruption struct {
 	// gone. A drain that does not finish within it is blocked (DisruptionResult.Blocked).
 	// drain-node only.
 	DrainTimeout time.Duration
+	// Node is the node a drain-node disruption drains: empty, the node that runs the most ready
+	// pods of the app; DrainEntry, the node where the load enters (Load.Entry EntryNode).
+	// drain-node only.
+	Node DrainTarget
 }
+
+// DrainTarget picks the node a drain-node disruption drains (Disruption.Node).
+type DrainTarget string
+
+// DrainEntry drains the node where the row's load enters the cluster (Load.Entry EntryNode).
+const DrainEntry DrainTarget = "entry"
 
 // PDB is a PodDisruptionBudget of the app's pods: exactly one of MinAvailable and
 // MaxUnavailable, each a number of pods or a percentage of the replicas ("50%"), as the
@@ -371,8 +404,16 @@ type Applied struct {
 	Count            int            `json:"count"`
 	// DrainTimeout is Disruption.DrainTimeout (drain-node only).
 	DrainTimeout time.Duration `json:"drainTimeout,omitempty"`
-	Settle       time.Duration `json:"settle"`
-	Expect       Outcome       `json:"expect"`
+	// DrainNode is Disruption.Node: which node a drain picked (empty: the one with the most
+	// ready pods of the app).
+	DrainNode DrainTarget `json:"drainNode,omitempty"`
+	// LoadEntry is Load.Entry: where the load from the host entered (empty: the Target's
+	// default address).
+	LoadEntry LoadEntry `json:"loadEntry,omitempty"`
+	// ExternalTrafficPolicy is the load Service's, as applied (empty: Cluster, the default).
+	ExternalTrafficPolicy string        `json:"externalTrafficPolicy,omitempty"`
+	Settle                time.Duration `json:"settle"`
+	Expect                Outcome       `json:"expect"`
 }
 
 // Sidecar is a container of the pod besides the app's, as applied.
@@ -513,6 +554,10 @@ type Nodes struct {
 	App []string `json:"app"`
 	// Load are the load pods' nodes, one per load pod ("pod@node"); empty for load from the host.
 	Load []string `json:"load,omitempty"`
+	// Entry is the node the load from the host entered at (Load.Entry EntryNode), and
+	// EntryPods how many of the app's pods ran on it once deployed.
+	Entry     string `json:"entry,omitempty"`
+	EntryPods int    `json:"entryPods,omitempty"`
 }
 
 // Crossed says whether every load pod ran on a node that ran none of the app's pods (so every
@@ -537,6 +582,9 @@ func (n *Nodes) String() string {
 	}
 	s := "app on " + strings.Join(n.App, ", ")
 	if len(n.Load) == 0 {
+		if n.Entry != "" {
+			return fmt.Sprintf("%s; load from the host, entering at %s (%d of the app's pods there)", s, n.Entry, n.EntryPods)
+		}
 		return s + "; load from the host"
 	}
 	s += "; load " + strings.Join(n.Load, ", ")

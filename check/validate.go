@@ -106,6 +106,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 			warnings = append(warnings, fmt.Sprintf("pdb %s: only evictions (drain-node) honour a PodDisruptionBudget; %s deletes or replaces pods without asking it, so the budget changes nothing here", b, p.Disruption.Kind))
 		}
 	}
+	errs = append(errs, p.entryProblems()...)
 	if p.Variant.Expect.DrainBlocked && p.Disruption.Kind != DrainNode {
 		bad("expect drainBlocked: only a drain-node disruption can be blocked, not %s", p.Disruption.Kind)
 	}
@@ -228,6 +229,44 @@ func (p Plan) Validate() (warnings []string, err error) {
 		return warnings, fmt.Errorf("%s: %w", p.Variant.Name, oneline.Join(errs))
 	}
 	return warnings, nil
+}
+
+// entryProblems checks the load's entry node, the load Service's externalTrafficPolicy and a
+// drain of the entry node together: Local shows only with load from the host entering a node
+// that runs the app's pods (kube-proxy short-circuits a pod's or a node's own traffic to every
+// endpoint, and a load pod reaches the Service at its cluster address, where the policy does not
+// apply); the entry node is the host's; only a drain drains it.
+func (p Plan) entryProblems() []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	switch e := p.Load.Entry; {
+	case e == "":
+	case e != EntryNode:
+		bad("load entry %q: want node (or none)", e)
+	case p.Load.From != LoadFromHost:
+		bad("load entry node: only load from the host enters at a node; a load pod reaches the load Service at its cluster address")
+	case p.Load.Through():
+		bad("load entry node: the load goes to url %s, not to the load Service's NodePort", p.Load.URL)
+	}
+	switch etp := p.Variant.ExternalTrafficPolicy; {
+	case etp == "" || etp == corev1.ServiceExternalTrafficPolicyCluster:
+	case etp != corev1.ServiceExternalTrafficPolicyLocal:
+		bad("externalTrafficPolicy %q: want Cluster or Local", etp)
+	case p.Load.From != LoadFromHost || p.Load.Through():
+		bad("externalTrafficPolicy Local: it applies only to traffic that enters a node from outside the cluster; a load pod (or a proxy in the cluster) is short-circuited to every endpoint and would show Cluster's behaviour: send the load from the host with load entry node")
+	case p.Load.Entry != EntryNode:
+		bad("externalTrafficPolicy Local needs load entry node: the host's default address may enter at a node that runs no pod of the app (kind's control plane), where every request is dropped")
+	}
+	switch n := p.Disruption.Node; {
+	case n == "":
+	case p.Disruption.Kind != DrainNode:
+		bad("disruption node %q: only for drain-node, not %s", n, p.Disruption.Kind)
+	case n != DrainEntry:
+		bad("disruption node %q: want entry (or none: the node with the most ready pods)", n)
+	case p.Load.Entry != EntryNode:
+		bad("disruption node entry: the load enters at no node of its own; set load entry node")
+	}
+	return errs
 }
 
 // WithDefaults fills the zero fields that have defaults.
@@ -690,7 +729,8 @@ func (p Plan) Applied() Applied {
 		g := p.Load.GRPC
 		a.GRPC = &g
 	}
-	a.DrainTimeout = p.Disruption.DrainTimeout
+	a.DrainTimeout, a.DrainNode = p.Disruption.DrainTimeout, p.Disruption.Node
+	a.LoadEntry, a.ExternalTrafficPolicy = p.Load.Entry, string(p.Variant.ExternalTrafficPolicy)
 	if b := p.Variant.PDB; b != nil {
 		c := *b
 		a.PDB = &c
@@ -740,7 +780,11 @@ func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 		objs = append(objs, c)
 	}
 	dep.Namespace, dep.ResourceVersion = ns, ""
-	objs = append(objs, dep, loadService(ns, dep, p.App.Port, nodePort))
+	svc := loadService(ns, dep, p.App.Port, nodePort)
+	if nodePort != 0 && p.Variant.ExternalTrafficPolicy != "" {
+		svc.Spec.ExternalTrafficPolicy = p.Variant.ExternalTrafficPolicy
+	}
+	objs = append(objs, dep, svc)
 	if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
 		objs = append(objs, headlessService(ns, dep, p.App.Port))
 	}

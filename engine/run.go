@@ -150,6 +150,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster {
 		return errors.New("target: LoadURL is required for load from the host (or load from the cluster)")
 	}
+	if r.p.Load.Entry == check.EntryNode && (r.t.EntryURL == "" || r.t.EntryNode == "") {
+		return errors.New("load entry node: this target names no entry node for the load (kind: set ROLLCHECK_WORKERS to 1 or more; the first worker is the entry)")
+	}
 	if r.p.Disruption.Kind == check.KubeletRestart && r.t.RestartKubelet == nil {
 		return errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only the kind front end can)")
 	}
@@ -212,6 +215,9 @@ func (r *runner) measure(ctx context.Context) error {
 	defer obs.Stop()
 
 	url := strings.TrimSuffix(r.t.LoadURL, "/") + p.App.Path
+	if p.Load.Entry == check.EntryNode {
+		url = strings.TrimSuffix(r.t.EntryURL, "/") + p.App.Path
+	}
 	if p.Load.Through() {
 		url = p.Load.URL
 	}
@@ -286,7 +292,16 @@ func (r *runner) deploy(ctx context.Context) error {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
 	}
 	r.readPods(ctx)
+	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.localOnly()) {
+		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
+	}
 	return nil
+}
+
+// localOnly says the load Service sends external traffic only to pods on the node it entered
+// (externalTrafficPolicy Local).
+func (r *runner) localOnly() bool {
+	return r.p.Variant.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
 // readPods records what the running pods say of their node and runtime: the container runtime's
@@ -297,9 +312,15 @@ func (r *runner) readPods(ctx context.Context) {
 		return
 	}
 	nodes := &check.Nodes{}
+	if r.p.Load.Entry == check.EntryNode {
+		nodes.Entry = r.t.EntryNode
+	}
 	for _, p := range pods.Items {
 		if n := p.Spec.NodeName; n != "" && !slices.Contains(nodes.App, n) {
 			nodes.App = append(nodes.App, n)
+		}
+		if nodes.Entry != "" && p.Spec.NodeName == nodes.Entry {
+			nodes.EntryPods++
 		}
 	}
 	slices.Sort(nodes.App)
@@ -370,6 +391,9 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	sleep(dctx, p.Settle+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
 		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
+	if p.Disruption.Node == check.DrainEntry {
+		dt.Node = r.t.EntryNode
+	}
 	if dctx.Err() == nil {
 		d.recs, d.disruptErr = disrupt.Repeat(dctx, dt, p.Disruption.Kind, p.Disruption.Count,
 			func(rec disrupt.Record) {
@@ -461,9 +485,14 @@ func grpcTarget(u string) string {
 // rollcheck's own Service; through a proxy in front, one, since what reaches the pods is the
 // proxy's to decide (a list resolved once at its start, connections kept to a ClusterIP that
 // kube-proxy pinned to one pod), and that is what the row measures.
+//
+// With externalTrafficPolicy Local only the entry node's pods can answer the host's load.
 func (r *runner) servingReplicas() int {
 	if r.p.Load.Through() {
 		return 1
+	}
+	if n := r.row.Nodes; r.localOnly() && n != nil {
+		return n.EntryPods
 	}
 	return r.row.Config.Replicas
 }
@@ -504,6 +533,9 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != "", Drain: p.Disruption.Kind == check.DrainNode,
 		SingleReplica: row.Config.Replicas == 1, ScaleToZero: p.Disruption.Kind == check.ScaleToZero,
 		Balanced: p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin}
+	if r.localOnly() {
+		in.LocalEntry = r.t.EntryNode
+	}
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}

@@ -19,6 +19,12 @@ type Target struct {
 	// NodePort to 127.0.0.1, e.g. http://127.0.0.1:30080).
 	NodePort int32
 	LoadURL  string
+	// EntryNode names a node that can run the app's pods, and EntryURL the base URL under which
+	// its NodePort answers where the load generator runs: the load of a plan with load entry
+	// node (check.EntryNode) goes there, so that it enters the cluster at that node (kind with
+	// workers: the first worker, mapped to its own loopback port). Empty: such plans are refused.
+	EntryNode string
+	EntryURL  string
 	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
 	// cluster must already have the images a check.Plan lists, or pull them.
 	LoadImages func(ctx context.Context, refs []string) error

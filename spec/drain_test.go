@@ -89,3 +89,39 @@ func TestDrainCheckRejects(t *testing.T) {
 		}
 	}
 }
+
+// externalTrafficPolicy Local, the load entering at a node and a drain of that node read from a
+// check file; Local with load from a pod is refused before any cluster work.
+func TestEntryDrainCheck(t *testing.T) {
+	const file = `
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+load: {from: %s, entry: node}
+disruptions: [{kind: drain-node, count: 1, node: entry}]
+variants:
+- name: local
+  replicas: 4
+  externalTrafficPolicy: Local
+  expect: {failuresExpected: {classes: [timeout]}}
+`
+	c, err := Parse([]byte(strings.ReplaceAll(file, "%s", "host")), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil || len(plans) != 1 {
+		t.Fatalf("Plans: %d plans, %v", len(plans), err)
+	}
+	p := plans[0]
+	if p.Load.Entry != check.EntryNode || p.Disruption.Node != check.DrainEntry || p.Variant.ExternalTrafficPolicy != "Local" {
+		t.Errorf("load %+v, disruption %+v, policy %q", p.Load, p.Disruption, p.Variant.ExternalTrafficPolicy)
+	}
+	c, err = Parse([]byte(strings.ReplaceAll(file, "%s", "cluster")), "testdata")
+	if err == nil {
+		_, _, err = c.Plans()
+	}
+	if err == nil || !strings.Contains(err.Error(), "load entry node: only load from the host enters at a node") {
+		t.Errorf("Local from a load pod: %v", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
@@ -106,7 +107,10 @@ type LoadSettings struct {
 	// From is where the load is sent from: host (default) or cluster (a load pod).
 	From string `json:"from,omitempty"`
 	// Pods is how many load pods share the rate (from: cluster only; default 1).
-	Pods    int              `json:"pods,omitempty"`
+	Pods int `json:"pods,omitempty"`
+	// Entry: node sends the load from the host to the NodePort of one node that runs your pods
+	// (on kind, the first worker's), instead of the cluster's default address; needs workers.
+	Entry   string           `json:"entry,omitempty"`
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// URL sends the load to an address in front of the app instead of rollcheck's own Service:
 	// a proxy, an ingress or a gateway (from a load pod, a Service of the manifests by its short
@@ -149,6 +153,9 @@ type Disruption struct {
 	// DrainTimeout bounds each drain of drain-node (default 60s): a drain not finished by then
 	// is blocked, the node uncordoned.
 	DrainTimeout *metav1.Duration `json:"drainTimeout,omitempty"`
+	// Node: entry drains the node the load enters at (load entry: node) instead of the node
+	// that runs the most ready pods (drain-node only).
+	Node string `json:"node,omitempty"`
 }
 
 // Variant is the app's Deployment with a change, and what it must achieve.
@@ -167,6 +174,9 @@ type Variant struct {
 	// PDB is a PodDisruptionBudget rollcheck creates with the row, selecting the Deployment's
 	// pods: {maxUnavailable: 1} or {minAvailable: 50%}, exactly one of the two.
 	PDB *PDB `json:"pdb,omitempty"`
+	// ExternalTrafficPolicy of rollcheck's load Service: Cluster (default) or Local, which
+	// needs load from the host with entry: node.
+	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
 	// Patch is a strategic-merge patch of the Deployment, for anything else.
 	Patch  json.RawMessage `json:"patch,omitempty"`
 	Expect Expect          `json:"expect"`
@@ -403,7 +413,7 @@ func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.P
 		valid++
 		for _, d := range c.Disruptions {
 			p := base
-			p.Variant, p.Disruption = ev, check.Disruption{Kind: d.Kind, Count: d.Count}
+			p.Variant, p.Disruption = ev, check.Disruption{Kind: d.Kind, Count: d.Count, Node: check.DrainTarget(d.Node)}
 			if d.DrainTimeout != nil {
 				p.Disruption.DrainTimeout = d.DrainTimeout.Duration
 			}
@@ -498,7 +508,7 @@ func (c *Check) objects() ([]check.Object, error) {
 
 func (l LoadSettings) engine() (check.Load, error) {
 	out := check.Load{Rate: l.Rate, Method: strings.ToUpper(l.Method), KeepAlive: l.KeepAlive, From: check.LoadFrom(l.From), Pods: l.Pods,
-		URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader, Resolve: l.Resolve, Protocol: loadgen.Protocol(l.Protocol)}
+		Entry: check.LoadEntry(l.Entry), URL: l.URL, Host: l.Host, UpstreamHeader: l.UpstreamHeader, Resolve: l.Resolve, Protocol: loadgen.Protocol(l.Protocol)}
 	if l.GRPC != nil {
 		out.GRPC = *l.GRPC
 	}
@@ -513,7 +523,7 @@ func (l LoadSettings) engine() (check.Load, error) {
 
 func (v Variant) engine() (check.Variant, error) {
 	out := check.Variant{Name: v.Name, Why: v.Why, StopSignal: v.StopSignal, TerminationGracePeriodSeconds: v.TerminationGracePeriodSeconds,
-		Replicas: v.Replicas}
+		Replicas: v.Replicas, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicy(v.ExternalTrafficPolicy)}
 	if b := v.PDB; b != nil {
 		out.PDB = &check.PDB{MinAvailable: b.MinAvailable, MaxUnavailable: b.MaxUnavailable}
 	}

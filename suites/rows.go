@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -540,6 +541,48 @@ func DrainRows() []Row {
 	}
 }
 
+// ETPRows drain the node where the load enters, with the load Service's externalTrafficPolicy
+// Local and Cluster: the textbook pod (native preStop sleep 5 s, drains on SIGTERM, grace 30 s),
+// 4 replicas spread over the 2 workers (the sample template's topologySpreadConstraints), the
+// load from the host entering at the first worker's NodePort (its own loopback port: kube-proxy
+// short-circuits a pod's or a node's own traffic to every endpoint, so only traffic from outside
+// the cluster shows the policy), and one drain of that node (the drained pods' replacements go to
+// the other worker, and nothing moves back after the uncordon: a second drain would find nothing
+// to evict). kind has no load balancer, so nothing health-checks the node: the rows show what
+// kube-proxy does with traffic that still arrives.
+func ETPRows() []Row {
+	d := check.DrainNode
+	entry := func(name string, etp corev1.ServiceExternalTrafficPolicy) scenario.Scenario {
+		s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
+		s.Variant.Replicas, s.Variant.ExternalTrafficPolicy = ptr.To[int32](4), etp
+		s.Load.From, s.Load.Entry = check.LoadFromHost, check.EntryNode
+		s.Disruption.Count, s.Disruption.Node = 1, check.DrainEntry
+		return s
+	}
+	return []Row{
+		{Scenario: under(entry("etp-local-drain", corev1.ServiceExternalTrafficPolicyLocal), d, check.Failures(GoneThroughDockerProxy...).ByPhase(timeline.PhaseNoLocalEndpoint),
+			"negative control: externalTrafficPolicy Local, and the node the load enters is drained. While its pods run their 5 s preStop they are terminating but still serving, and kube-proxy on that node, which may send external traffic only to its own endpoints, falls back to its serving terminating ones, so requests are answered; once they drain and stop serving the node has no local endpoint and kube-proxy drops every new connection to the NodePort (timeouts through docker-proxy, a few EOF or reset as the listeners close), though the replicas on the other worker are ready, until the end of the row: the replacements go to the other worker while the node is cordoned, and nothing moves back after the uncordon (no-local-endpoint). A cloud load balancer would stop sending to the node only through its health check of the Service's healthCheckNodePort; kind has none, so the traffic keeps arriving"),
+			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial, Also: drainedEntry},
+		{Scenario: under(entry("etp-cluster-drain", corev1.ServiceExternalTrafficPolicyCluster), d, check.Zero(),
+			"the same drain of the node the load enters with externalTrafficPolicy Cluster: kube-proxy on that node forwards to any ready pod, those on the other worker too, so the drained pods' 5 s preStop outlasts endpoint propagation, they drain, and no request fails"),
+			Labels: []string{LabelMultinode}, Serial: drainSerial, Also: drainedEntry},
+	}
+}
+
+// drainedEntry checks that a row's drains took the app's pods off the node its load entered at:
+// otherwise its zero (or its failures) would say nothing of that node.
+func drainedEntry(r *check.Row) error {
+	if r.Nodes == nil || r.Nodes.Entry == "" || r.Nodes.EntryPods == 0 {
+		return fmt.Errorf("the load entered at no node that ran the app's pods: nodes %s", r.Nodes)
+	}
+	for _, d := range r.Disruptions {
+		if d.Drain == nil || d.Drain.Node != r.Nodes.Entry || d.Drain.Evictions == 0 {
+			return fmt.Errorf("disruption %d did not evict the app's pods from the entry node %s: %+v", d.N, r.Nodes.Entry, d.Drain)
+		}
+	}
+	return nil
+}
+
 // LabelTerminating: a row whose every endpoint terminates at once (one replica deleted, or the
 // app scaled to zero). Not in the default make e2e: make e2e-multinode runs these rows with the
 // drains.
@@ -663,7 +706,7 @@ func GRPCRows() []Row {
 // AllRows is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
 func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), TerminatingRows(), HTTP2Rows(), GRPCRows())
+	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), ETPRows(), TerminatingRows(), HTTP2Rows(), GRPCRows())
 }
 
 // ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it

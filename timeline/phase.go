@@ -46,6 +46,13 @@ const (
 	// serving (kube-proxy falls back to it when no endpoint is ready); for a drain, a
 	// PodDisruptionBudget and replicas spread over nodes.
 	PhaseNoEndpoint Phase = "no-endpoint"
+	// PhaseNoLocalEndpoint: the Service sends external traffic only to endpoints on the node
+	// it entered (externalTrafficPolicy Local), and that node had none that could take the
+	// request (none ready, none serving while terminating, or those left had closed their
+	// listener), though pods on other nodes may have been ready: kube-proxy drops such traffic
+	// (the client times out). A load balancer in front must stop sending to the node by its
+	// health check of the Service's healthCheckNodePort; or use externalTrafficPolicy Cluster.
+	PhaseNoLocalEndpoint Phase = "no-local-endpoint"
 	// PhasePinnedConnection: a kept-alive connection to a terminating pod closed under the
 	// request, sent after the Service had stopped routing new connections to that pod.
 	PhasePinnedConnection Phase = "pinned-connection"
@@ -61,7 +68,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoLocalEndpoint, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

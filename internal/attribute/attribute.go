@@ -69,6 +69,11 @@ type Input struct {
 	// a headless Service): each RPC names the address it went to (loadgen.Request.Peer), not
 	// through kube-proxy, and the client keeps addresses until it resolves again.
 	Balanced bool
+	// LocalEntry is the node the load entered the cluster at when the load Service sends
+	// external traffic only to that node's endpoints (externalTrafficPolicy Local): the
+	// no-local-endpoint rule reads the endpoints of the pods on that node (LocalOutages). Empty:
+	// the policy is Cluster, or the load entered at no node of its own.
+	LocalEntry string
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -539,6 +544,10 @@ func Attribute(in Input) Result {
 	for i := range outs {
 		outs[i].Drain, outs[i].ScaleToZero = in.Drain, in.ScaleToZero
 	}
+	var locals []Outage
+	if in.LocalEntry != "" {
+		locals = LocalOutages(in.Timeline, in.Container, in.LocalEntry)
+	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
 	// (pinned-connection) explain a failure. One that names a Service address goes through
@@ -555,7 +564,7 @@ func Attribute(in Input) Result {
 			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
 				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
 		} else {
-			a = attributeOne(q, named[i], lives, outs, in.KeepAlive, in.Proxy, in.Balanced, direct, lag)
+			a = attributeOne(q, named[i], lives, outs, locals, in.KeepAlive, in.Proxy, in.Balanced, direct, lag)
 		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
@@ -571,7 +580,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage, keepAlive, proxy, balanced, direct bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals []Outage, keepAlive, proxy, balanced, direct bool, lag time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. Nor was a proxy's own 504: its own
 	// timeout (a dial, or a response header, that never came); a pod that closes or resets a
@@ -659,6 +668,12 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs []Outage,
 				return "", false
 			}
 			return heldNoReady(lives, t0)
+		}},
+		{phase: timeline.PhaseNoLocalEndpoint, whole: func() (string, bool) {
+			if named != "" {
+				return "", false // a pod answered it
+			}
+			return noLocalEndpoint(locals, t0, lag)
 		}},
 		{phase: timeline.PhaseNoEndpoint, whole: func() (string, bool) {
 			if named != "" {
@@ -784,6 +799,9 @@ type Outage struct {
 	// the app was scaled to zero: the window is the scale's (Input.ScaleToZero).
 	Drain       bool `json:"drain,omitempty"`
 	ScaleToZero bool `json:"scaleToZero,omitempty"`
+	// Node is the node whose own endpoints the window counts (LocalOutages); empty: the
+	// Service's, on every node.
+	Node string `json:"node,omitempty"`
 }
 
 // Outages reads from the timeline the windows in which the Service had no endpoint that could
@@ -792,6 +810,31 @@ type Outage struct {
 // said that its listener closed or that it is exiting (container's lines; any container's when
 // container is ""): the control plane marks it not serving only when a readiness probe fails.
 func Outages(tl timeline.Timeline, container string) []Outage {
+	return outages(tl, container, nil)
+}
+
+// LocalOutages reads from the timeline the windows in which node, where the load entered the
+// cluster, had no endpoint that could take a new connection (as Outages, counting only the pods
+// the timeline places on node: PodScheduled names it), after a pod's deletion. With
+// externalTrafficPolicy Local kube-proxy on that node sends external traffic only to its own
+// endpoints (the serving terminating ones when none is ready) and drops it when there are none,
+// whatever runs on the other nodes. Each window's Node is node.
+func LocalOutages(tl timeline.Timeline, container, node string) []Outage {
+	where := map[string]string{}
+	for _, e := range tl.Events {
+		if e.Kind == timeline.PodScheduled && e.Detail != "" {
+			where[e.Pod] = e.Detail
+		}
+	}
+	outs := outages(tl, container, func(pod string) bool { return where[pod] == node })
+	for i := range outs {
+		outs[i].Node = node
+	}
+	return outs
+}
+
+// outages is Outages over the pods that on accepts (nil: every pod).
+func outages(tl timeline.Timeline, container string, on func(pod string) bool) []Outage {
 	type state struct{ ready, serving bool }
 	eps := map[string]state{}
 	closed := map[string]bool{}
@@ -835,7 +878,7 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 		}
 		up := 0
 		for pod, s := range eps {
-			if (s.ready || s.serving) && !closed[pod] {
+			if (s.ready || s.serving) && !closed[pod] && (on == nil || on(pod)) {
 				up++
 			}
 		}
@@ -869,6 +912,22 @@ func noEndpoint(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
 			until = clock(o.To)
 		}
 		return fmt.Sprintf("sent while the Service had no endpoint left (%s to %s, + %s programming lag): %s", clock(o.From), until, lag, cause), true
+	}
+	return "", false
+}
+
+// noLocalEndpoint tells whether a request sent at t0 was sent while the node it entered had no
+// local endpoint left (as noEndpoint, over LocalOutages' windows), and says which window.
+func noLocalEndpoint(outs []Outage, t0 time.Time, lag time.Duration) (string, bool) {
+	for _, o := range outs {
+		if t0.Before(o.From.Add(-Tolerance)) || (!o.To.IsZero() && t0.After(o.To.Add(lag))) {
+			continue
+		}
+		until := "the end of the run"
+		if !o.To.IsZero() {
+			until = clock(o.To)
+		}
+		return fmt.Sprintf("sent while %s, the node the load entered, had no local endpoint left (%s to %s, + %s programming lag): externalTrafficPolicy Local sends external traffic only to that node's pods, and kube-proxy drops it when there are none, whatever runs on the other nodes", o.Node, clock(o.From), until, lag), true
 	}
 	return "", false
 }

@@ -102,6 +102,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 		if err := portFree(kc.HostPort); err != nil {
 			return nil, err
 		}
+		if o.Workers > 0 {
+			if err := portFree(kc.EntryHostPort()); err != nil {
+				return nil, err
+			}
+		}
 		o.Logf("creating kind cluster %q (node image %s, %s)", o.Name, o.NodeImage, o.ImageSource)
 		// kind's Create takes no context: a cancelled ctx is seen when it returns, and the
 		// caller's release deletes what it made. On failure kind deletes its nodes itself.
@@ -284,6 +289,15 @@ func (c *Cluster) AppURL(path string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", c.Config.HostPort, path)
 }
 
+// EntryURL is the URL under which the first worker's NodePort answers on this machine (its
+// own loopback port, EntryHostPort); empty without workers.
+func (c *Cluster) EntryURL(path string) string {
+	if c.Workers == 0 {
+		return ""
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.Config.EntryHostPort(), path)
+}
+
 // Versions records what a result was measured on.
 type Versions struct {
 	Kubernetes  string `json:"kubernetes"`
@@ -349,6 +363,13 @@ func (c *Cluster) checkReusable(ctx context.Context) error {
 	port, err := run(ctx, "docker", "port", node, fmt.Sprintf("%d/tcp", c.Config.NodePort))
 	if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.HostPort)) {
 		return fmt.Errorf("existing cluster %q does not map NodePort %d to 127.0.0.1:%d (kind config changed?): delete it (make down)", c.Name, c.Config.NodePort, c.Config.HostPort)
+	}
+	if c.Workers > 0 {
+		entry := EntryNodeName(c.Name)
+		port, err := run(ctx, "docker", "port", entry, fmt.Sprintf("%d/tcp", c.Config.NodePort))
+		if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.EntryHostPort())) {
+			return fmt.Errorf("existing cluster %q does not map the NodePort %d of its first worker %s to 127.0.0.1:%d (created before rollcheck mapped it): delete it (make down)", c.Name, c.Config.NodePort, entry, c.Config.EntryHostPort())
+		}
 	}
 	return nil
 }

@@ -159,6 +159,16 @@ type KindConfig struct {
 	HostPort int32
 }
 
+// EntryHostPort is the loopback port Render maps the first worker's NodePort to, when the
+// cluster has workers: the port right after HostPort (30081 for rollcheck's config). Load sent
+// there enters the cluster at that worker (check.EntryNode), where the app's pods run, rather
+// than at the control plane, which runs none of them.
+func (kc *KindConfig) EntryHostPort() int32 { return kc.HostPort + 1 }
+
+// EntryNodeName is the kind node whose NodePort EntryHostPort maps: the first worker, which
+// kind names <cluster>-worker.
+func EntryNodeName(cluster string) string { return cluster + "-worker" }
+
 // LoadKindConfig reads and checks a kind config file: exactly one port mapping on the
 // control-plane node, to a loopback listen address.
 func LoadKindConfig(path string) (*KindConfig, error) {
@@ -213,8 +223,15 @@ func (kc *KindConfig) Render(o Options) ([]byte, error) {
 			nodes = append(nodes, n)
 		}
 	}
-	for range o.Workers {
-		nodes = append(nodes, kindv1.Node{Role: kindv1.WorkerRole})
+	for i := range o.Workers {
+		w := kindv1.Node{Role: kindv1.WorkerRole}
+		if i == 0 {
+			// The first worker's NodePort on its own loopback port: the entry node of load
+			// that must enter where the app runs (externalTrafficPolicy Local).
+			w.ExtraPortMappings = []kindv1.PortMapping{{ContainerPort: kc.NodePort, HostPort: kc.EntryHostPort(),
+				ListenAddress: "127.0.0.1", Protocol: kindv1.PortMappingProtocolTCP}}
+		}
+		nodes = append(nodes, w)
 	}
 	if len(nodes) != 1+o.Workers {
 		return nil, fmt.Errorf("kind config: want one control-plane node, got %d", len(nodes)-o.Workers)

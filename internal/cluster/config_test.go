@@ -99,6 +99,16 @@ func TestRender(t *testing.T) {
 		if got.Networking.PodSubnet != "10.244.0.0/16" {
 			t.Fatalf("pod subnet %q", got.Networking.PodSubnet)
 		}
+		// The first worker's NodePort on the next loopback port: the load's entry node.
+		for i, n := range got.Nodes[1:] {
+			pm := n.ExtraPortMappings
+			switch {
+			case i == 0 && (len(pm) != 1 || pm[0].ListenAddress != "127.0.0.1" || pm[0].ContainerPort != 30080 || pm[0].HostPort != 30081):
+				t.Fatalf("first worker's port mapping %+v, want 127.0.0.1:30081 -> 30080", pm)
+			case i > 0 && len(pm) != 0:
+				t.Fatalf("worker %d maps %+v, want nothing", i+1, pm)
+			}
+		}
 	}
 	// Rendering must not change the loaded config.
 	if kc.Cluster.Networking.DisableDefaultCNI || len(kc.Cluster.Nodes) != 1 {

@@ -31,6 +31,8 @@ func (c *Cluster) Target() engine.Target {
 		RESTConfig: c.Client.RESTConfig(),
 		NodePort:   c.Config.NodePort,
 		LoadURL:    c.AppURL(""),
+		EntryURL:   c.EntryURL(""),
+		EntryNode:  c.entryNode(),
 		LoadImages: c.LoadImages,
 		LoadNode:   c.loadNode(),
 		// kind's nodes are containers on this machine: one kernel, one clock.
@@ -216,6 +218,14 @@ func Join(ctx context.Context, s Shared, logf func(string, ...any)) (*Cluster, e
 	}
 	c.Config = &KindConfig{NodePort: s.NodePort, HostPort: s.HostPort}
 	return c, nil
+}
+
+// entryNode is the node whose NodePort EntryURL reaches: the first worker; none without workers.
+func (c *Cluster) entryNode() string {
+	if c.Workers == 0 {
+		return ""
+	}
+	return EntryNodeName(c.Name)
 }
 
 // loadNode is the node load pods run on: with workers, the control plane (kind taints it, so no

@@ -49,7 +49,10 @@ type Target struct {
 	RestartKubelet func(ctx context.Context, node string) error
 	// DrainTimeout bounds each drain of drain-node (default check.DefaultDrainTimeout).
 	DrainTimeout time.Duration
-	Logf         func(format string, args ...any)
+	// Node, if set, is the node drain-node drains (check.DrainEntry: the load's entry node);
+	// empty: the node that runs the most ready pods of the Deployment.
+	Node string
+	Logf func(format string, args ...any)
 }
 
 // Record is one disruption as it happened.

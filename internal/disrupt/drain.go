@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ const CordonedBy = "rollcheck.io/cordoned-by"
 const uncordonWait = 30 * time.Second
 
 // drain runs one drain-node disruption: it cordons the node that runs the most ready pods of
-// the Deployment (ties: the first by name), evicts every pod of the Deployment on it through the
+// the Deployment (ties: the first by name; t.Node, when set), evicts every pod of the Deployment on it through the
 // eviction API (policy/v1), asking again DrainRetry after each 429 (a PodDisruptionBudget that
 // allows no disruption now), waits until the evicted pods are gone, uncordons the node and waits
 // until the Deployment settled. A drain that has not finished within t.DrainTimeout is blocked:
@@ -108,7 +109,7 @@ func drain(ctx context.Context, t Target, rec *Record) error {
 }
 
 // pickNode picks the node that runs the most ready, not terminating pods of the Deployment (ties:
-// the first by name, so runs are repeatable) and returns it with every not terminating pod of
+// the first by name, so runs are repeatable), or t.Node when it is set (which must run one) and returns it with every not terminating pod of
 // the Deployment on it, by name.
 func pickNode(ctx context.Context, t Target) (string, []corev1.Pod, error) {
 	var pods corev1.PodList
@@ -122,14 +123,19 @@ func pickNode(ctx context.Context, t Target) (string, []corev1.Pod, error) {
 			ready[p.Spec.NodeName]++
 		}
 	}
-	node := ""
+	node := t.Node
 	for n, c := range ready {
-		if node == "" || c > ready[node] || (c == ready[node] && n < node) {
+		if t.Node == "" && (node == "" || c > ready[node] || (c == ready[node] && n < node)) {
 			node = n
 		}
 	}
-	if node == "" {
+	switch {
+	case node == "":
 		return "", nil, fmt.Errorf("drain-node: no ready pod %s in %s on any node", t.Selector, t.Namespace)
+	case ready[node] == 0:
+		// Only a named node can run none: nothing to drain, and a drain that evicts nothing
+		// would be a vacuous zero.
+		return "", nil, fmt.Errorf("drain-node: node %s runs no ready pod %s of %s: nothing to drain there (the pods run on %s)", node, t.Selector, t.Namespace, strings.Join(slices.Sorted(maps.Keys(ready)), ", "))
 	}
 	var on []corev1.Pod
 	for _, p := range pods.Items {

@@ -305,7 +305,16 @@ func TestPickNodeCountsReadyPodsAndBreaksTiesByName(t *testing.T) {
 	if err != nil || node != "node-b" || strings.Join(names, " ") != "web-3 web-5" {
 		t.Errorf("pickNode = %s %v %v, want node-b with web-3 and web-5", node, names, err)
 	}
-	target.Selector = "app=none"
+	// A named node (the load's entry) is drained whatever the others run, if it runs a ready pod.
+	target.Node = "node-c"
+	if node, pods, err := pickNode(context.Background(), target); err != nil || node != "node-c" || len(pods) != 2 {
+		t.Errorf("pickNode of node-c = %s %d pods %v, want node-c with web-1 and web-2", node, len(pods), err)
+	}
+	target.Node = "node-a"
+	if _, _, err := pickNode(context.Background(), target); err == nil || !strings.Contains(err.Error(), "drain-node: node node-a runs no ready pod app=web of ns: nothing to drain there (the pods run on node-b, node-c)") {
+		t.Errorf("pickNode of node-a, which runs no ready pod: %v", err)
+	}
+	target.Node, target.Selector = "", "app=none"
 	if _, _, err := pickNode(context.Background(), target); err == nil || err.Error() != "drain-node: no ready pod app=none in ns on any node" {
 		t.Errorf("pickNode with no pod: %v", err)
 	}

@@ -20,7 +20,8 @@
 // per container in the pod status, ContainerStarted when it is running in a new run
 // (Reported: startedAt) and ContainerExited when a new termination shows, as state.terminated
 // or, after a restart, lastTerminationState (ExitCode, Reported: finishedAt, Detail:
-// exitCode=N reason=R signal=S). Objects that exist at Start are the baseline: not reported.
+// exitCode=N reason=R signal=S). Objects that exist at Start are the baseline: not reported,
+// except, for each pod that runs then, its PodAddress and its PodScheduled (its node).
 //
 // With WithAppLogs, the app container's logs of every watched pod, baseline pods included, are
 // followed while it runs (one stream per pod UID and restart): each line that is a JSON object

@@ -332,7 +332,7 @@ func TestPodMovesBetweenSlices(t *testing.T) {
 }
 
 // TestBaseline: what exists at Start is not reported, but it is the state changes are
-// measured from.
+// measured from; only where each pod runs is (its node, for a node's own endpoints).
 func TestBaseline(t *testing.T) {
 	p := pod("app-0")
 	p.Spec.NodeName = "kind-worker"
@@ -344,8 +344,8 @@ func TestBaseline(t *testing.T) {
 	o := w.start()
 
 	time.Sleep(50 * time.Millisecond)
-	if tl := o.Snapshot(); len(tl.Events) != 0 {
-		t.Fatalf("objects existing before Start were reported:\n%s", dump(tl))
+	if tl := o.Snapshot(); len(tl.Events) != 1 || tl.Events[0].Kind != PodScheduled || tl.Events[0].Detail != "kind-worker" {
+		t.Fatalf("objects existing before Start were reported, or the pod's node was not:\n%s", dump(tl))
 	}
 
 	// A pod outside the selector is not observed.
@@ -372,7 +372,7 @@ func TestBaseline(t *testing.T) {
 	waitFor(t, o, PodGone, "app-0", 1)
 
 	tl := o.Stop()
-	want := []Kind{PodDeleting, K8sEvent, EndpointUnready, EndpointRemoved, PodGone}
+	want := []Kind{PodScheduled, PodDeleting, K8sEvent, EndpointUnready, EndpointRemoved, PodGone}
 	if got := kindsOf(tl, "app-0"); !equalKinds(got, want) {
 		t.Fatalf("kinds for app-0:\n got %v\nwant %v\n%s", got, want, dump(tl))
 	}

@@ -97,6 +97,10 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 	o.followAppLogsLocked(pod)
 	if initial {
 		o.pods[pod.Name] = next
+		if n := pod.Spec.NodeName; n != "" {
+			// Where it runs: a node's own endpoints (attribute.LocalOutages) need every pod's node.
+			o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Detail: n})
+		}
 		if next.ip != "" {
 			// Its address maps a proxy's named upstream to it (attribute.Life.IP).
 			o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Detail: next.ip})

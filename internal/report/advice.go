@@ -97,6 +97,8 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, proxyAdvice(n, r, ex, cfg))
 	case timeline.PhaseProxyNoUpstream:
 		parts = append(parts, fmt.Sprintf("most failures (%d) are the proxy's own answers with no upstream: it had no pod left to send to; keep pods in its list until replacements are in it (a longer preStop, maxUnavailable 0) or let it wait for one (a retry window)", n))
+	case timeline.PhaseNoLocalEndpoint:
+		parts = append(parts, noLocalEndpointAdvice(n))
 	case timeline.PhaseNoEndpoint:
 		parts = append(parts, noEndpointAdvice(n, cfg))
 	case timeline.PhaseGoAway:
@@ -119,6 +121,16 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) match no rule (unknown)", n))
 	}
 	return fit, strings.Join(parts, "; ")
+}
+
+// noLocalEndpointAdvice is the advice when most failures came while the node the traffic entered
+// had no endpoint of its own (externalTrafficPolicy Local): kube-proxy there drops external
+// traffic, though pods elsewhere were ready; no preStop or budget changes that while something
+// still sends to the node.
+func noLocalEndpointAdvice(n int) string {
+	return fmt.Sprintf("most failures (%d) came while the node the traffic entered had no local endpoint (no-local-endpoint): with externalTrafficPolicy Local, kube-proxy sends external traffic only to pods on that node and drops it when there are none, though pods on other nodes were ready; "+
+		"a load balancer in front must health-check the Service's healthCheckNodePort (type LoadBalancer allocates it; kube-proxy answers 503 there once the node has no ready local endpoint, while its terminating pods still serve) and stop sending to the node before its last pod stops serving: a preStop longer than the health check's interval × unhealthy threshold gives it that time; "+
+		"or use externalTrafficPolicy Cluster, which forwards to pods on other nodes (and loses the client's source address)", n)
 }
 
 // noEndpointAdvice is the advice when most failures came while the Service had no endpoint left:

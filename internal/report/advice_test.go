@@ -164,13 +164,19 @@ func TestAdviseNoEndpointSingleReplica(t *testing.T) {
 	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoEndpoint: 30}, nil)
 	cfg.Disruption, cfg.Replicas = check.DeletePod, 1
 	_, advice := Advise(r, ex, cfg, nil)
-	for _, want := range []string{"most failures (30) came while no pod was ready or serving (no-endpoint)", "with its readiness probe still passing", "run at least 2 replicas"} {
+	adviceHas(t, advice, "most failures (30) came while no pod was ready or serving (no-endpoint)", "with its readiness probe still passing", "run at least 2 replicas")
+}
+
+// adviceHas checks that advice says each of wants and names no budget.
+func adviceHas(t *testing.T, advice string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(advice, want) {
 			t.Errorf("advice %q lacks %q", advice, want)
 		}
 	}
 	if strings.Contains(advice, "PodDisruptionBudget") {
-		t.Errorf("advice %q names a budget for a deletion", advice)
+		t.Errorf("advice %q names a budget", advice)
 	}
 }
 
@@ -188,4 +194,14 @@ func TestAdviseNoEndpointScaleToZero(t *testing.T) {
 	if strings.Contains(advice, "PodDisruptionBudget") || strings.Contains(advice, "set preStop") {
 		t.Errorf("advice %q gives a pod setting for a scale to zero", advice)
 	}
+}
+
+// The node the traffic entered had no local endpoint (externalTrafficPolicy Local): the advice is
+// the load balancer's health check of healthCheckNodePort, or Cluster; never a budget or a
+// preStop alone.
+func TestAdviseNoLocalEndpoint(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseNoLocalEndpoint: 300, timeline.PhasePropagation: 1}, nil)
+	cfg.Disruption, cfg.Replicas, cfg.ExternalTrafficPolicy = check.DrainNode, 4, "Local"
+	_, advice := Advise(r, ex, cfg, nil)
+	adviceHas(t, advice, "most failures (300) came while the node the traffic entered had no local endpoint (no-local-endpoint)", "healthCheckNodePort", "externalTrafficPolicy Cluster")
 }
