@@ -2,13 +2,16 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag), go test ./..., script tests
 	@bash scripts/test.sh
+
+rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and bindings) from internal/access.Rights
+	@go generate ./internal/access
 
 bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s
 	@bash scripts/bench.sh

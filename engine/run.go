@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -173,7 +174,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return fmt.Errorf("reset before the row: %w", err)
 		}
 	}
-	nsLabels := map[string]string{check.PartOfLabel: check.PartOfValue}
+	nsLabels := maps.Clone(r.t.NamespaceLabels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	nsLabels[check.PartOfLabel] = check.PartOfValue
 	if r.t.RunID != "" {
 		nsLabels[RunLabel] = r.t.RunID
 	}

@@ -227,9 +227,12 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.kubeconfig != "" {
-		t, err := existingTarget(ctx, in.kubeconfig, in.loadImage)
+		t, notes, err := existingTarget(ctx, in.kubeconfig, in.loadImage, in.plans)
 		if err != nil {
 			return bad("%v", err)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
 		return checkExisting(ctx, t, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
 	}
