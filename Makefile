@@ -33,6 +33,9 @@ e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster 
 	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \
 	  ARTIFACTS=$${ARTIFACTS:-_artifacts}/nftables bash scripts/e2e.sh
 
+e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, restricted Pod Security, no token in anything written (cluster of its own)
+	@bash scripts/e2e-rbac.sh
+
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh
 

@@ -80,6 +80,10 @@ func comment(f Feature) string {
 		need = "required by checks that drain a node (kind: drain-node)"
 	}
 	fmt.Fprintf(&b, "# %s: %s.\n", f, need)
+	if f == KubeProxyMetrics {
+		b.WriteString("# core.yaml's ClusterRole, bound cluster-wide, grants both already (RBAC cannot leave kube-system out of\n" +
+			"# \"every namespace\"): this Role is what the metrics need on their own, for rights granted some other way.\n")
+	}
 	for _, r := range Of(f) {
 		fmt.Fprintf(&b, "#   %s %s %s: %s\n", strings.Join(r.Verbs, ","), r.Name(), r.Where(), r.Why)
 	}
