@@ -313,6 +313,8 @@ func (r *runner) readPods(ctx context.Context) {
 	var node corev1.Node
 	if err := r.client.Resources().Get(ctx, p.Spec.NodeName, "", &node); err == nil {
 		r.row.Versions.Runtime = node.Status.NodeInfo.ContainerRuntimeVersion
+	} else {
+		r.logf("%s: the container runtime's version is not recorded: read node %s: %v", r.p.Variant.Name, p.Spec.NodeName, err)
 	}
 	if sig := r.row.Config.StopSignal; sig != "" {
 		for _, cs := range p.Status.ContainerStatuses {

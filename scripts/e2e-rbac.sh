@@ -9,7 +9,7 @@
 #      ServiceAccount with drain.yaml bound too: no call forbidden, no row an error;
 #   5. the example check again with ROLLCHECK_POD_SECURITY=restricted: the run's namespaces
 #      enforce the restricted Pod Security Standard (a pod that does not meet it is refused
-#      there), and it must pass;
+#      there), and it must pass; without the optional node-info right, it must warn and go on;
 #   6. the token searched for in everything the runs wrote (rows, reports, logs) and in the run's
 #      cluster objects (snapshots taken while they ran): it must be found nowhere.
 # The cluster is deleted at the end (unless this script only reused it, or
@@ -65,8 +65,8 @@ export ROLLCHECK_LOAD_IMAGE
 log "load pod image: $ROLLCHECK_LOAD_IMAGE"
 
 # 1. The ServiceAccount and what it may do.
-log "applying examples/rbac: serviceaccount.yaml core.yaml kube-proxy-metrics.yaml (not drain.yaml: the check drains no node)"
-for f in serviceaccount core kube-proxy-metrics; do admin apply -f - <"$RBAC/$f.yaml"; done
+log "applying examples/rbac: serviceaccount.yaml core.yaml node-info.yaml kube-proxy-metrics.yaml (not drain.yaml: the check drains no node)"
+for f in serviceaccount core node-info kube-proxy-metrics; do admin apply -f - <"$RBAC/$f.yaml"; done
 admin auth can-i --list --as="$SA" | tee "$OUT/can-i.txt"
 admin auth can-i --list --as="$SA" -n kube-system | tee "$OUT/can-i-kube-system.txt"
 admin auth can-i --list --as="$SA" -n default | tee "$OUT/can-i-default.txt"
@@ -150,6 +150,9 @@ snapshot() {
     done
   done
 }
+# This run also goes without an optional right: node-info's (and drain's, which grants get nodes
+# too) unbound, it must go on and warn that it will not record the runtime's version.
+admin delete clusterrolebinding rollcheck-node-info rollcheck-drain
 snapshot &
 watcher=$!
 log "ROLLCHECK_POD_SECURITY=restricted rollcheck check -f examples/check/check.yaml --kubeconfig <the ServiceAccount's>"
@@ -161,6 +164,8 @@ grep -v 'so far$' "$OUT/restricted.log"
 sort -u "$work/namespaces.txt" | tee "$OUT/restricted-namespaces.txt"
 tee "$OUT/restricted-admission.txt" <"$work/admission.txt"
 [ "$rc" -eq 0 ] || die "the example check in restricted namespaces exited $rc, want 0"
+grep -q "warning: the container runtime's version of the app's node: not measured: this user may not get nodes" "$OUT/restricted.log" \
+  || die "without node-info's right the run did not warn what it will not measure"
 grep -q ' restricted$' "$OUT/restricted-namespaces.txt" || die "no namespace of the run was seen enforcing restricted"
 grep -q 'violates PodSecurity "restricted' "$OUT/restricted-admission.txt" || die "a pod that does not meet restricted was not refused in the run's namespaces"
 cp "$work/objects.yaml" "$OUT/restricted-objects.yaml"

@@ -12,11 +12,13 @@ import (
 // Feature is a part of a run that needs rights of its own.
 type Feature string
 
-// The features. Core and Drain are required by the plans that use them; KubeProxyMetrics is
-// optional: without it the run goes on and its rows say what they could not measure.
+// The features. Core and Drain are required by the plans that use them; NodeInfo and
+// KubeProxyMetrics are optional: without them the run goes on and says what it could not measure.
 const (
 	// Core is every run: its namespaces, the app's objects, the load pods, the observer.
 	Core Feature = "core"
+	// NodeInfo reads the node the app runs on, for the container runtime's version a row records.
+	NodeInfo Feature = "node-info"
 	// KubeProxyMetrics reads kube-proxy's programming histogram and mode through the API
 	// server's pod proxy in kube-system.
 	KubeProxyMetrics Feature = "kube-proxy-metrics"
@@ -25,14 +27,17 @@ const (
 )
 
 // Features lists the features in the order the manifests hold them.
-var Features = []Feature{Core, KubeProxyMetrics, Drain}
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain}
 
 // Optional reports whether a run goes on without f's rights.
-func (f Feature) Optional() bool { return f == KubeProxyMetrics }
+func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
 
 // Measures is what a run cannot measure without an optional feature's rights.
 func (f Feature) Measures() string {
-	if f == KubeProxyMetrics {
+	switch f {
+	case NodeInfo:
+		return "the container runtime's version of the app's node"
+	case KubeProxyMetrics:
 		return "kube-proxy's network-programming lag and mode"
 	}
 	return ""
@@ -102,7 +107,7 @@ var Rights = []Right{
 		"the observer's watch of the load Service's endpoints"},
 	{Core, "", "events", "", []string{"list", "watch"}, false, "",
 		"the observer's watch of the pods' events"},
-	{Core, "", "nodes", "", []string{"get"}, true, "",
+	{NodeInfo, "", "nodes", "", []string{"get"}, true, "",
 		"the container runtime's version of the node the app runs on"},
 	{KubeProxyMetrics, "", "pods", "", []string{"list"}, false, ProxyNamespace,
 		"the kube-proxy pods (k8s-app=kube-proxy)"},

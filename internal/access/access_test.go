@@ -108,6 +108,7 @@ func TestCheckNamesVerbResourceAndNamespace(t *testing.T) {
 		"get pods/proxy in namespace kube-system":                                                         {Right: Of(KubeProxyMetrics)[1], Verb: "get"},
 		"patch nodes (cluster-scoped)":                                                                    {Right: Of(Drain)[0], Verb: "patch"},
 		"list endpointslices.discovery.k8s.io in every namespace (the run's namespaces are made per row)": {Right: Of(Core)[7], Verb: "list"},
+		"get nodes (cluster-scoped)":                                                                      {Right: Of(NodeInfo)[0], Verb: "get"},
 	}
 	for want, c := range cases {
 		if got := c.String(); got != want {

@@ -75,7 +75,7 @@ func comment(f Feature) string {
 	need := "required by every run"
 	switch {
 	case f.Optional():
-		need = "optional: without it a run goes on and its rows say they could not measure " + f.Measures()
+		need = "optional: without it a run goes on, and warns before it starts that it will not measure " + f.Measures()
 	case f == Drain:
 		need = "required by checks that drain a node (kind: drain-node)"
 	}
