@@ -26,6 +26,10 @@ const (
 	Drain Feature = "drain"
 )
 
+// AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
+// Secret, a ServiceAccount of theirs): no generated file grants them.
+const AppManifests Feature = "manifests"
+
 // Features lists the features in the order the manifests hold them.
 var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain}
 
@@ -163,6 +167,9 @@ func Checks(rights []Right) []Check {
 
 // Hint names the manifest that grants a feature's rights, for a line to a user.
 func Hint(f Feature) string {
+	if f == AppManifests {
+		return "a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)"
+	}
 	return "examples/rbac/" + manifestFile(f)
 }
 

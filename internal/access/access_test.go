@@ -4,10 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -149,8 +154,31 @@ func TestPlansNeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(n.Features) != 2 || n.Features[1] != Drain {
-		t.Errorf("a plan that drains needs the drain rights, got %+v", n.Features)
+	if len(n.Features) != 2 || n.Features[1] != Drain || len(n.Objects) != 0 {
+		t.Errorf("a plan that drains needs the drain rights, got %+v", n)
+	}
+	// A budget without a drain: create on PDBs, which drain.yaml grants; a Secret of the app's
+	// manifests: create on Secrets, which no file of rollcheck's grants.
+	pdb := checktest.WebPlan()
+	pdb.Variant.PDB = &check.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "web-token"}}
+	pdb.App.Objects = append(pdb.App.Objects, secret)
+	n, err = PlansNeed([]check.Plan{pdb}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range n.Objects {
+		got = append(got, Check{Right: r, Verb: "create"}.String()+" · "+Hint(r.Feature))
+	}
+	want := []string{
+		"create secrets in every namespace (the run's namespaces are made per row) · a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)",
+		"create poddisruptionbudgets.policy in every namespace (the run's namespaces are made per row) · examples/rbac/drain.yaml",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("objects' rights\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -30,16 +30,24 @@ func (n Need) Rights() []Right { return append(Of(n.Features...), n.Objects...) 
 // PlansNeed works out what plans need; mapper turns the manifests' kinds into resources.
 func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
 	n := Need{Features: []Feature{Core}}
-	have := map[string]bool{}
-	for _, r := range Of(Core, Drain) {
-		if r.Subresource == "" && slices.Contains(r.Verbs, "create") {
-			have[r.Group+"/"+r.Resource] = true
-		}
-	}
 	for _, p := range plans {
 		if p.Disruption.Kind == check.DrainNode && !slices.Contains(n.Features, Drain) {
 			n.Features = append(n.Features, Drain)
 		}
+	}
+	// Which feature's file grants create on a resource: a kind the plans hold that their
+	// features do not grant is named with the file that does, or as the manifests' own.
+	grantedBy := map[string]Feature{}
+	for _, r := range Rights {
+		if r.Subresource == "" && slices.Contains(r.Verbs, "create") {
+			grantedBy[r.Group+"/"+r.Resource] = r.Feature
+		}
+	}
+	have := map[string]bool{}
+	for _, r := range n.Rights() {
+		have[r.Group+"/"+r.Resource] = r.Subresource == "" && slices.Contains(r.Verbs, "create")
+	}
+	for _, p := range plans {
 		objs, err := p.Objects("rollcheck-access-review", 0)
 		if err != nil {
 			return Need{}, fmt.Errorf("plan %s: %w", p.Variant.Name, err)
@@ -58,7 +66,11 @@ func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
 				continue
 			}
 			have[key] = true
-			n.Objects = append(n.Objects, Right{Feature: Core, Group: m.Resource.Group, Resource: m.Resource.Resource,
+			f, ok := grantedBy[key]
+			if !ok {
+				f = AppManifests
+			}
+			n.Objects = append(n.Objects, Right{Feature: f, Group: m.Resource.Group, Resource: m.Resource.Resource,
 				Verbs: []string{"create"}, ClusterScoped: m.Scope.Name() == meta.RESTScopeNameRoot,
 				Why: fmt.Sprintf("the app's manifests hold a %s (%s)", gvk.Kind, o.GetName())})
 		}
