@@ -2,13 +2,16 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag), go test ./..., script tests
 	@bash scripts/test.sh
+
+rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and bindings) from internal/access.Rights
+	@go generate ./internal/access
 
 bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates
 	@bash scripts/bench.sh
@@ -32,6 +35,9 @@ e2e-grpc: ## HTTP/2 over cleartext and gRPC rows (labels http2, grpc): GOAWAY, p
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
 	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \
 	  ARTIFACTS=$${ARTIFACTS:-_artifacts}/nftables bash scripts/e2e.sh
+
+e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, restricted Pod Security, no token in anything written (cluster of its own)
+	@bash scripts/e2e-rbac.sh
 
 smoke: ## only the smoke suite on kind
 	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -35,9 +36,14 @@ type fakeRow struct {
 	// generation not yet observed), as an app that drops requests when its pods are replaced.
 	failRollout bool
 
+	// nsLabels is Target.NamespaceLabels for run; created records each namespace's labels as
+	// it was created.
+	nsLabels map[string]string
+
 	mu             sync.Mutex
 	served, failed int
 	pods           map[string]bool
+	created        []map[string]string
 }
 
 func newFakeRow(t *testing.T, failRollout bool) *fakeRow {
@@ -45,7 +51,14 @@ func newFakeRow(t *testing.T, failRollout bool) *fakeRow {
 	cs := k8sfake.NewClientset()
 	f := &fakeRow{failRollout: failRollout, pods: map[string]bool{}}
 	// The namespace controller: deleting a namespace deletes what is in it (the fake has none).
-	cascade := interceptor.Funcs{Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+	cascade := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			f.mu.Lock()
+			f.created = append(f.created, maps.Clone(ns.Labels))
+			f.mu.Unlock()
+		}
+		return c.Create(ctx, obj, opts...)
+	}, Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
 		if ns, ok := obj.(*corev1.Namespace); ok {
 			for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 				if err := c.DeleteAllOf(ctx, o, client.InNamespace(ns.Name)); err != nil {
@@ -109,7 +122,7 @@ func (f *fakeRow) run(t *testing.T, expect check.Outcome) (*check.Row, []Progres
 	var steps []Progress
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf}
+	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf, NamespaceLabels: f.nsLabels}
 	row, err := Run(ctx, tgt, p, WithArtifacts(t.TempDir()), WithProgress(func(pr Progress) { mu.Lock(); steps = append(steps, pr); mu.Unlock() }))
 	if err != nil {
 		t.Fatalf("Run: %v (row %+v)", err, row.Verdict)
@@ -237,5 +250,22 @@ func (f *fakeRow) torn(t *testing.T) {
 	}
 	if len(nss.Items)+len(pods.Items)+len(svcs.Items) != 0 {
 		t.Errorf("left behind: %d namespaces, %d pods, %d Services", len(nss.Items), len(pods.Items), len(svcs.Items))
+	}
+}
+
+// Target.NamespaceLabels go on the row's namespace with rollcheck's own (which they cannot
+// replace): ROLLCHECK_POD_SECURITY's enforce label.
+func TestRunLabelsTheNamespace(t *testing.T) {
+	f := newFakeRow(t, false)
+	f.nsLabels = map[string]string{"pod-security.kubernetes.io/enforce": "restricted", check.PartOfLabel: "someone-else"}
+	f.run(t, check.Zero())
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := map[string]string{"pod-security.kubernetes.io/enforce": "restricted", check.PartOfLabel: check.PartOfValue}
+	if len(f.created) != 1 || !maps.Equal(f.created[0], want) {
+		t.Errorf("namespaces created with labels %v, want one with %v", f.created, want)
+	}
+	if f.nsLabels[check.PartOfLabel] != "someone-else" {
+		t.Error("Run changed the Target's labels")
 	}
 }

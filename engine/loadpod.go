@@ -122,31 +122,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 	if h := cfg.Headers["Host"]; h != "" {
 		args = append(args, "--host="+h)
 	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
-		Spec: corev1.PodSpec{
-			// Several load pods go to different nodes where there are several, and away from
-			// the app's pods where they can (place.avoid), so that the load crosses nodes.
-			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
-				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: loadPodLabels}}},
-			Affinity:                      place.affinity(),
-			NodeSelector:                  place.nodeSelector(),
-			Tolerations:                   place.tolerations(),
-			RestartPolicy:                 corev1.RestartPolicyNever,
-			TerminationGracePeriodSeconds: &grace,
-			ActiveDeadlineSeconds:         &deadline,
-			AutomountServiceAccountToken:  ptr.To(false),
-			EnableServiceLinks:            ptr.To(false),
-			Containers: []corev1.Container{{
-				// The image's tag is unique to its build: a node that has it (kind: loaded by the
-				// front end) never pulls it.
-				Name: "load", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
-				Ports: []corev1.ContainerPort{{Name: "clock", ContainerPort: loadClockPort}},
-				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
-					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true)},
-			}},
-		},
-	}
+	pod := loadPod(ns, name, image, args, grace, deadline, place)
 	if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("create the load pod: %w", err)
 	}
@@ -414,4 +390,37 @@ func (m *podLoads) Clocks() []check.LoadClock {
 		cs = append(cs, pl.clock)
 	}
 	return cs
+}
+
+// loadPod is the load pod startPodLoad creates: it meets the restricted Pod Security Standard, so
+// that a namespace enforcing it admits it.
+func loadPod(ns, name, image string, args []string, grace, deadline int64, place loadPlacement) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: loadPodLabels},
+		Spec: corev1.PodSpec{
+			// Several load pods go to different nodes where there are several, and away from
+			// the app's pods where they can (place.avoid), so that the load crosses nodes.
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: corev1.LabelHostname,
+				WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: loadPodLabels}}},
+			Affinity:                      place.affinity(),
+			NodeSelector:                  place.nodeSelector(),
+			Tolerations:                   place.tolerations(),
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         &deadline,
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			Containers: []corev1.Container{{
+				// The image's tag is unique to its build: a node that has it (kind: loaded by the
+				// front end) never pulls it.
+				Name: "load", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
+				Ports: []corev1.ContainerPort{{Name: "clock", ContainerPort: loadClockPort}},
+				// What the restricted Pod Security Standard asks, and a read-only root.
+				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
+					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			}},
+		},
+	}
 }

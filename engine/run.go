@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
@@ -176,7 +177,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return fmt.Errorf("reset before the row: %w", err)
 		}
 	}
-	nsLabels := map[string]string{check.PartOfLabel: check.PartOfValue}
+	nsLabels := maps.Clone(r.t.NamespaceLabels)
+	if nsLabels == nil {
+		nsLabels = map[string]string{}
+	}
+	nsLabels[check.PartOfLabel] = check.PartOfValue
 	if r.t.RunID != "" {
 		nsLabels[RunLabel] = r.t.RunID
 	}
@@ -329,6 +334,8 @@ func (r *runner) readPods(ctx context.Context) {
 	var node corev1.Node
 	if err := r.client.Resources().Get(ctx, p.Spec.NodeName, "", &node); err == nil {
 		r.row.Versions.Runtime = node.Status.NodeInfo.ContainerRuntimeVersion
+	} else {
+		r.logf("%s: the container runtime's version is not recorded: read node %s: %v", r.p.Variant.Name, p.Spec.NodeName, err)
 	}
 	if sig := r.row.Config.StopSignal; sig != "" {
 		for _, cs := range p.Status.ContainerStatuses {

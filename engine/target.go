@@ -52,6 +52,10 @@ type Target struct {
 	// kubelet-restart disruption (kind: systemctl in the node's container). Nil: rows with that
 	// disruption are refused before they deploy.
 	RestartKubelet func(ctx context.Context, node string) error
+	// NamespaceLabels are labels every namespace the rows create carries besides rollcheck's own
+	// (e.g. pod-security.kubernetes.io/enforce: restricted, so that Pod Security admission holds
+	// the rows' pods to that level).
+	NamespaceLabels map[string]string
 	// check.Versions describes the cluster (kind version, node image); the engine adds the
 	// Kubernetes version, Go, vegeta and rollcheck.
 	Versions check.Versions

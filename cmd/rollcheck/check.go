@@ -143,7 +143,8 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE` (overrides the check file's cluster section): no\n"+
 		"cluster created, no image loaded; the load comes from load pods whose image "+knobs.EnvLoadImage+"\n"+
 		"(or cluster.loadImage) names, the app's images are the manifests' own, and only the namespaces\n"+
-		"this run created are deleted")
+		"this run created are deleted; the kubeconfig's user must have the rights examples/rbac grants\n"+
+		"(asked of the API server before any work: a missing one is exit 2)")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
@@ -227,9 +228,12 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.kubeconfig != "" {
-		t, err := existingTarget(ctx, in.kubeconfig, in.loadImage)
+		t, notes, err := existingTarget(ctx, in.kubeconfig, in.loadImage, in.plans)
 		if err != nil {
 			return bad("%v", err)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
 		return checkExisting(ctx, t, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
 	}

@@ -45,7 +45,10 @@ type Options struct {
 	Keep       bool   // keep the cluster when done
 	IsolateDNS string // remove CoreDNS's outside forwarding in a created cluster: auto (or empty), or a boolean (see dnsIsolation)
 	LoadImage  string // a prebuilt load pod image (ROLLCHECK_LOAD_IMAGE); empty: LoadPodImage builds one
-	Logf       func(format string, args ...any)
+	// PodSecurity is the Pod Security level every namespace of the run enforces
+	// (ROLLCHECK_POD_SECURITY); empty for none.
+	PodSecurity string
+	Logf        func(format string, args ...any)
 }
 
 // DefaultKindConfig is rollcheck's kind config (kind-config.yaml in this package, whose comments
@@ -64,11 +67,12 @@ func FromEnv() (Options, error) {
 	}
 	get := func(name string) string { v, _ := knobs.Get(os.Getenv, name); return v }
 	o := Options{
-		Name:       get(knobs.EnvName),
-		KindConfig: get(knobs.EnvKindConfig),
-		NodeImage:  knobs.NodeImageChoice(os.Getenv),
-		IsolateDNS: get(knobs.EnvIsolateDNS),
-		LoadImage:  get(knobs.EnvLoadImage),
+		Name:        get(knobs.EnvName),
+		KindConfig:  get(knobs.EnvKindConfig),
+		NodeImage:   knobs.NodeImageChoice(os.Getenv),
+		IsolateDNS:  get(knobs.EnvIsolateDNS),
+		LoadImage:   get(knobs.EnvLoadImage),
+		PodSecurity: get(knobs.EnvPodSecurity),
 	}
 	o.Keep, _ = knobs.Keep(os.Getenv)
 	o.Workers, _ = knobs.Workers(os.Getenv)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
 // loadedImages remembers the images a Cluster loaded, by reference, with their image ID.
@@ -44,9 +45,10 @@ func (c *Cluster) Target() engine.Target {
 			}
 			return err
 		},
-		RestartKubelet: c.RestartKubelet,
-		Versions:       c.versions(),
-		Logf:           c.Logf,
+		RestartKubelet:  c.RestartKubelet,
+		NamespaceLabels: knobs.NamespaceLabels(c.PodSecurity),
+		Versions:        c.versions(),
+		Logf:            c.Logf,
 	}
 }
 
@@ -194,6 +196,7 @@ type Shared struct {
 	NodeImage   string `json:"nodeImage"`
 	ImageSource string `json:"imageSource"`
 	LoadImage   string `json:"loadImage,omitempty"`
+	PodSecurity string `json:"podSecurity,omitempty"`
 	Workers     int    `json:"workers,omitempty"`
 	NodePort    int32  `json:"nodePort"`
 	HostPort    int32  `json:"hostPort"`
@@ -201,7 +204,7 @@ type Shared struct {
 
 // Share describes c for Join.
 func (c *Cluster) Share() Shared {
-	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage, Workers: c.Workers}
+	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage, PodSecurity: c.PodSecurity, Workers: c.Workers}
 	if c.Config != nil {
 		s.NodePort, s.HostPort = c.Config.NodePort, c.Config.HostPort
 	}
@@ -212,7 +215,7 @@ func (c *Cluster) Share() Shared {
 // it creates nothing, sweeps nothing and never deletes the cluster (the process that acquired it
 // releases it once every process is done).
 func Join(ctx context.Context, s Shared, logf func(string, ...any)) (*Cluster, error) {
-	c, err := Existing(ctx, Options{Name: s.Name, NodeImage: s.NodeImage, ImageSource: s.ImageSource, LoadImage: s.LoadImage, Workers: s.Workers, Logf: logf})
+	c, err := Existing(ctx, Options{Name: s.Name, NodeImage: s.NodeImage, ImageSource: s.ImageSource, LoadImage: s.LoadImage, PodSecurity: s.PodSecurity, Workers: s.Workers, Logf: logf})
 	if err != nil {
 		return nil, fmt.Errorf("join cluster %q: %w", s.Name, err)
 	}

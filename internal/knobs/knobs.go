@@ -31,6 +31,7 @@ const (
 	EnvKeep         = "ROLLCHECK_KEEP_CLUSTER"
 	EnvIsolateDNS   = "ROLLCHECK_ISOLATE_DNS"
 	EnvLoadImage    = "ROLLCHECK_LOAD_IMAGE"
+	EnvPodSecurity  = "ROLLCHECK_POD_SECURITY"
 	EnvRepeat       = "ROLLCHECK_REPEAT"
 	EnvLoadFrom     = "ROLLCHECK_LOAD_FROM"
 	EnvProcs        = "ROLLCHECK_PROCS"
@@ -146,6 +147,13 @@ var All = []Knob{
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
 	{EnvIsolateDNS, "auto", "", "in a cluster rollcheck creates, remove CoreDNS's forwarding of outside names and drop what pods send outside the cluster untranslated: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
 	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required with `--kubeconfig`", true, check.ValidLoadImage},
+	{EnvPodSecurity, "", "no label", "label every namespace a run creates `" + PodSecurityEnforceLabel + ": LEVEL` (`restricted`, `baseline` or `privileged`), so that Pod Security admission refuses there what the level forbids (rollcheck's own pods meet `restricted`; your manifests' pods must too)", true, func(v string) error {
+		switch v {
+		case "restricted", "baseline", "privileged":
+			return nil
+		}
+		return errors.New("want restricted, baseline or privileged")
+	}},
 	{EnvRepeat, "1", "", fmt.Sprintf("runs of every row of the matrix (1 to %d)", check.MaxRepeat), false, wholeNumber(1, check.MaxRepeat)},
 	{EnvLoadFrom, string(LoadBoth), "", "where the matrix's load comes from: `both`, `host` or `cluster`", false, func(v string) error {
 		switch MatrixLoad(v) {
@@ -398,4 +406,17 @@ func WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// PodSecurityEnforceLabel is the namespace label that makes Pod Security admission enforce a
+// level there.
+const PodSecurityEnforceLabel = "pod-security.kubernetes.io/enforce"
+
+// NamespaceLabels are the labels ROLLCHECK_POD_SECURITY's level (checked) puts on every
+// namespace a run creates; nil for none.
+func NamespaceLabels(level string) map[string]string {
+	if level == "" {
+		return nil
+	}
+	return map[string]string{PodSecurityEnforceLabel: level}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/podsecurity"
 )
 
 var (
@@ -46,6 +47,11 @@ func objectsOf(t *testing.T, c Config) (map[string]*corev1.ConfigMap, map[string
 			cms[o.Name] = o
 		case *appsv1.Deployment:
 			deps[o.Name] = o
+			// Every proxy pod meets the restricted Pod Security Standard.
+			why, err := podsecurity.Restricted(o.Spec.Template.ObjectMeta, o.Spec.Template.Spec)
+			if err != nil || len(why) > 0 {
+				t.Errorf("%s: Deployment %s violates the restricted Pod Security Standard: %v %v", c, o.Name, why, err)
+			}
 		case *corev1.Service:
 			svcs[o.Name] = o
 		case *networkingv1.Ingress, *corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding:

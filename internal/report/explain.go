@@ -127,5 +127,26 @@ func writePropagation(p func(string, ...any), rows []Row) {
 		}
 		p("| %s |\n", strings.Join(cols, " | "))
 	}
+	writeKubeProxyUnmeasured(p, rows)
 	p("\nFormula (README, \"What to set\"): preStop ≥ routed + 1 s, routed = data-plane p99 when measured, else control-plane p99 + kube-proxy programming p99; grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
+}
+
+// writeKubeProxyUnmeasured says, once per reason, why kube-proxy's programming lag is "n/a" in
+// the rows that could not read it (its metrics unreachable, or the rights to read them missing,
+// which the reason names with the manifest that grants them).
+func writeKubeProxyUnmeasured(p func(string, ...any), rows []Row) {
+	var reasons []string
+	count := map[string]int{}
+	for _, r := range rows {
+		if ex := r.Explanation; ex != nil && ex.Propagation.KubeProxy == nil && ex.Propagation.KubeProxyError != "" {
+			e := ex.Propagation.KubeProxyError
+			if count[e] == 0 {
+				reasons = append(reasons, e)
+			}
+			count[e]++
+		}
+	}
+	for _, e := range reasons {
+		p("\nkube-proxy's programming lag not measured (%d row(s)): %s\n", count[e], mdEscape(e))
+	}
 }

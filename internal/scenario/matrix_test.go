@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/rollcheck/rollcheck/internal/podsecurity"
 	"github.com/rollcheck/rollcheck/suites"
 )
 
@@ -42,7 +43,16 @@ func TestMatrixRowsPlan(t *testing.T) {
 			var dep *appsv1.Deployment
 			for _, o := range objs {
 				if d, ok := o.(*appsv1.Deployment); ok {
-					dep = d
+					if d.Name == p.App.Deployment || dep == nil {
+						dep = d
+					}
+					// Every pod rollcheck adds (the sample app, the proxy in front) meets the
+					// restricted Pod Security Standard, so that a run in a namespace that
+					// enforces it works.
+					why, err := podsecurity.Restricted(d.Spec.Template.ObjectMeta, d.Spec.Template.Spec)
+					if err != nil || len(why) > 0 {
+						t.Errorf("Deployment %s violates the restricted Pod Security Standard: %v %v", d.Name, why, err)
+					}
 				}
 			}
 			if dep == nil {

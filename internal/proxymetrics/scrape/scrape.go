@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 )
 
@@ -27,7 +28,7 @@ func KubeProxy(ctx context.Context, cs kubernetes.Interface) (proxymetrics.Histo
 	pods, err := cs.CoreV1().Pods(proxymetrics.Namespace).List(lctx, metav1.ListOptions{LabelSelector: proxymetrics.Selector})
 	cancel()
 	if err != nil {
-		return proxymetrics.Histogram{}, fmt.Errorf("list the kube-proxy pods (%s in %s): %w", proxymetrics.Selector, proxymetrics.Namespace, err)
+		return proxymetrics.Histogram{}, forbidden(fmt.Errorf("list the kube-proxy pods (%s in %s): %w", proxymetrics.Selector, proxymetrics.Namespace, err))
 	}
 	if len(pods.Items) == 0 {
 		return proxymetrics.Histogram{}, proxymetrics.ErrNoKubeProxy
@@ -65,7 +66,7 @@ func ProxyMode(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	defer cancel()
 	pods, err := cs.CoreV1().Pods(proxymetrics.Namespace).List(lctx, metav1.ListOptions{LabelSelector: proxymetrics.Selector})
 	if err != nil {
-		return "", fmt.Errorf("list the kube-proxy pods (%s in %s): %w", proxymetrics.Selector, proxymetrics.Namespace, err)
+		return "", forbidden(fmt.Errorf("list the kube-proxy pods (%s in %s): %w", proxymetrics.Selector, proxymetrics.Namespace, err))
 	}
 	for _, p := range pods.Items {
 		if p.Status.Phase != corev1.PodRunning {
@@ -73,7 +74,7 @@ func ProxyMode(ctx context.Context, cs kubernetes.Interface) (string, error) {
 		}
 		b, err := cs.CoreV1().Pods(proxymetrics.Namespace).ProxyGet("http", p.Name, proxymetrics.MetricsPort, "proxyMode", nil).DoRaw(lctx)
 		if err != nil {
-			return "", fmt.Errorf("read the mode of kube-proxy %s/%s through the API server's pod proxy: %w", proxymetrics.Namespace, p.Name, err)
+			return "", forbidden(fmt.Errorf("read the mode of kube-proxy %s/%s through the API server's pod proxy: %w", proxymetrics.Namespace, p.Name, err))
 		}
 		return strings.TrimSpace(string(b)), nil
 	}
@@ -92,6 +93,7 @@ func scrapePod(ctx context.Context, cs kubernetes.Interface, pod string) (proxym
 			err = fmt.Errorf("%w: %s", err, st.Message)
 		}
 		err = fmt.Errorf("read the metrics of kube-proxy %s/%s through the API server's pod proxy (port %s): %w", proxymetrics.Namespace, pod, proxymetrics.MetricsPort, err)
+		err = forbidden(err)
 		if apierrors.IsServiceUnavailable(err) {
 			// The API server could not connect to the pod (its own answer: "error trying to reach service").
 			err = fmt.Errorf("%w; kube-proxy serves its metrics on 127.0.0.1:%s by default, out of the pod proxy's reach: set metricsBindAddress: \"0.0.0.0:%s\" in its KubeProxyConfiguration (rollcheck's kind-config.yaml does; an existing cluster needs creating anew)", err, proxymetrics.MetricsPort, proxymetrics.MetricsPort)
@@ -103,4 +105,17 @@ func scrapePod(ctx context.Context, cs kubernetes.Interface, pod string) (proxym
 		return proxymetrics.Histogram{}, fmt.Errorf("kube-proxy %s/%s: %w", proxymetrics.Namespace, pod, err)
 	}
 	return h, nil
+}
+
+// forbidden adds to an error the API server answered with 403 which right is missing and what
+// grants it (internal/access: kube-proxy's metrics are an optional right of a run).
+func forbidden(err error) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	var missing []string
+	for _, c := range access.Checks(access.Of(access.KubeProxyMetrics)) {
+		missing = append(missing, c.String())
+	}
+	return fmt.Errorf("%w; not measured without the rights %s (%s grants them)", err, strings.Join(missing, ", "), access.Hint(access.KubeProxyMetrics))
 }

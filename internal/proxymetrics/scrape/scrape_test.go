@@ -203,3 +203,24 @@ func kubernetesUnreachable(t *testing.T) kubernetes.Interface {
 	}
 	return cs
 }
+
+// A user without the rights to kube-proxy's pods gets an error that names the rights and the
+// manifest that grants them: the row's KubeProxyError, which the reports show.
+func TestForbiddenNamesTheRight(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden,
+			Message: `pods is forbidden: User "system:serviceaccount:rollcheck:rollcheck" cannot list resource "pods" in API group "" in the namespace "kube-system"`})
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = KubeProxy(context.Background(), cs)
+	if err == nil || !strings.Contains(err.Error(), "list pods in namespace kube-system, get pods/proxy in namespace kube-system (examples/rbac/kube-proxy-metrics.yaml grants them)") {
+		t.Errorf("error %v does not name the missing rights", err)
+	}
+}

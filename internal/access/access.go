@@ -1,0 +1,185 @@
+// Package access is the one list of the rights a rollcheck run needs on a cluster, per feature:
+// the manifests in examples/rbac are generated from it (Manifests), and a run on a cluster
+// rollcheck does not own asks the API server for each right its plans need before any work
+// (Review).
+package access
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Feature is a part of a run that needs rights of its own.
+type Feature string
+
+// The features. Core and Drain are required by the plans that use them; NodeInfo and
+// KubeProxyMetrics are optional: without them the run goes on and says what it could not measure.
+const (
+	// Core is every run: its namespaces, the app's objects, the load pods, the observer.
+	Core Feature = "core"
+	// NodeInfo reads the node the app runs on, for the container runtime's version a row records.
+	NodeInfo Feature = "node-info"
+	// KubeProxyMetrics reads kube-proxy's programming histogram and mode through the API
+	// server's pod proxy in kube-system.
+	KubeProxyMetrics Feature = "kube-proxy-metrics"
+	// Drain cordons a node and evicts the app's pods through the eviction API (DrainNode).
+	Drain Feature = "drain"
+)
+
+// AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
+// Secret, a ServiceAccount of theirs): no generated file grants them.
+const AppManifests Feature = "manifests"
+
+// Features lists the features in the order the manifests hold them.
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain}
+
+// Optional reports whether a run goes on without f's rights.
+func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
+
+// Measures is what a run cannot measure without an optional feature's rights.
+func (f Feature) Measures() string {
+	switch f {
+	case NodeInfo:
+		return "the container runtime's version of the app's node"
+	case KubeProxyMetrics:
+		return "kube-proxy's network-programming lag and mode"
+	}
+	return ""
+}
+
+// ProxyNamespace is where kube-proxy's pods run (as internal/proxymetrics reads them).
+const ProxyNamespace = "kube-system"
+
+// Right is one rule: verbs on a resource (and subresource) of an API group, in a namespace.
+type Right struct {
+	Feature     Feature
+	Group       string // "" is the core group
+	Resource    string
+	Subresource string
+	Verbs       []string
+	// ClusterScoped: the resource has no namespace (namespaces, nodes).
+	ClusterScoped bool
+	// Namespace is the one namespace the right is needed in (a Role there is enough), or ""
+	// for a cluster-scoped resource or the run's own namespaces: those are made per row with
+	// generated names, so the right is needed in every namespace (a ClusterRole).
+	Namespace string
+	// Why says which call needs it.
+	Why string
+}
+
+// Name is the resource as RBAC and kubectl write it: "pods/eviction".
+func (r Right) Name() string {
+	if r.Subresource != "" {
+		return r.Resource + "/" + r.Subresource
+	}
+	return r.Resource
+}
+
+// Where says where the right is needed, for a line to a user.
+func (r Right) Where() string {
+	switch {
+	case r.Namespace != "":
+		return "in namespace " + r.Namespace
+	case r.ClusterScoped:
+		return "(cluster-scoped)"
+	default:
+		return "in every namespace (the run's namespaces are made per row)"
+	}
+}
+
+// Rights is every right a run may need, found by reading every API call of the engine and the
+// packages it calls (internal/kube, internal/observe, internal/disrupt, internal/proxymetrics,
+// engine's load pods and clocks) and what check.Plan.Objects renders. The kind front end's
+// own calls (the sweep, the CoreDNS change, the kube-proxy mode check) run with the
+// credentials of a cluster rollcheck created, and are not part of it.
+var Rights = []Right{
+	{Core, "", "namespaces", "", []string{"create", "delete", "list"}, true, "",
+		"a namespace per row (labelled with the run), deleted at its end; the run's are listed until they are gone"},
+	{Core, "apps", "deployments", "", []string{"create", "get", "update", "patch"}, false, "",
+		"the app's Deployment: applied, its rollout waited for, restarted and scaled by patches"},
+	{Core, "", "services", "", []string{"create", "get", "list", "update"}, false, "",
+		"rollcheck's load Service and the app's own: applied, read for the cluster address, listed at teardown"},
+	{Core, "", "configmaps", "", []string{"create", "get", "update"}, false, "",
+		"the ConfigMaps of the app's manifests (another kind there needs its create too: the run names it)"},
+	{Core, "", "pods", "", []string{"create", "get", "list", "watch", "delete"}, false, "",
+		"load pods; the observer's watch; the pod deletions a row disrupts with; teardown"},
+	{Core, "", "pods", "log", []string{"get"}, false, "",
+		"the app's lifecycle lines and the load pods' ledgers, streamed through the API server"},
+	{Core, "", "pods", "proxy", []string{"get"}, false, "",
+		"each load pod's clock, read through the API server's pod proxy"},
+	{Core, "discovery.k8s.io", "endpointslices", "", []string{"list", "watch"}, false, "",
+		"the observer's watch of the load Service's endpoints"},
+	{Core, "", "events", "", []string{"list", "watch"}, false, "",
+		"the observer's watch of the pods' events"},
+	{NodeInfo, "", "nodes", "", []string{"get"}, true, "",
+		"the container runtime's version of the node the app runs on"},
+	{KubeProxyMetrics, "", "pods", "", []string{"list"}, false, ProxyNamespace,
+		"the kube-proxy pods (k8s-app=kube-proxy)"},
+	{KubeProxyMetrics, "", "pods", "proxy", []string{"get"}, false, ProxyNamespace,
+		"kube-proxy's /metrics and /proxyMode through the API server's pod proxy"},
+	{Drain, "", "nodes", "", []string{"get", "patch"}, true, "",
+		"cordon and uncordon the node that runs the most of the app's pods"},
+	{Drain, "", "pods", "eviction", []string{"create"}, false, "",
+		"evict the app's pods through the eviction API, which respects their budgets"},
+	{Drain, "policy", "poddisruptionbudgets", "", []string{"create", "get", "update"}, false, "",
+		"the budget a variant asks for (pdb:), or the app's manifests hold"},
+}
+
+// Of returns the rights of the given features, in Rights' order.
+func Of(features ...Feature) []Right {
+	var out []Right
+	for _, r := range Rights {
+		for _, f := range features {
+			if r.Feature == f {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Check is one verb of one right: what a SelfSubjectAccessReview asks.
+type Check struct {
+	Right
+	Verb string
+}
+
+// String is the one line a refusal names: "create pods/eviction in every namespace (...)".
+func (c Check) String() string {
+	res := c.Name()
+	if c.Group != "" {
+		res += "." + c.Group
+	}
+	return fmt.Sprintf("%s %s %s", c.Verb, res, c.Where())
+}
+
+// Checks splits rights into one Check per verb.
+func Checks(rights []Right) []Check {
+	var out []Check
+	for _, r := range rights {
+		for _, v := range r.Verbs {
+			out = append(out, Check{Right: r, Verb: v})
+		}
+	}
+	return out
+}
+
+// Hint names the manifest that grants a feature's rights, for a line to a user.
+func Hint(f Feature) string {
+	if f == AppManifests {
+		return "a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)"
+	}
+	return "examples/rbac/" + manifestFile(f)
+}
+
+func manifestFile(f Feature) string { return string(f) + ".yaml" }
+
+// joinChecks writes checks on one line.
+func joinChecks(cs []Check) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = c.String()
+	}
+	return strings.Join(s, "; ")
+}

@@ -1,0 +1,222 @@
+package access
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
+)
+
+// The manifests in examples/rbac are what Rights generates: `make rbac` writes them again.
+func TestManifestsMatchTheList(t *testing.T) {
+	want, err := Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("..", "..", ManifestsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, ok := want[e.Name()]; !ok {
+			t.Errorf("%s/%s is not generated from internal/access.Rights: remove it, or run make rbac", ManifestsDir, e.Name())
+		}
+	}
+	for name, body := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != body {
+			t.Errorf("%s/%s differs from what internal/access.Rights generates (err %v): run make rbac", ManifestsDir, name, err)
+		}
+	}
+}
+
+// Every rule of the generated manifests is a right of the list, and every right is in a rule:
+// read back from the YAML, not from the code that wrote it.
+func TestManifestsGrantEveryRightAndNoMore(t *testing.T) {
+	files, err := Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type rule struct {
+		APIGroups, Resources, Verbs []string
+	}
+	type doc struct {
+		Kind     string
+		Metadata struct{ Name, Namespace string }
+		Rules    []rule
+		Subjects []struct{ Kind, Name, Namespace string }
+	}
+	granted := map[string]bool{}
+	for name, body := range files {
+		for _, part := range strings.Split(body, "\n---\n") {
+			var d doc
+			if err := yaml.Unmarshal([]byte(part), &d); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, s := range d.Subjects {
+				if s.Kind != "ServiceAccount" || s.Name != ServiceAccount || s.Namespace != ServiceAccountNamespace {
+					t.Errorf("%s: %s %s binds %+v, want the ServiceAccount %s/%s", name, d.Kind, d.Metadata.Name, s, ServiceAccountNamespace, ServiceAccount)
+				}
+			}
+			for _, r := range d.Rules {
+				for _, g := range r.APIGroups {
+					for _, res := range r.Resources {
+						for _, v := range r.Verbs {
+							granted[strings.Join([]string{name, d.Kind, d.Metadata.Namespace, g, res, v}, " ")] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	want := map[string]bool{}
+	for _, c := range Checks(Rights) {
+		kind := "ClusterRole"
+		if c.Namespace != "" {
+			kind = "Role"
+		}
+		want[strings.Join([]string{manifestFile(c.Feature), kind, c.Namespace, c.Group, c.Name(), c.Verb}, " ")] = true
+	}
+	for k := range want {
+		if !granted[k] {
+			t.Errorf("not granted by the manifests: %s", k)
+		}
+	}
+	for k := range granted {
+		if !want[k] {
+			t.Errorf("granted by the manifests but not in Rights: %s", k)
+		}
+	}
+}
+
+func TestCheckNamesVerbResourceAndNamespace(t *testing.T) {
+	cases := map[string]Check{
+		"create pods/eviction in every namespace (the run's namespaces are made per row)":                 {Right: Of(Drain)[1], Verb: "create"},
+		"get pods/proxy in namespace kube-system":                                                         {Right: Of(KubeProxyMetrics)[1], Verb: "get"},
+		"patch nodes (cluster-scoped)":                                                                    {Right: Of(Drain)[0], Verb: "patch"},
+		"list endpointslices.discovery.k8s.io in every namespace (the run's namespaces are made per row)": {Right: Of(Core)[7], Verb: "list"},
+		"get nodes (cluster-scoped)":                                                                      {Right: Of(NodeInfo)[0], Verb: "get"},
+	}
+	for want, c := range cases {
+		if got := c.String(); got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
+// mapper knows the kinds the test plans hold.
+func mapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	for _, k := range []struct {
+		gvk   schema.GroupVersionKind
+		scope meta.RESTScope
+	}{
+		{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace},
+		{schema.GroupVersionKind{Version: "v1", Kind: "Service"}, meta.RESTScopeNamespace},
+		{schema.GroupVersionKind{Version: "v1", Kind: "Secret"}, meta.RESTScopeNamespace},
+		{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}, meta.RESTScopeNamespace},
+	} {
+		m.Add(k.gvk, k.scope)
+	}
+	return m
+}
+
+func TestPlansNeed(t *testing.T) {
+	p := checktest.WebPlan()
+	n, err := PlansNeed([]check.Plan{p}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Features) != 1 || n.Features[0] != Core || len(n.Objects) != 0 {
+		t.Errorf("a rollout restart of a Deployment needs the core rights only, got %+v", n)
+	}
+	drain := checktest.WebPlan()
+	drain.Disruption.Kind = check.DrainNode
+	n, err = PlansNeed([]check.Plan{p, drain}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Features) != 2 || n.Features[1] != Drain || len(n.Objects) != 0 {
+		t.Errorf("a plan that drains needs the drain rights, got %+v", n)
+	}
+	// A budget without a drain: create on PDBs, which drain.yaml grants; a Secret of the app's
+	// manifests: create on Secrets, which no file of rollcheck's grants.
+	pdb := checktest.WebPlan()
+	pdb.Variant.PDB = &check.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "web-token"}}
+	pdb.App.Objects = append(pdb.App.Objects, secret)
+	n, err = PlansNeed([]check.Plan{pdb}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range n.Objects {
+		got = append(got, Check{Right: r, Verb: "create"}.String()+" · "+Hint(r.Feature))
+	}
+	want := []string{
+		"create secrets in every namespace (the run's namespaces are made per row) · a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)",
+		"create poddisruptionbudgets.policy in every namespace (the run's namespaces are made per row) · examples/rbac/drain.yaml",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("objects' rights\n got %q\nwant %q", got, want)
+	}
+}
+
+// fakeReviews answers every SelfSubjectAccessReview with allowed, except those deny says no to.
+func fakeReviews(deny func(*authorizationv1.ResourceAttributes) bool) *fake.Clientset {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		r.Status.Allowed = !deny(r.Spec.ResourceAttributes)
+		return true, r, nil
+	})
+	return cs
+}
+
+func TestReviewNamesWhatIsDenied(t *testing.T) {
+	cs := fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+		return a.Resource == "pods" && a.Subresource == "" && a.Verb == "create" && a.Namespace == ""
+	})
+	denied, err := Review(context.Background(), cs, Of(Core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(denied) != 1 {
+		t.Fatalf("denied %v, want create pods only", denied)
+	}
+	line := Refusal(denied)
+	want := `this user may not create pods in every namespace (the run's namespaces are made per row): rollcheck needs it before any work; examples/rbac/core.yaml grant(s) it (README, "Least privilege")`
+	if line != want || strings.Contains(line, "\n") {
+		t.Errorf("refusal\n got %q\nwant %q", line, want)
+	}
+	denied, err = Review(context.Background(), fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+		return a.Namespace == ProxyNamespace
+	}), Of(KubeProxyMetrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "kube-proxy's network-programming lag and mode: not measured: this user may not list pods in namespace kube-system; get pods/proxy in namespace kube-system (examples/rbac/kube-proxy-metrics.yaml grants it)"
+	if got := Unmeasured(KubeProxyMetrics, denied); got != want {
+		t.Errorf("unmeasured\n got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,125 @@
+package access
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/rollcheck/rollcheck/check"
+)
+
+// Need is what a run's plans need: the required features (Core, and Drain when a plan drains),
+// and the create right of every other kind of object their manifests hold (a Secret, a
+// ServiceAccount: the list cannot know the user's manifests).
+type Need struct {
+	Features []Feature
+	Objects  []Right
+}
+
+// Rights is every required right of n.
+func (n Need) Rights() []Right { return append(Of(n.Features...), n.Objects...) }
+
+// PlansNeed works out what plans need; mapper turns the manifests' kinds into resources.
+func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
+	n := Need{Features: []Feature{Core}}
+	for _, p := range plans {
+		if p.Disruption.Kind == check.DrainNode && !slices.Contains(n.Features, Drain) {
+			n.Features = append(n.Features, Drain)
+		}
+	}
+	// Which feature's file grants create on a resource: a kind the plans hold that their
+	// features do not grant is named with the file that does, or as the manifests' own.
+	grantedBy := map[string]Feature{}
+	for _, r := range Rights {
+		if r.Subresource == "" && slices.Contains(r.Verbs, "create") {
+			grantedBy[r.Group+"/"+r.Resource] = r.Feature
+		}
+	}
+	have := map[string]bool{}
+	for _, r := range n.Rights() {
+		have[r.Group+"/"+r.Resource] = r.Subresource == "" && slices.Contains(r.Verbs, "create")
+	}
+	for _, p := range plans {
+		objs, err := p.Objects("rollcheck-access-review", 0)
+		if err != nil {
+			return Need{}, fmt.Errorf("plan %s: %w", p.Variant.Name, err)
+		}
+		for _, o := range objs {
+			gvk, err := apiutil.GVKForObject(o, scheme.Scheme)
+			if err != nil {
+				gvk = o.GetObjectKind().GroupVersionKind()
+			}
+			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if err != nil {
+				return Need{}, fmt.Errorf("plan %s: the cluster does not serve %s %s: %w", p.Variant.Name, gvk.Kind, o.GetName(), err)
+			}
+			key := m.Resource.Group + "/" + m.Resource.Resource
+			if have[key] {
+				continue
+			}
+			have[key] = true
+			f, ok := grantedBy[key]
+			if !ok {
+				f = AppManifests
+			}
+			n.Objects = append(n.Objects, Right{Feature: f, Group: m.Resource.Group, Resource: m.Resource.Resource,
+				Verbs: []string{"create"}, ClusterScoped: m.Scope.Name() == meta.RESTScopeNameRoot,
+				Why: fmt.Sprintf("the app's manifests hold a %s (%s)", gvk.Kind, o.GetName())})
+		}
+	}
+	return n, nil
+}
+
+// Review asks the API server, with one SelfSubjectAccessReview per verb, whether the client's
+// user has rights, and returns the checks it was denied, in rights' order. A right of the
+// run's own namespaces is asked for every namespace: they do not exist yet.
+func Review(ctx context.Context, cs kubernetes.Interface, rights []Right) ([]Check, error) {
+	var denied []Check
+	for _, c := range Checks(rights) {
+		ssar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: c.Namespace, Verb: c.Verb,
+				Group: c.Group, Resource: c.Resource, Subresource: c.Subresource}}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("ask the API server whether this user may %s: %w", c, err)
+		}
+		if !got.Status.Allowed {
+			denied = append(denied, c)
+		}
+	}
+	return denied, nil
+}
+
+// Refusal is the one line that says a run may not start: the checks denied, and the manifests
+// that grant them.
+func Refusal(denied []Check) string {
+	var hints []string
+	for _, c := range denied {
+		if h := Hint(c.Feature); !slices.Contains(hints, h) {
+			hints = append(hints, h)
+		}
+	}
+	return fmt.Sprintf("this user may not %s: rollcheck needs it before any work; %s grant(s) it (README, \"Least privilege\")",
+		joinChecks(denied), joinWords(hints))
+}
+
+// Unmeasured is the line that says what a run will not measure without an optional feature's
+// rights, and which right would give it.
+func Unmeasured(f Feature, denied []Check) string {
+	return fmt.Sprintf("%s: not measured: this user may not %s (%s grants it)", f.Measures(), joinChecks(denied), Hint(f))
+}
+
+func joinWords(s []string) string {
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
