@@ -383,7 +383,14 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 		return nil, fmt.Errorf("start the load: %w", err)
 	}
 	d := &driven{atk: atk}
-	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s from %s to %s", p.Load.Rate, p.Load.From, url))
+	to := url
+	if p.Load.From == check.LoadFromCluster && !p.Load.Through() {
+		to = "the load Service's cluster address" // the load pod's target, not the host's URL
+		if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
+			to = "the pods' addresses, resolved from " + check.LoadHeadlessServiceName
+		}
+	}
+	r.progress(StepLoad, 0, atk.Progress(), fmt.Sprintf("%d req/s from %s to %s", p.Load.Rate, p.Load.From, to))
 
 	// The disruptions stop early when the load does: a stalled generator or a load that ended
 	// makes the row a harness fault, never zero failures.
