@@ -12,31 +12,27 @@ need docker "install Docker (make docker does it on Debian as root)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$REPO_ROOT"
-# Which images: "hello", "nginx" or both (no argument, as `make example-image` asks).
+# Which images: "hello", "nginx", "grpc" or all three (no argument, as `make example-image` asks).
 want=" ${*:-hello nginx grpc} "
-if [[ $want == *" hello "* ]]; then
-  log "building the hello binary (up to 5m)"
-  CGO_ENABLED=0 timeout --kill-after=10s 300 go build -trimpath -ldflags '-s -w' -o "$dir/hello" ./examples/hello \
-    || die "go build ./examples/hello failed or took longer than 5m"
-  cp examples/hello/Dockerfile "$dir/"
-  log "docker build $IMAGE (up to 5m)"
-  DOCKER_BUILDKIT=0 timeout --kill-after=10s 300 docker build -q -t "$IMAGE" "$dir" >/dev/null \
-    || die "docker build $IMAGE failed or took longer than 5m"
-  log "built $IMAGE"
-fi
+# static IMAGE PKG BIN DIR: build Go package PKG into a static binary BIN, then the image IMAGE
+# from DIR's Dockerfile (FROM scratch, COPY BIN), each step bounded and named when it fails.
+static() {
+  local image=$1 pkg=$2 bin=$3 ctx=$dir/$3
+  mkdir -p "$ctx"
+  log "building the $bin binary of $image (up to 5m)"
+  CGO_ENABLED=0 timeout --kill-after=10s 300 go build -trimpath -ldflags '-s -w' -o "$ctx/$bin" "$pkg" \
+    || die "go build $pkg failed or took longer than 5m"
+  cp "$4/Dockerfile" "$ctx/"
+  log "docker build $image (up to 5m)"
+  DOCKER_BUILDKIT=0 timeout --kill-after=10s 300 docker build -q -t "$image" "$ctx" >/dev/null \
+    || die "docker build $image failed or took longer than 5m"
+  log "built $image"
+}
+if [[ $want == *" hello "* ]]; then static "$IMAGE" ./examples/hello hello examples/hello; fi
 # The stand-in for a user's gRPC server (examples/grpc): rollcheck's sample app, whose gRPC mode
 # app.yaml turns on, tagged with the name examples/grpc/check.yaml uses.
 GRPC_IMAGE=rollcheck-example/grpc:dev
-if [[ $want == *" grpc "* ]]; then
-  log "building the sample app binary for $GRPC_IMAGE (up to 5m)"
-  CGO_ENABLED=0 timeout --kill-after=10s 300 go build -trimpath -ldflags '-s -w' -o "$dir/app" ./fixtures/app \
-    || die "go build ./fixtures/app failed or took longer than 5m"
-  cp fixtures/app/Dockerfile "$dir/"
-  log "docker build $GRPC_IMAGE (up to 5m)"
-  DOCKER_BUILDKIT=0 timeout --kill-after=10s 300 docker build -q -t "$GRPC_IMAGE" "$dir" >/dev/null \
-    || die "docker build $GRPC_IMAGE failed or took longer than 5m"
-  log "built $GRPC_IMAGE"
-fi
+if [[ $want == *" grpc "* ]]; then static "$GRPC_IMAGE" ./fixtures/app app fixtures/app; fi
 # The nginx in front of it (examples/proxy): Debian 12's nginx, FROM scratch, as rollcheck builds
 # its proxy fixtures; tagged with the name examples/proxy/nginx.yaml uses.
 PROXY_IMAGE=rollcheck-example/nginx:dev
