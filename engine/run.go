@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -485,14 +486,10 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 // grpcTarget is the gRPC target of a load URL: its host and port ("http://127.0.0.1:30080/x" is
 // "127.0.0.1:30080"); a target that is not a URL (dns:///…) is kept.
 func grpcTarget(u string) string {
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return u
+	if p, err := neturl.Parse(u); err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != "" {
+		return p.Host
 	}
-	rest := u[strings.Index(u, "//")+2:]
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
+	return u
 }
 
 // servingReplicas is how many pods must answer before the load starts: every replica through
@@ -578,6 +575,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 			return err
 		}
 	}
+	blind := blindFailures(tl, res)
 	switch derr := d.disruptErr; {
 	case d.loadFault != nil:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: d.loadFault.Error()}
@@ -587,8 +585,8 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
 	case len(d.recs) != p.Disruption.Count:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(d.recs), p.Disruption.Count)}
-	case blindFailures(tl, res) != "":
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: blindFailures(tl, res)}
+	case blind != "":
+		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: blind}
 	default:
 		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
 	}
