@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -148,7 +150,7 @@ func (o Outcome) Validate() error {
 	case ExpectFailures:
 		for _, c := range o.Classes {
 			if !knownFailure(c) {
-				return fmt.Errorf("expect failures of class %q: not a failure class (want refused, reset, eof, timeout, http_4xx, http_5NN or other)", c)
+				return fmt.Errorf("expect failures of class %q: not a failure class (want refused, reset, eof, timeout, goaway, rst_stream, http_4xx, http_5NN, proxy_5NN, grpc_<code> such as grpc_unavailable, or other)", c)
 			}
 		}
 	default:
@@ -483,8 +485,14 @@ func classList(cs []loadgen.Class) string {
 // knownFailure reports whether c is a failure class loadgen can produce.
 func knownFailure(c loadgen.Class) bool {
 	switch c {
-	case loadgen.ClassRefused, loadgen.ClassReset, loadgen.ClassEOF, loadgen.ClassTimeout, loadgen.ClassHTTP4xx, loadgen.ClassOther:
+	case loadgen.ClassRefused, loadgen.ClassReset, loadgen.ClassEOF, loadgen.ClassTimeout, loadgen.ClassHTTP4xx, loadgen.ClassOther,
+		loadgen.ClassGoAway, loadgen.ClassStreamReset, loadgen.ClassGRPCNotServing:
 		return true
+	}
+	for code := codes.Canceled; code <= codes.Unauthenticated; code++ {
+		if loadgen.GRPCClass(code) == c {
+			return true
+		}
 	}
 	var code int
 	if _, err := fmt.Sscanf(string(c), "http_%d", &code); err == nil {

@@ -107,12 +107,13 @@ func TestJudgeHarnessFault(t *testing.T) {
 }
 
 func TestOutcomeRejectsUnknownClass(t *testing.T) {
-	for _, c := range []loadgen.Class{"resets", "ok", "http_200", "http_600", ""} {
+	for _, c := range []loadgen.Class{"resets", "ok", "http_200", "http_600", "", "grpc_ok", "grpc_bogus", "proxy_200"} {
 		if err := Failures(c).Validate(); err == nil {
 			t.Errorf("Failures(%q).Validate() accepted an unknown class", c)
 		}
 	}
-	for _, c := range []loadgen.Class{loadgen.ClassReset, loadgen.HTTP5xxClass(503), loadgen.ClassOther} {
+	for _, c := range []loadgen.Class{loadgen.ClassReset, loadgen.HTTP5xxClass(503), loadgen.ClassOther, loadgen.ProxyClass(502),
+		loadgen.ClassGoAway, loadgen.ClassStreamReset, "grpc_unavailable", "grpc_deadline_exceeded", loadgen.ClassGRPCNotServing} {
 		if err := Failures(c).Validate(); err != nil {
 			t.Errorf("Failures(%q).Validate(): %v", c, err)
 		}

@@ -89,6 +89,11 @@ func GRPCClass(code codes.Code) Class {
 	return ClassOther
 }
 
+// TimedOut reports whether c is a request that ended by the client's own timeout: ClassTimeout,
+// or an RPC's DEADLINE_EXCEEDED (the load's Timeout is every RPC's deadline). Nothing answered
+// it in time; it was not cut.
+func (c Class) TimedOut() bool { return c == ClassTimeout || c == grpcClasses[codes.DeadlineExceeded] }
+
 // IsGRPC reports whether c is a gRPC status class (GRPCClass or ClassGRPCNotServing).
 func (c Class) IsGRPC() bool { return strings.HasPrefix(string(c), "grpc_") }
 

@@ -339,3 +339,13 @@ func TestGRPCWaitServing(t *testing.T) {
 		t.Logf("%s: both pods seen after %s", bal, time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// A request ended by the client's own timeout, over HTTP or gRPC, timed out; nothing else did.
+func TestTimedOut(t *testing.T) {
+	for c, want := range map[Class]bool{ClassTimeout: true, GRPCClass(codes.DeadlineExceeded): true,
+		GRPCClass(codes.Unavailable): false, ClassEOF: false, ClassOK: false, ProxyClass(504): false} {
+		if got := c.TimedOut(); got != want {
+			t.Errorf("%s.TimedOut() = %t, want %t", c, got, want)
+		}
+	}
+}

@@ -172,7 +172,7 @@ variants:
 	if err == nil {
 		_, _, err = c.Plans()
 	}
-	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|goaway|in-flight-cut|`) {
+	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|goaway|connection-age|in-flight-cut|`) {
 		t.Errorf("unknown phase: %v", err)
 	}
 }

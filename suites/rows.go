@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -680,6 +681,11 @@ func GRPCRows() []Row {
 	graceful.Load.Timeout = 3 * time.Second
 	stale := grpc("grpc-rr-prestop-5s", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, rr)
 	window := grpc("grpc-rr-prestop-35s", scenario.ShutdownDrain, scenario.NativeSleep(35*time.Second), 50, rr)
+	// The same client and pods as grpc-rr-prestop-5s, with the client settings the advice names
+	// instead of a longer preStop: WaitForReady (RPCs with a 5 s deadline), or a retry policy.
+	wfr := grpc("grpc-rr-wait-for-ready", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, WaitForReady: true})
+	wfr.Load.Timeout = 5 * time.Second
+	retry := grpc("grpc-rr-retry", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, Retry: true})
 	exits := grpc("grpc-exit", scenario.ShutdownExit, nil, 30, sleepRPC(time.Second))
 	exits.App.GracefulTimeout, exits.Load.Timeout = 0, 3*time.Second
 	aged := grpc("grpc-max-age", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, sleepRPC(3*time.Second))
@@ -697,8 +703,14 @@ func GRPCRows() []Row {
 		{Scenario: under(window, d, check.Zero(),
 			"round_robin over the headless Service with a preStop sized to the client's window (grpc-go resolves at most every 30 s; 35 s leaves a margin) and a grace period of 50 s: every old pod keeps serving until the client has resolved again and holds the replacements' addresses, so no RPC finds only gone addresses"),
 			Labels: []string{LabelGRPC}},
-		{Scenario: under(aged, d, check.Failures().ByPhase(timeline.PhaseSteady),
-			"negative control: MaxConnectionAge 10 s with a MaxConnectionAgeGrace of 1 s, and RPCs that take 3 s (App/Sleep): every 10 s the server sends GOAWAY and, 1 s later, closes the connection under the RPCs still running, disruption or not: the failures come with no pod terminating (steady), and the grace, not the pod's shutdown, is the setting to fix"),
+		{Scenario: under(wfr, d, check.Failures(loadgen.GRPCClass(codes.DeadlineExceeded)).ByPhase(timeline.PhaseStaleAddress),
+			"negative control against grpc-rr-prestop-5s: the same client with WaitForReady and a 5 s deadline. An RPC that finds no ready address waits for one instead of failing at once; the client learns the replacements' addresses only when it resolves again, up to 30 s after it last did, longer than the deadline: RPCs sent more than 5 s before that resolution fail DEADLINE_EXCEEDED (stale-address), those sent in its last 5 s succeed late. Fewer failures than without, of another class, and the same window: WaitForReady turns the window into latency only as far as the deadline reaches"),
+			Labels: []string{LabelGRPC, LabelNegativeControl}},
+		{Scenario: under(retry, d, check.Failures(loadgen.GRPCClass(codes.Unavailable)).ByPhase(timeline.PhaseStaleAddress),
+			"negative control against grpc-rr-prestop-5s: the same client with a retry policy on UNAVAILABLE (4 attempts, backoff from 50 ms up to 0.5 s, each at random below its bound). An RPC that finds no ready address is retried, but its attempts are spent in well under a second of a window of many seconds: about as many failures as without, UNAVAILABLE (stale-address). A retry policy covers a blip, not a client's resolution interval"),
+			Labels: []string{LabelGRPC, LabelNegativeControl}},
+		{Scenario: under(aged, d, check.Failures().ByPhase(timeline.PhaseConnectionAge),
+			"negative control: MaxConnectionAge 10 s with a MaxConnectionAgeGrace of 1 s, and RPCs that take 3 s (App/Sleep): every 10 s the server sends GOAWAY (debug data \"max_age\") and, 1 s later, closes the connection under the RPCs still running, disruption or not: the failures are the connection's age (connection-age), and the grace, not the pod's shutdown, is the setting to fix"),
 			Labels: []string{LabelGRPC, LabelNegativeControl}},
 	}
 }

@@ -19,6 +19,12 @@ const (
 	// lets the streams it took finish (http.Server.Shutdown, gRPC's GracefulStop); a client
 	// resends a refused request only when it may (Go: GetBody set; gRPC: a retry policy).
 	PhaseGoAway Phase = "goaway"
+	// PhaseConnectionAge: the server closed the connection under the request after its own
+	// GOAWAY for the connection's age, not for a termination: gRPC's MaxConnectionAge sends
+	// GOAWAY and MaxConnectionAgeGrace later closes the connection with the RPCs still on it.
+	// Known by the GOAWAY's debug data "max_age" in the client's error (grpc-go's server sends
+	// it); a server that names no reason leaves such failures to the other rules.
+	PhaseConnectionAge Phase = "connection-age"
 	// PhaseInFlightCut: the request was in flight when the process exited on its own.
 	PhaseInFlightCut Phase = "in-flight-cut"
 	// PhaseSidecarExit: a sidecar in front of the app (a proxy the load passes through) stopped
@@ -68,7 +74,7 @@ const (
 )
 
 // Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoLocalEndpoint, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseConnectionAge, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoLocalEndpoint, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

@@ -482,7 +482,12 @@ func earliest(ts ...time.Time) time.Time {
 //   - sigkill: the pod's process was killed (exit code 137; or its log ended after "sigterm"
 //     with no "exiting"), the request was sent before the kill could have happened (t0 before
 //     the exit window) and failed within the exit window ± Tolerance, not by timing out.
-//   - in-flight-cut: the same with a process that exited on its own (or whose exit is known
+//   - connection-age: the request (not timed out) failed with an error that names the
+//     server's GOAWAY for the connection's age (debug data "max_age": grpc-go's
+//     MaxConnectionAge; its MaxConnectionAgeGrace then closed the connection under the RPC).
+//     The server's own reason, not a termination: tried before in-flight-cut, which would
+//     credit the cut to whichever pod exited nearest. No pod is named.
+//   - in-flight-cut: the same as sigkill with a process that exited on its own (or whose exit is known
 //     but not how): the request was in flight when the process exited. For both, a request
 //     sent after the app's listener closed and failed at once (within Tolerance) was never
 //     accepted: not in flight; nor was one whose connection failed to open (refused, or reset
@@ -573,6 +578,11 @@ func Attribute(in Input) Result {
 	return res
 }
 
+// MaxAgeGoAway is how grpc-go's client error names a GOAWAY that a server sent because the
+// connection reached its MaxConnectionAge (grpc-go's server sends the debug data "max_age"):
+// "received prior goaway: code: NO_ERROR, debug data: \"max_age\"".
+const MaxAgeGoAway = `debug data: "max_age"`
+
 // match is one pod a rule matched, with the distance of its moment from the request.
 type match struct {
 	pod  string
@@ -587,7 +597,7 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals [
 	// connection mid-request gets a 502 from the proxy. A request whose connection was never
 	// made (refused, or reset while connecting: a client inside the cluster sees these, where
 	// docker-proxy's accepted connection hid them) was never accepted by the app: not in flight.
-	cut := q.Class != loadgen.ClassTimeout && q.Class != loadgen.ProxyClass(504) && !neverConnected(q)
+	cut := !q.Class.TimedOut() && q.Class != loadgen.ProxyClass(504) && !neverConnected(q)
 	rules := []struct {
 		phase timeline.Phase
 		try   func(l *Life) (match, bool)
@@ -608,6 +618,12 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals [
 				return match{}, false
 			}
 			return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("refused by the GOAWAY of %s, terminating since %s, and not sent again by the client", l.Pod, clock(l.Deleting))}, true
+		}},
+		{phase: timeline.PhaseConnectionAge, whole: func() (string, bool) {
+			if !cut || !strings.Contains(q.Error, MaxAgeGoAway) {
+				return "", false
+			}
+			return "cut when the server closed the connection after its GOAWAY for the connection's age (debug data \"max_age\"): the RPC outlived the server's MaxConnectionAgeGrace", true
 		}},
 		{phase: timeline.PhaseInFlightCut, try: func(l *Life) (match, bool) {
 			if !cut || l.Exit == ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) || pinned(l, t0, keepAlive) {

@@ -48,3 +48,45 @@ func TestStaleAddress(t *testing.T) {
 		t.Errorf("a client that does not balance: attributed to %s", a.Phase)
 	}
 }
+
+// An RPC cut after the server's GOAWAY for the connection's age (grpc-go's "max_age") is the
+// connection's age, even in flight when a rollout's pod exited; the same cut naming another
+// GOAWAY (a graceful stop's), or none, is the exit's; a timed-out RPC is neither.
+func TestConnectionAge(t *testing.T) {
+	b := (&tl{}).add(ev(-10, timeline.PodAddress, "a", "10.244.0.5")).del("a", 0, 0.1)
+	b.add(ev(1.0, timeline.AppEvent, "a", "exiting code=0"))
+	aged := failed(1, 0.5, 0.5, loadgen.GRPCClass(14))
+	aged.Error = `closing transport due to: connection error: desc = "error reading from server: EOF", received prior goaway: code: NO_ERROR, debug data: "max_age"`
+	a := b.attr(t, Input{Requests: []loadgen.Request{aged}})
+	if a.Phase != timeline.PhaseConnectionAge || a.Pod != "" || !strings.Contains(a.Why, "MaxConnectionAgeGrace") {
+		t.Errorf("max_age cut: %s %q (%s)", a.Phase, a.Pod, a.Why)
+	}
+	graceful := aged
+	graceful.Error = strings.Replace(aged.Error, "max_age", "graceful_stop", 1)
+	if a := b.attr(t, Input{Requests: []loadgen.Request{graceful}}); a.Phase != timeline.PhaseInFlightCut {
+		t.Errorf("graceful_stop cut: attributed to %s, want in-flight-cut", a.Phase)
+	}
+	timedOut := aged
+	timedOut.Class = loadgen.ClassTimeout
+	if a := b.attr(t, Input{Requests: []loadgen.Request{timedOut}}); a.Phase == timeline.PhaseConnectionAge {
+		t.Errorf("a timed-out RPC attributed to %s", a.Phase)
+	}
+	steady := (&tl{}).add(ev(-10, timeline.PodAddress, "a", "10.244.0.5"))
+	if a := steady.attr(t, Input{Requests: []loadgen.Request{aged}}); a.Phase != timeline.PhaseConnectionAge {
+		t.Errorf("max_age cut with no pod terminating: attributed to %s", a.Phase)
+	}
+}
+
+// An RPC that hit its deadline across a pod's exit was waiting, not cut: never in-flight-cut.
+func TestDeadlineExceededNotCut(t *testing.T) {
+	b := (&tl{}).add(ev(-10, timeline.PodAddress, "a", "10.244.0.5")).del("a", 0, 0.1)
+	b.add(ev(1.0, timeline.AppEvent, "a", "exiting code=0"))
+	cut := failed(1, 0.5, 0.5, loadgen.GRPCClass(14))
+	if a := b.attr(t, Input{Requests: []loadgen.Request{cut}}); a.Phase != timeline.PhaseInFlightCut {
+		t.Fatalf("control: an UNAVAILABLE across the exit attributed to %s", a.Phase)
+	}
+	late := failed(1, 0.5, 0.5, loadgen.GRPCClass(4))
+	if a := b.attr(t, Input{Requests: []loadgen.Request{late}}); a.Phase == timeline.PhaseInFlightCut || a.Phase == timeline.PhaseSIGKILL {
+		t.Errorf("a DEADLINE_EXCEEDED attributed to %s", a.Phase)
+	}
+}

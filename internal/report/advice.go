@@ -104,6 +104,8 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case timeline.PhaseGoAway:
 		parts = append(parts, fmt.Sprintf("most failures (%d) were refused by the server's GOAWAY and not sent again: the server must let the streams it took finish after GOAWAY (Go: http.Server.Shutdown, which x/net's h2c handler does not reach; gRPC: GracefulStop with a deadline, then Stop), "+
 			"and a client resends a refused request only when it may (Go: Request.GetBody; gRPC: a retry policy)", n))
+	case timeline.PhaseConnectionAge:
+		parts = append(parts, fmt.Sprintf("most failures (%d) were cut when the server closed a connection for its age (gRPC: MaxConnectionAge sends GOAWAY, MaxConnectionAgeGrace later closes the connection with the RPCs still on it), disruption or not: set MaxConnectionAgeGrace above the longest RPC (the longest here took %s), or leave MaxConnectionAge unset; no pod setting changes it", n, ex.RequestMax.Round(time.Millisecond)))
 	case timeline.PhaseStaleAddress:
 		parts = append(parts, fmt.Sprintf("most failures (%d) went to pod addresses the client still held after the pods stopped accepting, or found no ready address it knew (stale-address): a client that balances by DNS keeps its addresses until it resolves again (grpc-go: at least 30 s apart). "+
 			"Keep deleted pods serving that long: preStop sleep ≥ %s (%s) with terminationGracePeriodSeconds ≥ %d, or let RPCs wait for a ready connection (WaitForReady) with a retry policy", n, r.PreStop, r.RoutedFrom, r.GraceSeconds))
@@ -113,7 +115,7 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) hit a new pod before it could serve: its readiness probe says ready too early", n))
 	case timeline.PhaseSteady:
 		if cfg.GRPC != nil || cfg.Protocol.HTTP2() {
-			parts = append(parts, fmt.Sprintf("most failures (%d) came with no pod terminating or starting: a server that closes its connections by itself cuts the streams in flight when it does (gRPC: MaxConnectionAge with a MaxConnectionAgeGrace shorter than the longest RPC; set the grace above it), or the app or the harness is broken", n))
+			parts = append(parts, fmt.Sprintf("most failures (%d) came with no pod terminating or starting: a server that closes its connections by itself cuts the streams in flight when it does (gRPC: MaxConnectionAge with a MaxConnectionAgeGrace shorter than the longest RPC, from a server that gives no max_age reason with its GOAWAY; set the grace above it), or the app or the harness is broken", n))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("most failures (%d) came with no pod terminating or starting: the app or the harness is broken", n))

@@ -205,3 +205,15 @@ func TestAdviseNoLocalEndpoint(t *testing.T) {
 	_, advice := Advise(r, ex, cfg, nil)
 	adviceHas(t, advice, "most failures (300) came while the node the traffic entered had no local endpoint (no-local-endpoint)", "healthCheckNodePort", "externalTrafficPolicy Cluster")
 }
+
+// Failures the server's own connection age cut name its grace, the longest request, and say no
+// pod setting helps.
+func TestAdviseConnectionAge(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhaseConnectionAge: 232, timeline.PhaseInFlightCut: 3}, nil)
+	_, advice := Advise(r, ex, cfg, nil)
+	for _, w := range []string{"most failures (232) were cut when the server closed a connection for its age", "set MaxConnectionAgeGrace above the longest RPC (the longest here took 80ms)", "no pod setting changes it"} {
+		if !strings.Contains(advice, w) {
+			t.Errorf("advice lacks %q:\n%s", w, advice)
+		}
+	}
+}
