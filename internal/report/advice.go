@@ -110,6 +110,11 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		parts = append(parts, fmt.Sprintf("most failures (%d) went to pod addresses the client still held after the pods stopped accepting, or found no ready address it knew (stale-address): a client that balances by DNS keeps its addresses until it resolves again (grpc-go: at least 30 s apart). "+
 			"Keep deleted pods serving that long: preStop sleep ≥ %s (%s) with terminationGracePeriodSeconds ≥ %d, or let RPCs wait for a ready connection (WaitForReady) with a retry policy", n, r.PreStop, r.RoutedFrom, r.GraceSeconds))
 	case timeline.PhasePinnedConnection:
+		if cfg.GRPC != nil || cfg.Protocol.HTTP2() {
+			parts = append(parts, fmt.Sprintf("most failures (%d) rode the HTTP/2 connection pinned to the terminating pod until it closed under them: the server closed it without a GOAWAY that lets the client move on and the streams it took finish. "+
+				"Drain on SIGTERM with GOAWAY (Go: http.Server.Shutdown, which reaches only connections the server itself serves, not those x/net's h2c handler took over: serve h2c with http.Server.Protocols; gRPC: GracefulStop with a deadline, then Stop)", n))
+			break
+		}
 		parts = append(parts, fmt.Sprintf("most failures (%d) rode kept-alive connections to the terminating pod: drain on SIGTERM so that idle connections close and busy ones get Connection: close", n))
 	case timeline.PhaseStartup:
 		parts = append(parts, fmt.Sprintf("most failures (%d) hit a new pod before it could serve: its readiness probe says ready too early", n))

@@ -217,3 +217,18 @@ func TestAdviseConnectionAge(t *testing.T) {
 		}
 	}
 }
+
+// Over HTTP/2 a pinned connection's failures name GOAWAY and the h2c handler, not Connection:
+// close, which HTTP/2 has not.
+func TestAdvisePinnedHTTP2(t *testing.T) {
+	r, ex, cfg := adviceRow(map[timeline.Phase]int{timeline.PhasePinnedConnection: 299}, nil)
+	_, h1 := Advise(r, ex, cfg, nil)
+	cfg.Protocol = "h2c"
+	_, h2 := Advise(r, ex, cfg, nil)
+	if !strings.Contains(h1, "Connection: close") || strings.Contains(h1, "GOAWAY") {
+		t.Errorf("HTTP/1.1 advice: %s", h1)
+	}
+	if !strings.Contains(h2, "without a GOAWAY") || !strings.Contains(h2, "http.Server.Protocols") || strings.Contains(h2, "Connection: close") {
+		t.Errorf("HTTP/2 advice: %s", h2)
+	}
+}
