@@ -456,6 +456,21 @@ func (c *Cluster) applyDNSChoice(ctx context.Context) error {
 	return nil
 }
 
+// isolatedAnnotation marks the CoreDNS ConfigMap of a cluster rollcheck isolated. A later run
+// that reuses the cluster fences its nodes again: a node container that Docker restarted (an
+// engine restart, a host reboot) has lost its iptables rules, not its CoreDNS config.
+const isolatedAnnotation = "rollcheck.io/isolated"
+
+// isolatedBefore reports whether a run that created this cluster isolated it
+// (isolatedAnnotation on CoreDNS's ConfigMap).
+func (c *Cluster) isolatedBefore(ctx context.Context) (bool, error) {
+	var cm corev1.ConfigMap
+	if err := c.Client.Resources("kube-system").Get(ctx, "coredns", "kube-system", &cm); err != nil {
+		return false, fmt.Errorf("get CoreDNS config: %w", err)
+	}
+	return cm.Annotations[isolatedAnnotation] == "true", nil
+}
+
 // isolateDNS drops CoreDNS's forwarding of names outside the cluster, so that no DNS query
 // leaves the machine; cluster names (Services) still resolve. It restarts CoreDNS when it
 // changed its config, and says whether it did. Idempotent.
@@ -466,12 +481,20 @@ func (c *Cluster) isolateDNS(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("get CoreDNS config: %w", err)
 	}
 	corefile, changed := withoutForward(cm.Data["Corefile"])
-	if !changed {
+	marked := cm.Annotations[isolatedAnnotation] == "true"
+	if !changed && marked {
 		return false, nil
 	}
 	cm.Data["Corefile"] = corefile
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[isolatedAnnotation] = "true"
 	if err := r.Update(ctx, &cm); err != nil {
 		return false, fmt.Errorf("update CoreDNS config: %w", err)
+	}
+	if !changed {
+		return false, nil // marked only: CoreDNS serves the same Corefile
 	}
 	if err := kube.RestartDeployment(ctx, c.Client, "kube-system", "coredns"); err != nil {
 		return true, fmt.Errorf("restart CoreDNS: %w", err)

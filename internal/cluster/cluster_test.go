@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient"
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
@@ -36,6 +38,8 @@ type fakeAPIServer struct {
 	mu      sync.Mutex
 	ns      map[string]*corev1.Namespace
 	deleted []string
+	coredns *corev1.ConfigMap // kube-system/coredns, got and updated
+	updates int
 }
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,7 +56,25 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList"}, GroupVersion: "v1", APIResources: []metav1.APIResource{
 			{Name: "namespaces", Kind: "Namespace", Verbs: metav1.Verbs{"list", "delete", "get"}},
 			{Name: "nodes", Kind: "Node", Verbs: metav1.Verbs{"list", "get", "patch"}},
+			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"get", "update"}},
 		}})
+	case r.URL.Path == "/api/v1/namespaces/kube-system/configmaps/coredns" && f.coredns != nil && r.Method == http.MethodGet:
+		reply(f.coredns)
+	case r.URL.Path == "/api/v1/namespaces/kube-system/configmaps/coredns" && f.coredns != nil && r.Method == http.MethodPut:
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil) // the client sends protobuf
+		cm, ok := obj.(*corev1.ConfigMap)
+		if err != nil || !ok {
+			http.Error(w, fmt.Sprintf("decode %T: %v", obj, err), http.StatusBadRequest)
+			return
+		}
+		cm.TypeMeta = metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"}
+		f.coredns, f.updates = cm, f.updates+1
+		reply(f.coredns)
 	case r.URL.Path == "/api/v1/nodes" && r.Method == http.MethodGet:
 		reply(corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}})
 	case r.URL.Path == "/api/v1/namespaces" && r.Method == http.MethodGet:
@@ -363,5 +385,32 @@ func TestWithoutForward(t *testing.T) {
 	oneLine := ".:53 {\n    forward . 8.8.8.8\n    cache 30\n}\n"
 	if got, changed := withoutForward(oneLine); !changed || got != ".:53 {\n    cache 30\n}\n" {
 		t.Errorf("one-line forward: changed %v,\n%s", changed, got)
+	}
+}
+
+// A cluster whose CoreDNS already forwards nowhere is still marked isolated, without a restart
+// of CoreDNS, so that a later run reusing it fences its nodes again; an unmarked one is not
+// taken for isolated.
+func TestIsolatedMarked(t *testing.T) {
+	cm := func(corefile string, annotations map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system", Annotations: annotations},
+			Data:       map[string]string{"Corefile": corefile}}
+	}
+	f := &fakeAPIServer{coredns: cm(".:53 {\n    cache 30\n}\n", nil)}
+	c := clusterOn(t, f)
+	ctx := context.Background()
+	if was, err := c.isolatedBefore(ctx); err != nil || was {
+		t.Fatalf("unmarked: isolatedBefore = %v, %v", was, err)
+	}
+	changed, err := c.isolateDNS(ctx)
+	if err != nil || changed {
+		t.Fatalf("isolateDNS with no forward = %v, %v; want unchanged (no restart)", changed, err)
+	}
+	if was, err := c.isolatedBefore(ctx); err != nil || !was || f.updates != 1 {
+		t.Errorf("after isolateDNS: isolatedBefore = %v, %v after %d update(s); want marked by one", was, err, f.updates)
+	}
+	if _, err := c.isolateDNS(ctx); err != nil || f.updates != 1 {
+		t.Errorf("isolateDNS again: %v, %d updates; want none more", err, f.updates)
 	}
 }

@@ -52,10 +52,22 @@ func fenceArgs(subnet netip.Prefix) []string {
 }
 
 // fenceEgress puts the fence on every node of a cluster this run created and isolates (the
-// same choice as CoreDNS's forwarding), once per node.
+// same choice as CoreDNS's forwarding), or that an earlier run created isolated and this one
+// reuses (isolatedBefore), once per node.
 func (c *Cluster) fenceEgress(ctx context.Context) error {
-	if isolate, _, err := dnsIsolation(c.IsolateDNS, c.ImageSource, c.Created); err != nil || !isolate {
+	isolate, _, err := dnsIsolation(c.IsolateDNS, c.ImageSource, c.Created)
+	if err != nil {
 		return err
+	}
+	if !isolate && !c.Created {
+		// A reused cluster that an earlier run created isolated keeps its fence: the rule is
+		// gone from a node container Docker restarted, while its CoreDNS stays isolated.
+		if isolate, err = c.isolatedBefore(ctx); err != nil {
+			return fmt.Errorf("fence the pods' egress: %w", err)
+		}
+	}
+	if !isolate {
+		return nil
 	}
 	var cm corev1.ConfigMap
 	if err := c.Client.Resources("kube-system").Get(ctx, "kubeadm-config", "kube-system", &cm); err != nil {
