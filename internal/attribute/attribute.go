@@ -583,6 +583,12 @@ func Attribute(in Input) Result {
 // "received prior goaway: code: NO_ERROR, debug data: \"max_age\"".
 const MaxAgeGoAway = `debug data: "max_age"`
 
+// GracefulGoAway is how grpc-go's client error names the GOAWAY of a grpc-go server's
+// GracefulStop. A connection such a server closes later under an RPC names this GOAWAY, not
+// the reason of the close: a MaxConnectionAge's grace that ran out while the server drained
+// gives no "max_age" then (grpc-go sends one GOAWAY per connection).
+const GracefulGoAway = `debug data: "graceful_stop"`
+
 // match is one pod a rule matched, with the distance of its moment from the request.
 type match struct {
 	pod  string
@@ -633,7 +639,11 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals [
 			if how == "" {
 				how = "exit seen"
 			}
-			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))}, true
+			why := fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))
+			if strings.Contains(q.Error, GracefulGoAway) {
+				why += "; the server had sent its graceful stop's GOAWAY, and its drain did not wait for the RPC (a deadline then Stop, the exit, or a MaxConnectionAgeGrace that ran out meanwhile: the client cannot tell which)"
+			}
+			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), why}, true
 		}},
 		{phase: timeline.PhaseSidecarExit, try: func(l *Life) (match, bool) {
 			f := l.Front

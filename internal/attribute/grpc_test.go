@@ -63,8 +63,8 @@ func TestConnectionAge(t *testing.T) {
 	}
 	graceful := aged
 	graceful.Error = strings.Replace(aged.Error, "max_age", "graceful_stop", 1)
-	if a := b.attr(t, Input{Requests: []loadgen.Request{graceful}}); a.Phase != timeline.PhaseInFlightCut {
-		t.Errorf("graceful_stop cut: attributed to %s, want in-flight-cut", a.Phase)
+	if a := b.attr(t, Input{Requests: []loadgen.Request{graceful}}); a.Phase != timeline.PhaseInFlightCut || !strings.Contains(a.Why, "the client cannot tell which") {
+		t.Errorf("graceful_stop cut: attributed to %s (%s), want in-flight-cut saying the drain did not wait", a.Phase, a.Why)
 	}
 	timedOut := aged
 	timedOut.Class = loadgen.ClassTimeout
