@@ -60,7 +60,16 @@ up() {
   # A stale socket or pid file from an engine that died would stop dockerd from starting.
   rm -f /var/run/docker.pid
   log "starting dockerd (log: $STATE/dockerd.log)"
-  nohup dockerd --config-file "$config" >"$STATE/dockerd.log" 2>&1 </dev/null &
+  # dockerd outlives this script: it keeps none of the descriptors its caller holds beyond the
+  # three it is given (a lock taken with flock(1) around a run would stay held by the engine,
+  # a pipe a CI runner reads would never reach its end).
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec ${fd}>&-" 2>/dev/null || true; fi
+    done
+    exec nohup dockerd --config-file "$config" >"$STATE/dockerd.log" 2>&1 </dev/null
+  ) &
   echo $! >"$PIDFILE"
   local i
   log "waiting up to ${limit}s for: dockerd to answer (docker info)"
