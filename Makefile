@@ -29,7 +29,7 @@ e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains,
 	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
 	  ROLLCHECK_LABELS='multinode || terminating-endpoints || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
 
-e2e-grpc: ## HTTP/2 over cleartext and gRPC rows (labels http2, grpc): GOAWAY, pinned connections, a client that balances itself (artifacts in _artifacts/grpc)
+e2e-grpc: ## HTTP/2 (over cleartext and TLS) and gRPC rows (labels http2, grpc): GOAWAY, pinned connections, a client that balances itself (artifacts in _artifacts/grpc)
 	@ROLLCHECK_LABELS='http2 || grpc' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/grpc bash scripts/e2e.sh
 
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)

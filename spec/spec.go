@@ -93,7 +93,9 @@ type Build struct {
 // LoadSettings is the constant load.
 type LoadSettings struct {
 	// Protocol is what the load speaks: http1 (default), h2c (HTTP/2 over cleartext), http2
-	// (HTTP/2 over TLS, the certificate not verified) or grpc (unary RPCs to the app's port).
+	// (HTTP/2 over TLS, ALPN h2, the certificate not verified: an app serving TLS with a
+	// self-signed certificate is checked as it runs; its readiness probe, in your manifest, says
+	// scheme: HTTPS) or grpc (unary RPCs to the app's port).
 	Protocol string `json:"protocol,omitempty"`
 	// GRPC is how a grpc load calls and balances: method (default the standard health check,
 	// /grpc.health.v1.Health/Check), message (the request in protobuf's wire format, base64),

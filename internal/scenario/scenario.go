@@ -6,6 +6,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/oneline"
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // Shutdown is what the app does on SIGTERM (the sample app's --shutdown modes).
@@ -43,7 +44,9 @@ type Sample struct {
 	// Protocol is what the app serves besides HTTP/1.1 (its --protocol): "" (HTTP/1.1 only),
 	// "h2c" (the standard library's HTTP/2 over cleartext, whose Shutdown sends GOAWAY and waits
 	// for the streams) or "h2c-handler" (golang.org/x/net/http2/h2c's handler, whose connections
-	// Shutdown neither tells nor waits for) or "grpc" (gRPC on the load's port: the health
+	// Shutdown neither tells nor waits for), "http2" (HTTP/2 and HTTP/1.1 over TLS with a
+	// self-signed certificate the app makes at start; Shutdown sends GOAWAY and waits, as with
+	// h2c; the readiness probe says scheme HTTPS) or "grpc" (gRPC on the load's port: the health
 	// service and App/Sleep; drain is GracefulStop; the HTTP endpoints and the readiness probe
 	// on 8081).
 	Protocol string
@@ -125,8 +128,8 @@ func (a Sample) check() error {
 	if a.StopSignal != "" && a.StopSignal != "QUIT" {
 		bad("stopSignal %q: want empty (SIGTERM) or QUIT", a.StopSignal)
 	}
-	if a.Protocol != "" && a.Protocol != "h2c" && a.Protocol != "h2c-handler" && a.Protocol != "grpc" {
-		bad("protocol %q: want empty (HTTP/1.1), h2c, h2c-handler or grpc", a.Protocol)
+	if a.Protocol != "" && a.Protocol != "h2c" && a.Protocol != "h2c-handler" && a.Protocol != "http2" && a.Protocol != "grpc" {
+		bad("protocol %q: want empty (HTTP/1.1), h2c, h2c-handler, http2 or grpc", a.Protocol)
 	}
 	for _, d := range []struct {
 		name string
@@ -141,6 +144,9 @@ func (a Sample) check() error {
 	}
 	if a.Protocol == "grpc" && a.Proxy != nil {
 		bad("protocol grpc: the sample app is no gRPC proxy")
+	}
+	if a.Protocol == "http2" && a.Proxy != nil {
+		bad("protocol http2: the proxy sidecar forwards cleartext HTTP/1.1 to the app, which would serve TLS")
 	}
 	if a.DrainDelay < 0 || a.DrainDelay > 5*time.Minute {
 		bad("drainDelay %s: want 0 to 5m", a.DrainDelay)
@@ -186,6 +192,17 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	var errs []error
 	if err := s.App.check(); err != nil {
 		errs = append(errs, err)
+	}
+	if ps := s.Variant.PreStop; s.App.Protocol == "http2" && ps != nil && ps.HTTPGet != "" {
+		// A Variant's httpGet hook has no scheme: the kubelet would GET over HTTP a port that
+		// answers only TLS (a 400), and the hook would fail at once instead of holding the pod.
+		errs = append(errs, fmt.Errorf("preStop httpGet %q: protocol http2 serves only TLS, and a Variant's httpGet hook is plain HTTP; use sleep or exec", ps.HTTPGet))
+	}
+	if s.App.Protocol == "http2" && (s.Load.Protocol != loadgen.ProtocolHTTP2 || s.Front != nil) {
+		// Only the http2 load sends TLS to the app (an https target); a proxy in front speaks
+		// cleartext to it.
+		errs = append(errs, fmt.Errorf("protocol http2: the app serves only TLS, which only load protocol http2 sends, straight to it (load protocol %q, front %v)",
+			s.Load.Protocol, s.Front != nil))
 	}
 	objs, err := Render(name, s.App, image)
 	if err != nil {

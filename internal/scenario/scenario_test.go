@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/podsecurity"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -120,9 +121,12 @@ func TestPlan(t *testing.T) {
 
 // The app's protocol goes to its PROTOCOL variable and into what the row says it ran.
 func TestPlanProtocol(t *testing.T) {
-	for _, proto := range []string{"h2c", "h2c-handler"} {
+	for _, proto := range []string{"h2c", "h2c-handler", "http2"} {
 		s := good()
 		s.App.Protocol = proto
+		if proto == "http2" {
+			s.Load.Protocol = loadgen.ProtocolHTTP2 // the only load that reaches a TLS app
+		}
 		p, dep, _ := planned(t, s)
 		var env string
 		for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
@@ -142,7 +146,7 @@ func TestPlanProtocol(t *testing.T) {
 	}
 	bad := good()
 	bad.App.Protocol = "h3"
-	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), `protocol "h3": want empty (HTTP/1.1), h2c, h2c-handler or grpc`) {
+	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), `protocol "h3": want empty (HTTP/1.1), h2c, h2c-handler, http2 or grpc`) {
 		t.Errorf("Plan with protocol h3: %v", err)
 	}
 	bad = good()
@@ -174,6 +178,37 @@ func TestPlanGRPC(t *testing.T) {
 	}
 	if p.App.OnSIGTERM != "drain+2s[grpc,graceful=5s,age=30s+10s]" || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(SampleAppPort) {
 		t.Errorf("OnSIGTERM %q, load Service %+v", p.App.OnSIGTERM, svc.Spec.Ports)
+	}
+}
+
+// The http2 mode: the app serves only TLS on the load's port, so its readiness probe says
+// HTTPS; it takes no proxy sidecar (which forwards cleartext) and no httpGet preStop (a
+// Variant's hook is plain HTTP), and the pod still meets the restricted Pod Security Standard.
+func TestPlanHTTP2(t *testing.T) {
+	s := good()
+	s.App.Protocol, s.Load.Protocol = "http2", loadgen.ProtocolHTTP2
+	p, dep, svc := planned(t, s)
+	c := dep.Spec.Template.Spec.Containers[0]
+	probe := c.ReadinessProbe.HTTPGet
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != SampleAppPort || c.Ports[0].Name != "https" ||
+		probe.Scheme != corev1.URISchemeHTTPS || probe.Port != intstr.FromString("https") || probe.Path != "/readyz" {
+		t.Errorf("ports %+v, probe %+v: want one port %d named https, probed over HTTPS", c.Ports, probe, SampleAppPort)
+	}
+	if p.App.OnSIGTERM != "drain+2s[http2]" || p.Load.Protocol != loadgen.ProtocolHTTP2 || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(SampleAppPort) {
+		t.Errorf("OnSIGTERM %q, load protocol %q, load Service %+v", p.App.OnSIGTERM, p.Load.Protocol, svc.Spec.Ports)
+	}
+	if why, err := podsecurity.Restricted(dep.Spec.Template.ObjectMeta, dep.Spec.Template.Spec); err != nil || len(why) > 0 {
+		t.Errorf("restricted Pod Security: %v %v", why, err)
+	}
+
+	bad := good()
+	bad.App.Protocol, bad.App.Proxy, bad.Variant.PreStop = "http2", &Proxy{}, HTTPSleep(5*time.Second)
+	_, err := bad.Plan("rollout", image)
+	for _, want := range []string{"protocol http2: the proxy sidecar forwards cleartext", `preStop httpGet "/prestop?sleep=5s": protocol http2 serves only TLS`,
+		`protocol http2: the app serves only TLS, which only load protocol http2 sends, straight to it (load protocol "", front false)`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Plan of http2 with a proxy and an httpGet preStop: %v, want %q", err, want)
+		}
 	}
 }
 
