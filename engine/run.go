@@ -726,14 +726,35 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
+// windows counts the requests of each disruption: those that overlap its window (start to
+// settled). A request that overlaps two (sent before one settled, ended after the next
+// started) counts once, in the one it was sent in, else the first it overlaps.
 func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
 	out := make([]check.DisruptionResult, 0, len(recs))
-	for _, rec := range recs {
+	overlaps := func(rec *disrupt.Record, q *loadgen.Request) bool {
+		return !q.Timestamp.After(rec.Settled) && !q.Timestamp.Add(q.Latency).Before(rec.Started)
+	}
+	owner := func(q *loadgen.Request) int {
+		first := -1
+		for j := range recs {
+			if !overlaps(&recs[j], q) {
+				continue
+			}
+			if !q.Timestamp.Before(recs[j].Started) {
+				return j
+			}
+			if first < 0 {
+				first = j
+			}
+		}
+		return first
+	}
+	for k, rec := range recs {
 		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
 			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack, Drain: rec.Drain}
 		for i := range reqs {
 			q := &reqs[i]
-			if q.Timestamp.After(rec.Settled) || q.Timestamp.Add(q.Latency).Before(rec.Started) {
+			if !overlaps(&rec, q) || owner(q) != k {
 				continue
 			}
 			d.Requests++

@@ -93,6 +93,28 @@ func TestWindowsCountRequestsInFlight(t *testing.T) {
 	}
 }
 
+// A request that overlaps two disruptions' windows (sent before the first settled, failed after
+// the second started) counts once, in the one it was sent in; one sent before both, in the first.
+func TestWindowsCountEachRequestOnce(t *testing.T) {
+	base := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	recs := []disrupt.Record{
+		{Kind: disrupt.RolloutRestart, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)},
+		{Kind: disrupt.RolloutRestart, N: 2, Started: base.Add(2100 * time.Millisecond), Settled: base.Add(3 * time.Second)},
+	}
+	reqs := []loadgen.Request{
+		{Timestamp: base.Add(1900 * time.Millisecond), Latency: 500 * time.Millisecond, Class: loadgen.ClassEOF},   // sent in the first, ended in the second
+		{Timestamp: base.Add(500 * time.Millisecond), Latency: 2 * time.Second, Class: loadgen.ClassTimeout},       // sent before both, spans both
+		{Timestamp: base.Add(2050 * time.Millisecond), Latency: 200 * time.Millisecond, Class: loadgen.ClassReset}, // sent between them, ended in the second
+	}
+	got := windows(recs, reqs, nil)
+	if got[0].Failed != 2 || got[0].Failures[loadgen.ClassEOF] != 1 || got[0].Failures[loadgen.ClassTimeout] != 1 {
+		t.Errorf("first window: %d failed (%v), want the EOF sent in it and the timeout sent before it", got[0].Failed, got[0].Failures)
+	}
+	if got[1].Failed != 1 || got[1].Failures[loadgen.ClassReset] != 1 {
+		t.Errorf("second window: %d failed (%v), want only the reset", got[1].Failed, got[1].Failures)
+	}
+}
+
 // The attribution reads a quiet sidecar's SIGTERM from the applied spec of the one in front: its
 // preStop's length when known, native or not; nothing for a preStop of unknown length or none in
 // front.
