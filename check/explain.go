@@ -79,6 +79,11 @@ type PropagationSummary struct {
 	// sent to after they were gone. N is 0 for other clients.
 	Client      Durations `json:"client,omitzero"`
 	ClientStale int       `json:"clientStale,omitempty"`
+	// ClientNoAddress counts the deleted pods whose Client window was extended to the client's
+	// last RPC that found no live address at all (stale-address, no peer): the client had sent
+	// to the pod and still had not resolved again then, so the pod would have had to serve that
+	// long; its last RPC to the pod alone ends where the pod stopped accepting.
+	ClientNoAddress int `json:"clientNoAddress,omitempty"`
 	// DNS is, per deleted pod, deletion seen → the first answer of the cluster's DNS for
 	// Load.Resolve without the pod's address, as the load pods asked it; DNSTTL is the largest
 	// TTL those answers gave: how long a client that honours it may keep a gone address.

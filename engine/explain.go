@@ -49,7 +49,7 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 	}
 	if g := cfg.GRPC; g != nil && g.Balancing == loadgen.BalancingRoundRobin {
 		var w []time.Duration
-		w, ex.Propagation.ClientStale = proxyWindow(attr.Lives)
+		w, ex.Propagation.ClientStale, ex.Propagation.ClientNoAddress = clientWindow(attr, reqs)
 		ex.Propagation.Client = check.Summarize(w)
 	}
 	if identity && !cfg.KeepAlive {
@@ -164,6 +164,42 @@ func proxyWindow(lives []attribute.Life) (w []time.Duration, stale int) {
 	return w, stale
 }
 
+// clientWindow is the window of a client that balances itself: per deleted pod it sent to,
+// deletion → its last RPC to the pod's address (proxyWindow), and stale counts those it sent to
+// after they were gone. A pod's address stops drawing RPCs once the pod stops accepting, so a
+// client that then held no live address at all (its RPCs stale-address with no peer) shows a
+// window cut short by the pod's own end: for each pod it had sent to and that was deleted
+// before such an RPC, the window lasts at least until the last one (noAddress counts them).
+func clientWindow(attr attribute.Result, reqs []loadgen.Request) (w []time.Duration, stale, noAddress int) {
+	bySeq := make(map[uint64]*loadgen.Request, len(attr.Failed))
+	for i := range reqs {
+		if !reqs[i].OK() {
+			bySeq[reqs[i].Seq] = &reqs[i]
+		}
+	}
+	var last time.Time
+	for _, a := range attr.Failed {
+		if q := bySeq[a.Seq]; q != nil && a.Phase == timeline.PhaseStaleAddress && a.Pod == "" && q.Peer == "" && q.Timestamp.After(last) {
+			last = q.Timestamp
+		}
+	}
+	for _, l := range attr.Lives {
+		if l.Deleting.IsZero() || l.LastSent.IsZero() || !l.LastSent.After(l.Deleting) {
+			continue
+		}
+		d := l.LastSent.Sub(l.Deleting)
+		if !last.IsZero() && l.Deleting.Before(last) && last.Sub(l.Deleting) > d {
+			d = last.Sub(l.Deleting)
+			noAddress++
+		}
+		w = append(w, d)
+		if !l.Gone.IsZero() && l.LastSent.After(l.Gone.Add(attribute.Tolerance)) {
+			stale++
+		}
+	}
+	return w, stale, noAddress
+}
+
 // dnsWindow measures, per deleted pod with a known address, deletion → the first DNS answer
 // after it that no longer lists the address, and gives the largest TTL answered.
 func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durations, uint32) {
@@ -213,6 +249,9 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 		// the one a preStop must outlast.
 		r.Routed = p.Client.P99
 		r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address)", p.Client.P99.Round(time.Millisecond))
+		if p.ClientNoAddress > 0 {
+			r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address, or, for %d pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", p.Client.P99.Round(time.Millisecond), p.ClientNoAddress)
+		}
 	case p.Proxy.N > 0:
 		// Through a proxy with its own list of pods, its window is the one a preStop must
 		// outlast, not kube-proxy's.

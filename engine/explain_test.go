@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,38 @@ func TestDNSWindow(t *testing.T) {
 	w, ttl := dnsWindow(answers, lives)
 	if w.N != 1 || w.Max != 750*time.Millisecond || ttl != 30 {
 		t.Fatalf("window %+v ttl %d: want one pod, 750ms, TTL 30", w, ttl)
+	}
+}
+
+// A round_robin client's window for a pod it sent to is its last RPC to the pod's address, or,
+// if it later held no live address at all (stale-address with no peer), that last such RPC:
+// only for pods deleted before it.
+func TestClientWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	lives := []attribute.Life{
+		{Pod: "a", Deleting: at(0), LastSent: at(5), Gone: at(6)},
+		{Pod: "b", Deleting: at(1), LastSent: at(5.5), Gone: at(7)},
+		{Pod: "late", Deleting: at(25), LastSent: at(30), Gone: at(31)},
+		{Pod: "never-sent", Deleting: at(0)},
+	}
+	reqs := []loadgen.Request{
+		{Seq: 1, Timestamp: at(10), Class: loadgen.GRPCClass(14)},
+		{Seq: 2, Timestamp: at(20), Class: loadgen.GRPCClass(14)},
+		{Seq: 3, Timestamp: at(22), Class: loadgen.GRPCClass(14), Peer: "10.244.0.5:8080"}, // had an address: not "none"
+		{Seq: 4, Timestamp: at(23), Class: loadgen.GRPCClass(14)},                          // another phase
+	}
+	attr := attribute.Result{Lives: lives, Failed: []attribute.Attribution{
+		{Seq: 1, Phase: timeline.PhaseStaleAddress}, {Seq: 2, Phase: timeline.PhaseStaleAddress},
+		{Seq: 3, Phase: timeline.PhaseStaleAddress, Pod: "a"}, {Seq: 4, Phase: timeline.PhaseInFlightCut},
+	}}
+	w, stale, none := clientWindow(attr, reqs)
+	want := []time.Duration{20 * time.Second, 19 * time.Second, 5 * time.Second}
+	if !slices.Equal(w, want) || none != 2 || stale != 0 {
+		t.Errorf("clientWindow = %v, stale %d, extended %d; want %v, 0, 2", w, stale, none, want)
+	}
+	attr.Failed = attr.Failed[2:]
+	if w, _, none := clientWindow(attr, reqs); none != 0 || w[0] != 5*time.Second {
+		t.Errorf("with no RPC that found no address: %v, extended %d; want the last RPCs alone", w, none)
 	}
 }
