@@ -17,7 +17,9 @@ const (
 	// last stream id was below it, or the connection closed after GOAWAY with the stream
 	// unfinished) and the client did not send again. A server that stops well sends GOAWAY and
 	// lets the streams it took finish (http.Server.Shutdown, gRPC's GracefulStop); a client
-	// resends a refused request only when it may (Go: GetBody set; gRPC: a retry policy).
+	// resends a refused request only when it may (Go: GetBody set; gRPC: a retry policy). A
+	// health check that a terminating pod answered NOT_SERVING is here too: its server said it
+	// was going away before the client had seen its GOAWAY.
 	PhaseGoAway Phase = "goaway"
 	// PhaseConnectionAge: the server closed the connection under the request after its own
 	// GOAWAY for the connection's age, not for a termination: gRPC's MaxConnectionAge sends

@@ -23,8 +23,8 @@ func TestCheckFile(t *testing.T) {
 		t.Fatalf("%d plans, want prestop-5s", len(plans))
 	}
 	p := plans[0]
-	if l := p.Load; l.Protocol != loadgen.ProtocolGRPC || l.GRPC.Balancing != loadgen.BalancingPickFirst {
-		t.Errorf("load %+v, want gRPC through one connection", l)
+	if l := p.Load; l.Protocol != loadgen.ProtocolGRPC || l.GRPC.Balancing != loadgen.BalancingPickFirst || l.GRPC.Method != "/rollcheck.app.v1.App/Sleep" || len(l.GRPC.Message) != 0 {
+		t.Errorf("load %+v, want gRPC through one connection, calling App/Sleep with an empty message", l)
 	}
 	if _, err := p.Objects("ns", 0); err != nil {
 		t.Error(err)

@@ -617,11 +617,15 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals [
 			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
 		}},
 		{phase: timeline.PhaseGoAway, try: func(l *Life) (match, bool) {
-			if q.Class != loadgen.ClassGoAway || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
+			notServing := q.Class == loadgen.ClassGRPCNotServing && named == l.Pod
+			if (q.Class != loadgen.ClassGoAway && !notServing) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
 				return match{}, false
 			}
 			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
 				return match{}, false
+			}
+			if notServing {
+				return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("answered NOT_SERVING by the health service of %s, terminating since %s: the server said it was going away on a connection the client had not left yet (its GOAWAY not seen yet); a method of the app's own would have been served through a graceful stop", l.Pod, clock(l.Deleting))}, true
 			}
 			return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("refused by the GOAWAY of %s, terminating since %s, and not sent again by the client", l.Pod, clock(l.Deleting))}, true
 		}},

@@ -90,3 +90,21 @@ func TestDeadlineExceededNotCut(t *testing.T) {
 		t.Errorf("a DEADLINE_EXCEEDED attributed to %s", a.Phase)
 	}
 }
+
+// A health check answered NOT_SERVING by a pod after its deletion is its going away (goaway);
+// the same answer from a pod no one deletes is not.
+func TestNotServingWhileGoing(t *testing.T) {
+	b := (&tl{}).add(ev(-10, timeline.PodAddress, "a", "10.244.0.5"), ev(-10, timeline.PodAddress, "b", "10.244.0.6")).del("a", 0, 0.1)
+	b.add(ev(5.2, timeline.AppEvent, "a", "exiting code=0"))
+	q := failed(1, 5.1, 0.001, loadgen.ClassGRPCNotServing)
+	q.Pod = "a"
+	a := b.attr(t, Input{Requests: []loadgen.Request{q}})
+	want(t, a, timeline.PhaseGoAway, "a")
+	if !strings.Contains(a.Why, "answered NOT_SERVING by the health service of a") {
+		t.Errorf("why %q", a.Why)
+	}
+	q.Pod = "b"
+	if a := b.attr(t, Input{Requests: []loadgen.Request{q}}); a.Phase == timeline.PhaseGoAway {
+		t.Errorf("NOT_SERVING from a pod not terminating attributed to %s", a.Phase)
+	}
+}

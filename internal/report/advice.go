@@ -104,6 +104,9 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case timeline.PhaseGoAway:
 		parts = append(parts, fmt.Sprintf("most failures (%d) were refused by the server's GOAWAY and not sent again: the server must let the streams it took finish after GOAWAY (Go: http.Server.Shutdown, which x/net's h2c handler does not reach; gRPC: GracefulStop with a deadline, then Stop), "+
 			"and a client resends a refused request only when it may (Go: Request.GetBody; gRPC: a retry policy)", n))
+		if cfg.GRPC != nil {
+			parts = append(parts, "health checks a terminating pod answered NOT_SERVING count as goaway: its health service says so from SIGTERM, before the client has seen GOAWAY, while a method of the app's own is still served through a graceful stop; load the app with such a method to measure what its clients get")
+		}
 	case timeline.PhaseConnectionAge:
 		parts = append(parts, fmt.Sprintf("most failures (%d) were cut when the server closed a connection for its age (gRPC: MaxConnectionAge sends GOAWAY, MaxConnectionAgeGrace later closes the connection with the RPCs still on it), disruption or not: set MaxConnectionAgeGrace above the longest RPC (the longest here took %s), or leave MaxConnectionAge unset; no pod setting changes it", n, ex.RequestMax.Round(time.Millisecond)))
 	case timeline.PhaseStaleAddress:
