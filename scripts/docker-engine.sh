@@ -37,6 +37,16 @@ up() {
   fi
   [ -n "${DOCKER_HOST:-}" ] && die "DOCKER_HOST=$DOCKER_HOST does not answer (docker info failed); start that engine or unset DOCKER_HOST"
   [ "$(id -u)" -eq 0 ] || die "no Docker engine answers and rollcheck can only start one as root: start Docker yourself (docker info must work)"
+  # Two runs that find no engine at once would start two dockerds on one socket: the second
+  # waits for the first here, then uses the engine it started.
+  mkdir -p "$STATE"
+  exec 9>"$STATE/up.lock"
+  log "waiting up to 300s for: another rollcheck starting the Docker engine, if any"
+  flock -w 300 9 || die "another rollcheck has been starting the Docker engine for 300s ($STATE/up.lock); see $STATE/dockerd.log"
+  if answers; then
+    log "Docker engine answers (started meanwhile by another rollcheck): using it"
+    return 0
+  fi
   command -v dockerd >/dev/null 2>&1 || apt_install docker.io
   apt_install jq iptables
   need dockerd "install Debian's docker.io"
