@@ -184,15 +184,17 @@ func (ps *PreStop) check() []error {
 	return errs
 }
 
-// handler is the hook a PreStop asks for, nil for None.
-func (ps *PreStop) handler(port int32) *corev1.LifecycleHandler {
+// handler is the hook a PreStop asks for, nil for None. An httpGet goes to the app's port in
+// the scheme the port speaks: HTTPS when the load's protocol says the app serves TLS there
+// (loadgen.ProtocolHTTP2); the kubelet does not verify the certificate.
+func (ps *PreStop) handler(port int32, scheme corev1.URIScheme) *corev1.LifecycleHandler {
 	switch {
 	case ps.Sleep != 0:
 		return &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(ps.Sleep / time.Second)}}
 	case ps.Exec != nil:
 		return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: slices.Clone(ps.Exec)}}
 	case ps.HTTPGet != "":
-		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: ps.HTTPGet, Port: intstr.FromInt32(port)}}
+		return &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: ps.HTTPGet, Port: intstr.FromInt32(port), Scheme: scheme}}
 	}
 	return nil
 }

@@ -194,7 +194,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 	// reported would only make it say the same again.
 	if dep != nil && appContainer(dep, p.App) != nil {
 		valid := len(errs) == 0
-		d, perr := p.Variant.apply(dep, p.App)
+		d, perr := p.Variant.apply(dep, p.App, p.Load)
 		if perr != nil {
 			errs = append(errs, perr)
 		} else {
@@ -583,7 +583,7 @@ func sidecars(d *appsv1.Deployment, a App) []Sidecar {
 
 // apply returns a copy of the Deployment with the variant's changes and the pull policy of
 // the loaded images; it changes nothing else.
-func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, error) {
+func (v Variant) apply(orig *appsv1.Deployment, a App, l Load) (*appsv1.Deployment, error) {
 	d := orig.DeepCopy()
 	c := appContainer(d, a)
 	if c == nil && a.Container != "" {
@@ -593,7 +593,11 @@ func (v Variant) apply(orig *appsv1.Deployment, a App) (*appsv1.Deployment, erro
 		return nil, fmt.Errorf("port %d: no container of Deployment %s declares it", a.Port, d.Name)
 	}
 	if v.PreStop != nil {
-		h := v.PreStop.handler(a.Port)
+		var scheme corev1.URIScheme // the API's default, HTTP
+		if l.Protocol == loadgen.ProtocolHTTP2 {
+			scheme = corev1.URISchemeHTTPS
+		}
+		h := v.PreStop.handler(a.Port, scheme)
 		if h == nil {
 			if c.Lifecycle != nil {
 				c.Lifecycle.PreStop = nil
@@ -677,7 +681,7 @@ func (p Plan) Deployment() (*appsv1.Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Variant.apply(orig, p.App)
+	return p.Variant.apply(orig, p.App, p.Load)
 }
 
 // AppContainer is the name of the container that declares App.Port in the Deployment as the
@@ -765,7 +769,7 @@ func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 		return nil, err
 	}
 	orig, _ := p.App.deployment()
-	dep, err := p.Variant.apply(orig, p.App)
+	dep, err := p.Variant.apply(orig, p.App, p.Load)
 	if err != nil {
 		return nil, err
 	}

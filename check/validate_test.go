@@ -504,7 +504,7 @@ func applied(t *testing.T, v Variant, a App) *appsv1.Deployment {
 	t.Helper()
 	orig := deploymentOf(t, a.Objects, "web")
 	before := orig.DeepCopy()
-	d, err := v.apply(orig, a)
+	d, err := v.apply(orig, a, Load{})
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -674,7 +674,7 @@ func TestVariantApplyPullPolicy(t *testing.T) {
 func TestVariantApplyNeedsThePort(t *testing.T) {
 	p := webPlan(t)
 	p.App.Port = 9090
-	if _, err := (Variant{Name: "v"}).apply(deploymentOf(t, p.App.Objects, "web"), p.App); err == nil ||
+	if _, err := (Variant{Name: "v"}).apply(deploymentOf(t, p.App.Objects, "web"), p.App, p.Load); err == nil ||
 		!strings.Contains(err.Error(), "port 9090: no container of Deployment web declares it") {
 		t.Errorf("apply: %v, want the port error", err)
 	}
@@ -957,6 +957,26 @@ func TestObjectsGRPCHeadless(t *testing.T) {
 	for _, o := range objs {
 		if o.GetName() == LoadHeadlessServiceName {
 			t.Error("pick_first got a headless Service")
+		}
+	}
+}
+
+// A check's httpGet preStop goes to the app's port in the scheme the port speaks: HTTPS when
+// the load says the app serves TLS there (protocol http2), the API's default (HTTP) otherwise.
+func TestVariantApplyPreStopScheme(t *testing.T) {
+	a := webPlan(t).App
+	v := Variant{Name: "v", PreStop: &PreStop{HTTPGet: "/drain"}}
+	for _, tc := range []struct {
+		load Load
+		want corev1.URIScheme
+	}{{Load{}, ""}, {Load{Protocol: loadgen.ProtocolH2C}, ""}, {Load{Protocol: loadgen.ProtocolHTTP2}, corev1.URISchemeHTTPS}} {
+		d, err := v.apply(deploymentOf(t, a.Objects, "web"), a, tc.load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := container(t, d, "app").Lifecycle.PreStop.HTTPGet
+		if h == nil || h.Path != "/drain" || h.Port.IntValue() != int(a.Port) || h.Scheme != tc.want {
+			t.Errorf("load protocol %q: preStop httpGet %+v, want /drain on %d with scheme %q", tc.load.Protocol, h, a.Port, tc.want)
 		}
 	}
 }

@@ -193,11 +193,6 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	if err := s.App.check(); err != nil {
 		errs = append(errs, err)
 	}
-	if ps := s.Variant.PreStop; s.App.Protocol == "http2" && ps != nil && ps.HTTPGet != "" {
-		// A Variant's httpGet hook has no scheme: the kubelet would GET over HTTP a port that
-		// answers only TLS (a 400), and the hook would fail at once instead of holding the pod.
-		errs = append(errs, fmt.Errorf("preStop httpGet %q: protocol http2 serves only TLS, and a Variant's httpGet hook is plain HTTP; use sleep or exec", ps.HTTPGet))
-	}
 	if s.App.Protocol == "http2" && (s.Load.Protocol != loadgen.ProtocolHTTP2 || s.Front != nil) {
 		// Only the http2 load sends TLS to the app (an https target); a proxy in front speaks
 		// cleartext to it.

@@ -182,8 +182,9 @@ func TestPlanGRPC(t *testing.T) {
 }
 
 // The http2 mode: the app serves only TLS on the load's port, so its readiness probe says
-// HTTPS; it takes no proxy sidecar (which forwards cleartext) and no httpGet preStop (a
-// Variant's hook is plain HTTP), and the pod still meets the restricted Pod Security Standard.
+// HTTPS, and so does an httpGet preStop (the load's protocol http2 says the port is TLS); it
+// takes no proxy sidecar (which forwards cleartext), and the pod still meets the restricted
+// Pod Security Standard.
 func TestPlanHTTP2(t *testing.T) {
 	s := good()
 	s.App.Protocol, s.Load.Protocol = "http2", loadgen.ProtocolHTTP2
@@ -201,13 +202,20 @@ func TestPlanHTTP2(t *testing.T) {
 		t.Errorf("restricted Pod Security: %v %v", why, err)
 	}
 
+	hook := good()
+	hook.App.Protocol, hook.Load.Protocol, hook.Variant.PreStop = "http2", loadgen.ProtocolHTTP2, HTTPSleep(5*time.Second)
+	_, dep, _ = planned(t, hook)
+	if h := dep.Spec.Template.Spec.Containers[0].Lifecycle.PreStop.HTTPGet; h == nil || h.Scheme != corev1.URISchemeHTTPS || h.Path != "/prestop?sleep=5s" {
+		t.Errorf("httpGet preStop %+v, want /prestop?sleep=5s over HTTPS", h)
+	}
+
 	bad := good()
-	bad.App.Protocol, bad.App.Proxy, bad.Variant.PreStop = "http2", &Proxy{}, HTTPSleep(5*time.Second)
+	bad.App.Protocol, bad.App.Proxy = "http2", &Proxy{}
 	_, err := bad.Plan("rollout", image)
-	for _, want := range []string{"protocol http2: the proxy sidecar forwards cleartext", `preStop httpGet "/prestop?sleep=5s": protocol http2 serves only TLS`,
+	for _, want := range []string{"protocol http2: the proxy sidecar forwards cleartext",
 		`protocol http2: the app serves only TLS, which only load protocol http2 sends, straight to it (load protocol "", front false)`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Plan of http2 with a proxy and an httpGet preStop: %v, want %q", err, want)
+			t.Errorf("Plan of http2 with a proxy: %v, want %q", err, want)
 		}
 	}
 }
