@@ -730,54 +730,58 @@ func absDur(d time.Duration) time.Duration {
 // settled). A request that overlaps two (sent before one settled, ended after the next
 // started) counts once, in the one it was sent in, else the first it overlaps.
 func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
-	out := make([]check.DisruptionResult, 0, len(recs))
-	overlaps := func(rec *disrupt.Record, q *loadgen.Request) bool {
-		return !q.Timestamp.After(rec.Settled) && !q.Timestamp.Add(q.Latency).Before(rec.Started)
-	}
-	owner := func(q *loadgen.Request) int {
-		first := -1
-		for j := range recs {
-			if !overlaps(&recs[j], q) {
-				continue
-			}
-			if !q.Timestamp.Before(recs[j].Started) {
-				return j
-			}
-			if first < 0 {
-				first = j
-			}
-		}
-		return first
-	}
+	out := make([]check.DisruptionResult, len(recs))
 	for k, rec := range recs {
-		d := check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
+		out[k] = check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
 			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack, Drain: rec.Drain}
-		for i := range reqs {
-			q := &reqs[i]
-			if !overlaps(&rec, q) || owner(q) != k {
-				continue
-			}
-			d.Requests++
-			if !q.OK() {
-				d.Failed++
-				if d.Failures == nil {
-					d.Failures = map[loadgen.Class]int{}
-				}
-				d.Failures[q.Class]++
-				if ph, ok := phases[q.Seq]; ok {
-					if d.Phases == nil {
-						d.Phases = map[timeline.Phase]int{}
-					}
-					d.Phases[ph]++
-				}
-			}
+	}
+	for i := range reqs {
+		q := &reqs[i]
+		k := owner(recs, q)
+		if k < 0 {
+			continue
 		}
-		if d.Requests > 0 {
+		d := &out[k]
+		d.Requests++
+		if q.OK() {
+			continue
+		}
+		d.Failed++
+		if d.Failures == nil {
+			d.Failures = map[loadgen.Class]int{}
+		}
+		d.Failures[q.Class]++
+		if ph, ok := phases[q.Seq]; ok {
+			if d.Phases == nil {
+				d.Phases = map[timeline.Phase]int{}
+			}
+			d.Phases[ph]++
+		}
+	}
+	for k := range out {
+		if d := &out[k]; d.Requests > 0 {
 			d.SuccessRatio = float64(d.Requests-d.Failed) / float64(d.Requests)
 		}
-		out = append(out, d)
 	}
 	return out
+}
+
+// owner is the index of the disruption q counts in (see windows), -1 for none: the one whose
+// window holds its sending, else the first whose window it overlaps.
+func owner(recs []disrupt.Record, q *loadgen.Request) int {
+	first := -1
+	for j := range recs {
+		if q.Timestamp.After(recs[j].Settled) || q.Timestamp.Add(q.Latency).Before(recs[j].Started) {
+			continue
+		}
+		if !q.Timestamp.Before(recs[j].Started) {
+			return j
+		}
+		if first < 0 {
+			first = j
+		}
+	}
+	return first
 }
 
 // blindFailures says why the failures of a row cannot be judged when the observer could not
