@@ -152,24 +152,15 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 // proxyWindow measures, per deleted pod, deletion → the last request the proxy in front sent to
 // it (attribute.Life.LastSent), and counts the pods it still sent to after they were gone.
 func proxyWindow(lives []attribute.Life) (w []time.Duration, stale int) {
-	for _, l := range lives {
-		if l.Deleting.IsZero() || l.LastSent.IsZero() || !l.LastSent.After(l.Deleting) {
-			continue
-		}
-		w = append(w, l.LastSent.Sub(l.Deleting))
-		if !l.Gone.IsZero() && l.LastSent.After(l.Gone.Add(attribute.Tolerance)) {
-			stale++
-		}
-	}
+	w, stale, _ = sendWindow(lives, time.Time{})
 	return w, stale
 }
 
-// clientWindow is the window of a client that balances itself: per deleted pod it sent to,
-// deletion → its last RPC to the pod's address (proxyWindow), and stale counts those it sent to
-// after they were gone. A pod's address stops drawing RPCs once the pod stops accepting, so a
-// client that then held no live address at all (its RPCs stale-address with no peer) shows a
-// window cut short by the pod's own end: for each pod it had sent to and that was deleted
-// before such an RPC, the window lasts at least until the last one (noAddress counts them).
+// clientWindow is the window of a client that balances itself: proxyWindow's, and more. A
+// pod's address stops drawing RPCs once the pod stops accepting, so a client that then held no
+// live address at all (its RPCs stale-address with no peer) shows a window cut short by the
+// pod's own end: for each pod it had sent to and that was deleted before such an RPC, the
+// window lasts at least until the last one (noAddress counts them).
 func clientWindow(attr attribute.Result, reqs []loadgen.Request) (w []time.Duration, stale, noAddress int) {
 	bySeq := make(map[uint64]*loadgen.Request, len(attr.Failed))
 	for i := range reqs {
@@ -183,21 +174,28 @@ func clientWindow(attr attribute.Result, reqs []loadgen.Request) (w []time.Durat
 			last = q.Timestamp
 		}
 	}
-	for _, l := range attr.Lives {
+	return sendWindow(attr.Lives, last)
+}
+
+// sendWindow is, per deleted pod that something sent to after its deletion, deletion → the last
+// request sent to it, or → until when that is later and the pod was deleted before it
+// (extended counts those); stale counts the pods sent to after they were gone.
+func sendWindow(lives []attribute.Life, until time.Time) (w []time.Duration, stale, extended int) {
+	for _, l := range lives {
 		if l.Deleting.IsZero() || l.LastSent.IsZero() || !l.LastSent.After(l.Deleting) {
 			continue
 		}
 		d := l.LastSent.Sub(l.Deleting)
-		if !last.IsZero() && l.Deleting.Before(last) && last.Sub(l.Deleting) > d {
-			d = last.Sub(l.Deleting)
-			noAddress++
+		if until.After(l.Deleting) && until.Sub(l.Deleting) > d {
+			d = until.Sub(l.Deleting)
+			extended++
 		}
 		w = append(w, d)
 		if !l.Gone.IsZero() && l.LastSent.After(l.Gone.Add(attribute.Tolerance)) {
 			stale++
 		}
 	}
-	return w, stale, noAddress
+	return w, stale, extended
 }
 
 // dnsWindow measures, per deleted pod with a known address, deletion → the first DNS answer
