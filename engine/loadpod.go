@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -392,6 +393,10 @@ func (m *podLoads) Clocks() []check.LoadClock {
 	return cs
 }
 
+// loadPodRequests is what a load pod asks of its node: enough CPU for a pacer and its
+// connections at a few hundred requests a second, the ledger's memory besides.
+var loadPodRequests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
+
 // loadPod is the load pod startPodLoad creates: it meets the restricted Pod Security Standard, so
 // that a namespace enforcing it admits it.
 func loadPod(ns, name, image string, args []string, grace, deadline int64, place loadPlacement) *corev1.Pod {
@@ -415,6 +420,11 @@ func loadPod(ns, name, image string, args []string, grace, deadline int64, place
 				// front end) never pulls it.
 				Name: "load", Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Args: args,
 				Ports: []corev1.ContainerPort{{Name: "clock", ContainerPort: loadClockPort}},
+				// A request and no limit: without a request the pod is BestEffort, whose CPU
+				// weight is the lowest there is, and on a busy node its pacer and its reads of
+				// the answers wait behind every Burstable pod (the app's, the control plane's),
+				// which shows as the app's latency. No limit, so it is never throttled.
+				Resources: corev1.ResourceRequirements{Requests: loadPodRequests},
 				// What the restricted Pod Security Standard asks, and a read-only root.
 				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65534),
 					AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),

@@ -20,3 +20,18 @@ func TestLoadPodIsRestricted(t *testing.T) {
 		}
 	}
 }
+
+// The load pod asks for CPU and sets no limit: Burstable, never BestEffort (whose CPU weight is
+// the lowest, so that on a busy node its pacer waits behind every other pod) and never
+// throttled by a limit.
+func TestLoadPodIsBurstable(t *testing.T) {
+	p := loadPod("rc-row-abc", "load-1", "rollcheck/load:0123456789ab", []string{"--rate=100"}, 12, 120, loadPlacement{})
+	for _, c := range p.Spec.Containers {
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+			t.Errorf("container %s requests %v: want CPU and memory", c.Name, c.Resources.Requests)
+		}
+		if len(c.Resources.Limits) > 0 {
+			t.Errorf("container %s has limits %v: want none", c.Name, c.Resources.Limits)
+		}
+	}
+}

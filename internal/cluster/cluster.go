@@ -131,6 +131,11 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.waitSystemReady(ctx); err != nil {
 		return c, err
 	}
+	if c.Created {
+		if err := c.requestKubeProxyCPU(ctx); err != nil {
+			return c, err
+		}
+	}
 	if err := c.applyDNSChoice(ctx); err != nil {
 		return c, err
 	}
