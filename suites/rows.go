@@ -632,10 +632,15 @@ const (
 	LabelGRPC  = "grpc"
 )
 
+// sleepMethod is the sample app's own RPC in its grpc mode: App/Sleep, which takes a
+// google.protobuf.Duration (empty: the app's request duration) and is served through a graceful
+// stop, where the health check answers NOT_SERVING from SIGTERM.
+const sleepMethod = "/rollcheck.app.v1.App/Sleep"
+
 // sleepRPC is the sample app's App/Sleep request for d, in protobuf's wire format: a
 // google.protobuf.Duration whose field 1 (seconds) is d's whole seconds.
 func sleepRPC(d time.Duration) check.GRPCLoad {
-	return check.GRPCLoad{Method: "/rollcheck.app.v1.App/Sleep", Message: []byte{0x08, byte(d / time.Second)}}
+	return check.GRPCLoad{Method: sleepMethod, Message: []byte{0x08, byte(d / time.Second)}}
 }
 
 // HTTP2Rows send HTTP/2 on kept-alive connections, over cleartext (h2c) or over TLS (http2, to
@@ -692,7 +697,9 @@ func GRPCRows() []Row {
 	graceful := grpc("grpc-graceful", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, sleepRPC(time.Second))
 	graceful.Load.Timeout = 3 * time.Second
 	stale := grpc("grpc-rr-prestop-5s", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, rr)
-	window := grpc("grpc-rr-prestop-35s", scenario.ShutdownDrain, scenario.NativeSleep(35*time.Second), 50, rr)
+	// The app's own method, instant (no message: the app's request duration, 0), not the health
+	// check: a terminating pod answers that NOT_SERVING before the client has seen its GOAWAY.
+	window := grpc("grpc-rr-prestop-35s", scenario.ShutdownDrain, scenario.NativeSleep(35*time.Second), 50, check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, Method: sleepMethod})
 	// The same client and pods as grpc-rr-prestop-5s, with the client settings the advice names
 	// instead of a longer preStop: WaitForReady (RPCs with a 5 s deadline), or a retry policy.
 	wfr := grpc("grpc-rr-wait-for-ready", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, WaitForReady: true})
@@ -713,7 +720,7 @@ func GRPCRows() []Row {
 			"negative control: round_robin over the headless Service with the textbook 5 s preStop. The client knows the pods it resolved at its start and asks the DNS again at most every 30 s (grpc-go's resolver); the rollout's old pods stop serving within seconds while their replacements are in no answer the client has seen: once every address it holds is gone it has no ready connection and RPCs fail UNAVAILABLE (stale-address) until it resolves again. Predicted from grpc-go #4650; the measured client window sizes the next row"),
 			Labels: []string{LabelGRPC, LabelNegativeControl}},
 		{Scenario: under(window, d, check.Zero(),
-			"round_robin over the headless Service with a preStop sized to the client's window (grpc-go resolves at most every 30 s; 35 s leaves a margin) and a grace period of 50 s: every old pod keeps serving until the client has resolved again and holds the replacements' addresses, so no RPC finds only gone addresses. Measured in 7 runs: the client's window (deletion → its last RPC to the pod's address) p50 32–33 s, max 35.0–35.1 s, 9 pods each: as long as the preStop itself, since grpc-go resolves again only when a connection fails (at a pod's SIGTERM), no sooner than 30 s after it last did; 0 failures in 5 runs, 1 in two (a health check a pod answered NOT_SERVING after its SIGTERM, before the client had seen its GOAWAY): 35 s leaves no margin"),
+			"round_robin over the headless Service with a preStop sized to the client's window (grpc-go resolves at most every 30 s; 35 s leaves a margin) and a grace period of 50 s: every old pod keeps serving until the client has resolved again and holds the replacements' addresses, so no RPC finds only gone addresses. Measured in 7 runs: the client's window (deletion → its last RPC to the pod's address) p50 32–33 s, max 35.0–35.1 s, 9 pods each: as long as the preStop itself, since grpc-go resolves again only when a connection fails (at a pod's SIGTERM), no sooner than 30 s after it last did; 0 failures in 5 runs, 1 in two: a health check, the RPC the row then loaded, that a pod answered NOT_SERVING after its SIGTERM, before the client had seen its GOAWAY (now phase goaway). The row calls App/Sleep, a method of the app's own, instead, as the advice says: a graceful stop still serves it, so it measures what the app's clients get (not yet run with it). 35 s leaves no margin"),
 			Labels: []string{LabelGRPC}},
 		{Scenario: under(wfr, d, check.Failures(loadgen.GRPCClass(codes.DeadlineExceeded)).ByPhase(timeline.PhaseStaleAddress),
 			"negative control against grpc-rr-prestop-5s: the same client with WaitForReady and a 5 s deadline. An RPC that finds no ready address waits for one instead of failing at once; the client learns the replacements' addresses only when it resolves again, up to 30 s after it last did, longer than the deadline: RPCs sent more than 5 s before that resolution fail DEADLINE_EXCEEDED (stale-address), those sent in its last 5 s succeed late. Fewer failures than without, of another class, and the same window: WaitForReady turns the window into latency only as far as the deadline reaches"),
