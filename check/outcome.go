@@ -51,9 +51,12 @@ type Outcome struct {
 	// MinDisruptionsWithFailures is how many disruptions of a negative control must show
 	// failures; 0 means most of them (half, rounded up).
 	MinDisruptionsWithFailures int `json:"minDisruptionsWithFailures,omitempty"`
-	// Phases, for a negative control, are the phases its mechanism produces: at least
-	// MinPhaseShare of its failures must be attributed to them, or the row fails ("right
-	// count, wrong mechanism"). Empty: only Classes are checked.
+	// Phases, for a negative control, are the phases its mechanism produces, the one the row
+	// is for first (Mechanism): at least MinPhaseShare of its failures must be attributed to
+	// them, or the row fails ("right count, wrong mechanism"); and with several, some must be
+	// attributed to the first, or the row fails too: the others are phases the row accepts
+	// besides (where the same exit also shows as another phase), and failures of those alone
+	// do not show the mechanism the row is for. Empty: only Classes are checked.
 	Phases []timeline.Phase `json:"phases,omitempty"`
 	// DrainBlocked, for a drain-node row expected to produce zero failures, says every drain
 	// must be blocked: the PodDisruptionBudget refuses the evictions (429) until the drain's
@@ -67,10 +70,20 @@ type Outcome struct {
 const MinPhaseShare = 0.8
 
 // ByPhase returns the negative control o requiring at least MinPhaseShare of its failures in
-// the given phases.
+// the given phases and, with several, some in the first: the mechanism the row is for (the
+// others it accepts besides).
 func (o Outcome) ByPhase(phases ...timeline.Phase) Outcome {
 	o.Phases = phases
 	return o
+}
+
+// Mechanism is the phase the negative control o is for: the first of its Phases; "" when it
+// names none.
+func (o Outcome) Mechanism() timeline.Phase {
+	if len(o.Phases) == 0 {
+		return ""
+	}
+	return o.Phases[0]
 }
 
 // Zero expects no failure at all.
@@ -126,9 +139,12 @@ func (o Outcome) Validate() error {
 	if len(o.Phases) > 0 && o.Kind != ExpectFailures {
 		return errors.New("expect phases: only for failures-expected (a negative control names its mechanism)")
 	}
-	for _, ph := range o.Phases {
+	for i, ph := range o.Phases {
 		if !ph.Known() {
 			return fmt.Errorf("expect phase %q: want one of %s", ph, phaseList(timeline.Phases))
+		}
+		if slices.Contains(o.Phases[:i], ph) {
+			return fmt.Errorf("expect phase %q: listed twice", ph)
 		}
 	}
 	if o.DrainBlocked && o.Kind != ExpectZero {
@@ -160,7 +176,8 @@ func (o Outcome) Validate() error {
 }
 
 // String says the expectation in a few words: "0 failures", "≤ 0.50%", "failures (reset|eof)",
-// with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% per disruption,
+// "failures (reset|eof) by pinned-connection", with several phases the row's first and the
+// ones it accepts besides after it ("failures by in-flight-cut (also propagation)"), with the per-disruption and disruption-seconds bounds appended ("≤ 1.00%, ≥ 95% per disruption,
 // ≤ 2 disruption s"); an ExpectBounds outcome is its bounds alone ("≥ 95% per disruption").
 func (o Outcome) String() string {
 	s := o.kindString()
@@ -191,7 +208,10 @@ func (o Outcome) kindString() string {
 			s += " (" + classList(o.Classes) + ")"
 		}
 		if len(o.Phases) > 0 {
-			s += " by " + phaseList(o.Phases)
+			s += " by " + string(o.Mechanism())
+		}
+		if len(o.Phases) > 1 {
+			s += " (also " + phaseList(o.Phases[1:]) + ")"
 		}
 		return s
 	}
@@ -379,8 +399,9 @@ func secondsString(t time.Duration) string {
 }
 
 // JudgeMechanism refines a verdict from Judge with the row's failures by phase: a negative
-// control with Phases fails when fewer than MinPhaseShare of its failures are in them; a row that
-// failed says which phases broke it. Verdicts other than pass and fail, and rows whose failures
+// control with Phases fails when fewer than MinPhaseShare of its failures are in them, or, with
+// several, when none is in the first (Mechanism, the one the row is for); a row that failed
+// says which phases broke it. Verdicts other than pass and fail, and rows whose failures
 // were not attributed (phases empty), are returned as they are.
 func (o Outcome) JudgeMechanism(v Verdict, phases map[timeline.Phase]int) Verdict {
 	total := 0
@@ -406,7 +427,16 @@ func (o Outcome) JudgeMechanism(v Verdict, phases map[timeline.Phase]int) Verdic
 		return Verdict{Fail, fmt.Sprintf("%s; right count, wrong mechanism: only %s, expected at least %.0f%% (by phase: %s)",
 			v.Reason, share, 100*MinPhaseShare, FormatPhases(phases))}
 	}
-	v.Reason += "; " + share
+	if len(o.Phases) == 1 {
+		v.Reason += "; " + share
+		return v
+	}
+	mine := fmt.Sprintf("%d of %d failures are %s, the mechanism this row is for", phases[o.Mechanism()], total, o.Mechanism())
+	if phases[o.Mechanism()] == 0 {
+		return Verdict{Fail, fmt.Sprintf("%s; %s; it accepts %s besides, not alone (by phase: %s)",
+			v.Reason, mine, phaseList(o.Phases[1:]), FormatPhases(phases))}
+	}
+	v.Reason += "; " + share + "; " + mine
 	return v
 }
 

@@ -339,24 +339,34 @@ func TestJudgeMinDisruptionsWithFailures(t *testing.T) {
 	}
 }
 
-func TestJudgeMechanism(t *testing.T) {
-	o := Failures(loadgen.ClassEOF, loadgen.ClassReset).ByPhase(timeline.PhasePropagation)
-	pass := Verdict{Status: Pass, Reason: "40 of 1000 requests failed"}
-	for _, tc := range []struct {
-		name   string
-		phases map[timeline.Phase]int
-		status Status
-		reason string
-	}{
-		{"right mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 36, timeline.PhaseUnknown: 4}, Pass, "36 of 40 failures are propagation"},
-		{"right count, wrong mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 31, timeline.PhaseSteady: 9}, Fail, "right count, wrong mechanism: only 31 of 40 failures are propagation, expected at least 80% (by phase: propagation 31, steady 9)"},
-		{"not attributed", nil, Pass, ""},
-	} {
+// mechanismCase is a row's failures by phase and the verdict JudgeMechanism should give them:
+// its status, and words its reason holds.
+type mechanismCase struct {
+	name   string
+	phases map[timeline.Phase]int
+	status Status
+	reason string
+}
+
+// judgeMechanismCases judges each case's phases with o, after Judge gave pass.
+func judgeMechanismCases(t *testing.T, o Outcome, pass Verdict, cases []mechanismCase) {
+	t.Helper()
+	for _, tc := range cases {
 		v := o.JudgeMechanism(pass, tc.phases)
 		if v.Status != tc.status || !strings.Contains(v.Reason, tc.reason) {
 			t.Errorf("%s: %+v, want %s with %q", tc.name, v, tc.status, tc.reason)
 		}
 	}
+}
+
+func TestJudgeMechanism(t *testing.T) {
+	o := Failures(loadgen.ClassEOF, loadgen.ClassReset).ByPhase(timeline.PhasePropagation)
+	pass := Verdict{Status: Pass, Reason: "40 of 1000 requests failed"}
+	judgeMechanismCases(t, o, pass, []mechanismCase{
+		{"right mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 36, timeline.PhaseUnknown: 4}, Pass, "36 of 40 failures are propagation"},
+		{"right count, wrong mechanism", map[timeline.Phase]int{timeline.PhasePropagation: 31, timeline.PhaseSteady: 9}, Fail, "right count, wrong mechanism: only 31 of 40 failures are propagation, expected at least 80% (by phase: propagation 31, steady 9)"},
+		{"not attributed", nil, Pass, ""},
+	})
 	// A well-configured row that failed says which phases broke it.
 	v := Zero().JudgeMechanism(Verdict{Status: Fail, Reason: "9 of 1242 requests failed (0.725%), expected none"}, map[timeline.Phase]int{timeline.PhasePropagation: 9})
 	if v.Status != Fail || !strings.HasSuffix(v.Reason, "; by phase: propagation 9") {
@@ -374,5 +384,46 @@ func TestJudgeMechanism(t *testing.T) {
 	}
 	if s := o.String(); s != "failures (eof|reset) by propagation" {
 		t.Errorf("String %q", s)
+	}
+}
+
+// A negative control that accepts several phases is for the first: besides the share of all of
+// them, some failures must be in that one, or only the phases it accepts besides showed.
+func TestJudgeMechanismFor(t *testing.T) {
+	o := Failures().ByPhase(timeline.PhaseInFlightCut, timeline.PhasePropagation)
+	if m := o.Mechanism(); m != timeline.PhaseInFlightCut {
+		t.Errorf("Mechanism %q, want in-flight-cut", m)
+	}
+	pass := Verdict{Status: Pass, Reason: "400 of 2500 requests failed"}
+	judgeMechanismCases(t, o, pass, []mechanismCase{
+		{"the row's mechanism and the other", map[timeline.Phase]int{timeline.PhaseInFlightCut: 300, timeline.PhasePropagation: 95, timeline.PhaseUnknown: 5}, Pass,
+			"; 395 of 400 failures are in-flight-cut|propagation; 300 of 400 failures are in-flight-cut, the mechanism this row is for"},
+		{"the row's mechanism, a few", map[timeline.Phase]int{timeline.PhaseInFlightCut: 1, timeline.PhasePropagation: 399}, Pass,
+			"1 of 400 failures are in-flight-cut, the mechanism this row is for"},
+		{"fails by share", map[timeline.Phase]int{timeline.PhaseInFlightCut: 200, timeline.PhasePropagation: 100, timeline.PhaseSteady: 100}, Fail,
+			"right count, wrong mechanism: only 300 of 400 failures are in-flight-cut|propagation, expected at least 80% (by phase: in-flight-cut 200, propagation 100, steady 100)"},
+		{"only the other shows", map[timeline.Phase]int{timeline.PhasePropagation: 396, timeline.PhaseUnknown: 4}, Fail,
+			"400 of 2500 requests failed; 0 of 400 failures are in-flight-cut, the mechanism this row is for; it accepts propagation besides, not alone (by phase: propagation 396, unknown 4)"},
+	})
+	// One phase: the share alone says it (at least 80 % in it), and the reason stays as it was.
+	one := Failures().ByPhase(timeline.PhasePinnedConnection)
+	if v := one.JudgeMechanism(pass, map[timeline.Phase]int{timeline.PhasePinnedConnection: 400}); v.Status != Pass || v.Reason != pass.Reason+"; 400 of 400 failures are pinned-connection" {
+		t.Errorf("one phase: %+v", v)
+	}
+	// The rendering names the row's phase first, the ones it accepts besides after it.
+	for _, tc := range []struct {
+		o    Outcome
+		want string
+	}{
+		{o, "failures by in-flight-cut (also propagation)"},
+		{one, "failures by pinned-connection"},
+		{Failures(loadgen.ClassEOF).ByPhase(timeline.PhaseConnectionAge, timeline.PhaseInFlightCut, timeline.PhaseGoAway), "failures (eof) by connection-age (also in-flight-cut|goaway)"},
+	} {
+		if s := tc.o.String(); s != tc.want {
+			t.Errorf("String %q, want %q", s, tc.want)
+		}
+	}
+	if err := Failures().ByPhase(timeline.PhaseInFlightCut, timeline.PhaseInFlightCut).Validate(); err == nil || !strings.Contains(err.Error(), `expect phase "in-flight-cut": listed twice`) {
+		t.Errorf("a phase listed twice: %v", err)
 	}
 }

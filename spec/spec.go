@@ -222,6 +222,8 @@ type FailuresExpected struct {
 	Classes []loadgen.Class `json:"classes,omitempty"`
 	// Phases name the mechanism: at least 80 % of the failures must be attributed to these
 	// termination phases (propagation, in-flight-cut, sigkill, pinned-connection, startup).
+	// With several, the first is the one the variant is for and some failures must be in it;
+	// the others it accepts besides (check.Outcome.Mechanism).
 	Phases []timeline.Phase `json:"phases,omitempty"`
 }
 

@@ -144,7 +144,8 @@ func TestNoReadinessProbeWarns(t *testing.T) {
 	}
 }
 
-// A negative control names its mechanism by phase; an unknown phase is an error.
+// A negative control names its mechanism by phase; an unknown phase, or one listed twice, is an
+// error.
 func TestFailuresExpectedPhases(t *testing.T) {
 	doc := func(phase string) []byte {
 		return []byte(`
@@ -174,6 +175,24 @@ variants:
 	}
 	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|goaway|connection-age|in-flight-cut|`) {
 		t.Errorf("unknown phase: %v", err)
+	}
+	// Several phases keep their order: the first is the one the variant is for.
+	c, err = Parse(doc("in-flight-cut, propagation"), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plans, _, err = c.Plans(); err != nil {
+		t.Fatal(err)
+	}
+	if e := plans[0].Variant.Expect; e.Mechanism() != "in-flight-cut" || e.String() != "failures (eof|reset) by in-flight-cut (also propagation)" {
+		t.Errorf("expect %+v (%s), want failures by in-flight-cut, also propagation", e, e)
+	}
+	c, err = Parse(doc("propagation, propagation"), "testdata")
+	if err == nil {
+		_, _, err = c.Plans()
+	}
+	if err == nil || !strings.Contains(err.Error(), `expect phase "propagation": listed twice`) {
+		t.Errorf("a phase listed twice: %v", err)
 	}
 }
 

@@ -98,6 +98,18 @@ func TestNegativeControlsNamePhases(t *testing.T) {
 	}
 }
 
+// A negative control that accepts several phases is for the first (check.Outcome.Mechanism):
+// its text names that one and says it is the row's, so that the order is a choice, not an
+// accident of the list.
+func TestSeveralPhasesNameTheirMechanism(t *testing.T) {
+	for _, r := range AllRows() {
+		v := r.Scenario.Variant
+		if m := v.Expect.Mechanism(); len(v.Expect.Phases) > 1 && !strings.Contains(v.Why, string(m)+", the mechanism the row is for") {
+			t.Errorf("%s under %s: expects %s, and its text does not say %q", v.Name, r.Scenario.Disruption.Kind, v.Expect, string(m)+", the mechanism the row is for")
+		}
+	}
+}
+
 // The table's specs, in every load mode, include every one the matrix declared before its
 // rows became data, each with the same labels (so the same selection by every label filter),
 // run alone or not as it was, and with the same Also check; a row added since only adds specs.
