@@ -271,3 +271,13 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 func ceilSecond(d time.Duration) time.Duration {
 	return time.Duration(math.Ceil(d.Seconds())) * time.Second
 }
+
+// heldFor is how long the app's preStop certainly holds SIGTERM back after a deletion: its
+// native sleep, cut at the grace period; nothing for a forced deletion (no hook runs) or a hook
+// that may end early (exec, httpGet); nor across a kubelet restart, which may cut the hook.
+func heldFor(c check.Applied) time.Duration {
+	if c.Disruption == check.ForceDelete || c.Disruption == check.KubeletRestart || c.PreStop.Sleep <= 0 {
+		return 0
+	}
+	return min(c.PreStop.Sleep, time.Duration(c.GraceSeconds)*time.Second)
+}

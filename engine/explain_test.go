@@ -191,3 +191,24 @@ func TestClientWindow(t *testing.T) {
 		t.Errorf("with no RPC that found no address: %v, extended %d; want the last RPCs alone", w, none)
 	}
 }
+
+// Only a native sleep holds SIGTERM back for sure, cut at the grace period, and not when the
+// deletion is forced (no hook runs) or a kubelet restart may cut the hook.
+func TestHeldFor(t *testing.T) {
+	sleep := func(s int) check.PreStop { return check.PreStop{Sleep: time.Duration(s) * time.Second} }
+	for _, c := range []struct {
+		cfg  check.Applied
+		want time.Duration
+	}{
+		{check.Applied{PreStop: sleep(5), GraceSeconds: 30, Disruption: check.RolloutRestart}, 5 * time.Second},
+		{check.Applied{PreStop: sleep(10), GraceSeconds: 4, Disruption: check.DeletePod}, 4 * time.Second},
+		{check.Applied{PreStop: sleep(5), GraceSeconds: 30, Disruption: check.ForceDelete}, 0},
+		{check.Applied{PreStop: sleep(5), GraceSeconds: 30, Disruption: check.KubeletRestart}, 0},
+		{check.Applied{PreStop: check.PreStop{Exec: []string{"sleep", "5"}}, GraceSeconds: 30, Disruption: check.RolloutRestart}, 0},
+		{check.Applied{PreStop: check.PreStop{None: true}, GraceSeconds: 30, Disruption: check.DrainNode}, 0},
+	} {
+		if got := heldFor(c.cfg); got != c.want {
+			t.Errorf("%+v: held %s, want %s", c.cfg, got, c.want)
+		}
+	}
+}

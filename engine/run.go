@@ -547,6 +547,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	if r.localOnly() {
 		in.LocalEntry = r.t.EntryNode
 	}
+	in.HeldFor = heldFor(row.Config)
 	if kd := kp.durations; kd != nil && kd.N > 0 {
 		in.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}

@@ -47,6 +47,11 @@ type Input struct {
 	// FrontSpec is what Front's spec says of when the kubelet sends it SIGTERM: the moment the
 	// sidecar-exit rule starts from in a pod where Front writes no lines. Zero: not known.
 	FrontSpec FrontSpec
+	// HeldFor is how long after its deletion the app's container is certainly still accepting
+	// when its own lines do not say when it stopped: the native sleep action of its preStop
+	// (the kubelet sends SIGTERM only once the sleep ends, at most the grace period). Zero: not
+	// known (no preStop, an exec or httpGet hook that may end early, a forced deletion).
+	HeldFor time.Duration
 	// ProgrammingLag is how long the data plane may lag the control plane (0:
 	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
 	ProgrammingLag time.Duration
@@ -523,7 +528,8 @@ func earliest(ts ...time.Time) time.Time {
 //     and failed (not by timing out) between the pod's deletion and its end: only a connection
 //     opened earlier can have carried it there.
 //   - propagation: the request was sent while the pod no longer accepted connections (listener
-//     closed or process exited; the deletion when neither is known) but the data plane could
+//     closed or process exited; when neither is known, the end of a native preStop sleep
+//     (HeldFor), else the deletion) but the data plane could
 //     still route new connections to it: up to Routed (or the pod's removal) plus the
 //     programming lag (kube-proxy's measured p99, else DefaultProgrammingLag).
 //   - startup: the request was sent within StartupWindow after a new pod's endpoint became
@@ -569,7 +575,7 @@ func Attribute(in Input) Result {
 			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
 				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
 		} else {
-			a = attributeOne(q, named[i], lives, outs, locals, in.KeepAlive, in.Proxy, in.Balanced, direct, lag)
+			a = attributeOne(q, named[i], lives, outs, locals, in.KeepAlive, in.Proxy, in.Balanced, direct, lag, in.HeldFor)
 		}
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
@@ -596,7 +602,7 @@ type match struct {
 	why  string
 }
 
-func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals []Outage, keepAlive, proxy, balanced, direct bool, lag time.Duration) Attribution {
+func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals []Outage, keepAlive, proxy, balanced, direct bool, lag, held time.Duration) Attribution {
 	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
 	// A timed-out request was not cut: nothing answered. Nor was a proxy's own 504: its own
 	// timeout (a dial, or a response header, that never came); a pod that closes or resets a
@@ -725,7 +731,13 @@ func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals [
 				return match{}, false
 			}
 			from, what := l.notAccepting(), "not accepting"
-			if from.IsZero() {
+			switch {
+			case !from.IsZero():
+			case held > 0:
+				// Its preStop's sleep held SIGTERM back: the pod accepted until then, and a
+				// request sent before could not find it gone.
+				from, what = l.Deleting.Add(held), fmt.Sprintf("done with its %s preStop sleep", held)
+			default:
 				from, what = l.Deleting, "deleted"
 			}
 			until := l.routableUntil(from, lag)

@@ -173,6 +173,24 @@ func TestPropagationWithoutAppLines(t *testing.T) {
 	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhasePropagation, "web-1")
 }
 
+// An app that writes no lines behind a 16 s native preStop sleep: a timeout sent 3 s after the
+// deletion, however long kube-proxy lagged (9 s here, a saturated node), reached a pod that was
+// still in its preStop and accepting: not propagation. After the sleep, the window opens.
+func TestPropagationHeldByPreStopSleep(t *testing.T) {
+	b := (&tl{}).del("web-1", 0, 0.1).add(exited(16.2, "web-1", 0, 16.5))
+	in := Input{Timeline: b.timeline(), ProgrammingLag: 9 * time.Second, HeldFor: 16 * time.Second}
+	in.Requests = []loadgen.Request{failed(1, 3, 2, loadgen.ClassTimeout)}
+	if a := one(t, in); a.Phase == timeline.PhasePropagation {
+		t.Errorf("a timeout during the preStop sleep is %s (%s)", a.Phase, a.Why)
+	}
+	in.HeldFor = 0
+	want(t, one(t, in), timeline.PhasePropagation, "web-1")
+	// A 2 s sleep ends inside the 9 s window: a request sent then is propagation.
+	in.HeldFor = 2 * time.Second
+	in.Requests = []loadgen.Request{failed(1, 4, 2, loadgen.ClassTimeout)}
+	want(t, one(t, in), timeline.PhasePropagation, "web-1")
+}
+
 func TestStartup(t *testing.T) {
 	b := (&tl{}).add(
 		ev(0, timeline.PodCreated, "web-2", ""),
