@@ -198,6 +198,16 @@ type Load struct {
 	// second: the row then says when the DNS stopped answering with each deleted pod's address,
 	// and the TTL it gave. Load from the cluster only. Empty: not asked.
 	Resolve string
+	// ResolveRefresh is how long the proxy at URL keeps what it resolved for Resolve before it
+	// resolves the name again (nginx's resolver valid=, HAProxy's timeout resolve, Caddy's
+	// dynamic upstreams' refresh), ResolveOnce for a proxy that resolves it only at its start;
+	// ResolveSetting names that setting in the proxy's own words ("nginx resolver valid=1s").
+	// The recommendation bounds how long such a proxy sends to a deleted pod by the DNS window
+	// plus ResolveRefresh, when the proxy names no upstream to measure it by. Zero: not known
+	// (a proxy of your own): the TTL of the DNS answers stands in, and the recommendation says
+	// so. Needs Resolve.
+	ResolveRefresh time.Duration
+	ResolveSetting string
 	// Protocol is what the load speaks (default loadgen.ProtocolHTTP1): loadgen.ProtocolH2C
 	// (HTTP/2 over cleartext), loadgen.ProtocolHTTP2 (over TLS) or loadgen.ProtocolGRPC (unary
 	// RPCs of GRPC.Method to the app's port; App.Path plays no part).
@@ -246,6 +256,10 @@ func (g GRPCLoad) String() string {
 	}
 	return s
 }
+
+// ResolveOnce is Load.ResolveRefresh of a proxy that resolves the name once, at its start, and
+// never again (nginx's static upstream block): no preStop outlasts what it holds.
+const ResolveOnce time.Duration = -1
 
 // Through reports whether the load goes to an address in front of the app (URL) rather than to
 // rollcheck's load Service.
@@ -396,6 +410,11 @@ type Applied struct {
 	// UpstreamHeader is Load.UpstreamHeader: the header in which the proxy named the pod
 	// address it chose; empty: requests were matched to pods by the app's answers and in time.
 	UpstreamHeader string `json:"upstreamHeader,omitempty"`
+	// Resolve is Load.Resolve: the name the proxy resolved to find the pods; ResolveRefresh and
+	// ResolveSetting say how long it kept an answer (zero: not known).
+	Resolve        string        `json:"resolve,omitempty"`
+	ResolveRefresh time.Duration `json:"resolveRefresh,omitempty"`
+	ResolveSetting string        `json:"resolveSetting,omitempty"`
 	// PDB is the PodDisruptionBudget that selected the app's pods: the Variant's, or the
 	// manifests' own (PDBFromManifests); nil: none.
 	PDB              *PDB           `json:"pdb,omitempty"`

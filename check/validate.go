@@ -156,6 +156,15 @@ func (p Plan) Validate() (warnings []string, err error) {
 			bad("load resolve %q: want a DNS name such as app-headless", r)
 		}
 	}
+	switch rr, rs := p.Load.ResolveRefresh, p.Load.ResolveSetting; {
+	case rr == 0 && rs == "":
+	case p.Load.Resolve == "":
+		bad("load resolveRefresh %s (%q): only a proxy that resolves a name (load resolve) refreshes it", rr, rs)
+	case rr < 0 && rr != ResolveOnce:
+		bad("load resolveRefresh %s: want a positive duration, or ResolveOnce", rr)
+	case rr == 0:
+		bad("load resolveSetting %q: names the setting of a resolveRefresh, which is not set", rs)
+	}
 	switch pr := p.Load.Protocol; {
 	case pr != "" && !slices.Contains(loadgen.Protocols, pr):
 		bad("load protocol %q: want %s", pr, joinProtocols())
@@ -726,6 +735,7 @@ func (p Plan) Applied() Applied {
 		Expect: p.Variant.Expect,
 	}
 	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
+	a.Resolve, a.ResolveRefresh, a.ResolveSetting = p.Load.Resolve, p.Load.ResolveRefresh, p.Load.ResolveSetting
 	if pr := p.Load.Protocol; pr != "" && pr != loadgen.ProtocolHTTP1 {
 		a.Protocol = pr
 	}

@@ -201,6 +201,13 @@ func TestCheckAccepts(t *testing.T) {
 		{"bounds per disruption", func(_ *testing.T, p *Plan) {
 			p.Variant.Expect = AtMost(0.01).WithMinSuccessRatioPerDisruption(0.95).WithMaxDisruptionSeconds(2)
 		}},
+		{"a proxy's refresh", func(_ *testing.T, p *Plan) {
+			p.Load.URL, p.Load.From, p.Load.Resolve = "http://front/", LoadFromCluster, "app-headless"
+			p.Load.ResolveRefresh, p.Load.ResolveSetting = time.Second, "nginx resolver valid=1s"
+		}},
+		{"a proxy that resolves once", func(_ *testing.T, p *Plan) {
+			p.Load.URL, p.Load.From, p.Load.Resolve, p.Load.ResolveRefresh = "http://front/", LoadFromCluster, "app-headless", ResolveOnce
+		}},
 		{"pull policy Never on the loaded image", func(t *testing.T, p *Plan) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullNever
 		}},
@@ -256,6 +263,16 @@ func TestCheckRejects(t *testing.T) {
 		{"upstream header without url", func(_ *testing.T, p *Plan) { p.Load.UpstreamHeader = "X-Upstream" }, `load upstreamHeader "X-Upstream": only a proxy in front`},
 		{"upstream header not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.UpstreamHeader = "http://front/", "X Up" }, `load upstreamHeader "X Up": want an HTTP header name`},
 		{"resolve from the host", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.Resolve = "http://front/", "app-headless" }, `load resolve "app-headless": the name is asked from a load pod`},
+		{"resolve refresh without resolve", func(_ *testing.T, p *Plan) {
+			p.Load.ResolveRefresh, p.Load.ResolveSetting = time.Second, "nginx resolver valid=1s"
+		},
+			`load resolveRefresh 1s ("nginx resolver valid=1s"): only a proxy that resolves a name (load resolve) refreshes it`},
+		{"resolve refresh negative", func(_ *testing.T, p *Plan) {
+			p.Load.URL, p.Load.From, p.Load.Resolve, p.Load.ResolveRefresh = "http://front/", LoadFromCluster, "app-headless", -time.Second
+		}, "load resolveRefresh -1s: want a positive duration, or ResolveOnce"},
+		{"resolve setting without refresh", func(_ *testing.T, p *Plan) {
+			p.Load.URL, p.Load.From, p.Load.Resolve, p.Load.ResolveSetting = "http://front/", LoadFromCluster, "app-headless", "valid=1s"
+		}, `load resolveSetting "valid=1s": names the setting of a resolveRefresh, which is not set`},
 		{"path without /", func(_ *testing.T, p *Plan) { p.App.Path = "hello" }, `path "hello": must start with /`},
 		{"Always on a loaded image", func(t *testing.T, p *Plan) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways

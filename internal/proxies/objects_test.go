@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -255,6 +256,39 @@ func TestRender(t *testing.T) {
 	}
 	if _, err := Render(NginxStatic, 0); err == nil {
 		t.Error("app port 0: no error")
+	}
+}
+
+// Every Config that resolves the headless Service says how often, in words its rendered
+// configuration bears out (the setting named is in it); the others say nothing.
+func TestRefresh(t *testing.T) {
+	for _, tc := range []struct {
+		c         Config
+		every     time.Duration
+		directive string // in the rendered configuration
+	}{
+		{HAProxyDNS, time.Second, "timeout resolve 1s"},
+		{HAProxyDNSRetry, time.Second, "timeout resolve 1s"},
+		{CaddyDNS, time.Minute, "refresh 1m"},
+		{CaddyDNSTry, time.Minute, "refresh 1m"},
+		{NginxStatic, check.ResolveOnce, "server app-headless"},
+		{NginxResolver, time.Second, "valid=1s"},
+		{NginxKeepalive, 0, ""},
+		{TraefikIngress, 0, ""},
+	} {
+		every, words := tc.c.Refresh()
+		if every != tc.every || (every == 0) != (words == "") || (every != 0) != tc.c.Resolves() {
+			t.Errorf("%s: refresh %s %q, want %s (resolves: %t)", tc.c, every, words, tc.every, tc.c.Resolves())
+		}
+		if tc.directive == "" {
+			continue
+		}
+		if conf, err := Render(tc.c, 8080); err != nil || !strings.Contains(conf, tc.directive) {
+			t.Errorf("%s: its configuration lacks %q (%v)", tc.c, tc.directive, err)
+		}
+		if every > 0 && !strings.Contains(words, tc.directive) {
+			t.Errorf("%s: %q does not name %q", tc.c, words, tc.directive)
+		}
 	}
 }
 

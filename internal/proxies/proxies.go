@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // A Proxy is one of the proxy programs rollcheck has an image of.
@@ -269,6 +271,26 @@ func (c Config) UpstreamNamed() bool { return c.Proxy() != "" && c != TraefikIng
 // (EndpointSlices, from the API server).
 func (c Config) Resolves() bool {
 	return c.Proxy() != "" && c != NginxKeepalive && c != TraefikIngress
+}
+
+// Refresh is how long c's proxy keeps an answer for the headless Service before it resolves the
+// name again, and that setting in the proxy's own words, for the recommendation
+// (check.Load.ResolveRefresh, ResolveSetting): HAProxy's timeout resolve (hold obsolete 0s drops
+// a gone address at once), nginx's resolver valid=, Caddy's dynamic upstreams' refresh;
+// check.ResolveOnce for nginx's static upstream, resolved at its start only. Zero for the
+// Configs that do not resolve it (Resolves).
+func (c Config) Refresh() (time.Duration, string) {
+	switch c {
+	case HAProxyDNS, HAProxyDNSRetry:
+		return time.Second, "HAProxy timeout resolve 1s"
+	case CaddyDNS, CaddyDNSTry:
+		return time.Minute, "Caddy dynamic a refresh 1m"
+	case NginxStatic:
+		return check.ResolveOnce, "nginx's static upstream, resolved once at its start"
+	case NginxResolver:
+		return time.Second, "nginx resolver valid=1s"
+	}
+	return 0, ""
 }
 
 // Timeouts every Config sets in its proxy (see Config).

@@ -48,6 +48,7 @@ func (f *Front) withFront(p check.Plan) (check.Plan, error) {
 	}
 	if f.Config.Resolves() {
 		p.Load.Resolve = proxies.HeadlessServiceName
+		p.Load.ResolveRefresh, p.Load.ResolveSetting = f.Config.Refresh()
 	}
 	return p, nil
 }

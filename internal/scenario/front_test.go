@@ -9,7 +9,7 @@ import (
 
 // A row with a proxy in front sends its load through the proxy's Service from a load pod, reads
 // the upstream from X-Upstream where the proxy names it (not Traefik), asks the DNS for the
-// headless Service the DNS-discovered proxies resolve, and loads the proxy's image; the proxy's
+// headless Service the DNS-discovered proxies resolve (and how often they resolve it), and loads the proxy's image; the proxy's
 // objects come with the app's, and only the app's Deployment is the one under test.
 func TestFrontPlan(t *testing.T) {
 	for _, c := range proxies.Configs {
@@ -28,6 +28,9 @@ func TestFrontPlan(t *testing.T) {
 		}
 		if wantDNS := c != proxies.NginxKeepalive && c != proxies.TraefikIngress; (l.Resolve == proxies.HeadlessServiceName) != wantDNS || (!wantDNS && l.Resolve != "") {
 			t.Errorf("%s: resolve %q", c, l.Resolve)
+		}
+		if every, words := c.Refresh(); l.ResolveRefresh != every || l.ResolveSetting != words || p.Applied().ResolveSetting != words {
+			t.Errorf("%s: refresh %s %q, want the proxy's %s %q", c, l.ResolveRefresh, l.ResolveSetting, every, words)
 		}
 		want := map[proxies.Proxy]string{proxies.HAProxy: "h:1", proxies.Nginx: "n:1", proxies.Caddy: "c:1", proxies.Traefik: "t:1"}[c.Proxy()]
 		if len(p.App.Images) != 2 || p.App.Images[1] != want {
