@@ -96,7 +96,13 @@ type PropagationSummary struct {
 //
 // The formula (README, "What to set"):
 //
-//	routed  = data-plane p99 when measured (keep-alive off, the app names its pod, a pod kept
+//	routed  = by the path the requests took: a client that balances itself, its window p99;
+//	          through a proxy in front (Load.URL) that names its upstream, or finds the pods
+//	          neither by DNS, its window p99 (deletion → its last request to the pod); through
+//	          one that finds them by DNS (Load.Resolve) and names none, the DNS window p99 +
+//	          the proxy's refresh (Load.ResolveRefresh; not known: the answers' TTL), or its
+//	          window where that is longer; else (the Service's ClusterIP or NodePort) the
+//	          data-plane p99 when measured (keep-alive off, the app names its pod, a pod kept
 //	          serving after its deletion), else control-plane p99 + kube-proxy programming p99
 //	preStop = routed + 1 s margin, rounded up to the whole second (the native sleep action)
 //	grace   = preStop + request p99 + 2 s, rounded up to the whole second
@@ -106,8 +112,8 @@ type PropagationSummary struct {
 type Recommendation struct {
 	PreStop      time.Duration `json:"preStop"`
 	GraceSeconds int64         `json:"terminationGracePeriodSeconds"`
-	// Routed is the routed time the preStop must outlast, and RoutedFrom says which measure
-	// gave it.
+	// Routed is the routed time the preStop must outlast, and RoutedFrom says which measures
+	// gave it, in words ("DNS window p99 370ms + nginx resolver valid=1s").
 	Routed     time.Duration `json:"routed"`
 	RoutedFrom string        `json:"routedFrom"`
 	RequestP99 time.Duration `json:"requestP99"`

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -28,9 +29,9 @@ type kubeProxyNumbers struct {
 	err       string
 }
 
-// explain builds a row's check.Explanation from the load's ledger, the timeline, the attribution and
-// kube-proxy's numbers.
-func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result, kp kubeProxyNumbers, cfg check.Applied, identity bool, times *check.Times) *check.Explanation {
+// explain builds a row's check.Explanation from the load's ledger and DNS answers (Load.Resolve),
+// the timeline, the attribution and kube-proxy's numbers.
+func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeline, attr attribute.Result, kp kubeProxyNumbers, cfg check.Applied, identity bool, times *check.Times) *check.Explanation {
 	ex := &check.Explanation{Phases: attr.Counts, Propagation: check.PropagationSummary{KubeProxy: kp.durations, KubeProxyError: kp.err, KubeProxyBuckets: kp.buckets}}
 	if len(ex.Phases) == 0 {
 		ex.Phases = nil
@@ -46,6 +47,9 @@ func explain(reqs []loadgen.Request, tl timeline.Timeline, attr attribute.Result
 		var w []time.Duration
 		w, ex.Propagation.ProxyStale = proxyWindow(attr.Lives)
 		ex.Propagation.Proxy = check.Summarize(w)
+	}
+	if len(dns) > 0 {
+		ex.Propagation.DNS, ex.Propagation.DNSTTL = dnsWindow(dns, attr.Lives)
 	}
 	if g := cfg.GRPC; g != nil && g.Balancing == loadgen.BalancingRoundRobin {
 		var w []time.Duration
@@ -230,7 +234,7 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 // the Service.
 func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
 	p := ex.Propagation
-	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 && p.Client.N == 0 {
+	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 && p.Client.N == 0 && p.DNS.N == 0 {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
@@ -250,11 +254,15 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 		if p.ClientNoAddress > 0 {
 			r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address, or, for %d pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", p.Client.P99.Round(time.Millisecond), p.ClientNoAddress)
 		}
-	case p.Proxy.N > 0:
+	case p.Proxy.N > 0 && (cfg.UpstreamHeader != "" || cfg.Resolve == ""):
 		// Through a proxy with its own list of pods, its window is the one a preStop must
-		// outlast, not kube-proxy's.
-		r.Routed = p.Proxy.P99
-		r.RoutedFrom = fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", p.Proxy.P99.Round(time.Millisecond))
+		// outlast, not kube-proxy's: measured by request where it names its upstream.
+		r.Routed, r.RoutedFrom = p.Proxy.P99, proxyWindowFrom(p.Proxy)
+	case cfg.Resolve != "":
+		// A proxy that finds the pods by DNS sends to their addresses, never through the
+		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
+		// known only from answers, which stop when the pod stops accepting; DNS bounds it.
+		r.Routed, r.RoutedFrom = dnsRouted(p, cfg)
 	case p.DataPlane.N > 0:
 		r.Routed = p.DataPlane.P99
 		r.RoutedFrom = fmt.Sprintf("data plane p99 %s (last answer after deletion)", p.DataPlane.P99.Round(time.Millisecond))
@@ -266,6 +274,42 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 	r.GraceSeconds = int64(ceilSecond(r.PreStop+r.RequestP99+killMinimum) / time.Second)
 	r.Fit, r.Advice = report.Advise(r, ex, cfg, times)
 	return r
+}
+
+// proxyWindowFrom says where a routed time from the proxy's window came from.
+func proxyWindowFrom(w check.Durations) string {
+	return fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", w.P99.Round(time.Millisecond))
+}
+
+// dnsRouted bounds how long a proxy that finds the pods by DNS (Load.Resolve) still sends to a
+// deleted pod: until the cluster's DNS answers without the pod's address (the DNS window; the
+// control plane stands in when it was not measured, since the cluster's DNS answers from the
+// EndpointSlices), plus how long the proxy keeps an answer: its refresh (Load.ResolveRefresh),
+// else, not known, the answers' TTL, which a proxy that honours it keeps an answer for. The
+// proxy's window, where measured longer (from the pods' answers: a lower bound), wins.
+func dnsRouted(p check.PropagationSummary, cfg check.Applied) (time.Duration, string) {
+	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	routed, from := p.DNS.P99, fmt.Sprintf("DNS window p99 %s", ms(p.DNS.P99))
+	if p.DNS.N == 0 {
+		routed, from = p.ControlPlane.P99, fmt.Sprintf("control plane p99 %s (no DNS window measured: the cluster's DNS answers from the EndpointSlices)", ms(p.ControlPlane.P99))
+	}
+	switch every := cfg.ResolveRefresh; {
+	case every == check.ResolveOnce:
+		from += fmt.Sprintf(", but the proxy never resolves again (%s): after a rollout every address it holds is gone, and no preStop outlasts that", cmp.Or(cfg.ResolveSetting, "resolved once"))
+	case every > 0:
+		routed += every
+		from += " + " + cmp.Or(cfg.ResolveSetting, fmt.Sprintf("the proxy's refresh %s", every))
+	case p.DNS.N > 0 || p.DNSTTL > 0:
+		ttl := time.Duration(p.DNSTTL) * time.Second
+		routed += ttl
+		from += fmt.Sprintf(" + DNS TTL %s (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)", ttl)
+	default:
+		from += " (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)"
+	}
+	if p.Proxy.N > 0 && p.Proxy.P99 > routed {
+		return p.Proxy.P99, fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(p.Proxy), ms(routed), from)
+	}
+	return routed, from
 }
 
 func ceilSecond(d time.Duration) time.Duration {

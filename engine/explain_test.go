@@ -36,7 +36,7 @@ func TestExplainRecommendation(t *testing.T) {
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	kp := &check.Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
 	cfg := check.Applied{PreStop: check.PreStop{None: true}, GraceSeconds: 30, Disruption: check.RolloutRestart}
-	ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil)
+	ex := explain(reqs, nil, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil)
 	if ex.Phases[timeline.PhasePropagation] != 1 {
 		t.Errorf("phases %v, want the EOF in propagation", ex.Phases)
 	}
@@ -62,19 +62,19 @@ func TestExplainRecommendation(t *testing.T) {
 	// The textbook row, without pod identity: routed = 300 ms + 900 ms, preStop ceil(2.2 s) =
 	// 3 s, grace ceil(3 s + 0 + 2 s) = 5 s; its 5 s and 30 s have headroom.
 	cfg.PreStop = check.PreStop{Sleep: 5 * time.Second}
-	if r := explain(nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false, nil).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
+	if r := explain(nil, nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false, nil).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
 		t.Errorf("textbook row: %+v", r)
 	}
 	// Keep-alive: pinned connections outlive routing, so there is no data-plane measure and
 	// the control plane plus kube-proxy stands in.
 	cfg.KeepAlive = true
-	if ex := explain(reqs, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil); ex.Propagation.DataPlane.N != 0 ||
+	if ex := explain(reqs, nil, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil); ex.Propagation.DataPlane.N != 0 ||
 		ex.Recommendation == nil || !strings.HasPrefix(ex.Recommendation.RoutedFrom, "control plane p99 300ms + kube-proxy programming p99 900ms") {
 		t.Errorf("keep-alive: %+v %+v", ex.Propagation.DataPlane, ex.Recommendation)
 	}
 	cfg.KeepAlive = false
 	// No deletion seen: no recommendation.
-	if ex := explain(reqs, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true, nil); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
+	if ex := explain(reqs, nil, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true, nil); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
 		t.Errorf("no deletion: %+v", ex)
 	}
 }
@@ -101,7 +101,7 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 	tl := timeline.Timeline{Propagation: props, Events: events}
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	cfg := check.Applied{PreStop: check.PreStop{None: true}, OnSIGTERM: "drain+5s", GraceSeconds: 30, Disruption: check.RolloutRestart}
-	r := explain(reqs, tl, attr, kubeProxyNumbers{}, cfg, true, nil).Recommendation
+	r := explain(reqs, nil, tl, attr, kubeProxyNumbers{}, cfg, true, nil).Recommendation
 	if r == nil || r.AppDelay.N != 2 || r.AppDelay.Samples[0] != 4*time.Second {
 		t.Fatalf("recommendation %+v, want the app's delays 4 s and 5 s", r)
 	}
@@ -118,7 +118,7 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 	tl.Events = quiet
 	attr = attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	times := check.NewTimes([]check.Termination{{Pod: "web-1", Exit: 5500 * time.Millisecond}, {Pod: "web-2", Exit: 4500 * time.Millisecond}}, nil)
-	r = explain(reqs, tl, attr, kubeProxyNumbers{}, cfg, true, times).Recommendation
+	r = explain(reqs, nil, tl, attr, kubeProxyNumbers{}, cfg, true, times).Recommendation
 	if r == nil || r.AppDelay.N != 0 || r.Fit != "short" || !strings.Contains(r.Advice, "rollcheck cannot tell that from a slow drain") {
 		t.Errorf("without lines: %+v", r)
 	}
@@ -210,5 +210,115 @@ func TestHeldFor(t *testing.T) {
 		if got := heldFor(c.cfg); got != c.want {
 			t.Errorf("%+v: held %s, want %s", c.cfg, got, c.want)
 		}
+	}
+}
+
+// The recommendation comes from the path the requests took: kube-proxy's window only through a
+// ClusterIP or NodePort; through a proxy that names its upstream, its measured window; through
+// one that finds the pods by DNS and names none, the DNS window plus the proxy's own refresh
+// (its TTL when not known), never kube-proxy's programming window.
+func TestRecommendationByPath(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	d := func(p99 time.Duration) check.Durations {
+		return check.Durations{N: 3, P50: p99 / 2, P99: p99, Max: p99}
+	}
+	kp := &check.Durations{N: 40, P50: time.Second, P99: ms(5550), Max: 6 * time.Second}
+	cp, dns := d(ms(80)), d(ms(370))
+	direct := check.Applied{PreStop: check.PreStop{Sleep: 5 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart}
+	through := direct
+	through.LoadURL, through.LoadFrom = "http://front/", check.LoadFromCluster
+	named := through
+	named.UpstreamHeader = "X-Upstream"
+	byDNS := func(c check.Applied, every time.Duration, words string) check.Applied {
+		c.Resolve, c.ResolveRefresh, c.ResolveSetting = "web-headless", every, words
+		return c
+	}
+	for _, tc := range []struct {
+		name        string
+		cfg         check.Applied
+		p           check.PropagationSummary
+		routed      time.Duration
+		from        string // RoutedFrom's beginning
+		preStop     time.Duration
+		fit         string
+		noKubeProxy bool
+	}{
+		{name: "the load Service: kube-proxy's window", cfg: direct, p: check.PropagationSummary{ControlPlane: cp, KubeProxy: kp},
+			routed: ms(5630), from: "control plane p99 80ms + kube-proxy programming p99 5.55s", preStop: 7 * time.Second, fit: "short"},
+		{name: "a proxy to a ClusterIP, no window measured: kube-proxy's", cfg: named, p: check.PropagationSummary{ControlPlane: cp, KubeProxy: kp},
+			routed: ms(5630), from: "control plane p99 80ms + kube-proxy programming p99 5.55s", preStop: 7 * time.Second, fit: "short"},
+		{name: "a proxy that names no upstream nor resolves (an ingress controller): its window from the answers", cfg: through,
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, Proxy: d(ms(1900))},
+			routed: ms(1900), from: "the proxy's window p99 1.9s (deletion → its last request to the pod)", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, upstream named: the measured proxy window first", cfg: byDNS(named, time.Second, "nginx resolver valid=1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, Proxy: d(ms(1800)), DNS: dns, DNSTTL: 30},
+			routed: ms(1800), from: "the proxy's window p99 1.8s (deletion → its last request to the pod)", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, upstream named but no window measured: the DNS bound", cfg: byDNS(named, time.Second, "HAProxy timeout resolve 1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, DNS: dns, DNSTTL: 30},
+			routed: ms(1370), from: "DNS window p99 370ms + HAProxy timeout resolve 1s", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, no upstream, refresh known", cfg: byDNS(through, time.Second, "nginx resolver valid=1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, DNS: dns, DNSTTL: 30},
+			routed: ms(1370), from: "DNS window p99 370ms + nginx resolver valid=1s", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, no upstream, refresh known without words", cfg: byDNS(through, 2*time.Second, ""),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, DNS: dns, DNSTTL: 30},
+			routed: ms(2370), from: "DNS window p99 370ms + the proxy's refresh 2s", preStop: 4 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, no upstream, a short window from the answers: the DNS bound", cfg: byDNS(through, time.Second, "nginx resolver valid=1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, Proxy: d(ms(600)), DNS: dns, DNSTTL: 30},
+			routed: ms(1370), from: "DNS window p99 370ms + nginx resolver valid=1s", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "DNS, no upstream, the answers' window past the bound: it wins", cfg: byDNS(through, time.Second, "nginx resolver valid=1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, Proxy: d(ms(4200)), DNS: dns, DNSTTL: 30},
+			routed: ms(4200), from: "the proxy's window p99 4.2s (deletion → its last request to the pod), longer than 1.37s (DNS window p99 370ms + nginx resolver valid=1s)",
+			preStop: 6 * time.Second, fit: "short", noKubeProxy: true},
+		{name: "DNS, no upstream, refresh not known: the TTL, said", cfg: byDNS(through, 0, ""),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, DNS: dns, DNSTTL: 30},
+			routed: ms(30370), from: "DNS window p99 370ms + DNS TTL 30s (the proxy's own re-resolve interval is not known: the TTL bounds it", preStop: 32 * time.Second, fit: "short", noKubeProxy: true},
+		{name: "DNS not measured: the control plane stands in", cfg: byDNS(through, time.Second, "nginx resolver valid=1s"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp},
+			routed: ms(1080), from: "control plane p99 80ms (no DNS window measured: the cluster's DNS answers from the EndpointSlices) + nginx resolver valid=1s", preStop: 3 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "neither the refresh nor the TTL known", cfg: byDNS(through, 0, ""), p: check.PropagationSummary{ControlPlane: cp, KubeProxy: kp},
+			routed: ms(80), from: "control plane p99 80ms (no DNS window measured: the cluster's DNS answers from the EndpointSlices) (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)",
+			preStop: 2 * time.Second, fit: "headroom", noKubeProxy: true},
+		{name: "resolved once: no preStop outlasts it, said", cfg: byDNS(through, check.ResolveOnce, "nginx's static upstream, resolved once at its start"),
+			p:      check.PropagationSummary{ControlPlane: cp, KubeProxy: kp, DNS: dns, DNSTTL: 30},
+			routed: ms(370), from: "DNS window p99 370ms, but the proxy never resolves again (nginx's static upstream, resolved once at its start): after a rollout every address it holds is gone, and no preStop outlasts that",
+			preStop: 2 * time.Second, fit: "headroom", noKubeProxy: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := &check.Explanation{Propagation: tc.p, RequestP99: ms(50)}
+			r := recommend(ex, tc.cfg, check.Durations{}, nil, true)
+			if r == nil {
+				t.Fatal("no recommendation")
+			}
+			if r.Routed != tc.routed || !strings.HasPrefix(r.RoutedFrom, tc.from) || r.PreStop != tc.preStop || r.Fit != tc.fit {
+				t.Errorf("routed %s (%s), preStop %s, fit %q\nwant %s (%s…), %s, %q", r.Routed, r.RoutedFrom, r.PreStop, r.Fit, tc.routed, tc.from, tc.preStop, tc.fit)
+			}
+			if tc.noKubeProxy && strings.Contains(r.RoutedFrom, "kube-proxy") {
+				t.Errorf("RoutedFrom %q: a path that does not cross kube-proxy", r.RoutedFrom)
+			}
+		})
+	}
+}
+
+// The DNS window is measured before the recommendation, which bounds a DNS proxy's path by it.
+func TestExplainBoundsADNSProxyByItsDNSWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tl := timeline.Timeline{Propagation: []timeline.Propagation{
+		{Pod: "a", DeletingAt: at(0), ToUnready: 80 * time.Millisecond, ToRemoved: -1},
+	}}
+	answers := []loadgen.DNSAnswer{
+		{Time: at(-5000), Addrs: []string{"10.244.0.5", "10.244.0.6"}, TTL: 30},
+		{Time: at(250), Addrs: []string{"10.244.0.6"}, TTL: 30},
+	}
+	attr := attribute.Result{Lives: []attribute.Life{{Pod: "a", IP: "10.244.0.5", Deleting: at(0)}}}
+	kp := &check.Durations{N: 40, P99: 5550 * time.Millisecond}
+	cfg := check.Applied{PreStop: check.PreStop{Sleep: 5 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart,
+		LoadURL: "http://front/", Resolve: "web-headless", ResolveRefresh: time.Second, ResolveSetting: "nginx resolver valid=1s"}
+	ex := explain(nil, answers, tl, attr, kubeProxyNumbers{durations: kp}, cfg, false, nil)
+	if ex.Propagation.DNS.N != 1 || ex.Propagation.DNSTTL != 30 {
+		t.Fatalf("DNS window %+v TTL %d", ex.Propagation.DNS, ex.Propagation.DNSTTL)
+	}
+	if r := ex.Recommendation; r == nil || r.RoutedFrom != "DNS window p99 250ms + nginx resolver valid=1s" || r.PreStop != 3*time.Second || r.Fit != "headroom" {
+		t.Errorf("recommendation %+v", r)
 	}
 }

@@ -561,10 +561,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 			break
 		}
 	}
-	row.Explanation = explain(res.Requests, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
-	if len(res.DNS) > 0 && row.Explanation != nil {
-		row.Explanation.Propagation.DNS, row.Explanation.Propagation.DNSTTL = dnsWindow(res.DNS, attr.Lives)
-	}
+	row.Explanation = explain(res.Requests, res.DNS, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
 	if sig := row.Config.StopSignal; sig != "" && row.StopSignalReported != sig && row.Explanation != nil && row.Explanation.Recommendation != nil {
 		rec := row.Explanation.Recommendation
 		rec.Advice += fmt.Sprintf("; the pod asks for stop signal %s, but the runtime (%s) reported %q as the effective one: it does not take lifecycle.stopSignal and sent the image's STOPSIGNAL or SIGTERM; put STOPSIGNAL %s in the image, or run a runtime that supports the field",
