@@ -116,6 +116,10 @@ type Recommendation struct {
 	// gave it, in words ("DNS window p99 370ms + nginx resolver valid=1s").
 	Routed     time.Duration `json:"routed"`
 	RoutedFrom string        `json:"routedFrom"`
+	// TTLStoodIn says that Routed counts the DNS answers' TTL for the re-resolve interval of
+	// the proxy in front, which was not known (Load.ResolveRefresh unset): a bound for a proxy
+	// that honours the TTL, and one that resolves sooner needs less.
+	TTLStoodIn bool          `json:"ttlStoodIn,omitempty"`
 	RequestP99 time.Duration `json:"requestP99"`
 	// AppDelay is the app's own delay, pod by pod: SIGTERM → its listener closed, from its
 	// lifecycle lines (N is 0 for an app that writes none). An app that keeps accepting after

@@ -262,7 +262,7 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 		// A proxy that finds the pods by DNS sends to their addresses, never through the
 		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
 		// known only from answers, which stop when the pod stops accepting; DNS bounds it.
-		r.Routed, r.RoutedFrom = dnsRouted(p, cfg)
+		r.Routed, r.RoutedFrom, r.TTLStoodIn = dnsRouted(p, cfg)
 	case p.DataPlane.N > 0:
 		r.Routed = p.DataPlane.P99
 		r.RoutedFrom = fmt.Sprintf("data plane p99 %s (last answer after deletion)", p.DataPlane.P99.Round(time.Millisecond))
@@ -286,10 +286,11 @@ func proxyWindowFrom(w check.Durations) string {
 // control plane stands in when it was not measured, since the cluster's DNS answers from the
 // EndpointSlices), plus how long the proxy keeps an answer: its refresh (Load.ResolveRefresh),
 // else, not known, the answers' TTL, which a proxy that honours it keeps an answer for. The
-// proxy's window, where measured longer (from the pods' answers: a lower bound), wins.
-func dnsRouted(p check.PropagationSummary, cfg check.Applied) (time.Duration, string) {
+// proxy's window, where measured longer (from the pods' answers: a lower bound), wins. ttl
+// reports that the TTL stood in for the refresh.
+func dnsRouted(p check.PropagationSummary, cfg check.Applied) (routed time.Duration, from string, ttl bool) {
 	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-	routed, from := p.DNS.P99, fmt.Sprintf("DNS window p99 %s", ms(p.DNS.P99))
+	routed, from = p.DNS.P99, fmt.Sprintf("DNS window p99 %s", ms(p.DNS.P99))
 	if p.DNS.N == 0 {
 		routed, from = p.ControlPlane.P99, fmt.Sprintf("control plane p99 %s (no DNS window measured: the cluster's DNS answers from the EndpointSlices)", ms(p.ControlPlane.P99))
 	}
@@ -300,16 +301,16 @@ func dnsRouted(p check.PropagationSummary, cfg check.Applied) (time.Duration, st
 		routed += every
 		from += " + " + cmp.Or(cfg.ResolveSetting, fmt.Sprintf("the proxy's refresh %s", every))
 	case p.DNS.N > 0 || p.DNSTTL > 0:
-		ttl := time.Duration(p.DNSTTL) * time.Second
-		routed += ttl
-		from += fmt.Sprintf(" + DNS TTL %s (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)", ttl)
+		routed += time.Duration(p.DNSTTL) * time.Second
+		from += fmt.Sprintf(" + DNS TTL %ds (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)", p.DNSTTL)
+		ttl = true
 	default:
 		from += " (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)"
 	}
 	if p.Proxy.N > 0 && p.Proxy.P99 > routed {
-		return p.Proxy.P99, fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(p.Proxy), ms(routed), from)
+		return p.Proxy.P99, fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(p.Proxy), ms(routed), from), false
 	}
-	return routed, from
+	return routed, from, ttl
 }
 
 func ceilSecond(d time.Duration) time.Duration {

@@ -292,6 +292,9 @@ func TestRecommendationByPath(t *testing.T) {
 			if r.Routed != tc.routed || !strings.HasPrefix(r.RoutedFrom, tc.from) || r.PreStop != tc.preStop || r.Fit != tc.fit {
 				t.Errorf("routed %s (%s), preStop %s, fit %q\nwant %s (%s…), %s, %q", r.Routed, r.RoutedFrom, r.PreStop, r.Fit, tc.routed, tc.from, tc.preStop, tc.fit)
 			}
+			if r.TTLStoodIn != strings.Contains(tc.from, "+ DNS TTL") {
+				t.Errorf("TTLStoodIn %t, RoutedFrom %q", r.TTLStoodIn, r.RoutedFrom)
+			}
 			if tc.noKubeProxy && strings.Contains(r.RoutedFrom, "kube-proxy") {
 				t.Errorf("RoutedFrom %q: a path that does not cross kube-proxy", r.RoutedFrom)
 			}

@@ -65,6 +65,11 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	case "":
 		switch {
 		case fit != "short":
+		case r.TTLStoodIn:
+			// The TTL is a bound for a proxy that honours it; a row that passed below it says
+			// this proxy resolves again sooner.
+			parts = append(parts, fmt.Sprintf("no failure in this run: the %s recommended counts the DNS TTL for the proxy's own re-resolve interval, which is not known; one that resolves again sooner needs less, as this row's preStop %s without a failure suggests: give the interval (load.resolveRefresh) for a bound of its own",
+				r.PreStop, pre))
 		case !r.AppSpeaks && times != nil && times.Exit.N > 0 && times.Exit.P50 >= r.PreStop:
 			// No lines: whether the app kept accepting or only drained slowly is not known.
 			parts = append(parts, fmt.Sprintf("no failure in this run; its containers exited p50 %s after deletion (%d pods), longer than the %s routing needs: if the app keeps accepting that long after SIGTERM by itself (a shutdown delay), it does what a preStop sleep does, but without its lifecycle lines rollcheck cannot tell that from a slow drain, so it counts only the preStop",
@@ -222,13 +227,14 @@ func propagationLimit(r *check.Recommendation, ex *check.Explanation, cfg check.
 // proxyAdvice is the advice of a row whose failures are mostly proxy-propagation: the proxy in
 // front still sent to pods that had stopped accepting. A stale list (it sent to pods after they
 // were gone) is no preStop's to fix; a preStop the row already has that covers the proxy's
-// measured window is said not to have been the limit.
+// window as the recommendation counts it (measured, or bounded by DNS) is said not to have been
+// the limit.
 func proxyAdvice(n int, r *check.Recommendation, ex *check.Explanation, cfg check.Applied) string {
 	if st := ex.Propagation.ProxyStale; st > 0 {
 		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, and it still sent to %d pods after they were gone: its list of pods is stale (a name resolved once, a DNS answer kept for its TTL or a refresh period), which no preStop covers: make it re-resolve often (a resolver with a short validity, a short refresh) or retry another upstream on a connection failure", n, st)
 	}
 	if pre, ok := cfg.PreStop.Duration(); ok && pre >= r.PreStop {
-		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, although the preStop %s already outlasts the proxy's measured window (%s): the pods stopped accepting before their preStop ended (the app's own exit, a forced delete), or in some pods the proxy's list lagged longer than measured; let the proxy retry another upstream on a connection failure", n, pre, r.RoutedFrom)
+		return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting, although the preStop %s already outlasts the proxy's window as counted (%s): the pods stopped accepting before their preStop ended (the app's own exit, a forced delete), or in some pods the proxy's list lagged longer than counted; let the proxy retry another upstream on a connection failure", n, pre, r.RoutedFrom)
 	}
 	return fmt.Sprintf("most failures (%d) went through the proxy in front to pods that had stopped accepting: its own list of pods kept them after their deletion (%s): set preStop sleep ≥ %s, or let the proxy retry another upstream on a connection failure", n, r.RoutedFrom, r.PreStop)
 }

@@ -123,12 +123,29 @@ func TestAdviseProxy(t *testing.T) {
 		t.Errorf("stale proxy: %q", a)
 	}
 	ex.Propagation.ProxyStale = 0
-	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "already outlasts the proxy's measured window") || strings.Contains(a, "set preStop sleep") {
+	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "already outlasts the proxy's window as counted") || strings.Contains(a, "set preStop sleep") {
 		t.Errorf("a preStop that covers the window: %q", a)
 	}
 	cfg.PreStop = check.PreStop{None: true}
 	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "set preStop sleep ≥ 4s") || !strings.Contains(a, "the proxy's window") {
 		t.Errorf("no preStop: %q", a)
+	}
+}
+
+// Through a proxy that finds the pods by DNS at an interval not known, the recommendation counts
+// the TTL: a row that passed below it is told so, not that its propagation leaves no margin.
+func TestAdviseTTLStoodIn(t *testing.T) {
+	r, ex, cfg := adviceRow(nil, nil)
+	r.PreStop, r.GraceSeconds, r.Routed, r.TTLStoodIn = 32*time.Second, 35, 30370*time.Millisecond, true
+	r.RoutedFrom = "DNS window p99 370ms + DNS TTL 30s (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)"
+	fit, a := Advise(r, ex, cfg, nil)
+	if fit != "short" || !strings.Contains(a, "no failure in this run: the 32s recommended counts the DNS TTL for the proxy's own re-resolve interval, which is not known") ||
+		!strings.Contains(a, "this row's preStop 5s without a failure") || strings.Contains(a, "leaves no margin") {
+		t.Errorf("fit %q, advice %q", fit, a)
+	}
+	r.TTLStoodIn = false
+	if _, a := Advise(r, ex, cfg, nil); !strings.Contains(a, "leaves no margin") {
+		t.Errorf("a bound that is not the TTL: %q", a)
 	}
 }
 
