@@ -127,6 +127,12 @@ type LoadSettings struct {
 	// which the load pods ask the cluster's DNS for too: the report gives when the DNS stopped
 	// answering with each deleted pod's address, and its TTL. Needs url and from: cluster.
 	Resolve string `json:"resolve,omitempty"`
+	// ResolveRefresh is how long the proxy at url keeps an answer for resolve before it
+	// resolves the name again (nginx: resolver valid=; HAProxy: timeout resolve; Caddy: dynamic
+	// refresh), when you know it: the recommendation bounds how long the proxy sends to a
+	// deleted pod by the DNS window plus it. Left out, the TTL of the DNS answers stands in, and
+	// the recommendation says so. Needs resolve.
+	ResolveRefresh *metav1.Duration `json:"resolveRefresh,omitempty"`
 }
 
 // ClusterSettings name an existing cluster: rollcheck creates no cluster on it, loads no image
@@ -521,6 +527,12 @@ func (l LoadSettings) engine() (check.Load, error) {
 			return out, fmt.Errorf("load.timeout %s: want more than 0", l.Timeout.Duration)
 		}
 		out.Timeout = l.Timeout.Duration
+	}
+	if r := l.ResolveRefresh; r != nil {
+		if r.Duration <= 0 {
+			return out, fmt.Errorf("load.resolveRefresh %s: want more than 0", r.Duration)
+		}
+		out.ResolveRefresh, out.ResolveSetting = r.Duration, fmt.Sprintf("the proxy's refresh %s (load.resolveRefresh)", r.Duration)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/rollcheck/rollcheck/loadgen"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -198,18 +199,8 @@ variants:
 
 // load.from picks where the load is sent from; the model refuses anything but host and cluster.
 func TestLoadFrom(t *testing.T) {
-	doc := func(from string) []byte {
-		return []byte(`
-apiVersion: rollcheck.io/v1alpha1
-kind: Check
-app: {manifests: [web.yaml], port: 8080}
-load: {from: ` + from + `}
-disruptions: [{kind: rollout-restart}]
-variants: [{name: as-is, expect: {failures: 0}}]
-`)
-	}
 	for from, want := range map[string]string{"cluster": "", "host": "", "moon": `load from "moon": want host or cluster`} {
-		c, err := Parse(doc(from), "testdata")
+		c, err := Parse(withLoad("from: "+from), "testdata")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,6 +210,40 @@ variants: [{name: as-is, expect: {failures: 0}}]
 			t.Errorf("load.from %s: %v, plans %+v", from, err, plans)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("load.from %s: %v, want %q", from, err, want)
+		}
+	}
+}
+
+// withLoad is a check file of web.yaml whose load section holds load.
+func withLoad(load string) []byte {
+	return []byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+load: {` + load + `}
+disruptions: [{kind: rollout-restart}]
+variants: [{name: as-is, expect: {failures: 0}}]
+`)
+}
+
+// A proxy's refresh in a check file reaches the plan, named as the check file names it; it needs
+// resolve, and a length.
+func TestResolveRefresh(t *testing.T) {
+	for load, want := range map[string]string{
+		"resolve: web-headless, resolveRefresh: 1s": "",
+		"resolveRefresh: 1s":                        "only a proxy that resolves a name (load resolve) refreshes it",
+		"resolve: web-headless, resolveRefresh: 0s": "load.resolveRefresh 0s: want more than 0",
+	} {
+		c, err := Parse(withLoad("from: cluster, url: http://front/, "+load), "testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _, err := c.Plans()
+		switch {
+		case want == "" && (err != nil || plans[0].Load.ResolveRefresh != time.Second || plans[0].Load.ResolveSetting != "the proxy's refresh 1s (load.resolveRefresh)"):
+			t.Errorf("%s: %v, load %+v", load, err, plans)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v, want %q", load, err, want)
 		}
 	}
 }
