@@ -15,7 +15,8 @@ import (
 //   - load from the host (the default, any Entry, any URL): every host load goes through the
 //     one NodePort address, whose conntrack entries each row flushes, and it is timed on the
 //     machine that also sends the other rows' load;
-//   - a kubelet restart: it stops the terminations of every pod on the node, other rows' too;
+//   - a kubelet restart: it stops the terminations of every pod on the node, other rows' too
+//     (Validate asks it for load from the host today, which runs alone already);
 //   - a node drain: it cordons a node every row schedules on, so no other row's new pod can
 //     start there until it is uncordoned (two drains at once may cordon every worker, and the
 //     evicted pods' replacements have nowhere to start); a drain of the node the load enters at
