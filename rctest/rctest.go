@@ -9,9 +9,9 @@
 //
 // In Ginkgo's parallel mode (ginkgo --procs N) one process sets the cluster up and the others
 // join it: SetUp and Share in SynchronizedBeforeSuite's first function, Join in its second (see
-// the package example). Rows whose load comes from inside the cluster (check.LoadFromCluster)
-// share nothing and may run at once; rows with load from the host share the NodePort and must
-// be Serial specs.
+// the package example). A Plan for which check.Plan.RunsAlone gives a reason (load from the
+// host, which shares the NodePort; a node drain; ...) must be a Serial spec; the others may run
+// at once.
 package rctest
 
 import (

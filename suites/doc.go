@@ -3,8 +3,9 @@
 // The rows, and the reasoning behind each expected outcome, are in rows.go; every row runs
 // on the same engine a user's check does (package engine, through package rctest).
 //
-// A row is data (Row): what runs, the labels it chooses, why it must run alone, and what is
-// asserted of it besides its Outcome; adding a row is one entry in one of the XxxRows lists.
+// A row is data (Row): what runs, the labels it chooses, and what is asserted of it besides its
+// Outcome; whether it runs alone is check.Plan.RunsAlone of its plan. Adding a row is one entry
+// in one of the XxxRows lists.
 //
 // Labels select specs: smoke, conformance, the labels computed from a row's data (its
 // disruption: rollout-restart, delete-pod, force-delete, scale-down, scale-to-zero,

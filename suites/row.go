@@ -11,10 +11,10 @@ import (
 	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
-// Row is one row of the built-in matrix as data: what runs, the labels it chooses, why it must
-// run alone, and what is asserted of it besides its Outcome. Nothing is read out of its name:
-// the labels and the serial rule its typed fields imply are computed from those fields
-// (AllLabels, SerialReason), everything else is written in the row.
+// Row is one row of the built-in matrix as data: what runs, the labels it chooses, and what is
+// asserted of it besides its Outcome. Nothing is read out of its name: the labels its typed
+// fields imply and whether it runs alone are computed from those fields (AllLabels,
+// SerialReason), everything else is written in the row.
 type Row struct {
 	// Scenario is what runs: the sample app's settings, the Variant (name, preStop, grace
 	// period, expected Outcome and why), the disruption and the load ("" load path: as the
@@ -23,9 +23,6 @@ type Row struct {
 	// Labels are the Ginkgo labels the row chooses (LabelNegativeControl, LabelSlow, ...), on
 	// top of those its data implies.
 	Labels []string
-	// Serial, when set, says why the row must run alone although nothing else in it says so:
-	// what it does to the node would disturb the rows running beside it.
-	Serial string
 	// Also, when set, is asserted of the row besides its Outcome: a claim the verdict alone
 	// does not show (what the advice credits, what the times say).
 	Also func(*check.Row) error
@@ -57,7 +54,7 @@ func under(base scenario.Scenario, d check.DisruptionKind, expect check.Outcome,
 }
 
 // loadFrom is where r's load comes from; a row not yet given a path by Matrix counts as from
-// the host, the stricter case (it runs alone).
+// the host, the default of its plan (check.Plan.WithDefaults).
 func (r Row) loadFrom() check.LoadFrom {
 	if f := r.Scenario.Load.From; f != "" {
 		return f
@@ -73,16 +70,14 @@ func (r Row) AllLabels() []string {
 }
 
 // SerialReason is why r runs alone (a Ginkgo Serial spec), "" when it may run beside other
-// rows: its own Serial, or, with its load from the host, the one NodePort every host load
-// goes through.
+// rows: check.Plan.RunsAlone of the plan it runs (load from the host, a kubelet restart, a
+// node drain, ...). A row not yet given a load path counts as from the host, as its plan does.
 func (r Row) SerialReason() string {
-	switch {
-	case r.Serial != "":
-		return r.Serial
-	case r.loadFrom() != check.LoadFromCluster:
-		return "load from the host: the NodePort is one"
+	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
+	if err != nil {
+		return "an invalid row: " + err.Error() // the spec fails at its Plan
 	}
-	return ""
+	return p.RunsAlone()
 }
 
 // Name names r as the reports do (check.Applied's String): "naive: preStop=none sigterm=exit

@@ -371,7 +371,7 @@ func KubeletRestartRows() []Row {
 		// From the host: a load pod's ledger streams through the kubelet the row restarts.
 		{Scenario: fromHost(under(sample("kubelet-restart", scenario.ShutdownIgnore, nil, 10), check.KubeletRestart, check.Zero(),
 			"the app ignores SIGTERM, so SIGKILL ends each deleted pod; the kubelet restarts 3 s after the deletion. Nothing fails (keep-alive off, the endpoint long gone); what the row measures, per pod, is when the kill came: at 10 s if the restart changed nothing, about 13 s and later if \"the cluster retries from the start, including the full original grace period\" (the lifecycle section judges the claim)")),
-			Labels: []string{LabelSlow}, Serial: "a kubelet restart stops every other row's terminations on the node too", Also: kubeletRestarted},
+			Labels: []string{LabelSlow}, Also: kubeletRestarted},
 	}
 }
 
@@ -510,15 +510,12 @@ func ScaleDownRows() []Row {
 // be able to run on another node than the drained one. Not in the default make e2e.
 const LabelMultinode = "multinode"
 
-// drainSerial is why a drain row runs alone: it cordons a node, where the rows beside it could
-// not start a pod meanwhile.
-const drainSerial = "a drain cordons a node: no other row's new pod can be scheduled on it until it is uncordoned"
-
 // DrainRows drain the app off one node through the eviction API (drain-node): the textbook pod
 // (native preStop sleep 5 s, drains on SIGTERM, grace 30 s) with and without a
 // PodDisruptionBudget. Each drain cordons the node running the most ready pods of the app,
 // evicts the app's pods on it all at once (a 429 asked again every 5 s), waits until they are
-// gone and uncordons it.
+// gone and uncordons it. Each runs alone (check.Plan.RunsAlone): a cordoned node takes no other
+// row's new pod.
 func DrainRows() []Row {
 	d := check.DrainNode
 	one, budget := intstr.FromInt32(1), func(b check.PDB) *check.PDB { return &b }
@@ -534,11 +531,11 @@ func DrainRows() []Row {
 	return []Row{
 		{Scenario: under(withPDB, d, check.Zero(),
 			"3 replicas and a budget of maxUnavailable 1: of the pods on the drained node, the eviction API takes one and refuses the others (429) until its replacement is ready on another node, so 2 pods at least serve throughout; each evicted pod is a graceful delete whose 5 s preStop sleep outlasts endpoint propagation, then drains. Needs a second schedulable node: on one node the replacement waits for the uncordon and the drain is blocked (which fails the row)"),
-			Labels: []string{LabelMultinode}, Serial: drainSerial},
+			Labels: []string{LabelMultinode}},
 		{Scenario: under(colocated, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
 			"negative control: no budget, and a required pod affinity to the app's own pods on kubernetes.io/hostname puts the 3 replicas on one node, so one drain evicts them all at once. They keep serving through their 5 s preStop (kube-proxy sends to serving terminating endpoints when none is ready), then close their listeners; their replacements can only join the terminating pods' node, which is cordoned (the scheduler counts terminating pods for affinity), so they start only after the old pods are gone and the node is uncordoned: until one is ready the Service has no endpoint, and every new connection is refused (no-endpoint). On a multi-node cluster the affinity, not a node name, keeps them together; on one node the same happens"),
-			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial},
-		{Scenario: blocked, Serial: drainSerial},
+			Labels: []string{LabelMultinode, LabelNegativeControl}},
+		{Scenario: blocked},
 	}
 }
 
@@ -563,10 +560,10 @@ func ETPRows() []Row {
 	return []Row{
 		{Scenario: under(entry("etp-local-drain", corev1.ServiceExternalTrafficPolicyLocal), d, check.Failures(GoneThroughDockerProxy...).ByPhase(timeline.PhaseNoLocalEndpoint),
 			"negative control: externalTrafficPolicy Local, and the node the load enters is drained. While its pods run their 5 s preStop they are terminating but still serving, and kube-proxy on that node, which may send external traffic only to its own endpoints, falls back to its serving terminating ones, so requests are answered; once they drain and stop serving the node has no local endpoint and kube-proxy drops every new connection to the NodePort (timeouts through docker-proxy, a few EOF or reset as the listeners close), though the replicas on the other worker are ready, until the end of the row: the replacements go to the other worker while the node is cordoned, and nothing moves back after the uncordon (no-local-endpoint). A cloud load balancer would stop sending to the node only through its health check of the Service's healthCheckNodePort; kind has none, so the traffic keeps arriving"),
-			Labels: []string{LabelMultinode, LabelNegativeControl}, Serial: drainSerial, Also: drainedEntry},
+			Labels: []string{LabelMultinode, LabelNegativeControl}, Also: drainedEntry},
 		{Scenario: under(entry("etp-cluster-drain", corev1.ServiceExternalTrafficPolicyCluster), d, check.Zero(),
 			"the same drain of the node the load enters with externalTrafficPolicy Cluster: kube-proxy on that node forwards to any ready pod, those on the other worker too, so the drained pods' 5 s preStop outlasts endpoint propagation, they drain, and no request fails"),
-			Labels: []string{LabelMultinode}, Serial: drainSerial, Also: drainedEntry},
+			Labels: []string{LabelMultinode}, Also: drainedEntry},
 	}
 }
 

@@ -156,23 +156,27 @@ func TestRowsReadNoName(t *testing.T) {
 	}
 }
 
-// A row runs alone when its load comes from the host (one NodePort), or when it says why; a row
-// not yet given a load path counts as from the host. Its own reason wins.
+// A row runs alone for check.Plan.RunsAlone's reason: its load comes from the host (one
+// NodePort), or it drains a node; a row not yet given a load path counts as from the host.
 func TestSerialReason(t *testing.T) {
-	r := Row{Scenario: under(PreStopDrain, check.RolloutRestart, check.Zero(), "because")}
 	for _, tc := range []struct {
-		from         check.LoadFrom
-		serial, want string
+		from check.LoadFrom
+		kind check.DisruptionKind
+		want string
 	}{
-		{"", "", "load from the host: the NodePort is one"},
-		{check.LoadFromHost, "", "load from the host: the NodePort is one"},
-		{check.LoadFromCluster, "", ""},
-		{check.LoadFromCluster, "it restarts the kubelet", "it restarts the kubelet"},
-		{check.LoadFromHost, "it restarts the kubelet", "it restarts the kubelet"},
+		{"", check.RolloutRestart, "load from the host: "},
+		{check.LoadFromHost, check.RolloutRestart, "load from the host: "},
+		{check.LoadFromHost, check.DrainNode, "load from the host: "},
+		{check.LoadFromCluster, check.RolloutRestart, ""},
+		{check.LoadFromCluster, check.ScaleToZero, ""},
+		{check.LoadFromHost, check.KubeletRestart, "load from the host: "}, // the only load a kubelet restart takes
+		{check.LoadFromCluster, check.DrainNode, "a node drain "},
 	} {
-		r.Scenario.Load.From, r.Serial = tc.from, tc.serial
-		if got := r.SerialReason(); got != tc.want {
-			t.Errorf("from %q, Serial %q: %q, want %q", tc.from, tc.serial, got, tc.want)
+		r := Row{Scenario: under(PreStopDrain, tc.kind, check.Zero(), "because")}
+		r.Scenario.Load.From = tc.from
+		got := r.SerialReason()
+		if p, err := r.Scenario.Plan("matrix", "rollcheck/app:name"); err != nil || got != p.RunsAlone() || !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("from %q under %s: %q (plan: %v), want it to start with %q", tc.from, tc.kind, got, err, tc.want)
 		}
 	}
 }

@@ -40,10 +40,10 @@ var (
 	apps map[string]string
 )
 
-// The cluster is set up once, on Ginkgo's process 1, and every process joins it: rows with
-// load from the cluster run as many at once as there are processes (ginkgo --procs, make e2e's
-// ROLLCHECK_PROCS); rows with load from the host (they share the NodePort), and rows that say
-// why they must run alone (Row.Serial), are Serial specs, which Ginkgo runs on process 1 after
+// The cluster is set up once, on Ginkgo's process 1, and every process joins it: rows run as
+// many at once as there are processes (ginkgo --procs, make e2e's ROLLCHECK_PROCS), except the
+// rows that must run alone (Row.SerialReason, check.Plan.RunsAlone: load from the host, a
+// kubelet restart, a node drain), which are Serial specs, which Ginkgo runs on process 1 after
 // all others, one at a time. The setup may take 40 minutes: the cluster and the images take
 // minutes, but a first build of Traefik's image (its Go module, cold) takes over ten on two
 // shared cores; then each is cached.

@@ -5,8 +5,8 @@
 //
 // Probes may run several at once (WithParallel) when they share nothing: each row has a
 // namespace of its own, but load from the host goes through the cluster's one NodePort, whose
-// conntrack entries every row flushes, and a kubelet restart stops every pod's termination on
-// its node. So parallel probes are for load from load pods (check.LoadFromCluster) and other
-// disruptions only. Where a Runner sends its load from is the caller's to know, not tune's:
-// Parallelism says what a Plan allows when its Runner is engine.Run.
+// conntrack entries every row flushes, a kubelet restart stops every pod's termination on its
+// node and a node drain cordons a node every probe schedules on. check.Plan.RunsAlone is that
+// rule. What a Runner shares is the caller's to know, not tune's: Parallelism says what a Plan
+// allows when its Runner is engine.Run.
 package tune

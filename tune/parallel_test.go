@@ -459,14 +459,19 @@ func TestParallelOptions(t *testing.T) {
 	if err := Validate(tunePlan(t), WithPreStop(execSleep), WithParallel(MaxParallel)); err != nil {
 		t.Error(err)
 	}
-	host := tunePlan(t)
-	cluster := tunePlan(t)
-	cluster.Load.From = check.LoadFromCluster
-	kubelet := cluster
-	kubelet.Disruption.Kind = check.KubeletRestart
-	for p, want := range map[*check.Plan]int{&host: 1, &cluster: MaxParallel, &kubelet: 1} {
-		if got := Parallelism(*p); got != want {
-			t.Errorf("Parallelism of load from %q under %s: %d, want %d", p.Load.From, p.Disruption.Kind, got, want)
+	// Parallelism follows check.Plan.RunsAlone: one probe at a time from the host, and under a
+	// kubelet restart or a node drain from the cluster too.
+	for _, from := range []check.LoadFrom{check.LoadFromHost, check.LoadFromCluster} {
+		for _, kind := range check.DisruptionKinds {
+			p := tunePlan(t)
+			p.Load.From, p.Disruption.Kind = from, kind
+			want := MaxParallel
+			if from == check.LoadFromHost || kind == check.KubeletRestart || kind == check.DrainNode {
+				want = 1
+			}
+			if got := Parallelism(p); got != want {
+				t.Errorf("Parallelism of load from %q under %s: %d, want %d", from, kind, got, want)
+			}
 		}
 	}
 }

@@ -85,19 +85,16 @@ func WithProgress(f func(Probe)) Option { return func(o *options) { o.progress =
 // confirmation may run ahead too, next to the search probe of its value: both are
 // independent runs.
 //
-// Allow n > 1 only when probes share nothing: when each probe's load comes from load pods in
-// its own namespace (check.LoadFromCluster). Load from the host goes through the cluster's
-// one NodePort and its conntrack flush, so two probes at once would disturb each other's
-// verdicts. tune cannot see where a Runner sends its load from: the caller decides, for
-// example with Parallelism.
+// Allow n > 1 only when probes share nothing: when the base Plan may run beside others
+// (check.Plan.RunsAlone says why not: load from the host, a kubelet restart, a node drain, ...),
+// or two probes at once would disturb each other's verdicts. tune cannot see what a Runner
+// shares: the caller decides, for example with Parallelism.
 func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
 
-// Parallelism is the most probes of base that may run at once: 1 when its load comes from the
-// host (it shares the NodePort with every other probe) or its disruption restarts a kubelet
-// (which stops every other probe's terminations on the node too), MaxParallel otherwise.
+// Parallelism is the most probes of base that may run at once when its Runner is engine.Run:
+// 1 when base must run alone (check.Plan.RunsAlone), MaxParallel otherwise.
 func Parallelism(base check.Plan) int {
-	base = base.WithDefaults()
-	if base.Load.From != check.LoadFromCluster || base.Disruption.Kind == check.KubeletRestart {
+	if base.RunsAlone() != "" {
 		return 1
 	}
 	return MaxParallel

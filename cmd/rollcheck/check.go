@@ -37,8 +37,9 @@ const (
 
 const checkAbout = `Checks an app's shutdown configuration under load: every variant of a check file (or the one the
 flags describe) under every disruption, on the kind cluster (created or reused as make e2e does),
-or with --kubeconfig on an existing cluster. Rows whose load comes from load pods run in parallel
-(--parallel); rows whose load comes from the host run one at a time.
+or with --kubeconfig on an existing cluster. Rows run in parallel (--parallel), but a row whose load
+comes from the host or goes to a URL outside its namespace, or that restarts a kubelet or drains a
+node, runs with no other beside it.
 Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
@@ -66,22 +67,37 @@ func (r *runFlags) register(fs *flag.FlagSet, artifacts, dryRun, parallel string
 	fs.IntVar(&r.Parallel, "parallel", 0, parallel)
 }
 
-// atOnce is how many of the plans run at once: --parallel when given (above 1 only when every
-// plan's load comes from load pods), else as many plans from load pods as ROLLCHECK_PROCS
-// allows, the rule make e2e's Ginkgo processes follow (knobs.Procs). Plans whose load comes
-// from the host run one at a time either way (runRows).
+// atOnce is how many of the plans run at once: --parallel when given (above 1 only when some
+// plan may run beside others), else as many plans that may as ROLLCHECK_PROCS allows, the rule
+// make e2e's Ginkgo processes follow (knobs.Procs). A plan that must run alone
+// (check.Plan.RunsAlone) runs alone either way (schedule).
 func (r runFlags) atOnce(plans []check.Plan) (int, error) {
-	fromPods := 0
+	beside, refuse := 0, ""
 	for _, p := range plans {
-		if fromLoadPods(p) {
-			fromPods++
+		if p.RunsAlone() == "" {
+			beside++
+		} else if refuse == "" {
+			refuse = aloneRefusal("every row", p)
 		}
 	}
-	refuse := ""
-	if fromPods < len(plans) {
-		refuse = "rows whose load comes from the host share the NodePort and run one at a time; set load.from: cluster"
+	if beside > 0 {
+		refuse = ""
 	}
-	return r.parallel(fromPods, knobs.MaxProcs, refuse)
+	return r.parallel(beside, knobs.MaxProcs, refuse)
+}
+
+// aloneRefusal says why --parallel above 1 is refused when what (the rows, the probes) must run
+// one at a time because of p: its reason to run alone, and what to change when it is the load
+// from the host; "" when p may run beside others.
+func aloneRefusal(what string, p check.Plan) string {
+	why := p.RunsAlone()
+	switch {
+	case why == "":
+		return ""
+	case !fromLoadPods(p):
+		return fmt.Sprintf("%s must run alone (%s); set load.from: cluster", what, why)
+	}
+	return fmt.Sprintf("%s must run alone (%s)", what, why)
 }
 
 // parallel is the rule of --parallel, for check's rows and tune's probes: the flag when given
@@ -137,9 +153,10 @@ type checkFlags struct {
 func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	f := &checkFlags{}
 	f.register(fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
-		fmt.Sprintf("`N` rows at once, 1 to %d. Rows whose load comes from the host share the NodePort and run\n"+
-			"one at a time, alone: N > 1 is refused for them (default: as many rows from load pods as\n"+
-			"%s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
+		fmt.Sprintf("`N` rows at once, 1 to %d. A row runs alone when it would disturb the rows beside it: load\n"+
+			"from the host, load to a URL outside its namespace, a kubelet restart, a node drain; the others\n"+
+			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
+			"others as %s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE` (overrides the check file's cluster section): no\n"+
 		"cluster created, no image loaded; the load comes from load pods whose image "+knobs.EnvLoadImage+"\n"+
 		"(or cluster.loadImage) names, the app's images are the manifests' own, and only the namespaces\n"+
@@ -380,10 +397,10 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (
 // runRows runs every plan on the Target, writes the rows and the reports and decides the exit
 // code.
 //
-// Up to parallel rows whose load comes from load pods run at once, each in its own namespace:
-// they share nothing. A row whose load comes from the host runs alone, as the suites' Serial
-// rows do: host rows share the NodePort, and the host's load is timed on the machine the
-// others load too. The reports list the rows by their start.
+// Up to parallel rows run at once, each in its own namespace, except a row that must run alone
+// (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
+// with no other beside it, as the suites' Serial rows do. The reports list the rows by their
+// start.
 func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
@@ -429,13 +446,13 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 }
 
 // schedule calls run for each plan, taken in their order: up to parallel at once of the
-// plans whose load comes from load pods, and a plan whose load comes from the host alone. Once
-// ctx ends it starts no more; it returns when every run it started has returned.
+// plans that may run beside others, and a plan that must run alone (check.Plan.RunsAlone)
+// alone. Once ctx ends it starts no more; it returns when every run it started has returned.
 func schedule(ctx context.Context, plans []check.Plan, parallel int, run func(i int, p check.Plan)) {
 	var (
-		wg   sync.WaitGroup
-		slot = make(chan struct{}, max(1, parallel))
-		host sync.RWMutex // a plan from the host holds it alone; plans from load pods share it
+		wg    sync.WaitGroup
+		slot  = make(chan struct{}, max(1, parallel))
+		alone sync.RWMutex // a plan that must run alone holds it alone; the others share it
 	)
 	for i, p := range plans {
 		select {
@@ -445,11 +462,11 @@ func schedule(ctx context.Context, plans []check.Plan, parallel int, run func(i 
 		if ctx.Err() != nil {
 			break
 		}
-		// Taken here, not in the goroutine, so that a plan from the host waits for the plans
+		// Taken here, not in the goroutine, so that a plan that runs alone waits for the plans
 		// before it and holds back those after it; the runs under way end soon after ctx does.
-		lock, unlock := host.RLock, host.RUnlock
-		if !fromLoadPods(p) {
-			lock, unlock = host.Lock, host.Unlock
+		lock, unlock := alone.RLock, alone.RUnlock
+		if p.RunsAlone() != "" {
+			lock, unlock = alone.Lock, alone.Unlock
 		}
 		lock()
 		if ctx.Err() != nil {

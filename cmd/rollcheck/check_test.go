@@ -174,8 +174,9 @@ func mustAbs(t *testing.T, p string) string {
 	return a
 }
 
-// Rows run in parallel only when their load comes from the cluster: host rows share the NodePort.
-// Without --parallel, host rows run one at a time; --parallel above 1 with them is refused.
+// Rows run in parallel unless they must run alone (check.Plan.RunsAlone): host rows share the
+// NodePort, a drain cordons a node. Without --parallel such rows run one at a time; --parallel
+// above 1 is refused when every row must, and taken when some may run beside others.
 func TestCheckParallel(t *testing.T) {
 	calls := fakeTools(t)
 	base := []string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--dry-run"}
@@ -186,10 +187,12 @@ func TestCheckParallel(t *testing.T) {
 	}{
 		{nil, exitPass, ""}, // host rows, by default one at a time
 		{[]string{"--parallel", "1"}, exitPass, ""},
-		{[]string{"--parallel", "2"}, exitBadInput, "rows whose load comes from the host share the NodePort"},
+		{[]string{"--parallel", "2"}, exitBadInput, "--parallel 2: every row must run alone (load from the host: the NodePort is one"},
 		{[]string{"--parallel", "9", "--load-from", "cluster"}, exitBadInput, "--parallel 9: want 1 to 8"},
 		{[]string{"--parallel", "0"}, exitBadInput, "--parallel 0: want 1 to 8"},
 		{[]string{"--parallel", "3", "--load-from", "cluster"}, exitPass, ""},
+		{[]string{"--parallel", "2", "--load-from", "cluster", "--disruption", "drain-node"}, exitBadInput, "--parallel 2: every row must run alone (a node drain cordons"},
+		{[]string{"--parallel", "3", "--load-from", "cluster", "--disruption", "drain-node", "--disruption", "rollout-restart"}, exitPass, ""},
 	} {
 		code, _, stderr := checkCLI(t, append(slices.Clone(base), tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -209,6 +212,8 @@ func TestCheckParallel(t *testing.T) {
 // and never more than there are.
 func TestCheckRowsAtOnce(t *testing.T) {
 	host, pods := check.Plan{}, check.Plan{Load: check.Load{From: check.LoadFromCluster}}
+	drain := pods
+	drain.Disruption.Kind = check.DrainNode
 	rows := func(p check.Plan, n int) []check.Plan { return slices.Repeat([]check.Plan{p}, n) }
 	for _, tc := range []struct {
 		procs string
@@ -222,6 +227,9 @@ func TestCheckRowsAtOnce(t *testing.T) {
 		{"1", nil, rows(pods, 6), 1},
 		{"", nil, rows(host, 6), 1},
 		{"", nil, append(rows(host, 2), rows(pods, 4)...), 3}, // the host rows alone, the others 3 at a time
+		{"", nil, rows(drain, 3), 1},
+		{"", nil, append(rows(drain, 2), pods), 1},                                     // the one row beside no other
+		{"", []string{"--parallel", "3"}, append(rows(drain, 2), rows(pods, 4)...), 3}, // the drains alone
 		{"", []string{"--parallel", "6"}, rows(pods, 6), 6},
 		{"2", []string{"--parallel", "4"}, rows(pods, 6), 4}, // the flag over the knob
 	} {

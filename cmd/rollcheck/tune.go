@@ -15,6 +15,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/spec"
@@ -43,7 +44,9 @@ type tuneFlags struct {
 func newTuneFlags(fs *flag.FlagSet) *tuneFlags {
 	f := &tuneFlags{}
 	f.register(fs, defaultTuneArtifacts(), "check the input, say what would be tuned, and stop (no Docker, no cluster)",
-		"`N` probes at once (1: one after another, the only value this build takes)")
+		fmt.Sprintf("`N` probes at once, 1 to %d; above 1 only when the probes may run beside each other: not with\n"+
+			"load from the host or to a URL outside their namespace, a kubelet restart or a node drain\n"+
+			"(default: as many as %s allows, or 1)", tune.MaxParallel, knobs.EnvProcs))
 	fs.StringVar(&f.Sample, "sample", "", "tune the sample app (fixtures/app; needs the rollcheck module), which on SIGTERM does\n"+
 		"`MODE`: exit, drain or ignore; preStop is an httpGet to its own /prestop?sleep=<d>, so half\n"+
 		"seconds are real; terminationGracePeriodSeconds 30; threshold: no failed request")
@@ -170,14 +173,10 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 }
 
 // probesAtOnce is how many probes run at once: --parallel when given (above 1 only when the
-// base's probes share nothing: load from load pods, no kubelet restart), else as many as
+// base may run beside others: check.Plan.RunsAlone, tune.Parallelism), else as many as
 // ROLLCHECK_PROCS allows for such a base, the rule check's rows follow, and 1 for any other.
 func (f *tuneFlags) probesAtOnce(base check.Plan) (int, error) {
-	allowed, refuse := tune.Parallelism(base), ""
-	if allowed == 1 {
-		refuse = "the probes' load comes from the host (they share the NodePort) or they restart a kubelet, so they run one at a time; set load.from: cluster"
-	}
-	return f.parallel(allowed, tune.MaxParallel, refuse)
+	return f.parallel(tune.Parallelism(base), tune.MaxParallel, aloneRefusal("each probe", base))
 }
 
 // describe says what would be tuned, for --dry-run: "would tune sample-exit under

@@ -244,11 +244,14 @@ func TestProbeLine(t *testing.T) {
 }
 
 // clusterLoad is spec/testdata/good.yaml with its load from load pods, in a temporary directory.
-func clusterLoad(t *testing.T) string {
+func clusterLoad(t *testing.T, disruptions ...string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../spec/testdata/good.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(disruptions) > 0 {
+		b = []byte(strings.Replace(string(b), "disruptions: [{kind: rollout-restart, count: 3}]", "disruptions: ["+strings.Join(disruptions, ", ")+"]", 1))
 	}
 	dir := t.TempDir()
 	for _, m := range []string{"web.yaml"} {
@@ -267,12 +270,26 @@ func clusterLoad(t *testing.T) string {
 	return f
 }
 
-// --parallel above 1 is refused for probes whose load comes from the host, before any work.
-func TestTuneParallelHostRefused(t *testing.T) {
+// --parallel above 1 is refused, before any work, for probes that must run alone
+// (check.Plan.RunsAlone), with the reason: load from the host, or a node drain from the cluster.
+func TestTuneParallelAloneRefused(t *testing.T) {
 	calls := fakeTools(t)
-	code, _, stderr := tuneCLI(t, "--sample", "exit", "--parallel", "2", "--dry-run")
-	if code != exitBadInput || !strings.Contains(stderr, "--parallel 2: the probes' load comes from the host") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want exit 2 and one line", code, stderr)
+	drain := clusterLoad(t, "{kind: rollout-restart}", "{kind: drain-node}")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sample", "exit"}, "--parallel 2: each probe must run alone (load from the host: the NodePort is one"},
+		{[]string{"-f", drain, "--variant", "as-is", "--disruption", "drain-node"}, "--parallel 2: each probe must run alone (a node drain cordons"},
+	} {
+		code, _, stderr := tuneCLI(t, append(tc.args, "--parallel", "2", "--dry-run")...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("tune %q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// The same check's rollout probes may run beside each other.
+	if code, stdout, stderr := tuneCLI(t, "-f", drain, "--variant", "as-is", "--disruption", "rollout-restart", "--parallel", "2", "--dry-run"); code != exitPass || !strings.Contains(stdout, "; 2 probe(s) at once;") {
+		t.Errorf("rollout-restart from the cluster: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	noToolCalls(t, calls)
 }

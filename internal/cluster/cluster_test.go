@@ -200,34 +200,42 @@ esac
 	}
 }
 
-// fakeKind stands in for kind's provider and records the calls.
+// fakeKind stands in for kind's provider and records the calls; its clusters have nodes.
 type fakeKind struct {
 	clusters []string
+	nodes    []nodes.Node
+	mu       sync.Mutex
 	calls    []string
 }
 
+func (f *fakeKind) call(c string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+}
+
 func (f *fakeKind) List() ([]string, error) {
-	f.calls = append(f.calls, "List")
+	f.call("List")
 	return f.clusters, nil
 }
 func (f *fakeKind) Create(name string, _ ...kindcluster.CreateOption) error {
-	f.calls = append(f.calls, "Create "+name)
+	f.call("Create " + name)
 	return nil
 }
 func (f *fakeKind) KubeConfig(name string, _ bool) (string, error) {
-	f.calls = append(f.calls, "KubeConfig "+name)
+	f.call("KubeConfig " + name)
 	return "", errors.New("no kubeconfig in the fake")
 }
 func (f *fakeKind) ListNodes(name string) ([]nodes.Node, error) {
-	f.calls = append(f.calls, "ListNodes "+name)
-	return nil, nil
+	f.call("ListNodes " + name)
+	return f.nodes, nil
 }
 func (f *fakeKind) CollectLogs(name, dir string) error {
-	f.calls = append(f.calls, "CollectLogs "+name)
+	f.call("CollectLogs " + name)
 	return nil
 }
 func (f *fakeKind) Delete(name, kubeconfig string) error {
-	f.calls = append(f.calls, "Delete "+name)
+	f.call("Delete " + name)
 	if kubeconfig == "" {
 		return errors.New("kind would edit the user's kubeconfig")
 	}

@@ -20,8 +20,10 @@ import (
 
 // loadedImages remembers the images a Cluster loaded, by reference, with their image ID.
 type loadedImages struct {
-	loadedMu sync.Mutex
-	loaded   map[string]string
+	// loading is held across a whole LoadImages, so that rows started together wait for the
+	// one load in progress instead of each importing the same archive into the same nodes.
+	loading sync.Mutex
+	loaded  map[string]string
 }
 
 // Target is the engine's view of this kind cluster: its API server, the NodePort kind maps to
@@ -88,8 +90,11 @@ func (c *Cluster) RestartKubelet(ctx context.Context, node string) error {
 // docker-image does: the images are saved with docker save and imported into every node that
 // does not have them with that image ID (nodeutils.LoadImageArchive). An image this Cluster
 // loaded already, with the same image ID, is not looked at again: every row of a check names the
-// same images.
+// same images. Calls wait for each other (rows run in parallel): an image is loaded once, by
+// the first call that needs it, and the calls waiting find it loaded.
 func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
+	c.loading.Lock()
+	defer c.loading.Unlock()
 	ids := map[string]string{}
 	var todo []string
 	for _, ref := range refs {
@@ -98,10 +103,7 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 			return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
 		}
 		ids[ref] = strings.TrimSpace(id)
-		c.loadedMu.Lock()
-		done := c.loaded[ref] == ids[ref]
-		c.loadedMu.Unlock()
-		if !done && !slices.Contains(todo, ref) {
+		if c.loaded[ref] != ids[ref] && !slices.Contains(todo, ref) {
 			todo = append(todo, ref)
 		}
 	}
@@ -132,14 +134,12 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 		}
 		c.Logf("loaded %s into %d node(s) in %s", strings.Join(todo, ", "), len(need), time.Since(start).Round(100*time.Millisecond))
 	}
-	c.loadedMu.Lock()
 	if c.loaded == nil {
 		c.loaded = map[string]string{}
 	}
 	for _, ref := range todo {
 		c.loaded[ref] = ids[ref]
 	}
-	c.loadedMu.Unlock()
 	return nil
 }
 
