@@ -4,7 +4,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac e2e-all
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,6 +41,9 @@ e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rb
 
 smoke: ## only the smoke suite on kind
 	@bash scripts/e2e.sh smoke
+
+e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed); fails if any target failed
+	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
 	@bash scripts/faults.sh

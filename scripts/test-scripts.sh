@@ -223,6 +223,32 @@ E2E_TARGET=e2e-nope run_e2e
 r=0; { [ "$rc" -eq 2 ] && grep -q "e2e-nope: no such target" <<<"$out" && ! grep -q -e '^docker' -e '^rollcheck e2e' <<<"$calls"; } || r=1
 ok_if "e2e.sh with an unknown target stops before any work (exit 2)" "$r" "exit $rc; calls: $calls; output: $out"
 
+# --- e2e-all.sh with a fake make: every target in turn, each with its own ARTIFACTS, on after a
+# failure, a table of exit codes (the recipe's), times and rows; exit 1 when one failed -----------
+cat >"$F/make" <<'EOT'
+#!/usr/bin/env bash
+t=${*: -1}
+echo "make $t ARTIFACTS=$ARTIFACTS" >>"$FAKE_CALLS"
+case "$t" in
+  e2e-proxy) echo "conformance: 11 passed, 2 failed"; echo "make: *** [Makefile:28: e2e-proxy] Error 1" >&2; exit 2 ;;
+  e2e-rbac) echo "rbac: ok" ;;
+  *) echo "conformance: 3 passed, 0 failed" ;;
+esac
+EOT
+chmod +x "$F/make"
+rm -rf "$F/cache" "$F/calls" "$F/all"; rc=0
+out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" \
+  ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
+made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
+want_made=""
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
+  && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2  $F/all/e2e-proxy$" <<<"$out" \
+  && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +-  $F/all/e2e-rbac$" <<<"$out" \
+  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
+  && [ "$(tail -n 9 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
+
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck
 # check's exit code through: 0 every row passed, 1 a threshold broken, 2 bad input or no verdict.
 for want in 0 1 2; do

@@ -126,3 +126,40 @@ func TestTargetEnv(t *testing.T) {
 		t.Errorf("an unknown target: %v, want an error listing the targets", err)
 	}
 }
+
+// make e2e-all runs every e2e target of the table but smoke (make e2e selects its specs too) and
+// make e2e-rbac, each a Makefile target already; it is in .PHONY and its help says what it runs.
+func TestE2EAllRunsEveryTarget(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "scripts/e2e-all.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^TARGETS=\(([^)]*)\)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("scripts/e2e-all.sh has no TARGETS=(...) line")
+	}
+	got := strings.Fields(string(m[1]))
+	var want []string
+	for _, tg := range Targets {
+		if tg.Name != "smoke" {
+			want = append(want, tg.Name)
+		}
+	}
+	want = append(want, "e2e-rbac")
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("make e2e-all runs %q, want %q (in any order)", got, want)
+	}
+	rules, phony := makefile(t)
+	all, ok := rules["e2e-all"]
+	if !ok || !slices.Contains(phony, "e2e-all") || all.recipe != `@MAKE="$(MAKE)" bash scripts/e2e-all.sh` {
+		t.Fatalf("make e2e-all: %+v (in .PHONY: %v), want a .PHONY target running scripts/e2e-all.sh", all, slices.Contains(phony, "e2e-all"))
+	}
+	for _, name := range got {
+		if _, ok := rules[name]; !ok || !slices.Contains(phony, name) {
+			t.Errorf("make e2e-all runs %s, which is no .PHONY Makefile target", name)
+		}
+		if !strings.Contains(all.help, name) {
+			t.Errorf("make e2e-all's help does not name %s", name)
+		}
+	}
+}
