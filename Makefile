@@ -1,8 +1,10 @@
 # rollcheck: every target calls a script in scripts/ (set -euo pipefail); `make help` lists them.
+# The e2e targets' label filters, suites and clusters are one Go table (internal/knobs.Targets):
+# `bash scripts/e2e.sh TARGET` exports what the target sets (`rollcheck knobs target TARGET`).
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac e2e-all
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -17,30 +19,31 @@ bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, ach
 	@bash scripts/bench.sh
 
 e2e: ## the conformance suites on kind (creates the cluster and, if needed, the Docker engine and node image)
-	@bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e
 
 e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
-	@ROLLCHECK_LABELS=slow ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e-slow
 
 e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik built offline), not in make e2e (label proxy)
-	@ROLLCHECK_LABELS=proxy ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e-proxy
 
 e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating, a drain of the node the load enters (externalTrafficPolicy Local and Cluster) (labels multinode, terminating-endpoints, smoke)
-	@ROLLCHECK_WORKERS=$${ROLLCHECK_WORKERS:-2} ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-multinode} \
-	  ROLLCHECK_LABELS='multinode || terminating-endpoints || smoke' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/multinode bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e-multinode
 
 e2e-grpc: ## HTTP/2 (over cleartext and TLS) and gRPC rows (labels http2, grpc): GOAWAY, pinned connections, a client that balances itself (artifacts in _artifacts/grpc)
-	@ROLLCHECK_LABELS='http2 || grpc' ROLLCHECK_SUITES=suites ARTIFACTS=$${ARTIFACTS:-_artifacts}/grpc bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e-grpc
 
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
-	@ROLLCHECK_KUBE_PROXY_MODE=nftables ROLLCHECK_CLUSTER_NAME=$${ROLLCHECK_CLUSTER_NAME:-rollcheck-nftables} \
-	  ARTIFACTS=$${ARTIFACTS:-_artifacts}/nftables bash scripts/e2e.sh
+	@bash scripts/e2e.sh e2e-nftables
 
 e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, restricted Pod Security, no token in anything written (cluster of its own)
 	@bash scripts/e2e-rbac.sh
 
 smoke: ## only the smoke suite on kind
-	@ROLLCHECK_LABELS=smoke ROLLCHECK_SUITES=suites bash scripts/e2e.sh
+	@bash scripts/e2e.sh smoke
+
+e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed); fails if any target failed
+	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
 	@bash scripts/faults.sh

@@ -9,9 +9,16 @@
 #   the cluster deleted if this run created it and ROLLCHECK_KEEP_CLUSTER is not true.
 # ROLLCHECK_LABELS selects specs by Ginkgo label (e.g. smoke, rollout-restart, negative-control);
 # ROLLCHECK_SUITES the suite directories to build and run (`rollcheck knobs table` lists every knob).
+# Usage: e2e.sh [TARGET]. TARGET is one of make's e2e targets (e2e-grpc, smoke, ...: the table
+# internal/knobs.Targets): the knobs it sets are exported first, so the Makefile holds none.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=e2e
 cd "$REPO_ROOT"
+[ $# -le 1 ] || die "usage: e2e.sh [TARGET]"
+if [ $# -eq 1 ]; then
+  ensure_cli
+  use_target "$1"
+fi
 validate_knobs
 mkdir -p "$ARTIFACTS"
 ROLLCHECK_VERSION=$(git -C "$REPO_ROOT" describe --always --dirty 2>/dev/null || echo dev)

@@ -140,6 +140,19 @@ knob() {
   "$RC" knobs get "$1" || exit 2
 }
 
+# use_target NAME: export the knobs make's e2e target NAME sets (internal/knobs.Targets, through
+# `rollcheck knobs target NAME`: its label filter and suites, its cluster, workers, kube-proxy mode
+# and artifacts subdirectory where they differ from make e2e's), and log them. Needs the CLI.
+use_target() {
+  local env kv
+  env=$("$RC" knobs target "$1") || exit 2
+  while IFS= read -r kv; do
+    [ -n "$kv" ] || continue
+    export "${kv%%=*}=${kv#*=}"
+    log "target $1: ${kv%%=*}='${kv#*=}'"
+  done <<<"$env"
+}
+
 # choose_node_image: the node image make uses. Go decides (`rollcheck cluster node-image`: the
 # ROLLCHECK_NODE_IMAGE rule, kind's upstream image pulled under ROLLCHECK_PULL_TIMEOUT, and why
 # in the log); bash only builds the offline image when that is the choice. Exports

@@ -128,18 +128,21 @@ cat >"$F/tools/rollcheck" <<EOT
 #!/bin/sh
 echo "rollcheck \$*" >>"\$FAKE_CALLS"
 case "\$1" in knobs | cluster) exec "$F/tools/rollcheck-real" "\$@" ;; esac
+# e2e: what it would run with (the knobs a make target sets).
+[ "\$1" = e2e ] && echo "e2e with ROLLCHECK_LABELS=\${ROLLCHECK_LABELS:-} ROLLCHECK_SUITES=\${ROLLCHECK_SUITES:-} ROLLCHECK_CLUSTER_NAME=\${ROLLCHECK_CLUSTER_NAME:-}" >>"\$FAKE_CALLS"
 # check: --dry-run passes; the run itself exits with FAKE_CHECK_RC (default 0).
 case "\$1 \$*" in "check "*--dry-run*) exit 0 ;; "check "*) exit "\${FAKE_CHECK_RC:-0}" ;; esac
 EOT
 chmod +x "$F"/bin/* "$F"/tools/*
 
-# run_e2e ENV...: scripts/e2e.sh with the fakes; sets rc, out (its output) and calls (what it ran).
+# run_e2e ENV...: scripts/e2e.sh with the fakes (and the make target E2E_TARGET, when set); sets
+# rc, out (its output) and calls (what it ran).
 run_e2e() {
   rm -rf "$F/cache" "$F/artifacts" "$F/calls"; rc=0
   out=$(env -u ROLLCHECK_NODE_IMAGE -u ROLLCHECK_KEEP_CLUSTER -u ROLLCHECK_WORKERS -u ROLLCHECK_LABELS \
-    -u ROLLCHECK_SUITES -u ROLLCHECK_GINKGO_FLAGS -u ROLLCHECK_REPEAT -u ROLLCHECK_PROCS -u ROLLCHECK_LOAD_FROM -u ROLLCHECK_CLUSTER_NAME -u ROLLCHECK_KIND_CONFIG \
+    -u ROLLCHECK_SUITES -u ROLLCHECK_GINKGO_FLAGS -u ROLLCHECK_REPEAT -u ROLLCHECK_PROCS -u ROLLCHECK_LOAD_FROM -u ROLLCHECK_CLUSTER_NAME -u ROLLCHECK_KIND_CONFIG -u ROLLCHECK_KUBE_PROXY_MODE \
     -u ROLLCHECK_NODE_IMAGE_REF PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" \
-    ARTIFACTS="$F/artifacts" ROLLCHECK_NODE_IMAGE=example/node:v1 ROLLCHECK_SUITES=suites "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" 2>&1) || rc=$?
+    ARTIFACTS="$F/artifacts" ROLLCHECK_NODE_IMAGE=example/node:v1 ROLLCHECK_SUITES=suites "$@" timeout 60 bash "$REPO_ROOT/scripts/e2e.sh" ${E2E_TARGET:+"$E2E_TARGET"} 2>&1) || rc=$?
   calls=$(cat "$F/calls" 2>/dev/null || true)
 }
 # only_knob_work: the calls hold the CLI's build and its knob check, nothing else.
@@ -210,6 +213,41 @@ first=$(grep -n -e '^go mod download' -e '^go build' <<<"$calls" | head -1)
 r=0; { [[ $first == *"go mod download"* ]] && grep -q "waiting up to 300s for: go mod download" <<<"$out" \
   && grep -q "waiting up to 600s for: go build ginkgo (try 1/3)" <<<"$out" && ! grep -qi "build kind" <<<"$out"; } || r=1
 ok_if "tools.sh: go mod download first, builds under time limits, no kind binary" "$r" "calls: $calls; output: $out"
+# A make target's knobs come from Go's table (internal/knobs.Targets): its own label filter and
+# suites whatever the environment says, its artifacts subdirectory; an unknown target stops at once.
+E2E_TARGET=e2e-grpc run_e2e ROLLCHECK_LABELS=smoke
+r=0; { [ "$rc" -eq 0 ] && grep -q "^rollcheck e2e --ginkgo $F/cache/bin/ginkgo --artifacts $F/artifacts/grpc$" <<<"$calls" \
+  && grep -qx "e2e with ROLLCHECK_LABELS=http2 || grpc ROLLCHECK_SUITES=suites ROLLCHECK_CLUSTER_NAME=" <<<"$calls"; } || r=1
+ok_if "e2e.sh e2e-grpc runs with the target's knobs from Go's table" "$r" "exit $rc; calls: $calls; output: $out"
+E2E_TARGET=e2e-nope run_e2e
+r=0; { [ "$rc" -eq 2 ] && grep -q "e2e-nope: no such target" <<<"$out" && ! grep -q -e '^docker' -e '^rollcheck e2e' <<<"$calls"; } || r=1
+ok_if "e2e.sh with an unknown target stops before any work (exit 2)" "$r" "exit $rc; calls: $calls; output: $out"
+
+# --- e2e-all.sh with a fake make: every target in turn, each with its own ARTIFACTS, on after a
+# failure, a table of exit codes (the recipe's), times and rows; exit 1 when one failed -----------
+cat >"$F/make" <<'EOT'
+#!/usr/bin/env bash
+t=${*: -1}
+echo "make $t ARTIFACTS=$ARTIFACTS" >>"$FAKE_CALLS"
+case "$t" in
+  e2e-proxy) echo "conformance: 11 passed, 2 failed"; echo "make: *** [Makefile:28: e2e-proxy] Error 1" >&2; exit 2 ;;
+  e2e-rbac) echo "rbac: ok" ;;
+  *) echo "conformance: 3 passed, 0 failed" ;;
+esac
+EOT
+chmod +x "$F/make"
+rm -rf "$F/cache" "$F/calls" "$F/all"; rc=0
+out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" \
+  ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
+made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
+want_made=""
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
+  && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2  $F/all/e2e-proxy$" <<<"$out" \
+  && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +-  $F/all/e2e-rbac$" <<<"$out" \
+  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
+  && [ "$(tail -n 9 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck
 # check's exit code through: 0 every row passed, 1 a threshold broken, 2 bad input or no verdict.

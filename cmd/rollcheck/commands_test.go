@@ -110,6 +110,7 @@ func TestUnknownCommandExits2(t *testing.T) {
 		{[]string{"cluster", "load-image", "--bogus"}, "rollcheck cluster load-image: flag provided but not defined: -bogus (rollcheck cluster help load-image)"},
 		{[]string{"cluster", "proxy-images", "envoy"}, `rollcheck cluster proxy-images: unknown proxy "envoy": want one of [haproxy nginx caddy traefik] (rollcheck cluster help proxy-images)`},
 		{[]string{"knobs", "extra"}, `rollcheck knobs: unexpected arguments ["extra"]`},
+		{[]string{"knobs", "target", "e2e-nope"}, `rollcheck knobs: e2e-nope: no such target (make's e2e targets: e2e, `},
 		{[]string{"report"}, "rollcheck report: want one directory, got 0 arguments"},
 		{[]string{"cluster", "logs"}, "rollcheck cluster logs: want one directory, got 0 arguments"},
 		{[]string{"e2e", "extra"}, `rollcheck e2e: unexpected arguments ["extra"]`},
@@ -118,6 +119,16 @@ func TestUnknownCommandExits2(t *testing.T) {
 		if code != exitBadInput || stdout != "" || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("rollcheck %q: exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", tc.args, code, stdout, stderr, tc.want)
 		}
+	}
+}
+
+// rollcheck knobs target NAME prints the knobs make's target sets, one NAME=value a line, for
+// scripts/e2e.sh to export.
+func TestKnobsTarget(t *testing.T) {
+	t.Setenv("ARTIFACTS", "/tmp/art")
+	code, stdout, stderr := rollcheck("knobs", "target", "e2e-grpc")
+	if want := "ROLLCHECK_LABELS=http2 || grpc\nROLLCHECK_SUITES=suites\nARTIFACTS=/tmp/art/grpc\n"; code != exitPass || stdout != want || stderr != "" {
+		t.Errorf("rollcheck knobs target e2e-grpc: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 	}
 }
 

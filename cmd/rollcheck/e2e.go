@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,10 +11,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
@@ -35,7 +39,8 @@ image: every knob checked, the cluster acquired (created or reused), the Ginkgo 
 ROLLCHECK_SUITES run as a child process (SIGINT and SIGTERM passed on; a time limit), the report
 written into the artifacts, the cluster released (deleted if this run created it and
 ROLLCHECK_KEEP_CLUSTER is not set).
-Exit: ginkgo's; 1 the report or the cluster failed; 2 a bad knob; 130 interrupted.`
+A run whose label filter (ROLLCHECK_LABELS) selects no spec of any suite fails (a misspelt label).
+Exit: ginkgo's; 1 the report or the cluster failed, or no spec selected; 2 a bad knob; 130 interrupted.`
 
 // e2eFlags are rollcheck e2e's flags.
 type e2eFlags struct {
@@ -119,7 +124,7 @@ func runE2E(_ context.Context, f *e2eFlags, args []string, stdout, stderr io.Wri
 	logf("step cluster-up: done in %s (%s)", time.Since(step).Round(time.Second), map[bool]string{true: "created", false: "reused"}[r.Cluster.Created])
 
 	// The suites reuse the cluster acquired above and leave it to this run.
-	for _, d := range []string{"rows", "examples"} {
+	for _, d := range []string{"rows", "examples", ginkgoReport} {
 		if err := os.RemoveAll(filepath.Join(art, d)); err != nil {
 			logf("ERROR: %v", err)
 			return 1
@@ -128,6 +133,13 @@ func runE2E(_ context.Context, f *e2eFlags, args []string, stdout, stderr io.Wri
 	step = time.Now()
 	code, interrupted = runGinkgo(f.Ginkgo, ginkgoArgs(art), sigs, suiteTimeout()+10*time.Minute, logf)
 	logf("step suites: exit %d in %s", code, time.Since(step).Round(time.Second))
+	if sel, ok := readSelection(filepath.Join(art, ginkgoReport)); ok && sel.specs == 0 && !interrupted {
+		l, _ := knobs.Get(os.Getenv, knobs.EnvLabels)
+		dirs, _ := knobs.Get(os.Getenv, knobs.EnvSuites)
+		logf("ERROR: %s=%q selects no spec of %s=%q: a misspelt label? The suites' labels: %s",
+			knobs.EnvLabels, l, knobs.EnvSuites, dirs, strings.Join(sel.labels, ", "))
+		code = max(code, 1)
+	}
 	if _, err := os.Stat(filepath.Join(art, "rows")); err == nil {
 		if err := writeReport(art, stdout, stderr); err != nil {
 			logf("report: %v", err)
@@ -147,6 +159,9 @@ func suiteTimeout() time.Duration {
 	return time.Duration(repeat) * time.Hour
 }
 
+// ginkgoReport is the merged JSON report ginkgo writes into the artifacts (ginkgoArgs).
+const ginkgoReport = "ginkgo-report.json"
+
 // ginkgoArgs is the ginkgo command line of make e2e, from the knobs (checked already).
 func ginkgoArgs(art string) []string {
 	args := []string{"-r", "--keep-going", "--tags=e2e", "--timeout=" + suiteTimeout().String(), "--poll-progress-after=120s"}
@@ -162,10 +177,66 @@ func ginkgoArgs(art string) []string {
 	// that needs a runtime which takes lifecycle.stopSignal (the offline image's does not).
 	l, _ := knobs.Get(os.Getenv, knobs.EnvLabels)
 	args = append(args, "--label-filter="+l)
-	args = append(args, "--output-dir="+art, "--junit-report=junit.xml", "--json-report=ginkgo-report.json")
-	args = append(args, strings.Fields(os.Getenv(knobs.EnvGinkgoFlags))...)
+	// A run must select a spec: a misspelt label would otherwise pass having run nothing. Ginkgo's
+	// --fail-on-empty belongs to a suite (types.SuiteConfig.FailOnEmpty: each suite process fails
+	// when the filter selects none of its specs), so with several directories it would fail a run
+	// that selects rows in one (examples/check has none under ROLLCHECK_LABELS=rollout-restart):
+	// ginkgo gets it for one directory only, and runE2E checks the run as a whole in the merged
+	// report (readSelection).
 	suites, _ := knobs.Get(os.Getenv, knobs.EnvSuites)
+	if len(strings.Fields(suites)) == 1 {
+		args = append(args, "--fail-on-empty")
+	}
+	args = append(args, "--output-dir="+art, "--junit-report=junit.xml", "--json-report="+ginkgoReport)
+	args = append(args, strings.Fields(os.Getenv(knobs.EnvGinkgoFlags))...)
 	return append(args, strings.Fields(suites)...)
+}
+
+// selection is what a run's label filter selected, by ginkgo's merged JSON report.
+type selection struct {
+	// specs is how many specs the filter selected over every Ginkgo suite (each suite's
+	// PreRunStats.SpecsThatWillRun: counted before any ran, whatever happened next).
+	specs int
+	// labels are every label of the suites' specs, sorted: what the filter could have named.
+	labels []string
+}
+
+// readSelection reads ginkgo's merged JSON report at path, and tells whether it says what the
+// filter selected: it does not when it is missing or unreadable, holds no suite, or holds one
+// whose tree was never built (a suite that did not compile or was skipped after another failed
+// reports no spec, and ginkgo fails the run for it already). A plain go test package in
+// ROLLCHECK_SUITES (examples/gotest) is in no report: the label filter does not reach it.
+func readSelection(path string) (selection, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return selection{}, false
+	}
+	var reports []struct {
+		SuiteSucceeded bool
+		SuiteLabels    []string
+		PreRunStats    types.PreRunStats
+		SpecReports    []struct {
+			ContainerHierarchyLabels [][]string
+			LeafNodeLabels           []string
+		}
+	}
+	if err := json.Unmarshal(b, &reports); err != nil || len(reports) == 0 {
+		return selection{}, false
+	}
+	var sel selection
+	for _, r := range reports {
+		if r.PreRunStats.TotalSpecs == 0 && !r.SuiteSucceeded {
+			return selection{}, false
+		}
+		sel.specs += r.PreRunStats.SpecsThatWillRun
+		sel.labels = append(sel.labels, r.SuiteLabels...)
+		for _, sp := range r.SpecReports {
+			sel.labels = append(sel.labels, slices.Concat(append(sp.ContainerHierarchyLabels, sp.LeafNodeLabels)...)...)
+		}
+	}
+	slices.Sort(sel.labels)
+	sel.labels = slices.Compact(sel.labels)
+	return sel, true
 }
 
 // runGinkgo runs ginkgo in a process group of its own (a Ctrl-C at the terminal reaches it only

@@ -11,7 +11,8 @@ import (
 
 // knobsCmd is `rollcheck knobs`: with no argument it checks every knob; `get NAME` prints one
 // knob's value by its rule, so that the scripts hold no copy of a default or of a rule; `table`
-// prints the README's table of knobs.
+// prints the README's table of knobs; `target NAME` prints the knobs make's target NAME sets
+// (knobs.Targets), one NAME=value a line, for scripts/e2e.sh to export.
 func knobsCmd(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
@@ -23,6 +24,16 @@ func knobsCmd(args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 		fmt.Fprintln(stdout, v)
+		return exitPass
+	case len(args) == 2 && args[0] == "target":
+		env, err := knobs.TargetEnv(args[1], os.Getenv)
+		if err != nil {
+			fmt.Fprintln(stderr, "rollcheck knobs:", err)
+			return exitBadInput
+		}
+		for _, kv := range env {
+			fmt.Fprintln(stdout, kv)
+		}
 		return exitPass
 	case len(args) == 1 && args[0] == "table":
 		if err := knobs.WriteTable(stdout); err != nil {

@@ -86,18 +86,20 @@ func TestBoolKnob(t *testing.T) {
 	}
 }
 
+// env is an environment of the pairs name, value in kv.
+func env(kv ...string) func(string) string {
+	return func(k string) string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1]
+			}
+		}
+		return ""
+	}
+}
+
 // ROLLCHECK_PROCS and ROLLCHECK_LOAD_FROM read by their rules, with their defaults when unset.
 func TestProcsAndLoadMode(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
 	if n, err := Procs(env()); n != DefaultProcs || err != nil {
 		t.Errorf("Procs unset = %d, %v; want %d", n, err, DefaultProcs)
 	}
