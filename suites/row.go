@@ -18,7 +18,8 @@ import (
 type Row struct {
 	// Scenario is what runs: the sample app's settings, the Variant (name, preStop, grace
 	// period, expected Outcome and why), the disruption and the load ("" load path: as the
-	// run's ROLLCHECK_LOAD_FROM says, see Matrix).
+	// run's ROLLCHECK_LOAD_FROM says, see Matrix). An at-most row's bound is its configuration's
+	// on its load path, from its recorded runs (Bound), set by Matrix with the path.
 	Scenario scenario.Scenario
 	// Labels are the Ginkgo labels the row chooses (LabelNegativeControl, LabelSlow, ...), on
 	// top of those its data implies.
@@ -105,7 +106,7 @@ func (r Row) Timeout() time.Duration {
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
 // cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
-// the twins of the other.
+// the twins of the other. Each at-most row gets the bound of its load path (Bound).
 func Matrix(rows []Row, mode knobs.MatrixLoad) []Row {
 	def := check.LoadFromCluster
 	if mode == knobs.LoadHost {
@@ -119,6 +120,7 @@ func Matrix(rows []Row, mode knobs.MatrixLoad) []Row {
 		case mode != knobs.LoadBoth && r.Scenario.Load.From != def:
 			continue
 		}
+		r.Scenario = withBound(r.Scenario) // the bound of the path it now has
 		out = append(out, r)
 	}
 	return out
