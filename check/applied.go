@@ -12,7 +12,7 @@ func (c Applied) String() string {
 }
 
 // Shape is the shutdown configuration and client mode, without name and disruption:
-// "preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 req=5s keepalive=on POST".
+// "preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 req=5s readyDelay=2s keepalive=on POST".
 func (c Applied) Shape() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "preStop=%s", c.PreStop)
@@ -34,6 +34,9 @@ func (c Applied) Shape() string {
 	}
 	if c.RequestDuration > 0 {
 		fmt.Fprintf(&b, " req=%s", c.RequestDuration)
+	}
+	if c.ReadyDelay > 0 {
+		fmt.Fprintf(&b, " readyDelay=%s", c.ReadyDelay)
 	}
 	if c.Patched {
 		b.WriteString(" +patch")

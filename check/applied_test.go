@@ -22,6 +22,11 @@ func TestConfigString(t *testing.T) {
 			c.RequestDuration, c.Patched, c.KeepAlive, c.Method = 5*time.Second, true, true, "POST"
 		}, "prestop-5s: preStop=sleep:5s sigterm=drain grace=30s req=5s +patch keepalive=on POST rollout-restart×3",
 			"preStop=sleep:5s sigterm=drain grace=30s req=5s +patch keepalive=on POST", "rollout-restart×3"},
+		// The app's warm-up, when known (the sample app's --ready-delay).
+		{"slow to turn ready", func(c *Applied) {
+			c.RequestDuration, c.ReadyDelay = 5*time.Second, 2*time.Second
+		}, "prestop-5s: preStop=sleep:5s sigterm=drain grace=30s req=5s readyDelay=2s keepalive=off rollout-restart×3",
+			"preStop=sleep:5s sigterm=drain grace=30s req=5s readyDelay=2s keepalive=off", "rollout-restart×3"},
 		// A user's app: what it does on SIGTERM is not known.
 		{"no sigterm, exec hook", func(c *Applied) {
 			c.OnSIGTERM, c.PreStop, c.Disruption, c.Count, c.Method = "", PreStop{Exec: []string{"/app", "sleep", "5s"}}, ForceDelete, 1, ""

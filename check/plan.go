@@ -116,6 +116,9 @@ type App struct {
 	// RequestDuration is how long the app takes to answer, when known: the load's timeout and
 	// the settle time add it.
 	RequestDuration time.Duration
+	// ReadyDelay is how long a new pod of the app takes after its start to report ready (a
+	// warm-up), when known (the sample app's --ready-delay): for reports.
+	ReadyDelay time.Duration
 }
 
 // Variant is the app's Deployment with a change: the configuration being benchmarked. Nil
@@ -388,7 +391,9 @@ type Applied struct {
 	OnSIGTERM       string        `json:"onSIGTERM,omitempty"`
 	GraceSeconds    int64         `json:"terminationGracePeriodSeconds"`
 	RequestDuration time.Duration `json:"requestDuration,omitempty"`
-	Replicas        int           `json:"replicas"`
+	// ReadyDelay is the app's warm-up before it reports ready, when known (App.ReadyDelay).
+	ReadyDelay time.Duration `json:"readyDelay,omitempty"`
+	Replicas   int           `json:"replicas"`
 	// Patched is true when the variant applied a strategic-merge patch.
 	Patched   bool   `json:"patched,omitempty"`
 	Path      string `json:"path"`

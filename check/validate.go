@@ -426,6 +426,9 @@ func (a App) check() []error {
 	if a.Port < 1 || a.Port > 65535 {
 		bad("port %d: want 1 to 65535", a.Port)
 	}
+	if a.ReadyDelay < 0 {
+		bad("readyDelay %s: want 0 or more", a.ReadyDelay)
+	}
 	seen := map[string]bool{}
 	for _, o := range a.Objects {
 		kind := kindOf(o)
@@ -729,7 +732,7 @@ func (p Plan) FrontContainer() string {
 func (p Plan) Applied() Applied {
 	p = p.WithDefaults()
 	a := Applied{
-		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration,
+		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration, ReadyDelay: p.App.ReadyDelay,
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,

@@ -274,6 +274,7 @@ func TestCheckRejects(t *testing.T) {
 			p.Load.URL, p.Load.From, p.Load.Resolve, p.Load.ResolveSetting = "http://front/", LoadFromCluster, "app-headless", "valid=1s"
 		}, `load resolveSetting "valid=1s": names the setting of a resolveRefresh, which is not set`},
 		{"path without /", func(_ *testing.T, p *Plan) { p.App.Path = "hello" }, `path "hello": must start with /`},
+		{"negative ready delay", func(_ *testing.T, p *Plan) { p.App.ReadyDelay = -time.Second }, "readyDelay -1s: want 0 or more"},
 		{"Always on a loaded image", func(t *testing.T, p *Plan) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullAlways
 		}, "container app: imagePullPolicy Always on image rollcheck-app:t1, which rollcheck loads from the local Docker engine and cannot be pulled"},

@@ -128,15 +128,16 @@ func loadFrom(a check.Applied) check.LoadFrom {
 }
 
 // AppChanges lists how the app's shutdown configuration differs between two rows: preStop,
-// SIGTERM handling, grace period, request duration, replicas, a patch, the stop signal, the
-// sidecars (classic → native, a preStop on the proxy), and the expectation.
+// SIGTERM handling, grace period, request duration, warm-up before ready, replicas, a patch, the
+// stop signal, the sidecars (classic → native, a preStop on the proxy), and the expectation.
 // These are compared, not refused: benchmarking a new configuration against the old is the
 // point.
 func AppChanges(base, next check.Applied) []string {
 	return changed(" ",
 		field{"preStop", base.PreStop, next.PreStop}, field{"sigterm", base.OnSIGTERM, next.OnSIGTERM},
 		field{"grace", fmt.Sprintf("%ds", base.GraceSeconds), fmt.Sprintf("%ds", next.GraceSeconds)},
-		field{"req", base.RequestDuration, next.RequestDuration}, field{"replicas", base.Replicas, next.Replicas},
+		field{"req", base.RequestDuration, next.RequestDuration}, field{"readyDelay", base.ReadyDelay, next.ReadyDelay},
+		field{"replicas", base.Replicas, next.Replicas},
 		field{"patched", base.Patched, next.Patched}, field{"stopSignal", orDash(base.StopSignal), orDash(next.StopSignal)},
 		field{"sidecars", sidecarsOf(base), sidecarsOf(next)}, field{"expect", base.Expect.String(), next.Expect.String()})
 }

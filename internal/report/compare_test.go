@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/stats"
@@ -129,12 +130,13 @@ func TestConfigDiffs(t *testing.T) {
 		t.Errorf("ConfigDiffs ignoring why and settle = %q", d)
 	}
 	b.PreStop, b.KeepAlive, b.Count, b.Path, b.Expect, b.Replicas = check.PreStop{None: true}, true, 3, "/slow", check.AtMost(0.01), 2
+	b.ReadyDelay = 2 * time.Second
 	want := []string{"count: 2 → 3", "keep-alive: false → true", "path: / → /slow"}
 	if got := ConfigDiffs(a, b); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("ConfigDiffs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The app's own configuration is what a comparison is for: listed, not refused.
-	wantApp := []string{"preStop sleep:5s → none", "replicas 3 → 2", "expect 0 failures → ≤ 1.00%"}
+	wantApp := []string{"preStop sleep:5s → none", "readyDelay 0s → 2s", "replicas 3 → 2", "expect 0 failures → ≤ 1.00%"}
 	if got := AppChanges(a, b); strings.Join(got, "\n") != strings.Join(wantApp, "\n") {
 		t.Errorf("AppChanges =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantApp, "\n"))
 	}

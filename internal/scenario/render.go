@@ -34,7 +34,7 @@ func Render(name string, a Sample, image string) ([]check.Object, error) {
 		"Proxy": a.Proxy != nil, "ProxyNative": a.Proxy != nil && a.Proxy.Native, "ProxyPreStop": a.Proxy.preStopSeconds(),
 		"ProxyQuiet": a.Proxy != nil && a.Proxy.Quiet, "Protocol": a.Protocol,
 		"GracefulTimeout": durationOrEmpty(a.GracefulTimeout), "MaxConnectionAge": durationOrEmpty(a.MaxConnectionAge),
-		"MaxConnectionAgeGrace": durationOrEmpty(a.MaxConnectionAgeGrace),
+		"MaxConnectionAgeGrace": durationOrEmpty(a.MaxConnectionAgeGrace), "ReadyDelay": durationOrEmpty(a.ReadyDelay),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)

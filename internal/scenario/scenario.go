@@ -28,6 +28,10 @@ type Sample struct {
 	DrainDelay time.Duration
 	// RequestDuration is how long the app takes to answer a request.
 	RequestDuration time.Duration
+	// ReadyDelay is the app's warm-up (its --ready-delay): its readiness probe fails for this
+	// long after it starts, so that a new pod turns ready that much later (0: at once). The app
+	// serves meanwhile; only the Service does not send to it.
+	ReadyDelay time.Duration
 	// Entry is how the image starts the app, which decides who is PID 1: "" (the app itself,
 	// exec form), "shell" (a wrapper script under a shell that does not pass SIGTERM on) or
 	// "tini" (a minimal init that forwards signals). The front end builds the image
@@ -160,6 +164,9 @@ func (a Sample) check() error {
 	if a.RequestDuration < 0 || a.RequestDuration > time.Minute {
 		bad("requestDuration %s: want 0 to 1m", a.RequestDuration)
 	}
+	if a.ReadyDelay < 0 || a.ReadyDelay > time.Minute {
+		bad("readyDelay %s: want 0 to 1m", a.ReadyDelay)
+	}
 	return oneline.Join(errs)
 }
 
@@ -223,7 +230,7 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 	p := check.Plan{
 		Suite: suite,
 		App: check.App{Objects: objs, Deployment: AppName, Port: SampleAppPort, Container: container, Path: "/", Images: []string{image},
-			OnSIGTERM: onSIGTERM, RequestDuration: s.App.RequestDuration},
+			OnSIGTERM: onSIGTERM, RequestDuration: s.App.RequestDuration, ReadyDelay: s.App.ReadyDelay},
 		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Settle: s.Settle,
 	}
 	if s.Front != nil {

@@ -159,6 +159,35 @@ func TestPlanProtocol(t *testing.T) {
 	}
 }
 
+// The app's warm-up becomes its READY_DELAY variable and goes into what the row says it ran; a
+// row without one sets no variable, and one outside 0 to 1m is refused.
+func TestPlanReadyDelay(t *testing.T) {
+	s := good()
+	s.App.ReadyDelay = 2 * time.Second
+	p, dep, _ := planned(t, s)
+	env := map[string]string{}
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if env["READY_DELAY"] != "2s" || p.App.ReadyDelay != 2*time.Second {
+		t.Errorf("READY_DELAY=%q, App.ReadyDelay %s; want 2s", env["READY_DELAY"], p.App.ReadyDelay)
+	}
+	if got := p.Applied().String(); got != "good: preStop=sleep:5s sigterm=drain+2s grace=30s req=100ms readyDelay=2s keepalive=on rollout-restart×3" {
+		t.Errorf("Applied = %q", got)
+	}
+	_, dep, _ = planned(t, good())
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "READY_DELAY" {
+			t.Errorf("a row without a warm-up sets READY_DELAY=%q", e.Value)
+		}
+	}
+	bad := good()
+	bad.App.ReadyDelay = 2 * time.Minute
+	if _, err := bad.Plan("rollout", image); err == nil || !strings.Contains(err.Error(), "readyDelay 2m0s: want 0 to 1m") {
+		t.Errorf("Plan with a warm-up of 2m: %v", err)
+	}
+}
+
 // The grpc mode: its settings become the app's variables, gRPC on the load's port, the
 // readiness probe on the admin port.
 func TestPlanGRPC(t *testing.T) {
