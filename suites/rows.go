@@ -586,9 +586,11 @@ func TerminatingRows() []Row {
 	exits := sample("single-exit", scenario.ShutdownExit, nil, 30)
 	exits.Variant.Replicas = ptr.To[int32](1)
 	// The same 5 s of serving after the deletion as single-prestop, but after SIGTERM, with the
-	// sample app's readiness failing at SIGTERM: the only difference is the serving condition.
+	// sample app's readiness failing at SIGTERM: the difference is the serving condition. The
+	// warm-up of 2 s (two readiness periods) makes the replacement turn ready after the old
+	// endpoint stopped serving, and before the old app closes its listener.
 	unready := sample("single-unready", scenario.ShutdownDrain, nil, 30)
-	unready.Variant.Replicas, unready.App.DrainDelay = ptr.To[int32](1), 5*time.Second
+	unready.Variant.Replicas, unready.App.DrainDelay, unready.App.ReadyDelay = ptr.To[int32](1), 5*time.Second, 2*time.Second
 	zero := sample("zero-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
 	zero.Variant.Replicas = ptr.To[int32](3)
 	return []Row{
@@ -599,7 +601,7 @@ func TerminatingRows() []Row {
 			"negative control: one replica, no preStop, an app that exits at SIGTERM: the only pod stops serving at the deletion, before its replacement is ready, so the Service has no endpoint ready or serving and every new connection is refused until the replacement is (no-endpoint)"),
 			Labels: []string{LabelTerminating, LabelNegativeControl}},
 		{Scenario: under(unready, d, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
-			"negative control against single-prestop: one replica, no preStop, an app that keeps serving 5 s after SIGTERM but fails its readiness probe at SIGTERM. Its endpoint turns serving=false at the next probe (period 1 s), so kube-proxy has no endpoint ready or serving while the app still answers on its pod IP, and new connections are refused until the replacement is ready (no-endpoint): readiness, not the process, decides the fallback. Measured, the prediction mostly fails: 8, 0, 14, 0 and 0 failures in five runs, since the replacement is ready about 1 s after the deletion, about when the probe turns the old endpoint not serving; the window the mechanism needs is there only when the replacement is slower to be ready than one probe period"),
+			"negative control against single-prestop: one replica, no preStop, an app that keeps serving 5 s after SIGTERM but fails its readiness probe at SIGTERM, and that warms up 2 s after its start before its readiness passes (--ready-delay). The old pod's endpoint turns serving=false at its next probe, at most one probe period (1 s) after SIGTERM; its replacement, created at the deletion, starts after the old pod got SIGTERM and turns ready no sooner than 2 s after its start, so by construction at least about 1 s after the old endpoint stopped serving (typically 2 to 3 s), and kube-proxy, which applies two changes at least its minSyncPeriod (1 s) apart, has no endpoint ready or serving in between: new connections are refused until the replacement is ready (no-endpoint), while the old app still answers on its pod IP (it closes its listener 5 s after SIGTERM, after the replacement is ready, typically 2.5 to 4 s after the deletion). Readiness, not the process, decides the fallback; the warm-up alone does not make the outage: single-prestop's 5 s of serving with readiness passing would outlast it. Measured without the warm-up, the prediction mostly failed (8, 0, 14, 0 and 0 failures in five runs): the replacement was ready about 1 s after the deletion, about when the probe turned the old endpoint not serving, so the window was usually empty. Not yet measured with it"),
 			Labels: []string{LabelTerminating, LabelNegativeControl}},
 		{Scenario: under(zero, check.ScaleToZero, check.Failures(slices.Concat(GoneFromInside, GoneThroughDockerProxy)...).ByPhase(timeline.PhaseNoEndpoint),
 			"3 replicas scaled to zero, then back: all three terminate at once and keep answering through their 5 s preStop (not ready, still serving: kube-proxy's fallback), then close their listeners; from the last exit until a new pod is ready after the scale back, the Service has no endpoint and new connections are refused (no-endpoint), and no failure comes before the exits (propagation, in-flight). A control of the no-endpoint phase at scale: the failures are the scale's own"),
