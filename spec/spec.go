@@ -54,7 +54,7 @@ type Check struct {
 	Repeat   int       `json:"repeat,omitempty"`
 	Variants []Variant `json:"variants"`
 	// Cluster, when set, is an existing cluster to check on instead of a kind cluster rollcheck
-	// creates (rollcheck check --kubeconfig overrides it).
+	// creates (rollcheck check --kubeconfig or --context replaces it).
 	Cluster *ClusterSettings `json:"cluster,omitempty"`
 
 	// dir is the directory relative paths are resolved against.
@@ -135,20 +135,26 @@ type LoadSettings struct {
 	ResolveRefresh *metav1.Duration `json:"resolveRefresh,omitempty"`
 }
 
-// ClusterSettings name an existing cluster: rollcheck creates no cluster on it, loads no image
-// into it, changes nothing cluster-wide and sends load from inside only (a load pod).
+// ClusterSettings name an existing cluster, as kubectl does, by a kubeconfig file, a context of
+// it, or both: rollcheck creates no cluster on it, loads no image into it, creates only its own
+// namespaces there (and cordons a node a drain row drains, uncordoning it after) and sends load
+// from inside only (a load pod).
 type ClusterSettings struct {
-	// Kubeconfig is the cluster's kubeconfig file (a path relative to the check file).
-	Kubeconfig string `json:"kubeconfig"`
+	// Kubeconfig is the cluster's kubeconfig file (a path relative to the check file), the only
+	// file read. Left out, the context is looked up as kubectl does: in the files KUBECONFIG
+	// lists, merged, else in ~/.kube/config.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// Context is the kubeconfig's context to use; left out, its current context.
+	Context string `json:"context,omitempty"`
 	// LoadImage is the load pod's image (cmd/rollcheck-load, rollcheck cluster load-image), one
 	// the cluster can pull; ROLLCHECK_LOAD_IMAGE overrides it.
 	LoadImage string `json:"loadImage,omitempty"`
 }
 
 // KubeconfigPath is the cluster section's kubeconfig resolved against the check file's
-// directory; empty without a cluster section.
+// directory; empty without a cluster section or a kubeconfig in it.
 func (c *Check) KubeconfigPath() string {
-	if c.Cluster == nil {
+	if c.Cluster == nil || c.Cluster.Kubeconfig == "" {
 		return ""
 	}
 	return c.path(c.Cluster.Kubeconfig)
@@ -360,9 +366,9 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	}
 	if cs := c.Cluster; cs != nil {
 		switch {
-		case cs.Kubeconfig == "":
-			bad("cluster.kubeconfig: required (the existing cluster's kubeconfig file)")
-		default:
+		case cs.Kubeconfig == "" && cs.Context == "":
+			bad("cluster: name the existing cluster by kubeconfig (a file), context (one of KUBECONFIG's files, else of ~/.kube/config) or both")
+		case cs.Kubeconfig != "":
 			if st, err := os.Stat(c.KubeconfigPath()); err != nil || st.IsDir() {
 				bad("cluster.kubeconfig %s: no such file", c.KubeconfigPath())
 			}

@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,36 @@ variants:
 	}
 	if _, err := Parse(bytes.Replace(doc, []byte("waitForReady"), []byte("waitUntilReady"), 1), "testdata"); err == nil || !strings.Contains(err.Error(), "waitUntilReady") {
 		t.Errorf("a misspelt key: %v", err)
+	}
+}
+
+// The cluster section names an existing cluster by a kubeconfig file, a context or both: a
+// context alone is looked up in kubectl's files when the check runs, not here; an empty section
+// is an error; the kubeconfig is a path relative to the check file, and load comes from inside.
+func TestClusterSection(t *testing.T) {
+	for _, tc := range []struct{ cluster, want, path, context string }{
+		{"{context: staging}", "", "", "staging"},
+		{"{kubeconfig: web.yaml}", "", filepath.Join("testdata", "web.yaml"), ""},
+		{"{kubeconfig: web.yaml, context: ci}", "", filepath.Join("testdata", "web.yaml"), "ci"},
+		{"{}", "cluster: name the existing cluster by kubeconfig (a file), context (one of KUBECONFIG's files, else of ~/.kube/config) or both", "", ""},
+		{"{kubeconfig: nope}", "cluster.kubeconfig " + filepath.Join("testdata", "nope") + ": no such file", "", ""},
+		{"{contxt: staging}", `unknown field "contxt"`, "", ""},
+	} {
+		c, err := Parse(append(withLoad("from: cluster"), []byte("cluster: "+tc.cluster+"\n")...), "testdata")
+		var plans []check.Plan
+		if err == nil {
+			plans, _, err = c.Plans()
+		}
+		switch {
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("cluster: %s: %v, want %q", tc.cluster, err, tc.want)
+		case tc.want == "" && err != nil:
+			t.Errorf("cluster: %s: %v", tc.cluster, err)
+		case tc.want == "" && (c.KubeconfigPath() != tc.path || c.Cluster.Context != tc.context || plans[0].Load.From != check.LoadFromCluster):
+			t.Errorf("cluster: %s: kubeconfig %q, context %q, load from %s; want %q, %q, cluster", tc.cluster, c.KubeconfigPath(), c.Cluster.Context, plans[0].Load.From, tc.path, tc.context)
+		}
+	}
+	if c, err := Parse(withLoad("from: cluster"), "testdata"); err != nil || c.KubeconfigPath() != "" {
+		t.Errorf("no cluster section: %v, kubeconfig %q", err, c.KubeconfigPath())
 	}
 }

@@ -37,7 +37,13 @@ const (
 
 const checkAbout = `Checks an app's shutdown configuration under load: every variant of a check file (or the one the
 flags describe) under every disruption, on the kind cluster (created or reused as make e2e does),
-or with --kubeconfig on an existing cluster. Rows run in parallel (--parallel), but a row whose load
+or on an existing cluster that --kubeconfig, --context or the check file's cluster section names.
+The cluster, in this order: --kubeconfig FILE and --context NAME as kubectl reads them (FILE
+alone; else KUBECONFIG's files merged, else ~/.kube/config; the context, else the current one),
+which replace the check file's cluster section; else that section (kubeconfig, context: the
+same rules); else rollcheck's kind cluster, and then KUBECONFIG and ~/.kube/config are not read:
+a KUBECONFIG in your shell never moves a check onto your cluster. A line before the first row
+(and --dry-run) says which cluster and context it uses. Rows run in parallel (--parallel), but a row whose load
 comes from the host or goes to a URL outside its namespace, or that restarts a kubelet or drains a
 node, runs with no other beside it.
 Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
@@ -130,7 +136,8 @@ func flagSet(fs *flag.FlagSet, name string) (set bool) {
 // load, variant and disruptions of the flags-only form (--manifest instead of -f).
 type checkFlags struct {
 	runFlags
-	Kubeconfig string
+	// Kubeconfig and Context name an existing cluster (clusterRef).
+	Kubeconfig, Context string
 	// The app.
 	Manifests, Images     multi
 	Deployment, Container string
@@ -157,11 +164,15 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 			"from the host, load to a URL outside its namespace, a kubelet restart, a node drain; the others\n"+
 			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
 			"others as %s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE` (overrides the check file's cluster section): no\n"+
-		"cluster created, no image loaded; the load comes from load pods whose image "+knobs.EnvLoadImage+"\n"+
-		"(or cluster.loadImage) names, the app's images are the manifests' own, and only the namespaces\n"+
-		"this run created are deleted; the kubeconfig's user must have the rights examples/rbac grants\n"+
-		"(asked of the API server before any work: a missing one is exit 2)")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE`, only this file (KUBECONFIG is not\n"+
+		"read), its current context unless --context: no cluster created, no image loaded; the load\n"+
+		"comes from load pods whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, the app's images\n"+
+		"are the manifests' own, and only the namespaces this run created are deleted; the context's\n"+
+		"user must have the rights examples/rbac grants (asked of the API server before any work: a\n"+
+		"missing one is exit 2). With --context, replaces the check file's cluster section")
+	fs.StringVar(&f.Context, "context", "", "check on the existing cluster of this kubeconfig context `NAME`, as --kubeconfig does: from\n"+
+		"--kubeconfig FILE, else from KUBECONFIG's files (a list, merged as kubectl merges it), else\n"+
+		"~/.kube/config. Without --kubeconfig, --context or a cluster section the check runs on kind")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
@@ -219,13 +230,16 @@ func (o *optional[T]) Set(s string) error {
 	return nil
 }
 
+// existingUnless says what names an existing cluster for rollcheck check (kindNote).
+const existingUnless = "--context NAME or --kubeconfig FILE (or a check file's cluster section) names an existing one"
+
 // checkInput is what rollcheck check runs, read from its flags and checked.
 type checkInput struct {
-	check      *spec.Check
-	plans      []check.Plan
-	kubeconfig string // an existing cluster's, or "" for kind
-	loadImage  string // the load pod's image for an existing cluster
-	parallel   int
+	check     *spec.Check
+	plans     []check.Plan
+	existing  *clusterRef // an existing cluster, or nil for kind
+	loadImage string      // the load pod's image for an existing cluster
+	parallel  int
 }
 
 // runCheck runs `rollcheck check`; it returns the exit code.
@@ -242,17 +256,29 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return bad("%v", err)
 	}
 	if f.DryRun {
+		if in.existing != nil {
+			_, which, err := in.existing.resolve()
+			if err != nil {
+				return bad("%v", err)
+			}
+			fmt.Fprintf(stderr, "cluster: existing, %s\n", which)
+		} else {
+			fmt.Fprintln(stderr, "cluster: rollcheck's kind cluster")
+			if note := kindNote("check", existingUnless); note != "" {
+				fmt.Fprintln(stderr, note)
+			}
+		}
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
-	if in.kubeconfig != "" {
-		t, notes, err := existingTarget(ctx, in.kubeconfig, in.loadImage, in.plans)
+	if in.existing != nil {
+		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.plans)
 		if err != nil {
 			return bad("%v", err)
 		}
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, t, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
+		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -266,6 +292,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
+	if note := kindNote("check", existingUnless); note != "" {
+		opts.Logf("%s", note)
+	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
 		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
 	})
@@ -302,19 +331,20 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", c.Name(), err)
 	}
-	// The check file's cluster section names an existing cluster; --kubeconfig overrides it.
-	in.kubeconfig, in.loadImage = f.Kubeconfig, os.Getenv(knobs.EnvLoadImage)
+	// --kubeconfig and --context name an existing cluster, else the check file's cluster
+	// section does (its load image counts either way), else the run is on kind.
+	in.existing, in.loadImage = flagsRef(f.Kubeconfig, f.Context), os.Getenv(knobs.EnvLoadImage)
 	if c.Cluster != nil {
-		if in.kubeconfig == "" {
-			in.kubeconfig = c.KubeconfigPath()
+		if in.existing == nil {
+			in.existing = &clusterRef{Kubeconfig: c.KubeconfigPath(), Context: c.Cluster.Context, By: "the check file's cluster section"}
 		}
 		if in.loadImage == "" {
 			in.loadImage = c.Cluster.LoadImage
 		}
 	}
-	if in.kubeconfig != "" {
+	if in.existing != nil {
 		if c.Load.From == string(check.LoadFromHost) {
-			return nil, fmt.Errorf("--kubeconfig: an existing cluster is loaded from inside only; %s says load.from: host", c.Name())
+			return nil, fmt.Errorf("%s: an existing cluster is loaded from inside only; %s says load.from: host", in.existing.By, c.Name())
 		}
 		for i := range plans {
 			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images

@@ -138,15 +138,7 @@ current-context: x
 		}
 	}
 	// The same through a check file's cluster section (a path relative to the file).
-	file := func(cluster string) string {
-		f := filepath.Join(dir, "check.yaml")
-		doc := "apiVersion: rollcheck.io/v1alpha1\nkind: Check\napp: {manifests: [" + filepath.Join(mustAbs(t, "../../spec/testdata"), "web.yaml") + "], port: 8080}\n" +
-			"disruptions: [{kind: rollout-restart}]\nvariants: [{name: as-is, expect: {failures: 0}}]\n" + cluster
-		if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	file := func(cluster string) string { return webCheckFile(t, dir, cluster) }
 	t.Setenv("ROLLCHECK_LOAD_IMAGE", "")
 	for _, tc := range []struct{ name, cluster, want string }{
 		{"file: no load image", "cluster: {kubeconfig: kubeconfig}\n", "must name the load pod's image"},

@@ -194,10 +194,37 @@ func commandHelp(w io.Writer, c *command, path string, fs *flag.FlagSet) {
 	}
 	if flags > 0 {
 		fmt.Fprintln(w, "\nflags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(w, fs)
 	}
+}
+
+// printFlags writes fs's flags as flag.PrintDefaults does (its usage lines, its defaults), but
+// each named as the docs and kubectl write it: --name, or -n for a name of one letter. The flag
+// package takes either form of each.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	// PrintDefaults starts the line of each flag with "  -name", then a space, a tab or the
+	// end of the line; usage lines start with four spaces and a tab.
+	names := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	lines := strings.SplitAfter(b.String(), "\n")
+	for i, l := range lines {
+		rest, ok := strings.CutPrefix(l, "  -")
+		if !ok {
+			continue
+		}
+		name := rest
+		if end := strings.IndexAny(rest, " \t\n"); end >= 0 {
+			name = rest[:end]
+		}
+		if names[name] && len([]rune(name)) > 1 {
+			lines[i] = "  --" + rest
+		}
+	}
+	_, _ = io.WriteString(w, strings.Join(lines, ""))
 }
 
 // find is the command of table named name (or by an alias), or nil.

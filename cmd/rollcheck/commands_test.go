@@ -52,8 +52,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				continue
 			}
 			for _, n := range names {
-				if !strings.Contains(stdout, "\n  -"+n+" ") && !strings.Contains(stdout, "\n  -"+n+"\n") {
-					t.Errorf("rollcheck %q does not list -%s:\n%s", args, n, stdout)
+				if d := dashed(n); !strings.Contains(stdout, "\n  "+d+" ") && !strings.Contains(stdout, "\n  "+d+"\n") && !strings.Contains(stdout, "\n  "+d+"\t") {
+					t.Errorf("rollcheck %q does not list %s:\n%s", args, d, stdout)
 				}
 			}
 			if len(names) == 0 && strings.Contains(stdout, "flags:") {
@@ -63,11 +63,53 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	}
 }
 
+// dashed is a flag's name as help writes it: -f, --artifacts.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// Help names each flag as the docs do, --name (-n for a name of one letter), and keeps what
+// flag.PrintDefaults prints about it: the argument's name, every line of the usage, the default.
+func TestPrintFlagsTwoDashes(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Bool("v", false, "a bool of one letter")
+	fs.String("f", "", "the `FILE`")
+	fs.String("kubeconfig", "", "a kubeconfig `FILE`;\nsee -f and --context")
+	fs.Int("parallel", 3, "`N` at once")
+	fs.Bool("dry-run", false, "stop early")
+	var b strings.Builder
+	printFlags(&b, fs)
+	want := "  --dry-run\n    \tstop early\n" +
+		"  -f FILE\n    \tthe FILE\n" +
+		"  --kubeconfig FILE\n    \ta kubeconfig FILE;\n    \tsee -f and --context\n" +
+		"  --parallel N\n    \tN at once (default 3)\n" +
+		"  -v\ta bool of one letter\n"
+	if b.String() != want {
+		t.Errorf("printFlags:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// No command's help names a flag of more than one letter with one dash.
+func TestHelpNoSingleDashLongFlags(t *testing.T) {
+	for path := range leaves(t) {
+		_, stdout, _ := rollcheck(append(strings.Fields(path), "-h")...)
+		for _, l := range strings.Split(stdout, "\n") {
+			rest, ok := strings.CutPrefix(l, "  -")
+			if name := strings.Fields(rest); ok && len(name) > 0 && !strings.HasPrefix(rest, "-") && len(name[0]) > 1 {
+				t.Errorf("rollcheck %s -h: %q names a flag with one dash", path, l)
+			}
+		}
+	}
+}
+
 // The shared flags are the same in check and tune, and check has those of its flags-only form.
 func TestCheckAndTuneShareFlags(t *testing.T) {
 	for _, cmd := range []string{"check", "tune"} {
 		_, stdout, _ := rollcheck(cmd, "-h")
-		for _, f := range []string{"-f FILE", "-artifacts DIR", "-dry-run", "-keep-cluster", "-parallel N"} {
+		for _, f := range []string{"-f FILE", "--artifacts DIR", "--dry-run", "--keep-cluster", "--parallel N"} {
 			if !strings.Contains(stdout, "\n  "+f+"\n") {
 				t.Errorf("%s -h lacks %q:\n%s", cmd, f, stdout)
 			}

@@ -162,7 +162,7 @@ func TestCompareBadInputExits2(t *testing.T) {
 
 func TestCompareHelp(t *testing.T) {
 	code, out, _ := compareCLI("-h")
-	if code != exitPass || !strings.HasPrefix(out, "usage: rollcheck compare [flags] BASE NEW") || !strings.Contains(out, "-alpha") {
+	if code != exitPass || !strings.HasPrefix(out, "usage: rollcheck compare [flags] BASE NEW") || !strings.Contains(out, "\n  --alpha ") {
 		t.Errorf("compare -h: exit %d, stdout %q", code, out)
 	}
 }

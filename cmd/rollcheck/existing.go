@@ -1,13 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/discovery"
@@ -25,47 +29,150 @@ import (
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
 
-// existingTarget is the Target of a cluster rollcheck does not own, from its kubeconfig: it
-// checks, before any work, that the load pod's image ref is named (ROLLCHECK_LOAD_IMAGE or the
-// check file's cluster.loadImage: nothing is built or loaded into such a cluster) and that the
-// API server answers within 10 s, and that the kubeconfig's user has every right the plans need
-// (access.Review). A missing optional right lets the run go on: the lines of notes say what
-// it will not measure.
-func existingTarget(ctx context.Context, kubeconfig, ref string, plans []check.Plan) (t engine.Target, notes []string, err error) {
-	if ref == "" {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", knobs.EnvLoadImage)
+// A clusterRef names an existing cluster as kubectl does: a kubeconfig file (only that file,
+// as kubectl --kubeconfig reads it) or kubectl's own files (the list in $KUBECONFIG, merged as
+// kubectl merges it, else ~/.kube/config), and a context of it (else its current context). It
+// comes from --kubeconfig and --context, or from the check file's cluster section; without
+// either rollcheck runs on its own kind cluster and never reads KUBECONFIG or
+// ~/.kube/config, so that a KUBECONFIG in the user's shell never moves a check onto the
+// user's cluster.
+type clusterRef struct {
+	Kubeconfig string // a kubeconfig file; "" for kubectl's files
+	Context    string // a context; "" for the current context
+	By         string // what named it, for messages: "--context staging", "the check file's cluster section"
+}
+
+// homeKubeconfig is kubectl's default kubeconfig, ~/.kube/config (a variable for tests).
+var homeKubeconfig = clientcmd.RecommendedHomeFile
+
+// flagsRef is the cluster --kubeconfig and --context name, or nil when neither is given.
+func flagsRef(kubeconfig, context string) *clusterRef {
+	var by []string
+	if kubeconfig != "" {
+		by = append(by, "--kubeconfig "+kubeconfig)
+	}
+	if context != "" {
+		by = append(by, "--context "+context)
+	}
+	if by == nil {
+		return nil
+	}
+	return &clusterRef{Kubeconfig: kubeconfig, Context: context, By: strings.Join(by, " ")}
+}
+
+// rules are client-go's loading rules for r, kubectl's (clientcmd.NewDefaultClientConfigLoadingRules),
+// read only: rollcheck never migrates or writes a kubeconfig.
+func (r clusterRef) rules() *clientcmd.ClientConfigLoadingRules {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		rules.Precedence = []string{homeKubeconfig}
+	}
+	rules.ExplicitPath = r.Kubeconfig
+	rules.MigrationRules = nil     // no copy of an old ~/.kube/.kubeconfig into ~/.kube/config
+	rules.WarnIfAllMissing = false // resolve says it in its own line
+	return rules
+}
+
+// files says which kubeconfig files r reads: "FILE", "KUBECONFIG (a, b)" or "~/.kube/config"'s path.
+func (r clusterRef) files(rules *clientcmd.ClientConfigLoadingRules) string {
+	switch {
+	case r.Kubeconfig != "":
+		return r.Kubeconfig
+	case os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "":
+		named := slices.DeleteFunc(slices.Clone(rules.Precedence), func(f string) bool { return f == "" })
+		return clientcmd.RecommendedConfigPathEnvVar + " (" + strings.Join(named, ", ") + ")"
+	}
+	return rules.Precedence[0]
+}
+
+// resolve reads r's kubeconfig: the client configuration of its context, and one line that
+// says which cluster it is: `context "staging" (cluster "gke-1", server https://…) from
+// KUBECONFIG (/a, /b)`. It reads local files only, and never falls back to a pod's in-cluster
+// configuration: a context that is not there is an error that lists those that are.
+func (r clusterRef) resolve() (*rest.Config, string, error) {
+	rules := r.rules()
+	from := r.files(rules)
+	if r.Kubeconfig != "" {
+		if _, err := os.Stat(r.Kubeconfig); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", r.By, err)
+		}
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: r.Context})
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", r.By, err)
+	}
+	name := cmp.Or(r.Context, raw.CurrentContext)
+	contexts := slices.Sorted(maps.Keys(raw.Contexts))
+	kc, ok := raw.Contexts[name]
+	switch {
+	case len(contexts) == 0:
+		return nil, "", fmt.Errorf("%s: no context in %s", r.By, from)
+	case name == "":
+		return nil, "", fmt.Errorf("%s: %s names no current context: name one with --context (it has %s)", r.By, from, strings.Join(contexts, ", "))
+	case !ok:
+		return nil, "", fmt.Errorf("%s: no context %q in %s (it has %s)", r.By, name, from, strings.Join(contexts, ", "))
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: context %q of %s: %w", r.By, name, from, err)
+	}
+	return cfg, fmt.Sprintf("context %q (cluster %q, server %s) from %s", name, kc.Cluster, cfg.Host, from), nil
+}
+
+// kindNote is the line a run on rollcheck's kind cluster says when KUBECONFIG is set: that it
+// is not read, and what would name an existing cluster instead (unless: "" for a command that
+// runs on kind only); "" when KUBECONFIG is not set.
+func kindNote(cmd, unless string) string {
+	if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		return ""
+	}
+	note := "KUBECONFIG is set but not read: rollcheck " + cmd + " runs on its own kind cluster"
+	if unless != "" {
+		note += " unless " + unless
+	}
+	return note
+}
+
+// existingTarget is the Target of a cluster rollcheck does not own, ref's: it checks, before
+// any work, that the load pod's image ref is named (ROLLCHECK_LOAD_IMAGE or the check file's
+// cluster.loadImage: nothing is built or loaded into such a cluster), that ref's context is
+// there, that the API server answers within 10 s, and that the context's user has every right
+// the plans need (access.Review). A missing optional right lets the run go on: the lines of
+// notes say what it will not measure. which says which cluster and context it is (resolve).
+func existingTarget(ctx context.Context, ref clusterRef, image string, plans []check.Plan) (t engine.Target, which string, notes []string, err error) {
+	fail := func(err error) (engine.Target, string, []string, error) { return engine.Target{}, "", nil, err }
+	if image == "" {
+		return fail(fmt.Errorf("%s: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", ref.By, knobs.EnvLoadImage))
 	}
 	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
-		return engine.Target{}, nil, errs[0]
+		return fail(errs[0])
 	}
-	if err := check.ValidLoadImage(ref); err != nil {
-		return engine.Target{}, nil, fmt.Errorf("load pod image %q: %w", ref, err)
+	if err := check.ValidLoadImage(image); err != nil {
+		return fail(fmt.Errorf("load pod image %q: %w", image, err))
 	}
-	if _, err := os.Stat(kubeconfig); err != nil {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, which, err := ref.resolve()
 	if err != nil {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		return fail(err)
 	}
 	probe := rest.CopyConfig(cfg)
 	probe.Timeout = 10 * time.Second
 	dc, err := discovery.NewDiscoveryClientForConfig(probe)
 	if err != nil {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	v, err := dc.ServerVersion()
 	if err != nil {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig %s: the API server at %s does not answer: %w", kubeconfig, cfg.Host, err)
+		return fail(fmt.Errorf("%s: the API server at %s does not answer: %w", ref.By, cfg.Host, err))
 	}
 	if notes, err = reviewAccess(ctx, probe, plans); err != nil {
-		return engine.Target{}, nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	return engine.Target{RESTConfig: cfg, LoadImage: ref, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level),
-		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, notes, nil
+	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level),
+		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, nil
 }
 
 // reviewAccess asks the API server for every right the plans need (access.PlansNeed: the core
@@ -114,8 +221,8 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched).
-func checkExisting(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
-	logf("existing cluster at %s: no cluster is created and no image loaded; load pods run %s; run %s", t.RESTConfig.Host, t.LoadImage, t.RunID)
+func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+	logf("existing cluster: %s; no cluster is created and no image loaded; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {

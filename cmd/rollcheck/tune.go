@@ -23,7 +23,8 @@ import (
 )
 
 const tuneAbout = `Finds the smallest preStop with which the app meets its threshold under --count repeated
-disruptions, on the kind cluster (created or reused as rollcheck check does). Each probe is one
+disruptions, on the kind cluster (created or reused as rollcheck check does; never an existing
+cluster: KUBECONFIG and a check file's cluster section are not used). Each probe is one
 full run at one preStop value: first --min; if it fails, --min + resolution·2^k (0.5, 1, 2, 4, 8,
 16 s, then --max) until one passes; then bisection between the last failing and the first passing
 value down to --resolution. An independent run then confirms the value found; if it fails, the
@@ -126,9 +127,25 @@ func runTuneCmd(ctx context.Context, f *tuneFlags, args []string, stdout, stderr
 		}
 	}
 	opts.Logf = logLine(stderr, "cluster")
+	for _, n := range ta.clusterNotes() {
+		opts.Logf("%s", n)
+	}
 	return onCluster(ctx, opts, ta.Artifacts, "tune", stderr, func(cl *cluster.Cluster) int {
 		return runTune(ctx, cl, ta, stdout, logLine(stderr, "tune"))
 	})
+}
+
+// clusterNotes say what a tune, which runs on the kind cluster only, does not read: KUBECONFIG
+// when it is set, the check file's cluster section when it has one.
+func (ta *tuneArgs) clusterNotes() []string {
+	var notes []string
+	if n := kindNote("tune", ""); n != "" {
+		notes = append(notes, n)
+	}
+	if ta.check != nil && ta.check.Cluster != nil {
+		notes = append(notes, ta.File+"'s cluster section is not used: rollcheck tune runs on its own kind cluster only")
+	}
+	return notes
 }
 
 // args checks the flags and the operands, and builds the base Plan and the options: every

@@ -149,7 +149,7 @@ func TestTuneDryRun(t *testing.T) {
 func TestTuneHelp(t *testing.T) {
 	code, stdout, _ := tuneCLI(t, "-h")
 	if code != exitPass || !strings.HasPrefix(stdout, "usage: rollcheck tune [flags] --sample exit|drain|ignore | -f CHECK.yaml") ||
-		!strings.Contains(stdout, "  -exec CMD\n") || !strings.Contains(stdout, "the image needs a\n    \tsleep binary") {
+		!strings.Contains(stdout, "  --exec CMD\n") || !strings.Contains(stdout, "the image needs a\n    \tsleep binary") {
 		t.Errorf("exit %d, help:\n%s", code, stdout)
 	}
 }
