@@ -115,6 +115,42 @@ func runFacts(run Run) []fact {
 			}
 			return orDash(r.Versions.Go) + ", vegeta " + orDash(r.Versions.Vegeta)
 		})},
+		{"rows at once", atOnce(run.Rows)},
 		{"rows", Summarize(run).String()},
 	}
+}
+
+// atOnce says how many rows ran at the same time, at most, from the rows' own starts and
+// durations: a row's failures and windows depend on what ran beside it on the machine.
+func atOnce(rows []Row) string {
+	type edge struct {
+		t     time.Time
+		delta int
+	}
+	var es []edge
+	for _, r := range rows {
+		if r.Started.IsZero() || r.Duration <= 0 {
+			continue
+		}
+		es = append(es, edge{r.Started, 1}, edge{r.Started.Add(r.Duration), -1})
+	}
+	if len(es) == 0 {
+		return "unknown"
+	}
+	// An end before a start at the same moment: rows back to back did not overlap.
+	slices.SortFunc(es, func(a, b edge) int {
+		if c := a.t.Compare(b.t); c != 0 {
+			return c
+		}
+		return a.delta - b.delta
+	})
+	n, most := 0, 0
+	for _, e := range es {
+		n += e.delta
+		most = max(most, n)
+	}
+	if most == 1 {
+		return "1 (one row at a time)"
+	}
+	return fmt.Sprintf("up to %d", most)
 }

@@ -66,3 +66,27 @@ func TestWriteFigures(t *testing.T) {
 		t.Errorf("a run without rows:\n%s", buf.String())
 	}
 }
+
+// How many rows ran at once comes from the rows' own starts and durations; rows back to back
+// did not overlap.
+func TestAtOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	row := func(start, dur int) Row {
+		var r Row
+		r.Started, r.Duration = t0.Add(time.Duration(start)*time.Second), time.Duration(dur)*time.Second
+		return r
+	}
+	for _, c := range []struct {
+		rows []Row
+		want string
+	}{
+		{nil, "unknown"},
+		{[]Row{row(0, 10), row(10, 10), row(20, 5)}, "1 (one row at a time)"},
+		{[]Row{row(0, 10), row(5, 10), row(6, 2), row(30, 1)}, "up to 3"},
+		{[]Row{row(0, 10), row(5, 10)}, "up to 2"},
+	} {
+		if got := atOnce(c.rows); got != c.want {
+			t.Errorf("%v: %q, want %q", c.rows, got, c.want)
+		}
+	}
+}
