@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 # --- choose_node_image: Go decides (internal/cluster's TestChooseNodeImage has every case); bash
 # builds the offline image only when Go says offline, and stops when Go refuses ------------------
 printf '#!/usr/bin/env bash\necho built >>"%s"; echo rollcheck/kind-node:v0-test\n' "$tmp/built" >"$tmp/offline-builder"
+printf '#!/usr/bin/env bash\necho built-c2 >>"%s"; echo rollcheck/kind-node-containerd2:v0-test\n' "$tmp/built" >"$tmp/containerd2-builder"
 # A fake rollcheck CLI: `cluster node-image` answers FAKE_CHOICE, or fails with one line.
 cat >"$tmp/rollcheck" <<'EOT'
 #!/usr/bin/env bash
@@ -19,18 +20,19 @@ cat >"$tmp/rollcheck" <<'EOT'
 [ -n "${FAKE_CHOICE:-}" ] || { echo "rollcheck: ROLLCHECK_NODE_IMAGE=upstream but kindest/node:v1 cannot be pulled: no such host" >&2; exit 1; }
 echo "$FAKE_CHOICE"
 EOT
-chmod +x "$tmp/offline-builder" "$tmp/rollcheck"
+chmod +x "$tmp/offline-builder" "$tmp/containerd2-builder" "$tmp/rollcheck"
 
 failures=0
-# expect NAME WANT_RC WANT_REF WANT_BUILT WANT_OUTPUT_SUBSTRING ENV...
+# expect NAME WANT_RC WANT_REF WANT_BUILT WANT_OUTPUT_SUBSTRING ENV... (WANT_BUILT: no, or what the fake
+# builder that ran wrote: built, built-c2)
 expect() {
   local name=$1 want_rc=$2 want_ref=$3 want_built=$4 want_out=$5 out rc=0 built
   shift 5
   rm -f "$tmp/built"
-  out=$(env FAKE_RC="$tmp/rollcheck" BUILDER="$tmp/offline-builder" "$@" bash -c '
-    source "$REPO_ROOT/scripts/lib.sh"; RC=$FAKE_RC; NODE_IMAGE_BUILDER=$BUILDER
+  out=$(env FAKE_RC="$tmp/rollcheck" BUILDER="$tmp/offline-builder" C2_BUILDER="$tmp/containerd2-builder" "$@" bash -c '
+    source "$REPO_ROOT/scripts/lib.sh"; RC=$FAKE_RC; NODE_IMAGE_BUILDER=$BUILDER; NODE_IMAGE_CONTAINERD_BUILDER=$C2_BUILDER
     choose_node_image; echo "REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
-  built=$([ -f "$tmp/built" ] && echo yes || echo no)
+  built=$(cat "$tmp/built" 2>/dev/null || echo no)
   if [ "$rc" -ne "$want_rc" ] || [ "$built" != "$want_built" ] || ! grep -q -- "$want_out" <<<"$out" \
     || { [ -n "$want_ref" ] && ! grep -qx "REF=$want_ref" <<<"$out"; }; then
     echo "FAIL $name: rc=$rc (want $want_rc), built $built (want $want_built), want ref '$want_ref' and output containing '$want_out'; got:"
@@ -41,7 +43,9 @@ expect() {
   fi
 }
 expect "Go chose a reference: exported, nothing built" 0 kindest/node:v1 no "REF=" FAKE_CHOICE=kindest/node:v1
-expect "Go chose offline: built (cached) and exported" 0 rollcheck/kind-node:v0-test yes "node image: rollcheck/kind-node:v0-test (offline)" FAKE_CHOICE=offline
+expect "Go chose offline: built (cached) and exported" 0 rollcheck/kind-node:v0-test built "node image: rollcheck/kind-node:v0-test (offline)" FAKE_CHOICE=offline
+expect "Go chose offline-containerd2: its variant built (cached) and exported, not the default" 0 rollcheck/kind-node-containerd2:v0-test built-c2 \
+  "node image: rollcheck/kind-node-containerd2:v0-test (offline, containerd 2)" FAKE_CHOICE=offline-containerd2
 expect "Go refused: its exit code and one line, nothing built" 1 "" no "^rollcheck: ROLLCHECK_NODE_IMAGE=upstream but" FAKE_CHOICE=
 
 # The capability probe reads the bounding set: every capability a full set has is present.
