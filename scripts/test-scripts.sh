@@ -245,12 +245,12 @@ out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FA
   ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
 made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
 want_made=""
-for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
 r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
   && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2  $F/all/e2e-proxy$" <<<"$out" \
   && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +-  $F/all/e2e-rbac$" <<<"$out" \
-  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
-  && [ "$(tail -n 9 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 6 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
+  && [ "$(tail -n 10 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
 ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck
