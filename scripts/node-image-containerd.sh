@@ -10,7 +10,8 @@
 # is kept: containerd asks it what it supports (`runc features`).
 #
 # A separate repository (rollcheck/kind-node-containerd2), tagged by a hash of this script (the
-# config below is in it), CONTAINERD_VERSION and the base image's ID: the default offline image,
+# config below is in it), its containerd wrapper (scripts/runtime/containerd-dump-v3),
+# CONTAINERD_VERSION and the base image's ID: the default offline image,
 # its tag and `ROLLCHECK_NODE_IMAGE=offline` are untouched. Only `docker build` (COPY, no RUN) is
 # used on top of the base. Cached and idempotent; prints the image reference on stdout.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -114,13 +115,29 @@ EOT
     | jq 'del(.process.rlimits)' >"$d/cri-base.json"
   jq -e '.hooks.createContainer[0].path == "/kind/bin/mount-product-files.sh"' "$d/cri-base.json" >/dev/null \
     || die "the CRI base runtime spec from ctr $CONTAINERD_VERSION lacks kind's hook"
+  # kind v0.30.0 cannot parse containerd 2.3's `config dump` (version 4) when it loads an image:
+  # a wrapper that says 3 shadows containerd on the PATH of kind's `docker exec` (see its comment).
+  sed "s#@REAL_CONTAINERD@#/usr/bin/containerd#" "$REPO_ROOT/scripts/runtime/containerd-dump-v3" >"$d/containerd-wrapper"
+  chmod 0755 "$d/containerd-wrapper"
 }
 
 # check_config DIR: containerd itself reads the config (no daemon: `config dump` prints what it
-# would run with, migrated and merged with its defaults) and every setting above is in force.
+# would run with, migrated and merged with its defaults) and every setting above is in force;
+# through the wrapper, the dump is of a version kind parses, with the snapshotter where kind
+# reads it.
 check_config() {
-  local d=$1 dump want
-  dump=$("$BIN/containerd" --config "$d/config.toml" config dump 2>&1) || die "containerd $CONTAINERD_VERSION refuses the config: $dump"
+  local d=$1 dump want w
+  w=$d/.wrapper-check
+  sed "s#@REAL_CONTAINERD@#$BIN/containerd#" "$REPO_ROOT/scripts/runtime/containerd-dump-v3" >"$w" && chmod 0755 "$w"
+  # Its stdout only, as kind reads it (containerd logs the migration from version 3 on stderr).
+  dump=$("$w" --config "$d/config.toml" config dump 2>"$w.err") || die "containerd $CONTAINERD_VERSION refuses the config: $(cat "$w.err")"
+  rm -f "$w" "$w.err"
+  case "$(head -n 1 <<<"$dump")" in
+    "version = 2" | "version = 3") ;;
+    *) die "containerd $CONTAINERD_VERSION's config dump, through the wrapper, starts with '$(head -n 1 <<<"$dump")': kind's image loader cannot parse it" ;;
+  esac
+  sed -n "/^  \[plugins.'io.containerd.cri.v1.images'\]\$/,/^\$/p" <<<"$dump" | grep -qx "    snapshotter = 'overlayfs'" \
+    || die "containerd $CONTAINERD_VERSION's config dump has no snapshotter in its CRI images section, where kind reads it"
   for want in "conf_template = '/etc/cni/rollcheck-bridge.template'" "config_path = '/etc/containerd/certs.d'" \
     "sandbox = 'registry.k8s.io/pause:$PAUSE_VERSION'" "restrict_oom_score_adj = true" "SystemdCgroup = true" \
     "base_runtime_spec = '/etc/containerd/cri-base.json'" "snapshotter = 'overlayfs'"; do
@@ -133,7 +150,7 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers: run scripts/docker
 BASE=$(bash "$NODE_IMAGE_BUILDER") || die "building the offline node image (the base) failed"
 BASE_ID=$(docker image inspect -f '{{.Id}}' "$BASE") || die "no image $BASE"
 inputs_hash() {
-  { cat "$REPO_ROOT/scripts/node-image-containerd.sh"; echo "$K8S_VERSION $CONTAINERD_VERSION $PAUSE_VERSION $BASE_ID"; } | sha256sum | cut -c1-12
+  { cat "$REPO_ROOT/scripts/node-image-containerd.sh" "$REPO_ROOT/scripts/runtime/containerd-dump-v3"; echo "$K8S_VERSION $CONTAINERD_VERSION $PAUSE_VERSION $BASE_ID"; } | sha256sum | cut -c1-12
 }
 TAG=$IMAGE_REPO:$K8S_VERSION-containerd-$CONTAINERD_VERSION-$(inputs_hash)
 if docker image inspect "$TAG" >/dev/null 2>&1; then
@@ -154,6 +171,7 @@ build_variant() {
   cat >"$ctx/Dockerfile" <<EOT
 FROM $BASE
 COPY containerd containerd-shim-runc-v2 ctr /usr/bin/
+COPY containerd-wrapper /usr/local/sbin/containerd
 COPY config.toml cri-base.json /etc/containerd/
 LABEL io.rollcheck.containerd-version=$CONTAINERD_VERSION io.rollcheck.base-image=$BASE
 EOT

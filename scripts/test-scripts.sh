@@ -72,6 +72,15 @@ ok_if() {
   if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
 
+# The containerd 2.3 node image's wrapper: `config dump` says version 3 (kind v0.30.0 parses 2 and
+# 3 only) and keeps the rest; anything else reaches the real containerd unchanged, exit code too.
+printf '#!/bin/sh\ncase "$*" in *"config dump"*) printf "version = 4\\nroot = %%s\\nversion = 4\\n" "$2" ;; *) echo "real $*"; exit 3 ;; esac\n' >"$tmp/realcontainerd"
+sed "s|@REAL_CONTAINERD@|$tmp/realcontainerd|" "$REPO_ROOT/scripts/runtime/containerd-dump-v3" >"$tmp/cwrapper"
+chmod +x "$tmp/realcontainerd" "$tmp/cwrapper"
+dump=$("$tmp/cwrapper" --config /c.toml config dump); rc=0; other=$("$tmp/cwrapper" --version) || rc=$?
+r=0; { [ "$dump" = $'version = 3\nroot = /c.toml\nversion = 4' ] && [ "$other" = "real --version" ] && [ "$rc" -eq 3 ]; } || r=1
+ok_if "containerd wrapper: config dump says version 3, the rest unchanged; other commands pass through" "$r" "dump: $dump; other: $other (exit $rc)"
+
 # --- retry_timeout: a time limit per try, a bounded number of tries, says what it waits for ------
 start=$(date +%s); rc=0
 out=$(bash -c 'source "$REPO_ROOT/scripts/lib.sh"; retry_timeout 2 1 "a stalled download" -- sleep infinity; echo AFTER' 2>&1) || rc=$?
