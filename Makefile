@@ -4,7 +4,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables smoke faults check tune example-image proxy-images cluster down logs docker node-image tools rbac e2e-rbac e2e-all
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac e2e-rbac e2e-all
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,13 +36,16 @@ e2e-grpc: ## HTTP/2 (over cleartext and TLS) and gRPC rows (labels http2, grpc):
 e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster of its own (artifacts in _artifacts/nftables)
 	@bash scripts/e2e.sh e2e-nftables
 
+e2e-stopsignal: ## the row whose pod spec sets lifecycle.stopSignal (label stop-signal-field), on a cluster of its own whose node image has containerd 2.3+ (offline-containerd2: built from the Go module proxy over the offline image, cached; artifacts in _artifacts/stopsignal)
+	@bash scripts/e2e.sh e2e-stopsignal
+
 e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, restricted Pod Security, no token in anything written (cluster of its own)
 	@bash scripts/e2e-rbac.sh
 
 smoke: ## only the smoke suite on kind
 	@bash scripts/e2e.sh smoke
 
-e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed); fails if any target failed
+e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed); fails if any target failed
 	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
@@ -74,6 +77,9 @@ docker: ## make sure a Docker engine answers (installs and starts Debian's docke
 
 node-image: ## build the offline kind node image (cached: seconds when nothing changed)
 	@bash scripts/node-image.sh
+
+node-image-containerd2: ## build the offline node image's variant with containerd 2.3+ (CONTAINERD_VERSION, over Debian's 1.6; make e2e-stopsignal's), no cluster (cached)
+	@bash scripts/node-image-containerd.sh
 
 tools: ## build ginkgo and the rollcheck CLI (pinned in go.mod; kind runs inside rollcheck) into the cache
 	@bash scripts/tools.sh

@@ -79,7 +79,7 @@ func ExampleAcquire_badOptions() {
 		kindcluster.WithImages("web"))
 	fmt.Println(err)
 	// Output:
-	// kind cluster options: node image "kindest/node": want auto, upstream, offline or an image reference with a tag (repo:tag); image "web": want an image reference with a tag (repo:tag); cluster name "My Cluster": want lower-case letters, digits, '.' and '-' (at most 50); 9 worker node(s): want 0 to 5 workers
+	// kind cluster options: node image "kindest/node": want auto, upstream, offline, offline-containerd2 or an image reference with a tag (repo:tag); image "web": want an image reference with a tag (repo:tag); cluster name "My Cluster": want lower-case letters, digits, '.' and '-' (at most 50); 9 worker node(s): want 0 to 5 workers
 }
 
 // The sample app is rollcheck's own test app: its image is built from the rollcheck module and

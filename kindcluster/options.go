@@ -66,8 +66,9 @@ func WithName(name string) Option {
 // WithNodeImage chooses the node image: "auto" (the default: kind's own image, as the kind
 // module rollcheck is built with names it, when the Docker engine has it, else the newest
 // offline one), "upstream" (kind's own), "offline" (the newest rollcheck/kind-node image that
-// make node-image built, which needs nothing from outside the machine) or an image reference
-// with a tag. The image must be in the local Docker engine already: it is never pulled.
+// make node-image built, which needs nothing from outside the machine), "offline-containerd2"
+// (the newest rollcheck/kind-node-containerd2 image: the offline one with a containerd that takes
+// lifecycle.stopSignal, built by make e2e-stopsignal) or an image reference with a tag. The image must be in the local Docker engine already: it is never pulled.
 func WithNodeImage(ref string) Option {
 	return optionFunc(func(s *settings) error {
 		if err := knobs.ValidNodeImage(ref); err != nil {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make e2e-all`: every row of every e2e target, one target after another, each as its own make
 # target on the cluster it needs (created or reused and released by the target, as when it runs
-# alone): make e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-rbac.
+# alone): make e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal,
+# e2e-rbac.
 #   - ARTIFACTS=$ARTIFACTS/TARGET for each, emptied first (a target with a subdirectory of its own
 #     adds it there: _artifacts/e2e-grpc/grpc), its output kept in $ARTIFACTS/TARGET/make.log;
 #   - a failing target does not stop the next one; an interrupt does (the running target cleans
@@ -15,7 +16,7 @@ LOG_PREFIX=e2e-all
 cd "$REPO_ROOT"
 validate_knobs
 
-TARGETS=(e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-rbac)
+TARGETS=(e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac)
 MAKE=${MAKE:-make}
 BASE=$ARTIFACTS
 mkdir -p "$BASE"

@@ -114,8 +114,10 @@ kind_module() {
 
 # The rollcheck CLI the scripts run; validate_knobs and ensure_cli build it.
 RC=$ROLLCHECK_CACHE/bin/rollcheck
-# The script that builds the offline node image (a test puts a fake in its place).
+# The scripts that build the offline node image and its containerd 2 variant (a test puts fakes
+# in their place).
 NODE_IMAGE_BUILDER=$REPO_ROOT/scripts/node-image.sh
+NODE_IMAGE_CONTAINERD_BUILDER=$REPO_ROOT/scripts/node-image-containerd.sh
 
 # build_cli: build the rollcheck CLI into $RC under a time limit (seconds when Go's build cache is
 # warm). Nothing else is built: it must answer quickly on a fresh machine too.
@@ -155,15 +157,19 @@ use_target() {
 
 # choose_node_image: the node image make uses. Go decides (`rollcheck cluster node-image`: the
 # ROLLCHECK_NODE_IMAGE rule, kind's upstream image pulled under ROLLCHECK_PULL_TIMEOUT, and why
-# in the log); bash only builds the offline image when that is the choice. Exports
-# ROLLCHECK_NODE_IMAGE_REF for every later Go step.
+# in the log); bash only builds the offline image, or its containerd 2 variant, when that is the
+# choice. Exports ROLLCHECK_NODE_IMAGE_REF for every later Go step.
 choose_node_image() {
   local ref
   ref=$("$RC" cluster node-image) || exit "$?"
-  if [ "$ref" = offline ]; then
-    ref=$(bash "$NODE_IMAGE_BUILDER") || die "building the offline node image failed"
-    log "node image: $ref (offline)"
-  fi
+  case "$ref" in
+    offline)
+      ref=$(bash "$NODE_IMAGE_BUILDER") || die "building the offline node image failed"
+      log "node image: $ref (offline)" ;;
+    offline-containerd2)
+      ref=$(bash "$NODE_IMAGE_CONTAINERD_BUILDER") || die "building the offline node image with containerd 2 failed"
+      log "node image: $ref (offline, containerd 2)" ;;
+  esac
   export ROLLCHECK_NODE_IMAGE_REF=$ref
 }
 

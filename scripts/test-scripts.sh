@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 # --- choose_node_image: Go decides (internal/cluster's TestChooseNodeImage has every case); bash
 # builds the offline image only when Go says offline, and stops when Go refuses ------------------
 printf '#!/usr/bin/env bash\necho built >>"%s"; echo rollcheck/kind-node:v0-test\n' "$tmp/built" >"$tmp/offline-builder"
+printf '#!/usr/bin/env bash\necho built-c2 >>"%s"; echo rollcheck/kind-node-containerd2:v0-test\n' "$tmp/built" >"$tmp/containerd2-builder"
 # A fake rollcheck CLI: `cluster node-image` answers FAKE_CHOICE, or fails with one line.
 cat >"$tmp/rollcheck" <<'EOT'
 #!/usr/bin/env bash
@@ -19,18 +20,19 @@ cat >"$tmp/rollcheck" <<'EOT'
 [ -n "${FAKE_CHOICE:-}" ] || { echo "rollcheck: ROLLCHECK_NODE_IMAGE=upstream but kindest/node:v1 cannot be pulled: no such host" >&2; exit 1; }
 echo "$FAKE_CHOICE"
 EOT
-chmod +x "$tmp/offline-builder" "$tmp/rollcheck"
+chmod +x "$tmp/offline-builder" "$tmp/containerd2-builder" "$tmp/rollcheck"
 
 failures=0
-# expect NAME WANT_RC WANT_REF WANT_BUILT WANT_OUTPUT_SUBSTRING ENV...
+# expect NAME WANT_RC WANT_REF WANT_BUILT WANT_OUTPUT_SUBSTRING ENV... (WANT_BUILT: no, or what the fake
+# builder that ran wrote: built, built-c2)
 expect() {
   local name=$1 want_rc=$2 want_ref=$3 want_built=$4 want_out=$5 out rc=0 built
   shift 5
   rm -f "$tmp/built"
-  out=$(env FAKE_RC="$tmp/rollcheck" BUILDER="$tmp/offline-builder" "$@" bash -c '
-    source "$REPO_ROOT/scripts/lib.sh"; RC=$FAKE_RC; NODE_IMAGE_BUILDER=$BUILDER
+  out=$(env FAKE_RC="$tmp/rollcheck" BUILDER="$tmp/offline-builder" C2_BUILDER="$tmp/containerd2-builder" "$@" bash -c '
+    source "$REPO_ROOT/scripts/lib.sh"; RC=$FAKE_RC; NODE_IMAGE_BUILDER=$BUILDER; NODE_IMAGE_CONTAINERD_BUILDER=$C2_BUILDER
     choose_node_image; echo "REF=$ROLLCHECK_NODE_IMAGE_REF"' 2>&1) || rc=$?
-  built=$([ -f "$tmp/built" ] && echo yes || echo no)
+  built=$(cat "$tmp/built" 2>/dev/null || echo no)
   if [ "$rc" -ne "$want_rc" ] || [ "$built" != "$want_built" ] || ! grep -q -- "$want_out" <<<"$out" \
     || { [ -n "$want_ref" ] && ! grep -qx "REF=$want_ref" <<<"$out"; }; then
     echo "FAIL $name: rc=$rc (want $want_rc), built $built (want $want_built), want ref '$want_ref' and output containing '$want_out'; got:"
@@ -41,7 +43,9 @@ expect() {
   fi
 }
 expect "Go chose a reference: exported, nothing built" 0 kindest/node:v1 no "REF=" FAKE_CHOICE=kindest/node:v1
-expect "Go chose offline: built (cached) and exported" 0 rollcheck/kind-node:v0-test yes "node image: rollcheck/kind-node:v0-test (offline)" FAKE_CHOICE=offline
+expect "Go chose offline: built (cached) and exported" 0 rollcheck/kind-node:v0-test built "node image: rollcheck/kind-node:v0-test (offline)" FAKE_CHOICE=offline
+expect "Go chose offline-containerd2: its variant built (cached) and exported, not the default" 0 rollcheck/kind-node-containerd2:v0-test built-c2 \
+  "node image: rollcheck/kind-node-containerd2:v0-test (offline, containerd 2)" FAKE_CHOICE=offline-containerd2
 expect "Go refused: its exit code and one line, nothing built" 1 "" no "^rollcheck: ROLLCHECK_NODE_IMAGE=upstream but" FAKE_CHOICE=
 
 # The capability probe reads the bounding set: every capability a full set has is present.
@@ -67,6 +71,15 @@ fi
 ok_if() {
   if [ "$2" -eq 0 ]; then echo "ok   $1"; else echo "FAIL $1: $3"; failures=$((failures + 1)); fi
 }
+
+# The containerd 2.3 node image's wrapper: `config dump` says version 3 (kind v0.30.0 parses 2 and
+# 3 only) and keeps the rest; anything else reaches the real containerd unchanged, exit code too.
+printf '#!/bin/sh\ncase "$*" in *"config dump"*) printf "version = 4\\nroot = %%s\\nversion = 4\\n" "$2" ;; *) echo "real $*"; exit 3 ;; esac\n' >"$tmp/realcontainerd"
+sed "s|@REAL_CONTAINERD@|$tmp/realcontainerd|" "$REPO_ROOT/scripts/runtime/containerd-dump-v3" >"$tmp/cwrapper"
+chmod +x "$tmp/realcontainerd" "$tmp/cwrapper"
+dump=$("$tmp/cwrapper" --config /c.toml config dump); rc=0; other=$("$tmp/cwrapper" --version) || rc=$?
+r=0; { [ "$dump" = $'version = 3\nroot = /c.toml\nversion = 4' ] && [ "$other" = "real --version" ] && [ "$rc" -eq 3 ]; } || r=1
+ok_if "containerd wrapper: config dump says version 3, the rest unchanged; other commands pass through" "$r" "dump: $dump; other: $other (exit $rc)"
 
 # --- retry_timeout: a time limit per try, a bounded number of tries, says what it waits for ------
 start=$(date +%s); rc=0
@@ -241,12 +254,12 @@ out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FA
   ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
 made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
 want_made=""
-for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
 r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
   && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2  $F/all/e2e-proxy$" <<<"$out" \
   && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +-  $F/all/e2e-rbac$" <<<"$out" \
-  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
-  && [ "$(tail -n 9 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 6 ] && grep -q "^failed: e2e-proxy$" <<<"$out" \
+  && [ "$(tail -n 10 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
 ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck

@@ -42,7 +42,8 @@ const (
 	// LabelStopSignal: the image's STOPSIGNAL and an app that stops on another signal.
 	LabelStopSignal = "stop-signal"
 	// LabelStopSignalField: lifecycle.stopSignal in the pod spec; not in the default run, since
-	// the offline node image's containerd does not take the field.
+	// neither node image's containerd takes the field (make e2e-stopsignal runs it on the
+	// offline image's containerd 2.3 variant).
 	LabelStopSignalField = "stop-signal-field"
 	// LabelSidecar: a proxy sidecar in front of the app.
 	LabelSidecar = "sidecar"

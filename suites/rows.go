@@ -217,7 +217,7 @@ func StopSignalRows() []Row {
 	field.Variant.StopSignal = "SIGQUIT"
 	return []Row{
 		{Scenario: under(field, d, check.Zero(),
-			"the plain image (no STOPSIGNAL) with lifecycle.stopSignal SIGQUIT in the pod spec (alpha, ContainerStopSignals, on in rollcheck's kind config): the kubelet asks the runtime for SIGQUIT, and the app drains as with the image's STOPSIGNAL"),
+			"the plain image (no STOPSIGNAL) with lifecycle.stopSignal SIGQUIT in the pod spec (alpha, ContainerStopSignals, on in rollcheck's kind config): the kubelet asks the runtime for SIGQUIT, and the app drains as with the image's STOPSIGNAL. It needs containerd 2.3 or later (make e2e-stopsignal's node image, offline-containerd2, runs CONTAINERD_VERSION's); kind's upstream image runs kind v0.30.0's containerd 2.1.4 and the offline image Debian's 1.6.20, which send the image's STOPSIGNAL or SIGTERM and report no stop signal: there the row fails saying so"),
 			Labels: []string{LabelStopSignalField}, Also: runtimeTakesStopSignal},
 		{Scenario: under(stopSignal("stopsignal-image", "stopsignal"), d, check.Zero(),
 			"the image's STOPSIGNAL is SIGQUIT, so containerd sends SIGQUIT when the preStop ends: the app hears it (its line says signal=quit) and drains its 5 s requests within the grace period"),
@@ -231,11 +231,14 @@ func StopSignalRows() []Row {
 // runtimeTakesStopSignal checks the stopsignal-field row: the runtime reported the pod's stop
 // signal as the effective one, and every pod heard it when the preStop ended. A runtime that does
 // not take the field reports none: the row says so rather than blame the app. containerd 1.6.20
-// (the offline node image) is one; so are, by their sources, containerd 2.1.4 and 2.2.0 (the CRI
-// server sets a container's stop signal from its image config only).
+// (the offline node image) is one; so are, by their sources, containerd 2.1.4 (kind v0.30.0's
+// upstream image), 2.2.0 and 2.2.9 (the CRI server sets a container's stop signal from its image
+// config only). containerd 2.3 takes it (sources v2.3.4 and v2.3.7: the CRI ContainerConfig's
+// stop signal wins over the image's, and ContainerStatus reports it): make e2e-stopsignal's
+// node image.
 func runtimeTakesStopSignal(row *check.Row) error {
 	if row.StopSignalReported != row.Config.StopSignal {
-		return fmt.Errorf("the runtime (%s) reported %q as the effective stop signal, not %s: it does not take lifecycle.stopSignal, so this row cannot measure it here (it needs a runtime that reads the CRI stop signal: containerd's sources up to 2.2.0 read only the image's STOPSIGNAL)",
+		return fmt.Errorf("the runtime (%s) reported %q as the effective stop signal, not %s: it does not take lifecycle.stopSignal, so this row cannot measure it here (it needs containerd 2.3 or later, whose CRI reads the container's stop signal: make e2e-stopsignal runs the row on such a node image; kind v0.30.0's upstream image runs containerd 2.1.4, and the offline image 1.6.20, which read only the image's STOPSIGNAL)",
 			row.Versions.Runtime, row.StopSignalReported, row.Config.StopSignal)
 	}
 	return heardSIGTERM(true)(row)

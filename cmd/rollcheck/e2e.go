@@ -174,7 +174,7 @@ func ginkgoArgs(art string) []string {
 		args = append(args, fmt.Sprintf("--procs=%d", procs))
 	}
 	// The default filter leaves out the slow rows (kubelet restarts: make e2e-slow) and the row
-	// that needs a runtime which takes lifecycle.stopSignal (the offline image's does not).
+	// that needs a runtime which takes lifecycle.stopSignal (make e2e-stopsignal).
 	l, _ := knobs.Get(os.Getenv, knobs.EnvLabels)
 	args = append(args, "--label-filter="+l)
 	// A run must select a spec: a misspelt label would otherwise pass having run nothing. Ginkgo's

@@ -14,8 +14,12 @@ import (
 )
 
 // BuildOffline is what ChooseNodeImage returns when the offline node image is to be used: the
-// scripts build it (scripts/node-image.sh, cached), which only bash does.
-const BuildOffline = "offline"
+// scripts build it (scripts/node-image.sh, cached), which only bash does. BuildOfflineContainerd2
+// is its containerd 2 variant's (scripts/node-image-containerd.sh).
+const (
+	BuildOffline            = "offline"
+	BuildOfflineContainerd2 = knobs.OfflineContainerd2
+)
 
 // ChooseNodeImage decides which kind node image make uses, by ROLLCHECK_NODE_IMAGE, and says
 // why through logf:
@@ -23,9 +27,11 @@ const BuildOffline = "offline"
 //     within ROLLCHECK_PULL_TIMEOUT (one try), else the offline one;
 //   - upstream: kind's upstream image, pulled if missing; an error when it cannot be;
 //   - offline: rollcheck's offline image;
+//   - offline-containerd2: its variant with containerd CONTAINERD_VERSION (2.3 or later, which
+//     takes lifecycle.stopSignal), never kind's upstream image (v0.30.0's containerd 2.1.4 does not);
 //   - an image reference: that image, which the Docker engine must have.
 //
-// It returns the reference, or BuildOffline. docker runs the docker CLI (run, in production).
+// It returns the reference, BuildOffline or BuildOfflineContainerd2. docker runs the docker CLI (run, in production).
 func ChooseNodeImage(ctx context.Context, getenv func(string) string, docker func(ctx context.Context, args ...string) (string, error), logf func(string, ...any)) (string, error) {
 	if errs := knobs.Check(func(k string) string {
 		if k == knobs.EnvNodeImage || k == knobs.EnvPullTimeout {
@@ -40,6 +46,9 @@ func ChooseNodeImage(ctx context.Context, getenv func(string) string, docker fun
 	case knobs.SourceOffline:
 		logf("node image: offline (%s=offline)", knobs.EnvNodeImage)
 		return BuildOffline, nil
+	case knobs.OfflineContainerd2:
+		logf("node image: the offline one with containerd 2 (%s=%s: a runtime that takes lifecycle.stopSignal)", knobs.EnvNodeImage, want)
+		return BuildOfflineContainerd2, nil
 	case knobs.SourceUpstream, "auto":
 	default:
 		if _, err := docker(ctx, "image", "inspect", want); err != nil {

@@ -27,10 +27,11 @@ func TestChooseNodeImage(t *testing.T) {
 		{name: "auto, no registry: offline, says why", want: "auto", ref: BuildOffline, says: "cannot be pulled: docker pull: exit status 1: Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host"},
 		{name: "default is auto", ref: BuildOffline, says: "offline (kind's upstream image"},
 		{name: "forced offline", want: "offline", pullable: true, ref: BuildOffline, says: "ROLLCHECK_NODE_IMAGE=offline"},
+		{name: "forced offline-containerd2: built, never upstream", want: "offline-containerd2", local: []string{kinddefaults.Image}, pullable: true, ref: BuildOfflineContainerd2, says: "ROLLCHECK_NODE_IMAGE=offline-containerd2"},
 		{name: "forced upstream, no registry: error", want: "upstream", wrong: "ROLLCHECK_NODE_IMAGE=upstream but " + kinddefaults.Image + " cannot be pulled"},
 		{name: "explicit missing ref: error", want: "example/none:v1", wrong: "no such image"},
 		{name: "explicit offline ref", want: "rollcheck/kind-node:v9", local: []string{"rollcheck/kind-node:v9"}, ref: "rollcheck/kind-node:v9", says: "offline"},
-		{name: "bad value: one-line error", want: "bogus", wrong: "want auto, upstream, offline or an image reference"},
+		{name: "bad value: one-line error", want: "bogus", wrong: "want auto, upstream, offline, offline-containerd2 or an image reference"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

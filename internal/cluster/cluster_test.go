@@ -181,22 +181,32 @@ func fakeTool(t *testing.T, dir, name, body string) string {
 // newest rollcheck/kind-node image the Docker engine lists, auto the upstream image when present.
 func TestResolveNodeImage(t *testing.T) {
 	dir := t.TempDir()
-	fakeTool(t, dir, "docker", `case "$1 $2" in
-  "image inspect") exit 1 ;;
-  "image ls") printf '%s\n' rollcheck/kind-node:v1.34.3-new rollcheck/kind-node:v1.34.3-old ;;
+	// docker image ls lists the repository asked for ($5), newest first; the variant's only when
+	// FAKE_VARIANT is set.
+	fakeTool(t, dir, "docker", `case "$1 $2 $5" in
+  "image inspect"*) exit 1 ;;
+  "image ls rollcheck/kind-node") printf '%s\n' rollcheck/kind-node:v1.34.3-new rollcheck/kind-node:v1.34.3-old ;;
+  "image ls rollcheck/kind-node-containerd2") [ -z "$FAKE_VARIANT" ] || printf '%s\n' rollcheck/kind-node-containerd2:v1.34.3-c2-new rollcheck/kind-node-containerd2:v1.34.3-c2-old ;;
   *) exit 1 ;;
 esac
 `)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_VARIANT", "1")
 	for choice, want := range map[string]string{
-		"upstream":     kinddefaults.Image,
-		"offline":      "rollcheck/kind-node:v1.34.3-new",
-		"auto":         "rollcheck/kind-node:v1.34.3-new",
-		"example/n:v1": "example/n:v1",
+		"upstream":            kinddefaults.Image,
+		"offline":             "rollcheck/kind-node:v1.34.3-new",
+		"auto":                "rollcheck/kind-node:v1.34.3-new",
+		"offline-containerd2": "rollcheck/kind-node-containerd2:v1.34.3-c2-new",
+		"example/n:v1":        "example/n:v1",
 	} {
 		if got, err := ResolveNodeImage(context.Background(), choice); err != nil || got != want {
 			t.Errorf("ResolveNodeImage(%q) = %q, %v; want %q", choice, got, err, want)
 		}
+	}
+	// No variant built: an error that says how to build one, never the default offline image.
+	t.Setenv("FAKE_VARIANT", "")
+	if got, err := ResolveNodeImage(context.Background(), "offline-containerd2"); err == nil || !strings.Contains(err.Error(), "make e2e-stopsignal builds one") {
+		t.Errorf("ResolveNodeImage(offline-containerd2) with none built = %q, %v; want an error saying how to build one", got, err)
 	}
 }
 
@@ -328,9 +338,12 @@ func TestSetupAndTeardownOrder(t *testing.T) {
 
 func TestImageSource(t *testing.T) {
 	for ref, want := range map[string]string{
-		"rollcheck/kind-node:v1.34.3-0123456789ab": SourceOffline,
-		"kindest/node:v1.34.0@sha256:0123":         SourceUpstream,
-		"example.com/rollcheck/kind-node:v1":       SourceUpstream,
+		"rollcheck/kind-node:v1.34.3-0123456789ab":                               SourceOffline,
+		"rollcheck/kind-node-containerd2:v1.34.3-containerd-v2.3.7-0123456789ab": SourceOffline,
+		"offline-containerd2":                SourceOffline,
+		"rollcheck/kind-node-containerd3:v1": SourceUpstream,
+		"kindest/node:v1.34.0@sha256:0123":   SourceUpstream,
+		"example.com/rollcheck/kind-node:v1": SourceUpstream,
 	} {
 		if got := knobs.ImageSource(ref); got != want {
 			t.Errorf("knobs.ImageSource(%q) = %q, want %q", ref, got, want)

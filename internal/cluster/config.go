@@ -82,13 +82,23 @@ func FromEnv() (Options, error) {
 
 // ResolveNodeImage turns a node image choice into a reference: upstream is kind's own default
 // (defaults.Image of the kind module in go.mod); offline the newest rollcheck/kind-node image in
-// the Docker engine (make node-image builds it); auto the upstream image when the Docker engine
-// has it, else the newest offline one; anything else is taken as an image reference. Nothing is
-// pulled: ChooseNodeImage pulls, and scripts/node-image.sh builds, for make.
+// the Docker engine (make node-image builds it); offline-containerd2 the newest
+// rollcheck/kind-node-containerd2 one (make e2e-stopsignal builds it); auto the upstream image
+// when the Docker engine has it, else the newest offline one; anything else is taken as an image
+// reference. Nothing is pulled: ChooseNodeImage pulls, and scripts/node-image.sh builds, for make.
 func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 	switch choice {
 	case SourceUpstream:
 		return kinddefaults.Image, nil
+	case knobs.OfflineContainerd2:
+		out, err := run(ctx, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", knobs.OfflineContainerd2Repo)
+		if err != nil {
+			return "", fmt.Errorf("%s=%s: list the node images: %w", knobs.EnvNodeImage, choice, err)
+		}
+		if refs := strings.Fields(out); len(refs) > 0 {
+			return refs[0], nil // docker lists the newest first
+		}
+		return "", fmt.Errorf("%s=%s: no %s image in the Docker engine: make e2e-stopsignal builds one (scripts/node-image-containerd.sh)", knobs.EnvNodeImage, choice, knobs.OfflineContainerd2Repo)
 	case SourceOffline, "auto":
 		if choice == "auto" {
 			if _, err := run(ctx, "docker", "image", "inspect", kinddefaults.Image); err == nil {

@@ -47,6 +47,7 @@ const (
 	EnvK8sVersion   = "K8S_VERSION"
 	EnvEtcdVersion  = "ETCD_VERSION"
 	EnvCoreDNS      = "COREDNS_VERSION"
+	EnvContainerd   = "CONTAINERD_VERSION"
 	EnvDebianSuite  = "DEBIAN_SUITE"
 	EnvDebianMirror = "DEBIAN_MIRROR"
 )
@@ -74,13 +75,25 @@ const (
 	SourceOffline  = "offline"
 )
 
-// OfflineRepo is the repository of the node images scripts/node-image.sh builds.
-const OfflineRepo = "rollcheck/kind-node"
+// OfflineContainerd2 is the choice (ROLLCHECK_NODE_IMAGE) of the offline node image's variant
+// with containerd CONTAINERD_VERSION over Debian's 1.6: a runtime that takes lifecycle.stopSignal
+// (make e2e-stopsignal). Its source is offline, like the default offline image's.
+const OfflineContainerd2 = "offline-containerd2"
 
-// ImageSource tells a node image's source from its reference (or the choice "offline"):
-// rollcheck's offline images are rollcheck/kind-node:*.
+// OfflineRepo is the repository of the node images scripts/node-image.sh builds, and
+// OfflineContainerd2Repo that of their containerd 2 variant (scripts/node-image-containerd.sh):
+// another repository, so that the choice offline never takes the variant.
+const (
+	OfflineRepo            = "rollcheck/kind-node"
+	OfflineContainerd2Repo = "rollcheck/kind-node-containerd2"
+)
+
+// ImageSource tells a node image's source from its reference (or the choice "offline" or
+// "offline-containerd2"): rollcheck's offline images are rollcheck/kind-node:* and
+// rollcheck/kind-node-containerd2:*.
 func ImageSource(ref string) string {
-	if ref == SourceOffline || strings.HasPrefix(ref, OfflineRepo+":") {
+	if ref == SourceOffline || ref == OfflineContainerd2 ||
+		strings.HasPrefix(ref, OfflineRepo+":") || strings.HasPrefix(ref, OfflineContainerd2Repo+":") {
 		return SourceOffline
 	}
 	return SourceUpstream
@@ -135,7 +148,7 @@ var All = []Knob{
 		}
 		return nil
 	}},
-	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline` or an image reference", true, ValidNodeImage},
+	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline`, `offline-containerd2` (the offline one with containerd `CONTAINERD_VERSION`, which takes `lifecycle.stopSignal`: make e2e-stopsignal's) or an image reference", true, ValidNodeImage},
 	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
 	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5", true, wholeNumber(0, 5)},
 	{EnvProxyMode, "iptables", "", "kube-proxy's mode in a cluster rollcheck creates: `iptables` or `nftables` (kind's `networking.kubeProxyMode`; a reused cluster must run the same)", true, func(v string) error {
@@ -163,7 +176,7 @@ var All = []Knob{
 		return errors.New("want both, host or cluster")
 	}},
 	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
-	{EnvLabels, "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints && !http2 && !grpc", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar`, `proxy`, `drain-node` (the default leaves out the slow rows, the one that needs a runtime taking `lifecycle.stopSignal`, the rows through a real proxy, which `make e2e-proxy` runs, and the drain rows that need worker nodes and the rows of one replica, which `make e2e-multinode` runs: `multinode`, `terminating-endpoints`; and the HTTP/2 and gRPC rows, which `make e2e-grpc` runs: `http2`, `grpc`)", false, labelFilter},
+	{EnvLabels, "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints && !http2 && !grpc", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar`, `proxy`, `drain-node` (the default leaves out the slow rows, the one that needs a runtime taking `lifecycle.stopSignal`, which `make e2e-stopsignal` runs, the rows through a real proxy, which `make e2e-proxy` runs, and the drain rows that need worker nodes and the rows of one replica, which `make e2e-multinode` runs: `multinode`, `terminating-endpoints`; and the HTTP/2 and gRPC rows, which `make e2e-grpc` runs: `http2`, `grpc`)", false, labelFilter},
 	{EnvSuites, "suites examples/check examples/gotest", "", "the suite directories make e2e runs", false, func(v string) error {
 		for _, w := range strings.Fields(v) {
 			if st, err := os.Stat(w); err != nil || !st.IsDir() {
@@ -182,8 +195,25 @@ var All = []Knob{
 	{EnvK8sVersion, "v1.34.3", "", "Kubernetes version of the offline node image", false, matches(version, "want a version like v1.2.3")},
 	{EnvEtcdVersion, "v3.6.5", "", "etcd version of the offline node image", false, matches(version, "want a version like v1.2.3")},
 	{EnvCoreDNS, "v1.12.1", "", "CoreDNS version of the offline node image", false, matches(version, "want a version like v1.2.3")},
+	{EnvContainerd, "v2.3.7", "", "containerd version of the `offline-containerd2` node image, built from the Go module proxy (v2.3.0 or later: its CRI takes `lifecycle.stopSignal`)", false, containerdVersion},
 	{EnvDebianSuite, "bookworm", "", "Debian suite of the offline node image's root file system", false, matches(debianSuite, "want a Debian suite name such as bookworm")},
 	{EnvDebianMirror, "http://deb.debian.org/debian", "", "Debian mirror debootstrap downloads the offline node image's root file system from", false, matches(httpURL, "want an http:// or https:// URL")},
+}
+
+// containerdVersion is CONTAINERD_VERSION's rule: a version of containerd 2 from 2.3 on, the
+// first whose CRI takes a container's stop signal (lifecycle.stopSignal).
+func containerdVersion(v string) error {
+	const want = "want a containerd version from v2.3.0 on, like v2.3.7 (earlier ones ignore lifecycle.stopSignal)"
+	if !version.MatchString(v) {
+		return errors.New(want)
+	}
+	f := strings.Split(v[1:], ".")
+	major, _ := strconv.Atoi(f[0])
+	minor, _ := strconv.Atoi(f[1])
+	if major != 2 || minor < 3 {
+		return errors.New(want)
+	}
+	return nil
 }
 
 func labelFilter(v string) error {
@@ -338,13 +368,13 @@ func Keep(getenv func(string) string) (bool, error) {
 	return v == "true", err
 }
 
-// ValidNodeImage checks a node image choice: auto, upstream, offline or an image reference
-// with a tag (the rule of ROLLCHECK_NODE_IMAGE, and of kindcluster.WithNodeImage).
+// ValidNodeImage checks a node image choice: auto, upstream, offline, offline-containerd2 or an
+// image reference with a tag (the rule of ROLLCHECK_NODE_IMAGE, and of kindcluster.WithNodeImage).
 func ValidNodeImage(v string) error {
-	if v == "auto" || v == SourceUpstream || v == SourceOffline || check.ValidImage(v) == nil {
+	if v == "auto" || v == SourceUpstream || v == SourceOffline || v == OfflineContainerd2 || check.ValidImage(v) == nil {
 		return nil
 	}
-	return errors.New("want auto, upstream, offline or an image reference with a tag (repo:tag)")
+	return errors.New("want auto, upstream, offline, offline-containerd2 or an image reference with a tag (repo:tag)")
 }
 
 // NodeImageChoice is the node image the environment asks for: the reference make chose

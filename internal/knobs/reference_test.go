@@ -33,6 +33,9 @@ func targetTable() string {
 		if t.ProxyMode != "" {
 			cluster += ", kube-proxy " + cell(t.ProxyMode)
 		}
+		if t.NodeImage != "" {
+			cluster += ", node image " + cell(t.NodeImage)
+		}
 		files := cell(def(EnvArtifacts))
 		if t.Artifacts != "" {
 			files = cell(filepath.Join(def(EnvArtifacts), t.Artifacts))

@@ -18,7 +18,7 @@ func TestCheckKnobs(t *testing.T) {
 		EnvName: "rollcheck-2.x", EnvKindConfig: kindConfig, EnvNodeImage: "kindest/node:v1.34.0",
 		EnvWorkers: "5", EnvKeep: "On", EnvIsolateDNS: "auto", EnvRepeat: "20", EnvProcs: "8", EnvLoadFrom: "both", EnvLabels: "smoke && !negative-control || /^rollout/",
 		EnvSuites: dir + " " + dir, EnvGinkgoFlags: "--v --flake-attempts=2", "K8S_VERSION": "v1.34.3",
-		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm", EnvLoadImage: "registry.example:5000/rollcheck/load:20261123-130506-0123456789ab",
+		"ROLLCHECK_PULL_TIMEOUT": "120", "DEBIAN_SUITE": "bookworm", EnvContainerd: "v2.3.7", EnvLoadImage: "registry.example:5000/rollcheck/load:20261123-130506-0123456789ab",
 	}
 	if errs := Check(func(k string) string { return good[k] }, false); len(errs) > 0 {
 		t.Fatalf("good knobs refused: %v", errs)
@@ -36,6 +36,7 @@ func TestCheckKnobs(t *testing.T) {
 		EnvSuites:      dir + "/none",
 		EnvGinkgoFlags: "-v",
 		"K8S_VERSION":  "1.34",
+		EnvContainerd:  "2.3",
 		EnvLoadImage:   "rollcheck/load",
 	}
 	errs := Check(func(k string) string { return bad[k] }, false)
@@ -43,7 +44,7 @@ func TestCheckKnobs(t *testing.T) {
 		t.Fatalf("%d problems, want %d: %v", len(errs), len(bad), errs)
 	}
 	for i, err := range errs {
-		if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "ROLLCHECK_") && !strings.HasPrefix(err.Error(), "K8S_") {
+		if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "ROLLCHECK_") && !strings.HasPrefix(err.Error(), "K8S_") && !strings.HasPrefix(err.Error(), "CONTAINERD_") {
 			t.Errorf("problem %d %q: want one line naming its knob", i, err)
 		}
 	}
@@ -59,6 +60,16 @@ func TestCheckKnobs(t *testing.T) {
 	offline := map[string]string{EnvNodeImage: "offline", EnvWorkers: "2"}
 	if errs := Check(func(k string) string { return offline[k] }, true); len(errs) != 0 {
 		t.Errorf("offline with workers: %v", errs)
+	}
+	// Its containerd must take lifecycle.stopSignal: 2.3 or later (within containerd 2).
+	for v, ok := range map[string]bool{"v2.3.0": true, "v2.3.7": true, "v2.10.1": true, "v2.2.9": false, "v1.7.28": false, "v3.0.0": false, "2.3.7": false, "v2.3": false} {
+		if err := Check(env(EnvContainerd, v), false); (len(err) == 0) != ok {
+			t.Errorf("%s=%s: %v, want accepted %v", EnvContainerd, v, err, ok)
+		}
+	}
+	// Its containerd 2 variant is a choice of its own, an offline source like it.
+	if err := ValidNodeImage(OfflineContainerd2); err != nil || ImageSource(OfflineContainerd2) != SourceOffline {
+		t.Errorf("%s: rule %v, source %s; want a valid offline choice", OfflineContainerd2, err, ImageSource(OfflineContainerd2))
 	}
 }
 

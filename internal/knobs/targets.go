@@ -19,9 +19,11 @@ type Target struct {
 	// (ROLLCHECK_SUITES), whatever the environment says; empty: the knob as set, else its
 	// default (make e2e's).
 	Labels, Suites string
-	// ProxyMode is kube-proxy's mode (ROLLCHECK_KUBE_PROXY_MODE), whatever the environment
-	// says; empty: the knob's.
-	ProxyMode string
+	// ProxyMode is kube-proxy's mode (ROLLCHECK_KUBE_PROXY_MODE), and NodeImage the node image
+	// choice (ROLLCHECK_NODE_IMAGE), whatever the environment says (CI exports
+	// ROLLCHECK_NODE_IMAGE=offline); empty: the knob's. A target with a node image of its own
+	// has a cluster of its own: a reused cluster must run the image asked for.
+	ProxyMode, NodeImage string
 	// Cluster and Workers are the cluster's name (ROLLCHECK_CLUSTER_NAME) and its workers
 	// (ROLLCHECK_WORKERS) unless the environment sets them; empty: the knob's.
 	Cluster, Workers string
@@ -38,6 +40,10 @@ var Targets = []Target{
 		Cluster: "rollcheck-multinode", Workers: "2", Artifacts: "multinode"},
 	{Name: "e2e-grpc", Labels: "http2 || grpc", Suites: "suites", Artifacts: "grpc"},
 	{Name: "e2e-nftables", ProxyMode: "nftables", Cluster: "rollcheck-nftables", Artifacts: "nftables"},
+	// The row that needs a runtime taking lifecycle.stopSignal: containerd 2.3 or later, which
+	// neither the offline image (Debian's 1.6.20) nor kind v0.30.0's (2.1.4) has.
+	{Name: "e2e-stopsignal", Labels: "stop-signal-field", Suites: "suites",
+		Cluster: "rollcheck-stopsignal", NodeImage: OfflineContainerd2, Artifacts: "stopsignal"},
 	{Name: "smoke", Labels: "smoke", Suites: "suites"},
 }
 
@@ -74,6 +80,7 @@ func TargetEnv(name string, getenv func(string) string) ([]string, error) {
 	set(EnvLabels, t.Labels)
 	set(EnvSuites, t.Suites)
 	set(EnvProxyMode, t.ProxyMode)
+	set(EnvNodeImage, t.NodeImage)
 	if t.Cluster != "" {
 		set(EnvName, orDefault(EnvName, t.Cluster))
 	}

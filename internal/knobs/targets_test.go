@@ -116,6 +116,8 @@ func TestTargetEnv(t *testing.T) {
 		{"e2e-multinode", env(EnvWorkers, "3", EnvArtifacts, "/tmp/a"), []string{"ROLLCHECK_LABELS=multinode || terminating-endpoints || smoke",
 			"ROLLCHECK_SUITES=suites", "ROLLCHECK_CLUSTER_NAME=rollcheck-multinode", "ROLLCHECK_WORKERS=3", "ARTIFACTS=/tmp/a/multinode"}},
 		{"e2e-nftables", env(EnvName, "mine", EnvProxyMode, "iptables"), []string{"ROLLCHECK_KUBE_PROXY_MODE=nftables", "ROLLCHECK_CLUSTER_NAME=mine", "ARTIFACTS=_artifacts/nftables"}},
+		{"e2e-stopsignal", env(EnvLabels, "smoke", EnvNodeImage, "offline"), []string{"ROLLCHECK_LABELS=stop-signal-field", "ROLLCHECK_SUITES=suites",
+			"ROLLCHECK_NODE_IMAGE=offline-containerd2", "ROLLCHECK_CLUSTER_NAME=rollcheck-stopsignal", "ARTIFACTS=_artifacts/stopsignal"}},
 	} {
 		got, err := TargetEnv(tc.name, tc.env)
 		if err != nil || !slices.Equal(got, tc.want) {

@@ -101,7 +101,7 @@ func stopSignalField(rows []Row) Finding {
 			Quote: "If a container has a custom stop signal defined in its lifecycle, the container runtime would use the signal defined in the lifecycle to kill the container, given that the container runtime also supports custom stop signals."},
 		rows:  func(r Row) bool { return r.Config.StopSignal != "" && notForced(r) },
 		terms: exited,
-		none:  "no row set lifecycle.stopSignal (ROLLCHECK_LABELS=stop-signal-field make e2e runs the stopsignal-field row)",
+		none:  "no row set lifecycle.stopSignal (make e2e-stopsignal runs the stopsignal-field row, on a node image whose containerd takes it)",
 		judge: func(ts []check.Termination, of []Row) (bool, string) {
 			heard := 0
 			ok := true
