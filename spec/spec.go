@@ -36,22 +36,43 @@ const (
 	Kind       = "Check"
 )
 
+// DefaultDockerfile is the Dockerfile an app.build entry builds when it names none.
+const DefaultDockerfile = "Dockerfile"
+
 // Check is a check file.
+//
+// Every field has a doc comment: docs/fields.md is generated from them (go generate
+// ./internal/refdoc), and a field without one fails its test. A default the code holds in a
+// constant is read from the constant; any other default is said in the comment as "(default
+// …)".
 type Check struct {
+	// APIVersion is rollcheck.io/v1alpha1, the only version there is.
 	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		// Name names the check in reports (default: the file's name without extension).
+	// Kind is Check.
+	Kind string `json:"kind"`
+	// Metadata names the check.
+	Metadata struct {
+		// Name names the check in reports and is the suite of its rows: 1 to 40 lower-case
+		// letters, digits and dashes, starting and ending with a letter or digit (a DNS label of
+		// at most 40 characters) (default the check file's name without its extension, which
+		// must then be such a name: my-check.yaml is my-check, my_check.yaml is refused).
 		Name string `json:"name,omitempty"`
 	} `json:"metadata,omitempty"`
-	App         App          `json:"app"`
-	Load        LoadSettings `json:"load,omitempty"`
+	// App is the app under test: its manifests, images, port and path.
+	App App `json:"app"`
+	// Load is the constant load sent while the disruptions run.
+	Load LoadSettings `json:"load,omitempty"`
+	// Disruptions are how the pods are taken away, each kind at most once: every variant runs
+	// under each of them, a row each.
 	Disruptions []Disruption `json:"disruptions"`
-	// Settle is the load time before the first and after the last disruption (default 3s).
+	// Settle is how long the load runs before the first disruption and after the last one
+	// settled, a Go duration (5s, 1m30s); more than 0.
 	Settle *metav1.Duration `json:"settle,omitempty"`
-	// Repeat runs every row this many times (1 to 20, default 1): the report gives each row's
+	// Repeat runs every row this many times, 1 to 20 (default 1): the report gives each row's
 	// runs, pooled failure ratio with its interval and verdict stability.
-	Repeat   int       `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
+	// Variants are the configurations of the app to compare, each with its expected outcome: an
+	// as-is variant with only a name and expect checks the manifests unchanged.
 	Variants []Variant `json:"variants"`
 	// Cluster, when set, is an existing cluster to check on instead of a kind cluster rollcheck
 	// creates (rollcheck check --kubeconfig or --context replaces it).
@@ -72,22 +93,33 @@ type App struct {
 	Images []string `json:"images,omitempty"`
 	// Build are images built with docker build before the check (and then loaded).
 	Build []Build `json:"build,omitempty"`
-	// Port is the container port the load is sent to.
-	Port int32  `json:"port"`
+	// Port is the container port the load is sent to; a container of the Deployment (or a
+	// native sidecar) must declare it.
+	Port int32 `json:"port"`
+	// Path is the request path, starting with "/" (load.url's path replaces it).
 	Path string `json:"path,omitempty"`
 	// Container names the app's container when the one that declares Port is a sidecar in
 	// front of it (a proxy): the variants' preStop goes to the app, and the sidecar's exit is
 	// timed and blamed for the failures after it.
 	Container string `json:"container,omitempty"`
-	// PodHeader is the response header naming the pod, if the app sends one.
+	// PodHeader is the response header in which the app names the pod that answered (the
+	// sample app: its POD_NAME from the downward API; over gRPC, the metadata key of this
+	// name in lower case). An app that sends none works too: the serving wait, the data-plane
+	// propagation, telling a proxy's own 5xx from the app's and matching a failure to the pod
+	// that answered it then go without, and the report marks its rows ‡ (docs/reference.md,
+	// "What your app can tell rollcheck").
 	PodHeader string `json:"podHeader,omitempty"`
 }
 
 // Build is one image to build from a directory with a Dockerfile.
 type Build struct {
-	Context    string `json:"context"`
+	// Context is the build's context directory (relative to the check file).
+	Context string `json:"context"`
+	// Dockerfile is the Dockerfile's path relative to context.
 	Dockerfile string `json:"dockerfile,omitempty"`
-	Image      string `json:"image"`
+	// Image is the reference the image is tagged with (docker build -t), then loaded into the
+	// cluster: a manifest's container names it.
+	Image string `json:"image"`
 }
 
 // LoadSettings is the constant load.
@@ -102,17 +134,24 @@ type LoadSettings struct {
 	// balancing (pick_first, default: one connection through rollcheck's Service; round_robin:
 	// the client resolves a headless Service of the app and picks a pod per RPC; from: cluster),
 	// waitForReady and retry.
-	GRPC      *check.GRPCLoad `json:"grpc,omitempty"`
-	Rate      int             `json:"rate,omitempty"`
-	Method    string          `json:"method,omitempty"`
-	KeepAlive bool            `json:"keepAlive,omitempty"`
+	GRPC *check.GRPCLoad `json:"grpc,omitempty"`
+	// Rate is the requests (RPCs) per second, sent at a constant rate.
+	Rate int `json:"rate,omitempty"`
+	// Method is GET or POST. With keepAlive, Go's client silently sends a GET again whose
+	// reused connection died, which hides those failures (the table marks such rows †): POST
+	// shows them.
+	Method string `json:"method,omitempty"`
+	// KeepAlive reuses connections between requests; off, every request opens its own.
+	KeepAlive bool `json:"keepAlive,omitempty"`
 	// From is where the load is sent from: host (default) or cluster (a load pod).
 	From string `json:"from,omitempty"`
-	// Pods is how many load pods share the rate (from: cluster only; default 1).
+	// Pods is how many load pods share the rate, 1 to 10 (from: cluster only) (default 1).
 	Pods int `json:"pods,omitempty"`
 	// Entry: node sends the load from the host to the NodePort of one node that runs your pods
 	// (on kind, the first worker's), instead of the cluster's default address; needs workers.
-	Entry   string           `json:"entry,omitempty"`
+	Entry string `json:"entry,omitempty"`
+	// Timeout is each request's timeout, a Go duration; more than 0. Short, so that a
+	// black-holed request fails in its own second.
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 	// URL sends the load to an address in front of the app instead of rollcheck's own Service:
 	// a proxy, an ingress or a gateway (from a load pod, a Service of the manifests by its short
@@ -162,9 +201,12 @@ func (c *Check) KubeconfigPath() string {
 
 // Disruption is one kind of disruption and how many times to repeat it.
 type Disruption struct {
-	Kind  check.DisruptionKind `json:"kind"`
-	Count int                  `json:"count,omitempty"`
-	// DrainTimeout bounds each drain of drain-node (default 60s): a drain not finished by then
+	// Kind is what takes the pods away (docs/reference.md, "What a row does").
+	Kind check.DisruptionKind `json:"kind"`
+	// Count is how many times the disruption is done in a row, each waiting until the
+	// Deployment settled.
+	Count int `json:"count,omitempty"`
+	// DrainTimeout bounds each drain of drain-node, a Go duration: a drain not finished by then
 	// is blocked, the node uncordoned.
 	DrainTimeout *metav1.Duration `json:"drainTimeout,omitempty"`
 	// Node: entry drains the node the load enters at (load entry: node) instead of the node
@@ -174,46 +216,66 @@ type Disruption struct {
 
 // Variant is the app's Deployment with a change, and what it must achieve.
 type Variant struct {
+	// Name names the variant in the reports (the row's scenario): 1 to 40 lower-case letters,
+	// digits and dashes, starting and ending with a letter or digit; unique in the file.
 	Name string `json:"name"`
-	Why  string `json:"why,omitempty"`
+	// Why says what the variant shows or why it is expected to do what expect says: the HTML
+	// timeline shows it above the row's chart, and each row's JSON keeps it (config.why).
+	Why string `json:"why,omitempty"`
 	// PreStop replaces the app container's preStop hook: {none: true}, {sleep: 5s} (the
 	// native sleep action), {exec: [cmd, args...]} or {httpGet: /path}.
 	PreStop *PreStop `json:"preStop,omitempty"`
 	// StopSignal sets the app container's lifecycle.stopSignal (SIGQUIT, SIGINT, …): Kubernetes
 	// 1.33+, alpha behind the ContainerStopSignals gate (on in rollcheck's kind cluster), and a
 	// runtime that supports it.
-	StopSignal                    string `json:"stopSignal,omitempty"`
+	StopSignal string `json:"stopSignal,omitempty"`
+	// TerminationGracePeriodSeconds replaces the pod template's grace period, in seconds
+	// (default the manifest's).
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
-	Replicas                      *int32 `json:"replicas,omitempty"`
+	// Replicas replaces the Deployment's replicas (default the manifest's).
+	Replicas *int32 `json:"replicas,omitempty"`
 	// PDB is a PodDisruptionBudget rollcheck creates with the row, selecting the Deployment's
 	// pods: {maxUnavailable: 1} or {minAvailable: 50%}, exactly one of the two.
 	PDB *PDB `json:"pdb,omitempty"`
 	// ExternalTrafficPolicy of rollcheck's load Service: Cluster (default) or Local, which
 	// needs load from the host with entry: node.
 	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
-	// Patch is a strategic-merge patch of the Deployment, for anything else.
-	Patch  json.RawMessage `json:"patch,omitempty"`
-	Expect Expect          `json:"expect"`
+	// Patch is a strategic-merge patch of the Deployment, for anything else (env, args,
+	// probes), applied after the fields above and decoded strictly.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	// Expect is the outcome the variant must produce under every disruption.
+	Expect Expect `json:"expect"`
 }
 
 // PreStop is a preStop hook; set one field.
 type PreStop struct {
-	None    bool             `json:"none,omitempty"`
-	Sleep   *metav1.Duration `json:"sleep,omitempty"`
-	Exec    []string         `json:"exec,omitempty"`
-	HTTPGet string           `json:"httpGet,omitempty"`
+	// None removes any preStop hook the manifest has.
+	None bool `json:"none,omitempty"`
+	// Sleep is Kubernetes' native sleep action, a Go duration in whole seconds, more than 0: no
+	// shell or sleep binary needed in the image.
+	Sleep *metav1.Duration `json:"sleep,omitempty"`
+	// Exec runs this command in the app's container: [cmd, args...].
+	Exec []string `json:"exec,omitempty"`
+	// HTTPGet is a path the kubelet GETs on the app's port (over HTTPS with load.protocol
+	// http2).
+	HTTPGet string `json:"httpGet,omitempty"`
 }
 
 // PDB is a PodDisruptionBudget of the app's pods: a number of pods or a percentage.
 type PDB struct {
-	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	// MinAvailable is how many of the app's pods must stay available: a count or a percentage
+	// ("50%").
+	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
+	// MaxUnavailable is how many of the app's pods may be unavailable at once: a count or a
+	// percentage.
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // Expect is a variant's threshold: one of failures (only 0), maxFailureRatio and
 // failuresExpected, and optionally minSuccessRatioPerDisruption and maxDisruptionSeconds.
 type Expect struct {
-	// Failures: 0 means no request may fail.
+	// Failures: 0 means no request may fail. 0 is the only value taken: bound a share with
+	// maxFailureRatio.
 	Failures *int `json:"failures,omitempty"`
 	// MaxFailureRatio bounds the failed share of all requests (0.01 is 1 %).
 	MaxFailureRatio *float64 `json:"maxFailureRatio,omitempty"`
@@ -231,6 +293,8 @@ type Expect struct {
 
 // FailuresExpected is a negative control's expectation.
 type FailuresExpected struct {
+	// Classes are the failure classes most failures must be of (refused, reset, eof, timeout,
+	// http_5NN, …; none listed: any class).
 	Classes []loadgen.Class `json:"classes,omitempty"`
 	// Phases name the mechanism: at least 80 % of the failures must be attributed to these
 	// termination phases (propagation, in-flight-cut, sigkill, pinned-connection, startup).
@@ -331,7 +395,7 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 		}
 		df := b.Dockerfile
 		if df == "" {
-			df = "Dockerfile"
+			df = DefaultDockerfile
 		}
 		if _, err := os.Stat(filepath.Join(c.path(b.Context), df)); err != nil {
 			bad("app.build[%d]: no %s in %s", i, df, c.path(b.Context))
