@@ -34,10 +34,6 @@ type cells struct {
 	Retry bool
 }
 
-// tableHeader is the header of the conformance table.
-var tableHeader = []string{"scenario", "disruption", "requests", "failures by class", "failures by phase", "failure %",
-	"termination (deletion → exit)", "disruption time", "worst disruption", "disruption s", "bursts", "expected", "verdict"}
-
 func rowCells(r Row) cells {
 	s, sum := r.Config, r.Summary
 	c := cells{

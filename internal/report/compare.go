@@ -245,7 +245,7 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 	p("Base: %s  \nNew: %s\n\n", mdEscape(strings.Join(versionsLine(c.BaseVersions), " · ")),
 		mdEscape(strings.Join(versionsLine(c.NewVersions), " · ")))
 	if c.BasePropagation.KubeProxy != nil || c.NewPropagation.KubeProxy != nil {
-		p("| endpoint propagation, pooled | base | new |\n|---|---|---|\n")
+		p("%s", comparePropagationTable.markdownHeader())
 		p("| control plane (deletion → endpoint not ready) | %s | %s |\n", durationsCell(c.BasePropagation.ControlPlane), durationsCell(c.NewPropagation.ControlPlane))
 		p("| data plane (deletion → last request the pod answered) | %s | %s |\n", durationsCell(c.BasePropagation.DataPlane), durationsCell(c.NewPropagation.DataPlane))
 		kp := func(d *check.Durations) string {
@@ -256,8 +256,7 @@ func (c Comparison) WriteMarkdown(w io.Writer) error {
 		}
 		p("| kube-proxy programming (its own histogram) | %s | %s |\n\n", kp(c.BasePropagation.KubeProxy), kp(c.NewPropagation.KubeProxy))
 	}
-	p("| scenario | disruption | app change | base failures | new failures | Δ | p | termination p50 | disruption time p50 | verdict | change |\n")
-	p("|---|---|---|--:|--:|--:|--:|---|---|---|---|\n")
+	p("%s", compareTable.markdownHeader())
 	for _, r := range c.Rows {
 		cols := []string{
 			r.Key.Name + ": " + r.New.Config.Shape(),

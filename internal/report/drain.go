@@ -22,8 +22,7 @@ func writeDrains(p func(string, ...any), rows []Row) {
 	}
 	p("\n## Node drains\n\n")
 	p("Each drain cordoned the node running the most ready pods of the app, evicted the app's pods on it through the eviction API (other pods on the node stay), asked again 5 s after each eviction refused with 429 (the PodDisruptionBudget allowed no disruption then), waited until the evicted pods were gone and uncordoned the node. Drain time is from the drain's start until the last evicted pod was gone; replacements ready is when the Deployment had all its replicas ready again. A drain not finished within its timeout is blocked: the node was uncordoned and the row went on.\n\n")
-	p("| scenario | drain | node | budget | evictions | 429s | drain time | replacements ready after | blocked |\n")
-	p("|---|--:|---|---|--:|--:|--:|--:|---|\n")
+	p("%s", drainTable.markdownHeader())
 	for _, r := range drained {
 		c := rowCells(r)
 		budget := "none"

@@ -96,8 +96,7 @@ func writePropagation(p func(string, ...any), rows []Row) {
 	if pool.ControlPlane.N > 0 && pool.DataPlane.N > 0 {
 		p(" The data plane's p99 is %s after the control plane's.", (pool.DataPlane.P99 - pool.ControlPlane.P99).Round(time.Millisecond))
 	}
-	p("\n\n| scenario | disruption | control plane | data plane | kube-proxy | recommended preStop · grace | fit | advice |\n")
-	p("|---|---|---|---|---|---|---|---|\n")
+	p("\n\n%s", propagationTable.markdownHeader())
 	for _, r := range rows {
 		ex := r.Explanation
 		if ex == nil {

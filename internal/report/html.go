@@ -22,13 +22,16 @@ var pageTemplate = template.Must(template.New("timeline.html").Funcs(template.Fu
 
 // page is what the HTML template renders.
 type page struct {
-	Versions  string
-	Generated string
-	Count     string
-	Rows      []htmlRow
-	AnyRetry  bool
-	RetryNote string
-	Legend    legend
+	// Header and PropagationHeader are the headers of the conformance table and of each row's
+	// endpoint table.
+	Header, PropagationHeader []string
+	Versions                  string
+	Generated                 string
+	Count                     string
+	Rows                      []htmlRow
+	AnyRetry                  bool
+	RetryNote                 string
+	Legend                    legend
 }
 
 type htmlRow struct {
@@ -59,6 +62,7 @@ type legend struct {
 // its endpoint and lifecycle moments). It has no scripts and loads nothing.
 func (run Run) WriteHTML(w io.Writer) error {
 	p := page{
+		Header: conformanceTable.Headers(), PropagationHeader: endpointTable.Headers(),
 		Versions:  strings.Join(versionsLine(run.Versions), " · "),
 		Count:     Summarize(run).String(),
 		RetryNote: retryNote,

@@ -548,7 +548,7 @@ func writeLifecycle(p func(string, ...any), fs []Finding) {
 // writeClaims writes a table of claims, one line each; unheld is the held column of a claim
 // measured with its condition unmet, or not measured.
 func writeClaims(p func(string, ...any), fs []Finding, unheld string) {
-	p("| claim | held | measured | n | tolerance | rows |\n|---|---|---|--:|---|---|\n")
+	p("%s", claimsTable.markdownHeader())
 	for _, f := range fs {
 		h := unheld
 		if f.Held != nil {

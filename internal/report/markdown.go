@@ -66,8 +66,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 // transparent retry (†) and no pod identity (‡).
 func writeTable(p func(string, ...any), rows []Row) {
 	anyRetry, anyAnonymous := false, false
-	p("| %s |\n", strings.Join(tableHeader, " | "))
-	p("|---|---|--:|---|---|--:|---|---|--:|--:|--:|---|---|\n")
+	p("%s", conformanceTable.markdownHeader())
 	for _, r := range rows {
 		c := rowCells(r)
 		sc := c.Scenario

@@ -93,7 +93,7 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 		for j := range want[i] {
 			if rows[i][j] != want[i][j] {
-				t.Errorf("row %d %s = %q, want %q", i, tableHeader[j], rows[i][j], want[i][j])
+				t.Errorf("row %d %s = %q, want %q", i, conformanceTable.Columns[j].Header, rows[i][j], want[i][j])
 			}
 		}
 	}
@@ -134,8 +134,8 @@ func TestWriteMarkdownFailAndEscapes(t *testing.T) {
 		t.Errorf("transparent retry noted though no row had it")
 	}
 	for _, r := range tableRows(t, md) {
-		if len(r) != len(tableHeader) {
-			t.Errorf("row with %d cells, want %d: %q", len(r), len(tableHeader), r)
+		if len(r) != len(conformanceTable.Columns) {
+			t.Errorf("row with %d cells, want %d: %q", len(r), len(conformanceTable.Columns), r)
 		}
 	}
 }

@@ -23,8 +23,7 @@ func writeProxy(p func(string, ...any), rows []Row) {
 	}
 	p("\n## Through a proxy\n\n")
 	p("The load went to an address in front of the app. A failure is the proxy's own when it answered 5xx without the app's pod header (the app names its pod in its answers); the proxy's window is deletion → the last request it sent to the deleted pod; stale pods are those it still sent to after they were gone; the DNS window is deletion → the first answer of the cluster's DNS without the pod's address (asked by the load pods every 250 ms), with the TTL it gave. Where the proxy names the upstream it chose in a header, every request maps to its pod by the pod's address; where it does not, a failure the app did not answer is matched to a pod by time only, and its attribution says so.\n\n")
-	p("| scenario | via | proxy's own | app's and transport | phases | proxy's window | stale pods | DNS window · TTL | status |\n")
-	p("|---|---|---|---|---|---|---|---|---|\n")
+	p("%s", proxyTable.markdownHeader())
 	for _, r := range through {
 		own, app := ProxyClasses(r)
 		window, stale, phases, dns := "—", "—", "—", "—"

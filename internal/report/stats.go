@@ -212,17 +212,12 @@ func statsCells(s RowStats) []string {
 	}
 }
 
-// statsHeader is the header of the Repeats table.
-var statsHeader = []string{"scenario", "disruption", "runs", "failures per run",
-	"pooled failure % [95% interval] of requests", "worst disruption", "passed", "status"}
-
 // writeRepeats writes the Repeats section: one table line per row over its runs.
 func writeRepeats(p func(string, ...any), rs []RowStats) {
 	p("\n## Repeats\n\n")
 	p("Failures pooled over each row's runs; the interval is 95 %% (Wilson; for no failure the exact one-sided bound). " +
 		"A row passes only if every run passed; runs that disagree make it flaky.\n\n")
-	p("| %s |\n", strings.Join(statsHeader, " | "))
-	p("|---|---|--:|--:|--:|--:|--:|---|\n")
+	p("%s", repeatsTable.markdownHeader())
 	for _, s := range rs {
 		cols := statsCells(s)
 		for i := range cols {

@@ -25,9 +25,6 @@ const (
 	TuneHTMLFile     = "tune.html"
 )
 
-// tuneHeader is the header of a tune's probe tables.
-var tuneHeader = []string{"#", "preStop s", "requests", "failed", "failure %", "worst disruption %", "termination p50", "disruption time p50", "verdict"}
-
 // tuneCells is one probe as a table row, plain text.
 func tuneCells(p tune.Probe) []string {
 	n := strconv.Itoa(p.N)
@@ -123,7 +120,7 @@ func TuneMarkdown(w io.Writer, r *tune.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	table := func(ps []tune.Probe) {
-		p("| %s |\n|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(tuneHeader, " | "))
+		p("%s", tuneTable.markdownHeader())
 		for _, pr := range ps {
 			p("| %s |\n", strings.Join(tuneCells(pr), " | "))
 		}
@@ -344,7 +341,7 @@ type tunePage struct {
 // confirmation runs and the recommendation. It has no scripts and loads nothing.
 func TuneHTML(w io.Writer, r *tune.Result) error {
 	p := tunePage{Base: r.Base, Headline: tuneHeadline(r), Note: r.Note, Status: string(r.Status),
-		Versions: strings.Join(versionsLine(r.Versions), " · "), Facts: tuneFacts(r), Header: tuneHeader,
+		Versions: strings.Join(versionsLine(r.Versions), " · "), Facts: tuneFacts(r), Header: tuneTable.Headers(),
 		Unjudged: unjudged(r), FoundOK: r.FoundOK, Recommendation: recommendationLines(r.Recommendation),
 		Chart: buildTuneChart(r), Generated: time.Now().UTC().Format(time.RFC3339)}
 	for _, pr := range byPreStop(r.Probes) {
