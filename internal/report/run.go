@@ -27,7 +27,7 @@ const (
 func NewRun(rows []Row) Run {
 	rows = slices.Clone(rows)
 	slices.SortStableFunc(rows, func(a, b Row) int { return a.Started.Compare(b.Started) })
-	run := Run{Generated: time.Now().UTC(), Rows: rows}
+	run := Run{SchemaVersion: SchemaVersion, Generated: time.Now().UTC(), Rows: rows}
 	for _, r := range rows {
 		if r.Versions != (Versions{}) {
 			run.Versions = r.Versions
@@ -131,8 +131,9 @@ func reason(r Row) string {
 	return fmt.Sprintf("unknown verdict status %q: %s", r.Verdict.Status, r.Verdict.Reason)
 }
 
-// WriteJSON writes the whole run as indented JSON.
+// WriteJSON writes the whole run as indented JSON (conformance.json), with SchemaVersion.
 func (run Run) WriteJSON(w io.Writer) error {
+	run.SchemaVersion = SchemaVersion
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(run); err != nil {
@@ -141,11 +142,15 @@ func (run Run) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// ReadRun decodes a Run written by WriteJSON.
+// ReadRun decodes a Run written by WriteJSON, of this SchemaVersion or before it (a file
+// without one, written before the field existed, included); a later one is an error.
 func ReadRun(r io.Reader) (Run, error) {
 	var run Run
 	if err := json.NewDecoder(r).Decode(&run); err != nil {
 		return Run{}, fmt.Errorf("read run JSON: %w", err)
+	}
+	if run.SchemaVersion > SchemaVersion {
+		return Run{}, fmt.Errorf("read run JSON: schemaVersion %d: this rollcheck reads up to %d (a newer rollcheck wrote it)", run.SchemaVersion, SchemaVersion)
 	}
 	return run, nil
 }

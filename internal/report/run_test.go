@@ -93,6 +93,28 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// conformance.json says its schema's version, written whatever the Run held; a file without
+// one (written before it) is read, a later version is not.
+func TestJSONSchemaVersion(t *testing.T) {
+	var buf bytes.Buffer
+	if err := (Run{Rows: []Row{}}).WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "{\n  \"schemaVersion\": 1,\n") {
+		t.Errorf("WriteJSON does not start with schemaVersion 1:\n%.200s", buf.String())
+	}
+	if run := NewRun(nil); run.SchemaVersion != SchemaVersion {
+		t.Errorf("NewRun: SchemaVersion %d, want %d", run.SchemaVersion, SchemaVersion)
+	}
+	if run, err := ReadRun(strings.NewReader(`{"rows": []}`)); err != nil || run.SchemaVersion != 0 {
+		t.Errorf("ReadRun of a file without schemaVersion = %d, %v; want 0, no error", run.SchemaVersion, err)
+	}
+	_, err := ReadRun(strings.NewReader(`{"schemaVersion": 2, "rows": []}`))
+	if want := "schemaVersion 2: this rollcheck reads up to 1"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadRun of schemaVersion 2: %v, want %q", err, want)
+	}
+}
+
 func TestWriteAll(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "artifacts")
 	paths, err := WriteAll(dir, NewRun(syntheticRows()))

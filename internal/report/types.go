@@ -12,11 +12,23 @@ type (
 	Versions = check.Versions
 )
 
-// Run is a whole conformance run: every row, in the order they ran.
+// SchemaVersion is the version of conformance.json's schema (Run.SchemaVersion,
+// docs/conformance.schema.json). It goes up when a field is removed or changes its type or
+// meaning; a field added leaves it as it is, so a reader ignores fields it does not know.
+const SchemaVersion = 1
+
+// Run is a whole conformance run: every row, in the order they ran. It is conformance.json.
 type Run struct {
+	// SchemaVersion is the schema the file follows (SchemaVersion when written; 0 in a file
+	// written before the field existed, whose fields are those of version 1).
+	SchemaVersion int `json:"schemaVersion"`
+	// Generated is when the reports were written.
 	Generated time.Time `json:"generated"`
-	Versions  Versions  `json:"versions"`
-	Rows      []Row     `json:"rows"`
+	// Versions are what the rows were measured with: rollcheck, Kubernetes, kind, the node
+	// image, Go, vegeta (the first row's that has any).
+	Versions Versions `json:"versions"`
+	// Rows are the rows, in the order they started.
+	Rows []Row `json:"rows"`
 	// Stats are the rows grouped over their repeated runs (Group); set only when a row repeats.
 	Stats []RowStats `json:"stats,omitempty"`
 	// Propagation is endpoint propagation pooled over the run's rows (Pool); nil when no row
