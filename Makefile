@@ -4,7 +4,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac e2e-rbac e2e-all
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-all
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -14,6 +14,9 @@ test: ## everything that needs no cluster: gofmt, vet (with and without the e2e 
 
 rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and bindings) from internal/access.Rights
 	@go generate ./internal/access
+
+docs: ## regenerate docs/check-file.md (every check file field and report column) and docs/conformance.schema.json from the code
+	@go generate ./internal/refdoc
 
 bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates
 	@bash scripts/bench.sh

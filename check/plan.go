@@ -221,9 +221,9 @@ type Load struct {
 
 // GRPCLoad is how the gRPC load calls the app and picks a pod for each RPC.
 type GRPCLoad struct {
-	// Method is the full method of every RPC, "/package.Service/Method" (default
-	// loadgen.DefaultGRPCMethod, the standard health check: any server that registers it is
-	// checked without its protos).
+	// Method is the full method of every RPC, "/package.Service/Method". Empty:
+	// loadgen.DefaultGRPCMethod, the standard health check, which any server that registers it
+	// answers without its protos being known.
 	Method string `json:"method,omitempty"`
 	// Message is the request, in protobuf's wire format (in a check file, base64). Empty: an
 	// empty message, which the health check takes.

@@ -41,7 +41,7 @@ const DefaultDockerfile = "Dockerfile"
 
 // Check is a check file.
 //
-// Every field has a doc comment: docs/fields.md is generated from them (go generate
+// Every field has a doc comment: docs/check-file.md is generated from them (go generate
 // ./internal/refdoc), and a field without one fails its test. A default the code holds in a
 // constant is read from the constant; any other default is said in the comment as "(default
 // …)".
@@ -98,7 +98,7 @@ type App struct {
 	Port int32 `json:"port"`
 	// Path is the request path, starting with "/" (load.url's path replaces it).
 	Path string `json:"path,omitempty"`
-	// Container names the app's container when the one that declares Port is a sidecar in
+	// Container names the app's container when the one that declares port is a sidecar in
 	// front of it (a proxy): the variants' preStop goes to the app, and the sidecar's exit is
 	// timed and blamed for the failures after it.
 	Container string `json:"container,omitempty"`
@@ -129,11 +129,10 @@ type LoadSettings struct {
 	// self-signed certificate is checked as it runs; its readiness probe, in your manifest, says
 	// scheme: HTTPS) or grpc (unary RPCs to the app's port).
 	Protocol string `json:"protocol,omitempty"`
-	// GRPC is how a grpc load calls and balances: method (default the standard health check,
-	// /grpc.health.v1.Health/Check), message (the request in protobuf's wire format, base64),
-	// balancing (pick_first, default: one connection through rollcheck's Service; round_robin:
-	// the client resolves a headless Service of the app and picks a pod per RPC; from: cluster),
-	// waitForReady and retry.
+	// GRPC is how a grpc load calls and balances: method (the standard health check unless
+	// named), message (the request in protobuf's wire format, base64), balancing (pick_first:
+	// one connection through rollcheck's Service; round_robin: the client resolves a headless
+	// Service of the app and picks a pod per RPC; from: cluster), waitForReady and retry.
 	GRPC *check.GRPCLoad `json:"grpc,omitempty"`
 	// Rate is the requests (RPCs) per second, sent at a constant rate.
 	Rate int `json:"rate,omitempty"`
@@ -297,7 +296,7 @@ type FailuresExpected struct {
 	// http_5NN, …; none listed: any class).
 	Classes []loadgen.Class `json:"classes,omitempty"`
 	// Phases name the mechanism: at least 80 % of the failures must be attributed to these
-	// termination phases (propagation, in-flight-cut, sigkill, pinned-connection, startup).
+	// termination phases (docs/reference.md, "Why a request failed").
 	// With several, the first is the one the variant is for and some failures must be in it;
 	// the others it accepts besides (check.Outcome.Mechanism).
 	Phases []timeline.Phase `json:"phases,omitempty"`
