@@ -155,6 +155,29 @@ type checkFlags struct {
 	Grace            optional[int]
 	MaxFailureRatio  optional[float64]
 	MinPerDisruption optional[float64]
+	// Output is -o: how the run's rows are printed on stdout (outputMarkdown, outputJSON).
+	Output string
+}
+
+// The formats of rollcheck check -o.
+const (
+	outputMarkdown = "markdown"
+	outputJSON     = "json"
+)
+
+// rowsOut is where rollcheck check prints the run's rows, and how: stdout, as -o says.
+type rowsOut struct {
+	w      io.Writer
+	format string
+}
+
+// print prints the run: the conformance table (Markdown), or the run's JSON, byte for byte
+// what conformance.json holds (schema: docs/conformance.schema.json).
+func (o rowsOut) print(run report.Run) error {
+	if o.format == outputJSON {
+		return run.WriteJSON(o.w)
+	}
+	return run.WriteMarkdown(o.w)
 }
 
 func newCheckFlags(fs *flag.FlagSet) *checkFlags {
@@ -191,6 +214,8 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.Var(&f.Grace, "grace", "the variant's terminationGracePeriodSeconds, `SECONDS` (default: the manifest's)")
 	fs.Var(&f.MaxFailureRatio, "max-failure-ratio", "the failure `RATIO` allowed, 0 to 1 (default: no failed request)")
 	fs.Var(&f.MinPerDisruption, "min-success-ratio-per-disruption", "the success `RATIO` each disruption needs, 0 to 1")
+	fs.StringVar(&f.Output, "o", outputMarkdown, "print the rows on stdout as `FORMAT`: markdown (the conformance table) or json (the run's JSON,\n"+
+		"what conformance.json holds: docs/conformance.schema.json); the progress lines go to stderr either way")
 	return f
 }
 
@@ -278,7 +303,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
+		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -296,7 +321,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		opts.Logf("%s", note)
 	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, stdout, logLine(stderr, "check"))
+		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	})
 }
 
@@ -307,6 +332,8 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 	in := &checkInput{}
 	var err error
 	switch {
+	case f.Output != outputMarkdown && f.Output != outputJSON:
+		return nil, fmt.Errorf("-o %q: want %s or %s", f.Output, outputMarkdown, outputJSON)
 	case f.File != "" && len(f.Manifests) > 0:
 		return nil, errors.New("use -f or --manifest, not both")
 	case f.File != "" && (f.LoadFrom != "" || f.LoadPods != 0):
@@ -401,13 +428,13 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	t, err := kindTarget(ctx, cl, plans...)
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput
 	}
-	return runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
+	return runRows(ctx, t, plans, parallel, artifacts, out, logf)
 }
 
 // kindTarget is the kind cluster's Target for plans: with the load pod's image, built and
@@ -424,14 +451,14 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (
 	return t, nil
 }
 
-// runRows runs every plan on the Target, writes the rows and the reports and decides the exit
-// code.
+// runRows runs every plan on the Target, writes the rows and the reports, prints the run (out)
+// and decides the exit code.
 //
 // Up to parallel rows run at once, each in its own namespace, except a row that must run alone
 // (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
 // with no other beside it, as the suites' Serial rows do. The reports list the rows by their
 // start.
-func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
 	var (
@@ -458,7 +485,7 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 	if _, err := report.WriteAll(artifacts, run); err != nil {
 		logf("%v", err)
 	}
-	if err := run.WriteMarkdown(stdout); err != nil {
+	if err := out.print(run); err != nil {
 		logf("%v", err)
 	}
 	logf("reports in %s (conformance.md, conformance.json, conformance.junit.xml, timeline.html)", artifacts)

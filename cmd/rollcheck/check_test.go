@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/report"
 )
 
 // fakeTools puts a docker that answers `info`, knows no image and records every other call (kind,
@@ -234,5 +237,60 @@ func TestCheckRowsAtOnce(t *testing.T) {
 		if got, err := f.atOnce(tc.plans); err != nil || got != tc.want {
 			t.Errorf("ROLLCHECK_PROCS=%q %q, %d plans: %d at once (%v), want %d", tc.procs, tc.args, len(tc.plans), got, err, tc.want)
 		}
+	}
+}
+
+// -o takes markdown or json, said before any work.
+func TestCheckOutputFormat(t *testing.T) {
+	calls := fakeTools(t)
+	code, _, stderr := checkCLI(t, "-o", "yaml", "-f", "../../spec/testdata/good.yaml", "--artifacts", t.TempDir())
+	if want := `rollcheck check: -o "yaml": want markdown or json`; code != exitBadInput || strings.TrimSpace(stderr) != want {
+		t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called before the input was found bad: %s", b)
+	}
+	if code, help, _ := rollcheck("help", "check"); code != exitPass || !strings.Contains(help, "-o FORMAT") {
+		t.Errorf("rollcheck help check (exit %d) does not list -o FORMAT:\n%s", code, help)
+	}
+}
+
+// With -o json the rows go to stdout as the JSON conformance.json holds, byte for byte; by
+// default as the conformance table.
+func TestRowsOutPrint(t *testing.T) {
+	started := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+	run := report.NewRun([]check.Row{
+		{Suite: "s", Config: check.Applied{Name: "as-is", Disruption: check.RolloutRestart, Count: 3}, Started: started,
+			Verdict: check.Verdict{Status: check.Pass, Reason: "0 failures"}},
+		{Suite: "s", Config: check.Applied{Name: "prestop-5s", Disruption: check.RolloutRestart, Count: 3}, Started: started.Add(time.Minute),
+			Verdict: check.Verdict{Status: check.Fail, Reason: "2 failures"}},
+	})
+	dir := t.TempDir()
+	if _, err := report.WriteAll(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join(dir, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js, md, table bytes.Buffer
+	if err := (rowsOut{&js, outputJSON}).print(run); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(js.Bytes(), file) {
+		t.Errorf("-o json printed something else than %s:\n%s\nwant:\n%s", report.JSONFile, js.Bytes(), file)
+	}
+	got, err := report.ReadRun(&js)
+	if err != nil || got.SchemaVersion != report.SchemaVersion || len(got.Rows) != 2 {
+		t.Errorf("-o json read back: schemaVersion %d, %d rows, %v", got.SchemaVersion, len(got.Rows), err)
+	}
+	if err := (rowsOut{&md, outputMarkdown}).print(run); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.WriteMarkdown(&table); err != nil {
+		t.Fatal(err)
+	}
+	if md.String() != table.String() || !strings.Contains(md.String(), "| as-is: ") {
+		t.Errorf("-o markdown printed:\n%s\nwant the conformance table:\n%s", md.String(), table.String())
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -221,9 +220,9 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched).
-func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, stdout io.Writer, logf func(string, ...any)) int {
+func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created and no image loaded; load pods run %s; run %s", which, t.LoadImage, t.RunID)
-	code := runRows(ctx, t, plans, parallel, artifacts, stdout, logf)
+	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
