@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,50 +190,115 @@ func TestPinnedVersionTakesTheShownCheckFiles(t *testing.T) {
 	}
 	if refused > 0 {
 		t.Errorf("ROLLCHECK_VERSION %s in examples/ci/rollcheck.yaml is older than what the README and examples show: "+
-			"pin a commit of main that takes them, such as the newest (`make release` prints a checkout's%s)", v, headPseudoVersion(t))
+			"pin a commit of main that takes them, such as the newest (this checkout's HEAD is %s; `make release` prints it)", v, headPseudoVersion(t))
 		return
 	}
 	t.Logf("rollcheck %s takes all %d check files", v, len(args))
 }
 
-// pinnedCommit is the workflow's ROLLCHECK_VERSION and the full hash of the commit it names (a
-// release tag's, or a pseudo-version's). A commit missing from a clone that lacks history (a
-// shallow clone, a source archive) skips the test, saying so; from a full clone, or in CI
-// (which clones main with its whole history), it fails the test.
+// pinnedCommit is the workflow's ROLLCHECK_VERSION and the full hash of the commit it names.
 func pinnedCommit(t *testing.T) (version, commit string) {
 	t.Helper()
 	v := readWorkflow(t).Env["ROLLCHECK_VERSION"]
-	rev := v
+	return v, commitOf(t, "ROLLCHECK_VERSION", v)
+}
+
+// commitOf is the full hash of the commit a version names (a release tag's, or a
+// pseudo-version's); what says where the version is written. A commit missing from a clone that
+// lacks history (a shallow clone, a source archive) skips the test, saying so; from a full clone,
+// or in CI (which clones main with its whole history), it fails the test.
+func commitOf(t *testing.T, what, v string) string {
+	t.Helper()
+	var rev string
 	switch m := pseudoVersion.FindStringSubmatch(v); {
 	case releaseTag.MatchString(v):
 		rev = "refs/tags/" + v
 	case m != nil:
 		rev = m[2]
 	default:
-		t.Fatalf("ROLLCHECK_VERSION %q: want a release tag vX.Y.Z or a pseudo-version v0.0.0-<yyyymmddhhmmss>-<12 hex digits>", v)
+		t.Fatalf("%s %q: want a release tag vX.Y.Z or a pseudo-version v0.0.0-<yyyymmddhhmmss>-<12 hex digits>", what, v)
 	}
 	full, err := git(t, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
 	if err != nil {
-		msg := fmt.Sprintf("ROLLCHECK_VERSION %s: no commit %s in this clone", v, strings.TrimPrefix(rev, "refs/tags/"))
+		msg := fmt.Sprintf("%s %s: no commit %s in this clone", what, v, strings.TrimPrefix(rev, "refs/tags/"))
 		if shallow, err := git(t, "rev-parse", "--is-shallow-repository"); (err == nil && shallow == "false") || os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg + ", which is shallow or no git repository: CI, which clones main with its history, checks it")
 	}
-	return v, full
+	return full
 }
 
-// headPseudoVersion is ", HEAD's is v0.0.0-…" for a failure message, or "" outside git.
+// checkVersion checks that a version users are told to install exists: a release tag of this
+// repository, or the pseudo-version of a commit on this branch's history (the form go install
+// accepts: v0.0.0, the commit's time in UTC, its first 12 hex digits). It returns the commit.
+func checkVersion(t *testing.T, what, v string) string {
+	t.Helper()
+	full := commitOf(t, what, v)
+	if _, err := git(t, "merge-base", "--is-ancestor", full, "HEAD"); err != nil {
+		t.Errorf("%s %s: commit %s is not in this branch's history", what, v, full[:12])
+	}
+	if m := pseudoVersion.FindStringSubmatch(v); m != nil {
+		if want := commitTime(t, full); m[1] != want {
+			t.Errorf("%s %s: commit %s was made at %s UTC: want v0.0.0-%s-%s", what, v, m[2], want, want, m[2])
+		}
+	}
+	return full
+}
+
+// commitTime is when the commit rev was made, in UTC, as a pseudo-version writes it.
+func commitTime(t *testing.T, rev string) string {
+	t.Helper()
+	ts, err := git(t, "show", "-s", "--format=%ct", rev)
+	if err != nil {
+		t.Fatalf("git show %s: %v", rev, err)
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Unix(sec, 0).UTC().Format("20060102150405")
+}
+
+// headPseudoVersion is HEAD's pseudo-version (v0.0.0-<time>-<commit>), for a failure message.
 func headPseudoVersion(t *testing.T) string {
 	t.Helper()
-	out, err := git(t, "show", "-s", "--format=%ct %H", "HEAD")
+	head, err := git(t, "rev-parse", "HEAD")
 	if err != nil {
-		return ""
+		return "unknown"
 	}
-	var sec int64
-	var hash string
-	if _, err := fmt.Sscanf(out, "%d %s", &sec, &hash); err != nil || len(hash) < 12 {
-		return ""
+	return fmt.Sprintf("v0.0.0-%s-%s", commitTime(t, head), head[:12])
+}
+
+var changelogSection = regexp.MustCompile("(?m)^## ([0-9]{4})-([0-9]{2})-([0-9]{2}) — `([^`]*)`$")
+
+// CHANGELOG.md's dated sections name versions that exist, made on the day they say, newest first
+// (each one's commit has the older ones'); the workflow installs at least the newest, so a user
+// who copies it has every change the changelog names with a version.
+func TestChangelogNamesVersionsThatExist(t *testing.T) {
+	b, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return fmt.Sprintf(": HEAD's is v0.0.0-%s-%s", time.Unix(sec, 0).UTC().Format("20060102150405"), hash[:12])
+	sections := changelogSection.FindAllStringSubmatch(string(b), -1)
+	if len(sections) == 0 {
+		t.Fatal("CHANGELOG.md: no section headed `## YYYY-MM-DD — `version``")
+	}
+	var newer string
+	for _, m := range sections {
+		what := "CHANGELOG.md's section of " + m[1] + "-" + m[2] + "-" + m[3]
+		full := checkVersion(t, what, m[4])
+		if pv := pseudoVersion.FindStringSubmatch(m[4]); pv != nil && pv[1][:8] != m[1]+m[2]+m[3] {
+			t.Errorf("%s names %s, a commit of another day", what, m[4])
+		}
+		if newer == "" {
+			pin, pinned := pinnedCommit(t)
+			if _, err := git(t, "merge-base", "--is-ancestor", full, pinned); err != nil {
+				t.Errorf("examples/ci/rollcheck.yaml installs %s, older than CHANGELOG.md's newest version %s", pin, m[4])
+			}
+		} else if _, err := git(t, "merge-base", "--is-ancestor", full, newer); err != nil {
+			t.Errorf("%s: %s is not in the history of the section above it", what, m[4])
+		}
+		newer = full
+	}
 }
