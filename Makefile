@@ -4,7 +4,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-all
+.PHONY: help test bench e2e e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-all release
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -83,6 +83,9 @@ node-image: ## build the offline kind node image (cached: seconds when nothing c
 
 node-image-containerd2: ## build the offline node image's variant with containerd 2.3+ (CONTAINERD_VERSION, over Debian's 1.6; make e2e-stopsignal's), no cluster (cached)
 	@bash scripts/node-image-containerd.sh
+
+release: ## static rollcheck binaries for linux and darwin (amd64, arm64) + SHA256SUMS in $$ARTIFACTS/release: make release [VERSION=v1.2.3] (default: git describe)
+	@VERSION="$(VERSION)" bash scripts/release.sh
 
 tools: ## build ginkgo and the rollcheck CLI (pinned in go.mod; kind runs inside rollcheck) into the cache
 	@bash scripts/tools.sh

@@ -288,4 +288,51 @@ calls=$(cat "$F/calls" 2>/dev/null || true); rm -f "$F/calls"
 r=0; { [ "$rc" -ne 0 ] && grep -q "shorter than the matrix needs" <<<"$out" && [ -z "$calls" ]; } || r=1
 ok_if "go test -tags e2e ./suites with a short -timeout fails at once, before docker or kind" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
 
+# --- release.sh with a fake go: every platform built static, stamped and checksummed -------------
+R=$tmp/release; mkdir -p "$R/bin"
+cat >"$R/bin/go" <<'EOT'
+#!/usr/bin/env bash
+echo "go $* | GOOS=${GOOS:-} GOARCH=${GOARCH:-} CGO_ENABLED=${CGO_ENABLED:-} GOPROXY=${GOPROXY:-}" >>"$FAKE_CALLS"
+case "$1" in
+  mod) exit 0 ;;
+  env) for v in "${@:2}"; do case "$v" in GOHOSTOS) echo linux ;; GOHOSTARCH) echo amd64 ;; esac; done ;;
+  build) # a "binary" that says the version its -ldflags stamp (FAKE_SAYS: another)
+    out="" ver="" prev=""
+    for a in "$@"; do [ "$prev" = -o ] && out=$a; [[ $a == *engine.version=* ]] && ver=${a##*engine.version=}; prev=$a; done
+    printf '#!/bin/sh\n# %s/%s\n[ "$1" = --version ] && echo "rollcheck %s"\n' "$GOOS" "$GOARCH" "${FAKE_SAYS:-$ver}" >"$out"
+    chmod +x "$out" ;;
+  *) exit 1 ;;
+esac
+EOT
+chmod +x "$R/bin/go"
+# run_release ENV...: scripts/release.sh with the fake go; sets rc, out and calls.
+run_release() {
+  rm -f "$R/calls"; rc=0
+  out=$(env -u VERSION -u ROLLCHECK_VERSION PATH="$R/bin:$PATH" FAKE_CALLS="$R/calls" ARTIFACTS="$R/artifacts" "$@" \
+    timeout 60 bash "$REPO_ROOT/scripts/release.sh" 2>&1) || rc=$?
+  calls=$(cat "$R/calls" 2>/dev/null || true)
+}
+mkdir -p "$R/artifacts/release" && touch "$R/artifacts/release/rollcheck-v0.0.1-linux-amd64"
+run_release VERSION=v9.9.9-rc.1
+r=0
+{ [ "$rc" -eq 0 ] && [ "$(cd "$R/artifacts/release" && ls | tr '\n' ' ')" = "SHA256SUMS rollcheck-v9.9.9-rc.1-darwin-amd64 rollcheck-v9.9.9-rc.1-darwin-arm64 rollcheck-v9.9.9-rc.1-linux-amd64 rollcheck-v9.9.9-rc.1-linux-arm64 " ] \
+  && (cd "$R/artifacts/release" && sha256sum --quiet -c SHA256SUMS) && [ "$(grep -c ' bytes  sha256 [0-9a-f]\{64\}  rollcheck-v9.9.9-rc.1-[a-z]*-[a-z0-9]*$' <<<"$out")" -eq 4 ] \
+  && [ "$(head -n 1 <<<"$calls" | cut -d' ' -f1-3)" = "go mod download" ] \
+  && grep -q "rollcheck-v9.9.9-rc.1-linux-amd64 --version: rollcheck v9.9.9-rc.1" <<<"$out" \
+  && grep -q "waiting up to 1200s for: go build rollcheck-v9.9.9-rc.1-darwin-arm64 (try 1/2)" <<<"$out"; } || r=1
+for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+  grep -qxF "go build -trimpath -ldflags -s -w -X github.com/rollcheck/rollcheck/engine.version=v9.9.9-rc.1 -o $R/artifacts/release/rollcheck-v9.9.9-rc.1-${p/\//-} ./cmd/rollcheck | GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0 GOPROXY=off" <<<"$calls" || r=1
+done
+ok_if "release.sh builds 4 static stamped binaries offline, each under a time limit, with SHA256SUMS, no stale file" "$r" "exit $rc; calls: $calls; output: $out"
+run_release
+r=0; v=$(git -C "$REPO_ROOT" describe --tags --always --dirty)
+{ [ "$rc" -eq 0 ] && [ -x "$R/artifacts/release/rollcheck-$v-darwin-arm64" ] && grep -q "^go install: " <<<"$out"; } || r=1
+ok_if "release.sh names the version git describe says ($v) when VERSION is unset" "$r" "exit $rc; output: $out"
+run_release "VERSION=1.0 beta"
+r=0; { [ "$rc" -eq 2 ] && grep -q 'ERROR: VERSION="1.0 beta"' <<<"$out" && [ -z "$calls" ]; } || r=1
+ok_if "release.sh refuses a VERSION that is no single word before any build (exit 2)" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
+run_release VERSION=v1.0.0 FAKE_SAYS=dev
+r=0; { [ "$rc" -eq 1 ] && grep -q 'says "rollcheck dev", want "rollcheck v1.0.0"' <<<"$out" && [ ! -e "$R/artifacts/release/SHA256SUMS" ]; } || r=1
+ok_if "release.sh fails when the binary does not say the version it was stamped with" "$r" "exit $rc; output: $out"
+
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"
