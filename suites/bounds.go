@@ -59,6 +59,7 @@ var matrixRuns = map[string]MatrixRun{
 	"03d967d": {"29cc3a1", "2026-11-26"},
 	"189affa": {"97cc8d8", "2026-11-27"},
 	"79c3d80": {"9915c0b", "2026-11-27"},
+	"6713fda": {"b36d06d", "2026-11-27"},
 }
 
 // recorded are the recorded runs of the at-most rows, by the row's name as the reports give it
@@ -90,6 +91,7 @@ var recorded = map[string][]Run{
 		{"03d967d", 1257, 21},
 		{"189affa", 1275, 47},
 		{"79c3d80", 1277, 43},
+		{"6713fda", 1195, 29},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3090, 17},
@@ -100,6 +102,7 @@ var recorded = map[string][]Run{
 		{"03d967d", 2580, 12},
 		{"189affa", 2684, 48},
 		{"79c3d80", 2694, 59},
+		{"6713fda", 2497, 8},
 	},
 	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3613, 0},
@@ -110,6 +113,7 @@ var recorded = map[string][]Run{
 		{"03d967d", 2490, 0},
 		{"189affa", 2694, 0},
 		{"79c3d80", 2483, 0},
+		{"6713fda", 2519, 5},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {
 		{"8e5fd57", 2260, 9},
@@ -120,6 +124,7 @@ var recorded = map[string][]Run{
 		{"03d967d", 1684, 2},
 		{"189affa", 1697, 2},
 		{"79c3d80", 1714, 9},
+		{"6713fda", 1803, 11},
 	},
 }
 
