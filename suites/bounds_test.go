@@ -34,8 +34,9 @@ var goldenBounds = map[string]goldenBound{
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.10, 9, false},
 	// Old: 13 %. Six runs one row at a time, 0.44 % to 0.87 %, and 1.79 % and 2.19 % at 189affa
 	// and 79c3d80 with three rows at once (the first failed the 1.5 % the six alone gave), 0.32 %
-	// at 6713fda.
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.035, 9, false},
+	// at 6713fda; 3.67 % (92 of 2,506) in CI at b252ea6, which failed the 3.5 % of the nine
+	// before it.
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.05, 10, false},
 	// Old: 1.5 %. Nine runs, one failed any (5 of 2,519 at 6713fda, three rows at once): the
 	// rule's floor.
 	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.005, 9, false},
@@ -184,7 +185,7 @@ func TestBoundsHaveRuns(t *testing.T) {
 	}
 	hex, day := regexp.MustCompile(`^[0-9a-f]{7,40}$`), regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 	for c, m := range matrixRuns {
-		if !hex.MatchString(c) || !hex.MatchString(m.Table) || !day.MatchString(m.Date) {
+		if !hex.MatchString(c) || !day.MatchString(m.Date) || (m.Table == "") == (m.CILog == "") || (m.Table != "" && !hex.MatchString(m.Table)) {
 			t.Errorf("a malformed run of the matrix %s: %+v", c, m)
 		}
 	}
