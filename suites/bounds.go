@@ -64,6 +64,7 @@ var matrixRuns = map[string]MatrixRun{
 	"189affa": {"97cc8d8", "2026-11-27", ""},
 	"79c3d80": {"9915c0b", "2026-11-27", ""},
 	"6713fda": {"b36d06d", "2026-11-27", ""},
+	"d568eee": {"6360eb6", "2026-11-27", ""},
 	"b252ea6": {"", "2026-11-27", "the CI of the submission at b252ea6 (.ci/run on a clean clone, three rows at once): it failed naive force-delete×3 with 92 of 2,506 against the 3.5 % bound, and printed only that row"},
 }
 
@@ -97,6 +98,7 @@ var recorded = map[string][]Run{
 		{"189affa", 1275, 47},
 		{"79c3d80", 1277, 43},
 		{"6713fda", 1195, 29},
+		{"d568eee", 1379, 74},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3090, 17},
@@ -109,6 +111,7 @@ var recorded = map[string][]Run{
 		{"79c3d80", 2694, 59},
 		{"6713fda", 2497, 8},
 		{"b252ea6", 2506, 92},
+		{"d568eee", 2603, 89},
 	},
 	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3613, 0},
@@ -120,6 +123,7 @@ var recorded = map[string][]Run{
 		{"189affa", 2694, 0},
 		{"79c3d80", 2483, 0},
 		{"6713fda", 2519, 5},
+		{"d568eee", 2584, 0},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {
 		{"8e5fd57", 2260, 9},
@@ -131,6 +135,7 @@ var recorded = map[string][]Run{
 		{"189affa", 1697, 2},
 		{"79c3d80", 1714, 9},
 		{"6713fda", 1803, 11},
+		{"d568eee", 1877, 4},
 	},
 }
 
