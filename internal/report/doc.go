@@ -6,9 +6,14 @@
 // <artifacts>/rows/. Once every suite is done, [ReadRows], [NewRun] and [WriteAll] gather
 // those files into conformance.json, conformance.md and timeline.html.
 //
-// A row's verdict status is taken as it was judged (see scenario.Outcome.Judge); a row with
+// A row's verdict status is taken as it was judged (see check.Outcome.Judge); a row with
 // no status, or one this package does not know, is reported and counted as a harness fault,
 // since the harness failed to judge it.
+//
+// Beside the tables it writes what is read from the rows: the comparison of two runs
+// ([Comparison], Fisher's exact test per row), the figures document of a run (docs/matrix.md is
+// one), the lifecycle claims the rows measured, and the advice sentences of a row's
+// recommendation.
 //
 // The HTML page has no scripts and no external assets: every chart is an inline SVG drawn
 // on the server side with html/template, so the file can be archived, attached to a CI run
