@@ -64,7 +64,7 @@ var commands = []command{
 		about:   e2eAbout, setup: withFlags(newE2EFlags, runE2E), ownSignals: true},
 	{name: "knobs", args: "[get NAME | table | target NAME]",
 		summary: "check every ROLLCHECK_* knob: one line per problem and exit 2, or nothing",
-		about:   "With no argument, checks every knob. get NAME prints a knob's value by its rule (its default when unset;\nexit 2 when bad), so that scripts hold no copy of a rule; table prints every knob, its default and\nmeaning (the README's table); target NAME prints the knobs make's e2e target NAME sets (e2e-grpc,\nsmoke, ...), one NAME=value a line, as scripts/e2e.sh NAME exports them (exit 2: no such target).",
+		about:   "With no argument, checks every knob. get NAME prints a knob's value by its rule (its default when unset;\nexit 2 when bad), so that scripts hold no copy of a rule; table prints every knob, its default and\nmeaning (docs/maintainers.md's table); target NAME prints the knobs make's e2e target NAME sets (e2e-grpc,\nsmoke, ...), one NAME=value a line, as scripts/e2e.sh NAME exports them (exit 2: no such target).",
 		setup:   withFlags(newNoFlags, runKnobs)},
 	{name: "cluster", args: "COMMAND",
 		summary: "manage rollcheck's kind cluster: up, down, logs, versions, default-image, load-image, proxy-images",
