@@ -62,9 +62,12 @@ func runInit(ctx context.Context, f *initFlags, args []string, stdout, stderr io
 	}
 	var (
 		found scaffold.Found
-		opts  = scaffold.Options{Command: f.command()}
+		opts  = scaffold.Options{Command: f.command(), File: f.Out}
 		err   error
 	)
+	if f.Out == "-" {
+		opts.File = "" // the file says FILE: the user names it
+	}
 	if f.Namespace != "" {
 		opts.Existing, found, err = f.fromCluster(ctx)
 	} else {

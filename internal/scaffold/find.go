@@ -182,6 +182,7 @@ func Find(objs []check.Object, deployment string) (Found, error) {
 // findPort sets the port: the containerPort a Service's targetPort names, else the readiness
 // probe's port, else the only containerPort declared.
 func (f *Found) findPort(d *appsv1.Deployment, running []*corev1.Container, svcs []*corev1.Service) error {
+	undeclared := "" // a Service's numeric targetPort no container declares: what to add
 	for _, s := range svcs {
 		for _, sp := range s.Spec.Ports {
 			if sp.Protocol != "" && sp.Protocol != corev1.ProtocolTCP {
@@ -193,6 +194,9 @@ func (f *Found) findPort(d *appsv1.Deployment, running []*corev1.Container, svcs
 			}
 			c, cp := resolve(running, nil, target)
 			if c == nil {
+				if target.Type == intstr.Int && undeclared == "" {
+					undeclared = fmt.Sprintf("Service %s's targetPort %d is declared by no container: add ports: [{containerPort: %d}] to the app's container", s.Name, target.IntVal, target.IntVal)
+				}
 				continue
 			}
 			f.Container, f.Port, f.Service = c.Name, cp.ContainerPort, s.Name
@@ -249,6 +253,9 @@ func (f *Found) findPort(d *appsv1.Deployment, running []*corev1.Container, svcs
 		f.PortFrom = fmt.Sprintf("containerPort %d%s of container %s: the only port the Deployment declares (no Service selects its pods, no readiness probe names a port)", onlyPort.ContainerPort, quotedName(onlyPort.Name), only.Name)
 		f.grpcOf(onlyPort.Name, "the port's name "+onlyPort.Name)
 		return nil
+	}
+	if undeclared != "" {
+		return fmt.Errorf("Deployment %s: no port found: %s", d.Name, undeclared)
 	}
 	what := "it declares no containerPort"
 	if len(declared) > 1 {

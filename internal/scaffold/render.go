@@ -21,8 +21,9 @@ const LoadTimeout = 2 * time.Second
 
 // Options say where the app is and how init was called.
 type Options struct {
-	// Command is how init was called, for the file's first line.
-	Command string
+	// Command is how init was called, for the file's first line; File is the file's name as
+	// the user runs it ("" for FILE).
+	Command, File string
 	// Manifests are the manifests' paths as the file names them (relative to the file).
 	Manifests []string
 	// Existing, when set, is a Deployment that runs on a cluster: the file names it instead of
@@ -51,13 +52,17 @@ func (f Found) GraceFor(pre time.Duration) int64 {
 // it strictly (the tests hold it to that).
 func Render(f Found, o Options) []byte {
 	w := &writer{}
+	file := o.File
+	if file == "" {
+		file = "FILE"
+	}
 	w.note(0, "A first check of Deployment "+f.Deployment+", written by `"+o.Command+"`. Every choice below says")
 	w.note(0, "why; change what does not fit your app. Every field: docs/check-file.md.")
 	if o.Existing != nil {
-		w.note(0, "Run it where the Deployment runs: rollcheck check -f FILE --in-place (it changes that Deployment")
+		w.note(0, "Run it where the Deployment runs: rollcheck check -f "+file+" --in-place (it changes that Deployment")
 		w.note(0, "for each variant, rolls it 3 times per variant under load, and restores it).")
 	} else {
-		w.note(0, "Run it: rollcheck check -f FILE (needs a Docker engine: rollcheck creates a kind cluster in it).")
+		w.note(0, "Run it: rollcheck check -f "+file+" (needs a Docker engine: rollcheck creates a kind cluster in it).")
 	}
 	w.line(0, "apiVersion: "+spec.APIVersion)
 	w.line(0, "kind: "+spec.Kind)

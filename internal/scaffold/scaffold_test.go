@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := Render(f, Options{Command: "rollcheck init -f " + filepath.Base(tc.manifests), Manifests: []string{rel}})
+			got := Render(f, Options{Command: "rollcheck init -f " + filepath.Base(tc.manifests), File: "check.yaml", Manifests: []string{rel}})
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
 					t.Fatal(err)
@@ -145,6 +145,7 @@ func TestFindChoices(t *testing.T) {
 func TestFindRefuses(t *testing.T) {
 	web := func(name string, ports ...int32) *appsv1.Deployment {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		d.Spec.Template.Labels = map[string]string{"app": name}
 		c := corev1.Container{Name: name, Image: "example/" + name + ":1"}
 		for _, p := range ports {
 			c.Ports = append(c.Ports, corev1.ContainerPort{ContainerPort: p})
@@ -166,6 +167,9 @@ func TestFindRefuses(t *testing.T) {
 		{"not there", []check.Object{web("a", 1)}, "c", "--deployment c: not in the manifests (they hold a)"},
 		{"no port", []check.Object{web("web")}, "", "Deployment web: no port found (it declares no containerPort): add a Service"},
 		{"two ports", []check.Object{web("web", 1, 2)}, "", "it declares several (web:1, web:2)"},
+		{"service target undeclared", []check.Object{web("web"), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}}, "",
+			"Service web's targetPort 8080 is declared by no container: add ports: [{containerPort: 8080}]"},
 		{"probe port undeclared", []check.Object{undeclared}, "", "add ports: [{containerPort: 8080}] to container web"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
