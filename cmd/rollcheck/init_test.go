@@ -71,7 +71,7 @@ func TestInitRefuses(t *testing.T) {
 		{nil, "rollcheck init: give the app's manifests (-f FILE or DIR), or a Deployment on a cluster"},
 		{[]string{"-f", "../../spec/testdata/configmap-only.yaml"}, "rollcheck init: -f ../../spec/testdata/configmap-only.yaml: no Deployment (apps/v1) in the manifests"},
 		{[]string{"-f", "../../spec/testdata/two.yaml"}, "choose one with --deployment NAME"},
-		{[]string{"-f", filepath.Join(dir, "missing.yaml")}, "rollcheck init: -f " + filepath.Join(dir, "missing.yaml") + ": stat "},
+		{[]string{"-f", filepath.Join(dir, "missing.yaml")}, "rollcheck init: -f " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"},
 		{[]string{"-f", "../../spec/testdata/always.yaml"}, "imagePullPolicy Always on image example/web:dev"},
 		{[]string{"-f", "x.yaml", "--namespace", "shop"}, "rollcheck init: -f and --namespace: give the manifests or a Deployment on a cluster, not both"},
 		{[]string{"--namespace", "shop"}, "rollcheck init: --namespace shop: name the Deployment too (--deployment NAME)"},

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,8 +61,18 @@ type Files struct {
 // no object is left out too.
 func ReadManifests(path string) (Files, error) {
 	st, err := os.Stat(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return Files{}, pe.Err // the caller names the path
+	}
 	if err != nil {
 		return Files{}, err
+	}
+	// In a directory, a file's problem names the file; the caller names the path given.
+	named := func(p string, err error) error {
+		if st.IsDir() {
+			return fmt.Errorf("%s: %w", filepath.Base(p), err)
+		}
+		return err
 	}
 	paths := []string{path}
 	if st.IsDir() {
@@ -87,14 +98,14 @@ func ReadManifests(path string) (Files, error) {
 		}
 		objs, err := decoder.DecodeAll(context.Background(), bytes.NewReader(b))
 		if err != nil {
-			return Files{}, fmt.Errorf("%s: %w", p, err)
+			return Files{}, named(p, err)
 		}
 		if len(objs) == 0 {
 			continue
 		}
 		if g := notManifest(objs); g != "" {
 			if !st.IsDir() {
-				return Files{}, fmt.Errorf("%s holds a %s object, not Kubernetes manifests", p, g)
+				return Files{}, fmt.Errorf("a %s file, not Kubernetes manifests", g)
 			}
 			continue // a check file or a kustomization beside the manifests
 		}
@@ -104,7 +115,10 @@ func ReadManifests(path string) (Files, error) {
 		}
 	}
 	if len(fs.Paths) == 0 {
-		return Files{}, fmt.Errorf("%s: no Kubernetes object in it", path)
+		if st.IsDir() {
+			return Files{}, errors.New("no Kubernetes object in its .yaml, .yml and .json files")
+		}
+		return Files{}, errors.New("no Kubernetes object in it")
 	}
 	return fs, nil
 }

@@ -169,6 +169,10 @@ func Render(f Found, o Options) []byte {
 	w.note(1, fmt.Sprintf("it assumes on kind (%s) before anything was measured. Each run's table", sizing.AssumedKindRouted))
 	w.note(1, "\"Propagation and what to set\" gives the measured one: set what it recommends. The native")
 	w.note(1, "sleep action needs no shell or sleep binary in the image.")
+	if d, ok := f.PreStop.Duration(); ok && d >= pre {
+		w.note(1, fmt.Sprintf("The manifest's preStop (%s) already holds SIGTERM back %s: this row compares it with the", f.PreStop, d))
+		w.note(1, "rule's native sleep; lengthen this one to see whether more helps.")
+	}
 	w.line(1, "preStop:")
 	w.line(2, fmt.Sprintf("sleep: %ds", int64(pre/time.Second)))
 	if grace == f.Grace {

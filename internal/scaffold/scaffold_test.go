@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -138,6 +139,24 @@ func TestFindChoices(t *testing.T) {
 				t.Errorf("port %d path %q grpc %v (%s; %s), want %d %q %v", f.Port, f.Path, f.GRPC, f.PortFrom, f.PathFrom, tc.port, tc.path, tc.grpc)
 			}
 		})
+	}
+}
+
+// A preStop the manifest has is read and said; a grace period too short for the rule's preStop is
+// raised, a longer one kept.
+func TestRenderKeepsWhatTheAppHas(t *testing.T) {
+	f := Found{Deployment: "web", Port: 8080, PortFrom: "x", Path: "/", PathFrom: "y", Replicas: 2,
+		PreStop: check.PreStop{Sleep: 10 * time.Second}, Grace: 5, GraceSet: true}
+	out := string(Render(f, Options{Command: "rollcheck init -f web.yaml", Manifests: []string{"web.yaml"}}))
+	for _, want := range []string{"preStop sleep:10s, terminationGracePeriodSeconds 5, 2 replicas.",
+		"already holds SIGTERM back 10s", "Raised from 5s", "\n  terminationGracePeriodSeconds: 9\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the file lacks %q:\n%s", want, out)
+		}
+	}
+	f.Grace = 60
+	if out := string(Render(f, Options{})); !strings.Contains(out, "\n  terminationGracePeriodSeconds: 60\n") {
+		t.Errorf("a grace period of 60s is kept:\n%s", out)
 	}
 }
 
