@@ -54,7 +54,7 @@ e2e-all: ## every e2e target one after another, each on the cluster it needs (e2
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
 	@bash scripts/faults.sh
 
-check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Check your own app")
+check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Your first check")
 	@SPEC="$(SPEC)" bash scripts/check.sh
 
 tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--sample exit" (see README, "Tune the preStop")

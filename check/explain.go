@@ -94,7 +94,7 @@ type PropagationSummary struct {
 // Recommendation is "preStop sleep ≥ PreStop, terminationGracePeriodSeconds ≥ GraceSeconds"
 // with the inputs it came from, and what it means for the row's own configuration.
 //
-// The formula (README, "What to set"):
+// The formula (docs/reference.md, "What to set"):
 //
 //	routed  = by the path the requests took: a client that balances itself, its window p99;
 //	          through a proxy in front (Load.URL) that names its upstream, or finds the pods

@@ -3,23 +3,20 @@ package engine
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/sizing"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
-// Margins of the recommendation formula (see check.Recommendation).
-const (
-	preStopMargin  = time.Second
-	killMinimum    = 2 * time.Second // the kubelet's minimum between SIGTERM and SIGKILL after preStop
-	assumedProgLag = attribute.DefaultProgrammingLag
-)
+// The recommendation formula's margins are internal/sizing's (see check.Recommendation); the
+// kube-proxy programming lag it assumes when none was measured:
+const assumedProgLag = attribute.DefaultProgrammingLag
 
 // kubeProxyNumbers is the change of kube-proxy's programming histogram over a row, or why
 // there is none.
@@ -270,8 +267,8 @@ func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 		r.Routed = p.ControlPlane.P99 + lag
 		r.RoutedFrom = fmt.Sprintf("control plane p99 %s + %s", p.ControlPlane.P99.Round(time.Millisecond), lagFrom)
 	}
-	r.PreStop = ceilSecond(r.Routed + preStopMargin)
-	r.GraceSeconds = int64(ceilSecond(r.PreStop+r.RequestP99+killMinimum) / time.Second)
+	r.PreStop = sizing.PreStop(r.Routed)
+	r.GraceSeconds = sizing.GraceSeconds(r.PreStop, r.RequestP99)
 	r.Fit, r.Advice = report.Advise(r, ex, cfg, times)
 	return r
 }
@@ -311,10 +308,6 @@ func dnsRouted(p check.PropagationSummary, cfg check.Applied) (routed time.Durat
 		return p.Proxy.P99, fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(p.Proxy), ms(routed), from), false
 	}
 	return routed, from, ttl
-}
-
-func ceilSecond(d time.Duration) time.Duration {
-	return time.Duration(math.Ceil(d.Seconds())) * time.Second
 }
 
 // heldFor is how long the app's preStop certainly holds SIGTERM back after a deletion: its

@@ -166,7 +166,7 @@ func WithLogsDir(dir string) Option {
 }
 
 // FromEnv sets every cluster setting from the ROLLCHECK_* knobs, as make e2e, rctest and the
-// rollcheck command read them (see the README's knob table): ROLLCHECK_CLUSTER_NAME,
+// rollcheck command read them (see the knob table in docs/maintainers.md): ROLLCHECK_CLUSTER_NAME,
 // ROLLCHECK_NODE_IMAGE, ROLLCHECK_WORKERS, ROLLCHECK_KUBE_PROXY_MODE, ROLLCHECK_KEEP_CLUSTER, ROLLCHECK_KIND_CONFIG,
 // ROLLCHECK_ISOLATE_DNS and ROLLCHECK_LOAD_IMAGE, each with its default when unset. A bad knob
 // is an error of Acquire's, every one at once. It keeps WithImages, WithLogger and WithLogsDir

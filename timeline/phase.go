@@ -3,7 +3,7 @@ package timeline
 import "slices"
 
 // Phase names the part of one pod's termination (or start) that a failed request is
-// attributed to. internal/attribute holds the rules; README's "Why a request failed" says
+// attributed to. internal/attribute holds the rules; docs/reference.md's "Why a request failed" says
 // each rule, the evidence it uses and its time tolerance.
 type Phase string
 

@@ -11,7 +11,7 @@ import (
 
 // knobsCmd is `rollcheck knobs`: with no argument it checks every knob; `get NAME` prints one
 // knob's value by its rule, so that the scripts hold no copy of a default or of a rule; `table`
-// prints the README's table of knobs; `target NAME` prints the knobs make's target NAME sets
+// prints the table of knobs in docs/maintainers.md; `target NAME` prints the knobs make's target NAME sets
 // (knobs.Targets), one NAME=value a line, for scripts/e2e.sh to export.
 func knobsCmd(args []string, stdout, stderr io.Writer) int {
 	switch {

@@ -1,7 +1,7 @@
 // Package attribute attributes every failed request of a row to a phase of one pod's
 // termination (or start), from the request ledger, the observer's timeline and, where the app
 // writes them, its lifecycle lines. The rules, the evidence each uses and its time tolerance
-// are documented on Attribute; README's "Why a request failed" says them for users.
+// are documented on Attribute; docs/reference.md's "Why a request failed" says them for users.
 package attribute
 
 import (

@@ -1,7 +1,7 @@
 // Package knobs holds every setting rollcheck reads from the environment (the ROLLCHECK_*
 // variables, ARTIFACTS and the offline node image's versions), each with its one rule, its
 // default and a one-line meaning. The table All is what the code checks (`rollcheck knobs`),
-// what the scripts read (`rollcheck knobs get NAME`) and what the README's "Knobs" section
+// what the scripts read (`rollcheck knobs get NAME`) and what docs/maintainers.md's "Knobs" section
 // prints (`rollcheck knobs table`): a knob is added in one place.
 package knobs
 
@@ -60,7 +60,7 @@ type Knob struct {
 	Default string
 	// Unset says, for the table, what an unset knob means when Default is empty.
 	Unset string
-	// Meaning is the knob's one line in the README's table.
+	// Meaning is the knob's one line in docs/maintainers.md's table.
 	Meaning string
 	// Cluster is true for the knobs every front end that makes a cluster reads
 	// (cluster.FromEnv); the others belong to make, Ginkgo or the node image build.
@@ -138,7 +138,7 @@ func ValidClusterName(name string) error {
 	return nil
 }
 
-// All are every knob rollcheck reads, in the order of the README's table. An unset or empty
+// All are every knob rollcheck reads, in the order of docs/maintainers.md's table. An unset or empty
 // knob takes its default and is never a problem.
 var All = []Knob{
 	{EnvName, "rollcheck", "", "the kind cluster's name", true, ValidClusterName},
@@ -420,10 +420,10 @@ func IsolateDNS(v string) (auto, on bool, err error) {
 	return false, on, nil
 }
 
-// Heading is the README section the table lives in.
+// Heading is the section of docs/maintainers.md the table lives in.
 const Heading = "## Knobs"
 
-// WriteTable writes the knobs as the Markdown table of the README's "Knobs" section.
+// WriteTable writes the knobs as the Markdown table of docs/maintainers.md's "Knobs" section.
 func WriteTable(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| knob | default | what it does |\n|---|---|---|\n")

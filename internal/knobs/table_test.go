@@ -18,10 +18,13 @@ import (
 
 const root = "../.."
 
-// readmeTable is the Markdown table of the README's "Knobs" section, found by its heading.
-func readmeTable(t *testing.T) string {
+// tableDoc is the document that holds the knob table: maintainers' material.
+const tableDoc = "docs/maintainers.md"
+
+// docTable is the Markdown table of tableDoc's "Knobs" section, found by its heading.
+func docTable(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(root, tableDoc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,19 +43,19 @@ func readmeTable(t *testing.T) string {
 		}
 	}
 	if found != 1 {
-		t.Fatalf("README.md has %d %q sections, want one", found, Heading)
+		t.Fatalf("%s has %d %q sections, want one", tableDoc, found, Heading)
 	}
 	return table.String()
 }
 
-// The README's table is the one the code has: written by WriteTable (rollcheck knobs table).
-func TestREADMETableIsTheCodesTable(t *testing.T) {
+// The documented table is the one the code has: written by WriteTable (rollcheck knobs table).
+func TestDocTableIsTheCodesTable(t *testing.T) {
 	var want strings.Builder
 	if err := WriteTable(&want); err != nil {
 		t.Fatal(err)
 	}
-	if got := readmeTable(t); got != want.String() {
-		t.Errorf("README.md's %q table differs from the code's: replace it with the output of `go run ./cmd/rollcheck knobs table`\ngot:\n%s\nwant:\n%s", Heading, got, want.String())
+	if got := docTable(t); got != want.String() {
+		t.Errorf("%s's %q table differs from the code's: replace it with the output of `go run ./cmd/rollcheck knobs table`\ngot:\n%s\nwant:\n%s", tableDoc, Heading, got, want.String())
 	}
 }
 
@@ -96,7 +99,7 @@ func sources(t *testing.T) (goFiles, bashFiles []string) {
 // bash line that is no comment names it, or Go names it in a string or through its constant
 // (outside the table itself).
 func TestEveryKnobReadIsInTheTableAndBack(t *testing.T) {
-	table := readmeTable(t)
+	table := docTable(t)
 	inTable := map[string]bool{}
 	for _, l := range strings.Split(table, "\n") {
 		if f := strings.Split(l, "|"); len(f) > 2 {
@@ -118,7 +121,7 @@ func TestEveryKnobReadIsInTheTableAndBack(t *testing.T) {
 	}
 	for n, files := range mentioned {
 		if !inTable[n] {
-			t.Errorf("%s (in %s) is not in the README's knob table", n, strings.Join(slices.Compact(files), ", "))
+			t.Errorf("%s (in %s) is not in the knob table of %s", n, strings.Join(slices.Compact(files), ", "), tableDoc)
 		}
 	}
 
@@ -139,7 +142,7 @@ func TestEveryKnobReadIsInTheTableAndBack(t *testing.T) {
 	byConst := goRead(t, goFiles, read)
 	for n := range inTable {
 		if !read[n] {
-			t.Errorf("%s is in the README's knob table, but nothing reads it", n)
+			t.Errorf("%s is in the knob table of %s, but nothing reads it", n, tableDoc)
 		}
 	}
 	if len(byConst) == 0 {
