@@ -73,7 +73,7 @@ func (r Report) Table(out io.Writer) error {
 	fmt.Fprintf(out, "windows: %s, measured %s; %g req/s per pod; request p99 %s (%s)\n%s\n\n",
 		r.Windows.Source, r.Windows.From.Format(time.DateOnly), r.Rate, ms(r.RequestP99.D()), r.RequestP99From, Formula)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKLOAD\tPODS\tPRESTOP\tGRACE\tRECOMMENDED\tPER ROLLOUT\tPER DRAIN\tEXPOSED\tUNKNOWN")
+	fmt.Fprintln(tw, "WORKLOAD\tPODS\tPRESTOP (FRONT)\tGRACE\tRECOMMENDED\tPER ROLLOUT\tPER DRAIN\tEXPOSED\tUNKNOWN")
 	for _, res := range r.Workloads {
 		w := res.Workload
 		var exposed, unknown []string
@@ -85,7 +85,11 @@ func (r Report) Table(out io.Writer) error {
 				unknown = append(unknown, string(f.Mechanism))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%ds\t%s/%ds\t%.0f\t%.0f\t%s\t%s\n", w.ID(), w.Replicas, w.PreStop(), w.GraceSeconds, res.PreStop, res.GraceSeconds,
+		pre := w.PreStop().String()
+		if w.Front != w.App {
+			pre = w.Front + ": " + pre
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%ds\t%s/%ds\t%.0f\t%.0f\t%s\t%s\n", w.ID(), w.Replicas, pre, w.GraceSeconds, res.PreStop, res.GraceSeconds,
 			res.PredictedPerRollout, res.PredictedPerDrain, dash(strings.Join(exposed, ", ")), dash(strings.Join(unknown, ", ")))
 	}
 	if err := tw.Flush(); err != nil {

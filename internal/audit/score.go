@@ -180,6 +180,10 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 		prop.Status, prop.Exposed = Unknown, Duration(rt.Window)
 		prop.Why = fmt.Sprintf("the preStop of %s (%s) has no length the manifests tell: it may end before the routed window %s does", w.Front, front.PreStop, ms(rt.Window))
 		prop.Fix = fmt.Sprintf("a native sleep preStop on %s ≥ %s", w.Front, pre)
+		if front.Sidecar == "native" {
+			prop.Why = fmt.Sprintf("%s, a native sidecar, stops after the app %s, whose preStop (%s) has no length the manifests tell: it may end before the routed window %s does", w.Front, w.App, w.container(w.App).PreStop, ms(rt.Window))
+			prop.Fix = fmt.Sprintf("a native sleep preStop on %s or %s ≥ %s", w.App, w.Front, pre)
+		}
 	case held < rt.Window:
 		prop.Status, prop.Exposed = Exposed, Duration(rt.Window-held)
 		prop.Why = fmt.Sprintf("%s stops accepting %s after the deletion (%s) while requests are routed to it for %s", w.Front, held, holdWords(front, held), ms(rt.Window))
@@ -237,7 +241,7 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	if w.Replicas > 0 && w.Strategy.MaxUnavailable >= w.Replicas && w.Strategy.MaxSurge == 0 {
 		add(Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerRollout, Status: Exposed, Exposed: Duration(ready), Window: "the replacement's readiness probe (a lower bound)",
 			Why: fmt.Sprintf("the %s strategy takes every pod (%d) before a replacement is ready", w.Strategy.Type, w.Replicas),
-			Fix: "RollingUpdate with maxUnavailable 0 and maxSurge ≥ 1 (and replicas ≥ 2)"})
+			Fix: rolloutFix(w)})
 	}
 	drain := Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerDrain, Window: "the replacement's readiness probe (a lower bound)"}
 	switch {
@@ -301,6 +305,15 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	return r
 }
 
+// rolloutFix is the setting that keeps a pod serving through a rollout: a Deployment surges; a
+// StatefulSet replaces its pods in place, so only more replicas do.
+func rolloutFix(w *Workload) string {
+	if w.Kind == "StatefulSet" {
+		return "replicas ≥ 2 (a StatefulSet replaces each pod before starting its successor)"
+	}
+	return "RollingUpdate with maxUnavailable 0 and maxSurge ≥ 1"
+}
+
 // held is how long the named container keeps accepting after the deletion for sure: its preStop
 // sleep, at most the grace period; a native sidecar's SIGTERM waits for the app containers, so
 // it holds at least as long as they do. known is false for a hook of unknown length.
@@ -311,6 +324,9 @@ func (w *Workload) held(name string) (time.Duration, bool) {
 	}
 	d, known := w.hookLength(name)
 	if c.Sidecar == "native" {
+		// At least its own sleep, whatever the app containers' hooks; as long as theirs when
+		// they are known.
+		own := known && d > 0
 		for _, o := range w.Containers {
 			if o.Sidecar == "native" {
 				continue
@@ -318,6 +334,7 @@ func (w *Workload) held(name string) (time.Duration, bool) {
 			h, ok := w.held(o.Name)
 			d, known = max(d, h), known && ok
 		}
+		known = known || own
 	}
 	return min(d, time.Duration(w.GraceSeconds)*time.Second), known
 }

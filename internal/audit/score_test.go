@@ -204,3 +204,33 @@ func BenchmarkScore(b *testing.B) {
 		}
 	}
 }
+
+// On testdata's manifests: the ranking by failures per rollout, a native sidecar in front of an
+// app whose hook has no known length (unknown, the fix naming both), a StatefulSet's fix.
+func TestScoreTestdata(t *testing.T) {
+	inv, err := ReadManifests("testdata/manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Audit(inv, kindWindows(t), Options{})
+	var order []string
+	for _, r := range rep.Workloads {
+		order = append(order, r.Workload.ID())
+	}
+	if want := "Deployment/prod/shop StatefulSet/prod/ledger Deployment/prod/prices"; strings.Join(order, " ") != want {
+		t.Errorf("ranking %q, want %q", order, want)
+	}
+	ledger := rep.Workloads[1]
+	for _, f := range ledger.Findings {
+		switch {
+		case f.Mechanism == timeline.PhasePropagation && (f.Status != Unknown || !strings.Contains(f.Fix, "on ledger or proxy")):
+			t.Errorf("ledger's propagation: %+v", f)
+		case f.Mechanism == timeline.PhaseNoEndpoint && f.Per == PerRollout && !strings.HasPrefix(f.Fix, "replicas ≥ 2"):
+			t.Errorf("ledger's rollout fix: %+v", f)
+		}
+	}
+	var b strings.Builder
+	if err := rep.Table(&b); err != nil || !strings.Contains(b.String(), "envoy: none") {
+		t.Errorf("table (%v):\n%s", err, b.String())
+	}
+}
