@@ -43,3 +43,24 @@ func TestAuditExitCodes(t *testing.T) {
 		t.Errorf("-o json: exit %d, %v, %+v", code, err, rep)
 	}
 }
+
+// The cluster flags: read only, named as rollcheck check names a cluster; their bad uses are one
+// line and exit 2 before any cluster is read.
+func TestAuditClusterFlags(t *testing.T) {
+	const win = "../../internal/audit/testdata/windows-kind.json"
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"audit", "-f", "x.yaml", "--context", "prod", "--windows", win}, "rollcheck audit: give manifests (-f) or a cluster (--context prod), not both"},
+		{[]string{"audit", "-f", "x.yaml", "-n", "shop", "--windows", win}, "rollcheck audit: -n and --all-namespaces read a cluster"},
+		{[]string{"audit", "--context", "prod", "-n", "shop", "--all-namespaces", "--windows", win}, "rollcheck audit: give -n NAMESPACE or --all-namespaces, not both"},
+		{[]string{"audit", "--kubeconfig", "/nonexistent/kubeconfig", "--windows", win}, "rollcheck audit: --kubeconfig /nonexistent/kubeconfig: stat /nonexistent/kubeconfig"},
+		{[]string{"audit", "-f", "x.yaml", "--windows", win, "--fail-above", "-1"}, "rollcheck audit: --fail-above -1: want 0 or more"},
+	} {
+		code, stdout, stderr := rollcheck(tc.args...)
+		if code != exitBadInput || stdout != "" || !strings.HasPrefix(stderr, tc.err) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("rollcheck %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.err)
+		}
+	}
+}

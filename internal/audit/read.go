@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -100,14 +101,13 @@ func (inv *Inventory) addDoc(doc []byte) error {
 			return nil
 		}
 	}
-	into := func(v any) error { return yaml.Unmarshal(doc, v) }
 	group, _, _ := strings.Cut(tm.APIVersion, "/")
 	switch {
 	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.APIVersion == "v1":
 		var l struct {
 			Items []map[string]any `json:"items"`
 		}
-		if err := into(&l); err != nil {
+		if err := yaml.Unmarshal(doc, &l); err != nil {
 			return err
 		}
 		for i, item := range l.Items {
@@ -120,43 +120,57 @@ func (inv *Inventory) addDoc(doc []byte) error {
 			}
 		}
 	case tm.Kind == "Deployment" && tm.APIVersion == "apps/v1":
-		var d appsv1.Deployment
-		if err := into(&d); err != nil {
-			return fmt.Errorf("Deployment: %w", err)
-		}
-		inv.Workloads = append(inv.Workloads, deployment(&d))
+		return decodeInto(inv, doc, "Deployment", &appsv1.Deployment{})
 	case tm.Kind == "StatefulSet" && tm.APIVersion == "apps/v1":
-		var s appsv1.StatefulSet
-		if err := into(&s); err != nil {
-			return fmt.Errorf("StatefulSet: %w", err)
-		}
-		inv.Workloads = append(inv.Workloads, statefulSet(&s))
+		return decodeInto(inv, doc, "StatefulSet", &appsv1.StatefulSet{})
 	case tm.Kind == "Service" && tm.APIVersion == "v1":
-		var s corev1.Service
-		if err := into(&s); err != nil {
-			return fmt.Errorf("Service: %w", err)
-		}
-		inv.services = append(inv.services, &s)
+		return decodeInto(inv, doc, "Service", &corev1.Service{})
 	case tm.Kind == "PodDisruptionBudget" && tm.APIVersion == "policy/v1":
-		var p policyv1.PodDisruptionBudget
-		if err := into(&p); err != nil {
-			return fmt.Errorf("PodDisruptionBudget: %w", err)
-		}
-		inv.pdbs = append(inv.pdbs, &p)
+		return decodeInto(inv, doc, "PodDisruptionBudget", &policyv1.PodDisruptionBudget{})
 	case tm.Kind == "Ingress" && tm.APIVersion == "networking.k8s.io/v1":
-		var in networkingv1.Ingress
-		if err := into(&in); err != nil {
-			return fmt.Errorf("Ingress: %w", err)
-		}
-		inv.ingresses = append(inv.ingresses, &in)
-	case (tm.Kind == "HTTPRoute" || tm.Kind == "GRPCRoute") && group == "gateway.networking.k8s.io":
-		var u unstructured.Unstructured
-		if err := into(&u.Object); err != nil {
+		return decodeInto(inv, doc, "Ingress", &networkingv1.Ingress{})
+	case (tm.Kind == "HTTPRoute" || tm.Kind == "GRPCRoute") && group == gatewayGroup:
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
 			return fmt.Errorf("%s: %w", tm.Kind, err)
 		}
-		inv.routes = append(inv.routes, &u)
+		inv.AddObject(u)
 	}
 	return nil
+}
+
+// gatewayGroup is the Gateway API's group, whose routes are read as unstructured.
+const gatewayGroup = "gateway.networking.k8s.io"
+
+// decodeInto decodes doc into o and adds it.
+func decodeInto(inv *Inventory, doc []byte, kind string, o runtime.Object) error {
+	if err := yaml.Unmarshal(doc, o); err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	inv.AddObject(o)
+	return nil
+}
+
+// AddObject adds an object read elsewhere (from a cluster): a Deployment, StatefulSet, Service,
+// PodDisruptionBudget or Ingress, or an HTTPRoute or GRPCRoute as unstructured; anything else is
+// ignored. Call Join once all are added.
+func (inv *Inventory) AddObject(o runtime.Object) {
+	switch o := o.(type) {
+	case *appsv1.Deployment:
+		inv.Workloads = append(inv.Workloads, deployment(o))
+	case *appsv1.StatefulSet:
+		inv.Workloads = append(inv.Workloads, statefulSet(o))
+	case *corev1.Service:
+		inv.services = append(inv.services, o)
+	case *policyv1.PodDisruptionBudget:
+		inv.pdbs = append(inv.pdbs, o)
+	case *networkingv1.Ingress:
+		inv.ingresses = append(inv.ingresses, o)
+	case *unstructured.Unstructured:
+		if k := o.GetKind(); (k == "HTTPRoute" || k == "GRPCRoute") && o.GroupVersionKind().Group == gatewayGroup {
+			inv.routes = append(inv.routes, o)
+		}
+	}
 }
 
 // Join links every workload with the Services, PDBs and routes that select or lead to it, and
