@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
 // The reader on the examples' manifests (hello's web app, the gRPC server, nginx in front) and
@@ -76,6 +78,36 @@ func TestExecSleep(t *testing.T) {
 	} {
 		if got, ok := execSleep(c.cmd); got != c.want || ok != c.ok {
 			t.Errorf("execSleep(%q) = %s, %t; want %s, %t", c.cmd, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The sample app's Deployment (fixtures/manifests, rendered as the matrix renders it), with a
+// proxy sidecar in front, classic and native, and a Service to port 8080 as the engine's load
+// Service: the reader finds the app, the proxy in front and the sidecar's kind.
+func TestReadSampleApp(t *testing.T) {
+	for _, native := range []bool{false, true} {
+		objs, err := scenario.Render("audit", scenario.Sample{OnSIGTERM: scenario.ShutdownDrain, Proxy: &scenario.Proxy{Native: native, PreStop: 5 * time.Second}}, "rollcheck/app:test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv := &Inventory{}
+		for _, o := range objs {
+			inv.AddObject(o)
+		}
+		if err := inv.Add([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: load}\nspec: {selector: {app: " + scenario.AppName + "}, ports: [{port: 80, targetPort: 8080}]}\n")); err != nil {
+			t.Fatal(err)
+		}
+		inv.Join()
+		if len(inv.Workloads) != 1 {
+			t.Fatalf("native %t: %d workloads", native, len(inv.Workloads))
+		}
+		w := inv.Workloads[0]
+		kind := map[bool]string{false: "classic", true: "native"}[native]
+		proxy := w.container("proxy")
+		if w.App != "app" || w.Front != "proxy" || proxy == nil || proxy.Sidecar != kind || proxy.PreStop.Kind != "httpGet" || w.Replicas != 3 || !w.Spread ||
+			w.Strategy != (Strategy{Type: "RollingUpdate", MaxSurge: 1}) || w.GraceSeconds != 30 {
+			t.Errorf("native %t: %+v %+v", native, w, w.Containers)
 		}
 	}
 }
