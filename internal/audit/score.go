@@ -212,22 +212,29 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	}
 	add(cut)
 
-	// SIGKILL: the grace period must hold the preStop, the requests' p99 and the kubelet's 2 s.
-	// exposed = min(shortfall, request p99), shortfall = preStop + p99 + 2 s − grace.
-	kill := Finding{Mechanism: timeline.PhaseSIGKILL, Per: PerRollout, Window: fmt.Sprintf("request p99 %s, %s", ms(p99), p99From)}
-	set, setKnown := w.hookLength(w.Front)
-	need := set + p99 + analyze.KillMinimum
+	// SIGKILL: the kubelet kills at the grace period's end, and at least 2 s after a preStop
+	// (one cut at the grace period's end included): kill = max(grace, held + 2 s). A request
+	// accepted by then is cut when it needs longer: the front accepts until min(routed, held),
+	// so exposed = min(routed, held) + request p99 − kill, between 0 and the request p99. The
+	// recommendation's grace (preStop + request p99 + 2 s) leaves none whatever the routing.
+	kill := Finding{Mechanism: timeline.PhaseSIGKILL, Per: PerRollout, Window: fmt.Sprintf("%s; request p99 %s, %s", rt.From, ms(p99), p99From)}
 	graceD := time.Duration(w.GraceSeconds) * time.Second
-	wantGrace := max(grace, int64(ceil(need)/time.Second))
-	switch {
-	case !setKnown:
+	set, _ := w.hookLength(w.Front)
+	wantGrace := max(grace, int64(ceil(set+p99+analyze.KillMinimum)/time.Second))
+	at := max(graceD, held+analyze.KillMinimum)
+	switch cut := min(rt.Window, held) + p99 - at; {
+	case !known:
 		kill.Status, kill.Exposed = Unknown, Duration(p99)
 		kill.Why = fmt.Sprintf("grace %ds must hold the preStop of %s (%s, of unknown length) + request p99 %s + 2 s", w.GraceSeconds, w.Front, front.PreStop, ms(p99))
 		kill.Fix = "terminationGracePeriodSeconds ≥ the hook's length + request p99 + 2 s"
-	case graceD < need:
-		kill.Status, kill.Exposed = Exposed, Duration(min(need-graceD, p99))
-		kill.Why = fmt.Sprintf("grace %ds < preStop %s + request p99 %s + 2 s: requests still in flight are cut by SIGKILL", w.GraceSeconds, set, ms(p99))
+	case cut > 0:
+		kill.Status, kill.Exposed = Exposed, Duration(min(cut, p99))
+		kill.Why = fmt.Sprintf("SIGKILL %s after the deletion (grace %ds, preStop %s) cuts requests accepted up to %s after it that take the request p99 %s", ms(at), w.GraceSeconds, held, ms(min(rt.Window, held)), ms(p99))
 		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d", wantGrace)
+	case w.GraceSeconds < wantGrace:
+		kill.Status = Covered
+		kill.Why = fmt.Sprintf("grace %ds is below preStop + request p99 + 2 s (%ds), but the last request accepted (%s after the deletion) ends before SIGKILL at %s", w.GraceSeconds, wantGrace, ms(min(rt.Window, held)), ms(at))
+		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d, for the margin", wantGrace)
 	default:
 		kill.Status = Covered
 		kill.Why = fmt.Sprintf("grace %ds ≥ preStop %s + request p99 %s + 2 s", w.GraceSeconds, set, ms(p99))
@@ -324,17 +331,23 @@ func (w *Workload) held(name string) (time.Duration, bool) {
 	}
 	d, known := w.hookLength(name)
 	if c.Sidecar == "native" {
-		// At least its own sleep, whatever the app containers' hooks; as long as theirs when
-		// they are known.
-		own := known && d > 0
+		// Its SIGTERM waits for the app containers: it holds as long as the longest of its own
+		// sleep and theirs, and at least each of them known.
+		all, some := known, known && d > 0
+		if !known {
+			d = 0
+		}
 		for _, o := range w.Containers {
 			if o.Sidecar == "native" {
 				continue
 			}
 			h, ok := w.held(o.Name)
-			d, known = max(d, h), known && ok
+			if ok {
+				d, some = max(d, h), some || h > 0
+			}
+			all = all && ok
 		}
-		known = known || own
+		known = all || some
 	}
 	return min(d, time.Duration(w.GraceSeconds)*time.Second), known
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -70,43 +71,48 @@ func TestScoreMechanisms(t *testing.T) {
 		mechanism timeline.Phase
 		per       string
 		status    string
-		predicted float64 // rounded
+		predicted float64       // rounded
+		p99       time.Duration // the workload's request p99 (0: the file's)
 	}{
 		// No preStop: the pod stops accepting at once while it is routed to for 1.045s:
 		// 100 × 1.045 × 3 = 313.6.
-		{"no preStop: propagation", deploy(pods(3), ""), timeline.PhasePropagation, PerRollout, Exposed, 314},
+		{"no preStop: propagation", deploy(pods(3), ""), timeline.PhasePropagation, PerRollout, Exposed, 314, 0},
 		// A 5 s sleep outlasts 1.045s: nothing.
-		{"sleep 5s: covered", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhasePropagation, PerRollout, Covered, 0},
+		{"sleep 5s: covered", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhasePropagation, PerRollout, Covered, 0, 0},
 		// exec sleep 1 is parsed: 1.045 − 1 = 45ms exposed, 100 × 0.045 × 2 = 9.1.
-		{"exec sleep 1: 45ms left", deploy(pods(2), `lifecycle: {preStop: {exec: {command: [sleep, "1"]}}}`), timeline.PhasePropagation, PerRollout, Exposed, 9},
+		{"exec sleep 1: 45ms left", deploy(pods(2), `lifecycle: {preStop: {exec: {command: [sleep, "1"]}}}`), timeline.PhasePropagation, PerRollout, Exposed, 9, 0},
 		// An exec hook of another command: its length is not known.
-		{"exec script: unknown", deploy(pods(2), `lifecycle: {preStop: {exec: {command: [/drain.sh]}}}`), timeline.PhasePropagation, PerRollout, Unknown, 0},
+		{"exec script: unknown", deploy(pods(2), `lifecycle: {preStop: {exec: {command: [/drain.sh]}}}`), timeline.PhasePropagation, PerRollout, Unknown, 0, 0},
 		// The app's draining is not in the manifests...
-		{"no preStop: in-flight unknown", deploy(pods(3), ""), timeline.PhaseInFlightCut, PerRollout, Unknown, 0},
+		{"no preStop: in-flight unknown", deploy(pods(3), ""), timeline.PhaseInFlightCut, PerRollout, Unknown, 0, 0},
 		// ...unless the preStop outlasts the routed window by the request p99 (5 s ≥ 1.1 s).
-		{"sleep 5s: in-flight covered", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhaseInFlightCut, PerRollout, Covered, 0},
-		// grace 5 < 5 + 0.057 + 2: the shortfall 2.057s is more than the p99, so the whole p99
-		// is exposed: 100 × 0.0568 × 3 = 17.
-		{"grace 5 with sleep 5: sigkill", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}", "terminationGracePeriodSeconds: 5"), timeline.PhaseSIGKILL, PerRollout, Exposed, 17},
-		{"grace 30: no sigkill", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhaseSIGKILL, PerRollout, Covered, 0},
+		{"sleep 5s: in-flight covered", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhaseInFlightCut, PerRollout, Covered, 0, 0},
+		// The matrix's slow-requests row (sleep 2s, grace 3s, requests of 5 s): SIGKILL at
+		// max(3 s, 2 s + 2 s) = 4 s cuts what was accepted after −1 s, up to min(1.045s, 2 s):
+		// 2.045s exposed, 100 × 2.045 × 3 = 614 (the row measured sigkill failures).
+		{"slow requests, grace 3: sigkill", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 2}}}", "terminationGracePeriodSeconds: 3"), timeline.PhaseSIGKILL, PerRollout, Exposed, 614, 5 * time.Second},
+		// grace 5 < 5 + 0.057 + 2, but SIGKILL comes at 5 + 2 s, long after the last request
+		// accepted (1.045s) ended: covered (the matrix's prestop-past-grace row lost none).
+		{"grace 5 with sleep 5: past routing", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}", "terminationGracePeriodSeconds: 5"), timeline.PhaseSIGKILL, PerRollout, Covered, 0, 0},
+		{"grace 30: no sigkill", deploy(pods(3), "lifecycle: {preStop: {sleep: {seconds: 5}}}"), timeline.PhaseSIGKILL, PerRollout, Covered, 0, 0},
 		// One replica: a drain leaves no endpoint until the replacement is ready, at least its
 		// probe's period (1 s): 100 × 1 × 1.
-		{"one replica: no endpoint on a drain", deploy(pods(1), "readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}"), timeline.PhaseNoEndpoint, PerDrain, Exposed, 100},
+		{"one replica: no endpoint on a drain", deploy(pods(1), "readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}"), timeline.PhaseNoEndpoint, PerDrain, Exposed, 100, 0},
 		// Three replicas spread over nodes with a PDB: a drain leaves pods serving.
 		{"spread and PDB: covered", deploy(pods(3), "", "topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: a}}}]") + pdb("maxUnavailable: 1"),
-			timeline.PhaseNoEndpoint, PerDrain, Covered, 0},
+			timeline.PhaseNoEndpoint, PerDrain, Covered, 0, 0},
 		// A PDB that allows every pod to go is no PDB: 100 × 1 s (no probe) × 3.
-		{"PDB allowing all: no endpoint", deploy(pods(3), "") + pdb("minAvailable: 0"), timeline.PhaseNoEndpoint, PerDrain, Exposed, 300},
+		{"PDB allowing all: no endpoint", deploy(pods(3), "") + pdb("minAvailable: 0"), timeline.PhaseNoEndpoint, PerDrain, Exposed, 300, 0},
 		// Recreate takes every pod before any replacement: 100 × 1 × 2 per rollout.
-		{"Recreate: no endpoint on a rollout", strings.Replace(deploy(pods(2), ""), "selector:", "strategy: {type: Recreate}\n  selector:", 1), timeline.PhaseNoEndpoint, PerRollout, Exposed, 200},
+		{"Recreate: no endpoint on a rollout", strings.Replace(deploy(pods(2), ""), "selector:", "strategy: {type: Recreate}\n  selector:", 1), timeline.PhaseNoEndpoint, PerRollout, Exposed, 200, 0},
 		// A gRPC server behind a headless Service, no preStop: its clients hold the address for
 		// the control plane's 146.6ms (no DNS window in the file, TTL not known): 100 × 0.147 × 3.
-		{"gRPC headless: stale addresses", deploy(pods(3), "", "", "grpc") + headless(), timeline.PhaseStaleAddress, PerRollout, Exposed, 44},
+		{"gRPC headless: stale addresses", deploy(pods(3), "", "", "grpc") + headless(), timeline.PhaseStaleAddress, PerRollout, Exposed, 44, 0},
 		// A classic sidecar in front without a preStop, the app with a 5 s sleep: the sidecar
 		// exits first while routed to for 1.045s: 100 × 1.045 × 2.
-		{"classic sidecar in front: sidecar-exit", sidecar(pods(2), false), timeline.PhaseSidecarExit, PerRollout, Exposed, 209},
+		{"classic sidecar in front: sidecar-exit", sidecar(pods(2), false), timeline.PhaseSidecarExit, PerRollout, Exposed, 209, 0},
 		// The same sidecar native: it stops after the app, holding the app's 5 s.
-		{"native sidecar in front: covered", sidecar(pods(2), true), timeline.PhasePropagation, PerRollout, Covered, 0},
+		{"native sidecar in front: covered", sidecar(pods(2), true), timeline.PhasePropagation, PerRollout, Covered, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inv := &Inventory{}
@@ -114,7 +120,7 @@ func TestScoreMechanisms(t *testing.T) {
 				t.Fatal(err)
 			}
 			inv.Join()
-			r := ScoreOne(inv.Workloads[0], f, Options{})
+			r := ScoreOne(inv.Workloads[0], f, Options{RequestP99: c.p99})
 			for _, fd := range r.Findings {
 				if fd.Mechanism == c.mechanism && fd.Per == c.per {
 					if fd.Status != c.status || int(fd.Predicted+0.5) != int(c.predicted) {
