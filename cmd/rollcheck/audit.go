@@ -214,12 +214,14 @@ func extractWindows(path string) (*audit.WindowsFile, error) {
 
 // windowsFlags are rollcheck windows extract's flags.
 type windowsFlags struct {
-	Output string
+	Output  string
+	Cluster string
 }
 
 func newWindowsFlags(fs *flag.FlagSet) *windowsFlags {
 	f := &windowsFlags{}
 	fs.StringVar(&f.Output, "o", "", "write the windows file to `FILE` (default: stdout)")
+	fs.StringVar(&f.Cluster, "cluster", "", "the cluster's `NAME` the file records as where the windows were measured (rows do not say it)")
 	return f
 }
 
@@ -236,6 +238,7 @@ func runWindowsExtract(_ context.Context, f *windowsFlags, args []string, stdout
 	if err != nil {
 		return bad("%v", err)
 	}
+	w.Measured.Cluster = f.Cluster
 	b, err := w.Encode()
 	if err != nil {
 		return bad("%v", err)

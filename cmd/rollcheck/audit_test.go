@@ -64,3 +64,16 @@ func TestAuditClusterFlags(t *testing.T) {
 		}
 	}
 }
+
+// rollcheck windows extract writes what audit.Extract makes of the rows, with the cluster named.
+func TestWindowsExtract(t *testing.T) {
+	out := t.TempDir() + "/windows.json"
+	code, _, stderr := rollcheck("windows", "extract", "../../internal/audit/testdata/kind-run", "--cluster", "kind-rollcheck", "-o", out)
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	w, err := readWindows(out)
+	if err != nil || w.Measured.Cluster != "kind-rollcheck" || w.Windows.DataPlane == nil || w.Windows.DataPlane.N != 133 {
+		t.Errorf("%v %+v", err, w)
+	}
+}
