@@ -142,7 +142,6 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	r.Held, r.HeldKnown = Duration(held), known
 	r.Fit = analyze.Fit(held, known, 0, w.GraceSeconds, pre, grace)
 	front := w.container(w.Front)
-
 	if front == nil {
 		return r // no container: nothing to score
 	}
@@ -171,7 +170,7 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	// exposed = routed − held (the front's preStop sleep, at most the grace period).
 	prop := Finding{Mechanism: timeline.PhasePropagation, Per: PerRollout, Window: rt.From}
 	app, appKnown := w.held(w.App)
-	if front != nil && front.Sidecar == "classic" && (!appKnown || app > held) {
+	if front.Sidecar == "classic" && (!appKnown || app > held) {
 		// A classic sidecar in front that stops before the app: the attribution calls it so.
 		prop.Mechanism = timeline.PhaseSidecarExit
 	}
