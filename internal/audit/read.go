@@ -183,7 +183,7 @@ func (inv *Inventory) Join() {
 			if s.Namespace != w.Namespace || len(s.Spec.Selector) == 0 || !labels.SelectorFromSet(s.Spec.Selector).Matches(set) {
 				continue
 			}
-			svc := Service{Name: s.Name, Headless: s.Spec.ClusterIP == corev1.ClusterIPNone, ports: s.Spec.Ports}
+			svc := Service{Name: s.Name, Headless: s.Spec.ClusterIP == corev1.ClusterIPNone}
 			for _, p := range s.Spec.Ports {
 				if c, port := w.target(p.TargetPort, p.Port); c != "" {
 					if !slices.Contains(svc.Targets, c) {

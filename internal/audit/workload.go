@@ -80,8 +80,6 @@ type Service struct {
 	Headless bool   `json:"headless,omitempty"`
 	// Targets names the containers its ports lead to.
 	Targets []string `json:"targets,omitempty"`
-
-	ports []corev1.ServicePort
 }
 
 // Container is one container's shutdown settings.
@@ -93,8 +91,6 @@ type Container struct {
 	PreStop   PreStop `json:"preStop"`
 	Readiness *Probe  `json:"readiness,omitempty"`
 	Ports     []Port  `json:"ports,omitempty"`
-
-	ports []corev1.ContainerPort
 }
 
 // PreStop is a container's preStop hook.
@@ -228,7 +224,7 @@ func (w *Workload) podSpec(t corev1.PodTemplateSpec) {
 }
 
 func containerOf(c corev1.Container, sidecar string) Container {
-	out := Container{Name: c.Name, Sidecar: sidecar, PreStop: preStopOf(c.Lifecycle), ports: c.Ports}
+	out := Container{Name: c.Name, Sidecar: sidecar, PreStop: preStopOf(c.Lifecycle)}
 	if p := c.ReadinessProbe; p != nil {
 		out.Readiness = &Probe{InitialDelaySeconds: p.InitialDelaySeconds, PeriodSeconds: orDefault(p.PeriodSeconds, 10),
 			FailureThreshold: orDefault(p.FailureThreshold, 3), GRPC: p.GRPC != nil}
