@@ -15,7 +15,7 @@ test: ## everything that needs no cluster: gofmt, vet (with and without the e2e 
 rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and bindings) from internal/access.Rights
 	@go generate ./internal/access
 
-docs: ## regenerate docs/check-file.md (every check file field and report column) and docs/conformance.schema.json from the code
+docs: ## regenerate docs/check-file.md (every check file field and report column) and the JSON Schemas docs/conformance.schema.json, docs/audit.schema.json, docs/windows.schema.json from the code
 	@go generate ./internal/refdoc
 
 bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates

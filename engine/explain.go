@@ -1,22 +1,16 @@
 package engine
 
 import (
-	"cmp"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/report"
-	"github.com/rollcheck/rollcheck/internal/sizing"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
-
-// The recommendation formula's margins are internal/sizing's (see check.Recommendation); the
-// kube-proxy programming lag it assumes when none was measured:
-const assumedProgLag = attribute.DefaultProgrammingLag
 
 // kubeProxyNumbers is the change of kube-proxy's programming histogram over a row, or why
 // there is none.
@@ -227,87 +221,19 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 	return check.Summarize(w), ttl
 }
 
-// recommend applies the formula of check.Recommendation; nil when no deleted pod was seen leaving
-// the Service.
+// recommend applies the formula of check.Recommendation (analyze.Route, analyze.Settings); nil
+// when no deleted pod was seen leaving the Service.
 func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
-	p := ex.Propagation
-	if p.ControlPlane.N == 0 && p.DataPlane.N == 0 && p.Proxy.N == 0 && p.Client.N == 0 && p.DNS.N == 0 {
+	w := analyze.FromPropagation(ex.Propagation)
+	if !w.Measured() {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
-	lag, lagFrom := assumedProgLag, fmt.Sprintf("an assumed %s of kube-proxy programming", assumedProgLag)
-	if p.KubeProxy != nil && p.KubeProxy.N > 0 {
-		lag, lagFrom = p.KubeProxy.P99, fmt.Sprintf("kube-proxy programming p99 %s", p.KubeProxy.P99.Round(time.Millisecond))
-	}
-	// The data plane, measured per pod, is the direct measure; kube-proxy's histogram counts
-	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
-	// when no pod kept serving after its deletion.
-	switch {
-	case p.Client.N > 0:
-		// A client that balances itself sends to a pod until it resolves again: its window is
-		// the one a preStop must outlast.
-		r.Routed = p.Client.P99
-		r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address)", p.Client.P99.Round(time.Millisecond))
-		if p.ClientNoAddress > 0 {
-			r.RoutedFrom = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address, or, for %d pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", p.Client.P99.Round(time.Millisecond), p.ClientNoAddress)
-		}
-	case p.Proxy.N > 0 && (cfg.UpstreamHeader != "" || cfg.Resolve == ""):
-		// Through a proxy with its own list of pods, its window is the one a preStop must
-		// outlast, not kube-proxy's: measured by request where it names its upstream.
-		r.Routed, r.RoutedFrom = p.Proxy.P99, proxyWindowFrom(p.Proxy)
-	case cfg.Resolve != "":
-		// A proxy that finds the pods by DNS sends to their addresses, never through the
-		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
-		// known only from answers, which stop when the pod stops accepting; DNS bounds it.
-		r.Routed, r.RoutedFrom, r.TTLStoodIn = dnsRouted(p, cfg)
-	case p.DataPlane.N > 0:
-		r.Routed = p.DataPlane.P99
-		r.RoutedFrom = fmt.Sprintf("data plane p99 %s (last answer after deletion)", p.DataPlane.P99.Round(time.Millisecond))
-	default:
-		r.Routed = p.ControlPlane.P99 + lag
-		r.RoutedFrom = fmt.Sprintf("control plane p99 %s + %s", p.ControlPlane.P99.Round(time.Millisecond), lagFrom)
-	}
-	r.PreStop = sizing.PreStop(r.Routed)
-	r.GraceSeconds = sizing.GraceSeconds(r.PreStop, r.RequestP99)
+	rt := analyze.Route(w, analyze.PathOf(cfg))
+	r.Routed, r.RoutedFrom, r.TTLStoodIn = rt.Window, rt.From, rt.TTLStoodIn
+	r.PreStop, r.GraceSeconds = analyze.Settings(r.Routed, r.RequestP99)
 	r.Fit, r.Advice = report.Advise(r, ex, cfg, times)
 	return r
-}
-
-// proxyWindowFrom says where a routed time from the proxy's window came from.
-func proxyWindowFrom(w check.Durations) string {
-	return fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", w.P99.Round(time.Millisecond))
-}
-
-// dnsRouted bounds how long a proxy that finds the pods by DNS (Load.Resolve) still sends to a
-// deleted pod: until the cluster's DNS answers without the pod's address (the DNS window; the
-// control plane stands in when it was not measured, since the cluster's DNS answers from the
-// EndpointSlices), plus how long the proxy keeps an answer: its refresh (Load.ResolveRefresh),
-// else, not known, the answers' TTL, which a proxy that honours it keeps an answer for. The
-// proxy's window, where measured longer (from the pods' answers: a lower bound), wins. ttl
-// reports that the TTL stood in for the refresh.
-func dnsRouted(p check.PropagationSummary, cfg check.Applied) (routed time.Duration, from string, ttl bool) {
-	ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-	routed, from = p.DNS.P99, fmt.Sprintf("DNS window p99 %s", ms(p.DNS.P99))
-	if p.DNS.N == 0 {
-		routed, from = p.ControlPlane.P99, fmt.Sprintf("control plane p99 %s (no DNS window measured: the cluster's DNS answers from the EndpointSlices)", ms(p.ControlPlane.P99))
-	}
-	switch every := cfg.ResolveRefresh; {
-	case every == check.ResolveOnce:
-		from += fmt.Sprintf(", but the proxy never resolves again (%s): after a rollout every address it holds is gone, and no preStop outlasts that", cmp.Or(cfg.ResolveSetting, "resolved once"))
-	case every > 0:
-		routed += every
-		from += " + " + cmp.Or(cfg.ResolveSetting, fmt.Sprintf("the proxy's refresh %s", every))
-	case p.DNS.N > 0 || p.DNSTTL > 0:
-		routed += time.Duration(p.DNSTTL) * time.Second
-		from += fmt.Sprintf(" + DNS TTL %ds (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)", p.DNSTTL)
-		ttl = true
-	default:
-		from += " (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)"
-	}
-	if p.Proxy.N > 0 && p.Proxy.P99 > routed {
-		return p.Proxy.P99, fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(p.Proxy), ms(routed), from), false
-	}
-	return routed, from, ttl
 }
 
 // heldFor is how long the app's preStop certainly holds SIGTERM back after a deletion: its

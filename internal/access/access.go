@@ -24,6 +24,8 @@ const (
 	KubeProxyMetrics Feature = "kube-proxy-metrics"
 	// Drain cordons a node and evicts the app's pods through the eviction API (DrainNode).
 	Drain Feature = "drain"
+	// Audit reads a cluster's workloads for rollcheck audit (list only: it changes nothing).
+	Audit Feature = "audit"
 )
 
 // AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
@@ -31,7 +33,7 @@ const (
 const AppManifests Feature = "manifests"
 
 // Features lists the features in the order the manifests hold them.
-var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain}
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit}
 
 // Optional reports whether a run goes on without f's rights.
 func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
@@ -80,6 +82,8 @@ func (r Right) Where() string {
 	switch {
 	case r.Namespace != "":
 		return "in namespace " + r.Namespace
+	case r.Feature == Audit:
+		return "in every namespace (for --all-namespaces; with -n NS, in NS is enough)"
 	case r.ClusterScoped:
 		return "(cluster-scoped)"
 	default:
@@ -87,7 +91,7 @@ func (r Right) Where() string {
 	}
 }
 
-// Rights is every right a run may need, found by reading every API call of the engine and the
+// Rights is every right a run may need (and rollcheck audit's, read only), found by reading every API call of the engine and the
 // packages it calls (internal/kube, internal/observe, internal/disrupt, internal/proxymetrics,
 // engine's load pods and clocks) and what check.Plan.Objects renders. The kind front end's
 // own calls (the sweep, the CoreDNS change, the kube-proxy mode check) run with the
@@ -123,6 +127,13 @@ var Rights = []Right{
 		"evict the app's pods through the eviction API, which respects their budgets"},
 	{Drain, "policy", "poddisruptionbudgets", "", []string{"create", "get", "update"}, false, "",
 		"the budget a variant asks for (pdb:), or the app's manifests hold"},
+	{Audit, "apps", "deployments", "", []string{"list"}, false, "", "the workloads rollcheck audit scores"},
+	{Audit, "apps", "statefulsets", "", []string{"list"}, false, "", "the workloads rollcheck audit scores"},
+	{Audit, "", "services", "", []string{"list"}, false, "", "the Services that select them (headless ones too)"},
+	{Audit, "policy", "poddisruptionbudgets", "", []string{"list"}, false, "", "the budgets that bound their drains"},
+	{Audit, "networking.k8s.io", "ingresses", "", []string{"list"}, false, "", "the Ingresses that lead to them"},
+	{Audit, "gateway.networking.k8s.io", "httproutes", "", []string{"list"}, false, "", "the Gateway API routes that lead to them (where the API is served)"},
+	{Audit, "gateway.networking.k8s.io", "grpcroutes", "", []string{"list"}, false, "", "the Gateway API routes that lead to them (where the API is served)"},
 }
 
 // Of returns the rights of the given features, in Rights' order.

@@ -78,6 +78,8 @@ func comment(f Feature) string {
 		need = "optional: without it a run goes on, and warns before it starts that it will not measure " + f.Measures()
 	case f == Drain:
 		need = "required by checks that drain a node (kind: drain-node)"
+	case f == Audit:
+		need = "rollcheck audit's reading of a cluster's workloads (--kubeconfig, --context): list only, it changes nothing; no check needs it"
 	}
 	fmt.Fprintf(&b, "# %s: %s.\n", f, need)
 	if f == KubeProxyMetrics {

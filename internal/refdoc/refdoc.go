@@ -1,9 +1,11 @@
 // Package refdoc generates the reference documents the code holds: docs/check-file.md, every
 // field of a check file (from package spec's types and their doc comments) and every column of
-// the reports (from internal/report's Tables), and docs/conformance.schema.json, the JSON Schema
-// of conformance.json (from report.Run's types). `make docs` (go generate ./internal/refdoc)
-// writes both; its tests fail when a committed document differs from what the code makes, and
-// when a check file's field has no doc comment.
+// the reports (from internal/report's Tables), and the JSON Schemas of conformance.json
+// (docs/conformance.schema.json, from report.Run's types), of rollcheck audit -o json
+// (docs/audit.schema.json, audit.Report) and of a windows file (docs/windows.schema.json,
+// audit.WindowsFile). `make docs` (go generate ./internal/refdoc) writes them; its tests fail
+// when a committed document differs from what the code makes, and when a check file's field
+// has no doc comment.
 package refdoc
 
 import (
@@ -21,8 +23,10 @@ import (
 
 // The generated documents, from the repository's root.
 const (
-	CheckFileDoc = "docs/check-file.md"
-	SchemaFile   = "docs/conformance.schema.json"
+	CheckFileDoc      = "docs/check-file.md"
+	SchemaFile        = "docs/conformance.schema.json"
+	AuditSchemaFile   = "docs/audit.schema.json"
+	WindowsSchemaFile = "docs/windows.schema.json"
 )
 
 // Generate returns the generated documents by their path from the repository's root, made
@@ -32,11 +36,13 @@ func Generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	schema, err := Schema(root)
-	if err != nil {
-		return nil, err
+	out := map[string][]byte{CheckFileDoc: doc}
+	for name, gen := range map[string]func(string) ([]byte, error){SchemaFile: Schema, AuditSchemaFile: AuditSchema, WindowsSchemaFile: WindowsSchema} {
+		if out[name], err = gen(root); err != nil {
+			return nil, err
+		}
 	}
-	return map[string][]byte{CheckFileDoc: doc, SchemaFile: schema}, nil
+	return out, nil
 }
 
 // Write writes the generated documents under root.

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
@@ -308,4 +309,49 @@ func jsonType(x any) string {
 		return "object"
 	}
 	return fmt.Sprintf("%T", x)
+}
+
+// The schemas of rollcheck audit -o json and of a windows file take their documents with every
+// field set, every field zero, and the windows file in internal/audit's testdata.
+func TestSchemasDescribeAuditJSON(t *testing.T) {
+	var report audit.Report
+	fill(reflect.ValueOf(&report).Elem(), 0)
+	var windows audit.WindowsFile
+	fill(reflect.ValueOf(&windows).Elem(), 0)
+	kind, err := os.ReadFile(filepath.Join(root, "internal/audit/testdata/windows-kind.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		schema func(string) ([]byte, error)
+		docs   map[string]any
+	}{
+		{AuditSchemaFile, AuditSchema, map[string]any{"every field set": report, "every field zero": audit.Report{}}},
+		{WindowsSchemaFile, WindowsSchema, map[string]any{"every field set": windows, "every field zero": audit.WindowsFile{}, "testdata": json.RawMessage(kind)}},
+	} {
+		b, err := c.schema(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for name, doc := range c.docs {
+			raw, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			val := validator{defs: schema["$defs"].(map[string]any)}
+			val.check(schema, v, "$")
+			for _, e := range val.errs {
+				t.Errorf("%s, %s: %s", c.name, name, e)
+			}
+		}
+	}
 }

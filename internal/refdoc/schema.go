@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
@@ -23,22 +24,45 @@ const SchemaID = "https://github.com/rollcheck/rollcheck/blob/main/" + SchemaFil
 // of the module under root are the descriptions. Unknown properties are allowed: a field
 // added leaves report.SchemaVersion as it is.
 func Schema(root string) ([]byte, error) {
+	return schemaOf(root, reflect.TypeFor[report.Run](), SchemaID, "rollcheck conformance.json",
+		fmt.Sprintf("A rollcheck run: every row and what it found, as rollcheck writes it to conformance.json "+
+			"(and rollcheck check -o json prints it), schemaVersion %d. Generated from the Go type report.Run by "+
+			"`make docs`: do not edit.", report.SchemaVersion))
+}
+
+// AuditSchema is the JSON Schema of rollcheck audit -o json (audit.Report), made as Schema is.
+func AuditSchema(root string) ([]byte, error) {
+	return schemaOf(root, reflect.TypeFor[audit.Report](), baseID+AuditSchemaFile, "rollcheck audit -o json",
+		fmt.Sprintf("Every workload scored against a cluster's measured windows, as rollcheck audit -o json prints it, "+
+			"schemaVersion %d. Generated from the Go type audit.Report by `make docs`: do not edit.", audit.SchemaVersion))
+}
+
+// WindowsSchema is the JSON Schema of a windows file (audit.WindowsFile), made as Schema is;
+// rollcheck reads a windows file strictly (an unknown field is an error), whatever the schema allows.
+func WindowsSchema(root string) ([]byte, error) {
+	return schemaOf(root, reflect.TypeFor[audit.WindowsFile](), baseID+WindowsSchemaFile, "rollcheck windows file",
+		fmt.Sprintf("A cluster's measured windows, as rollcheck windows extract writes them and rollcheck audit reads them, "+
+			"schemaVersion %d. Generated from the Go type audit.WindowsFile by `make docs`: do not edit.", audit.WindowsSchemaVersion))
+}
+
+const baseID = "https://github.com/rollcheck/rollcheck/blob/main/"
+
+// schemaOf is the JSON Schema of the Go type top as encoding/json writes it.
+func schemaOf(root string, top reflect.Type, id, title, description string) ([]byte, error) {
 	c, err := newComments(root)
 	if err != nil {
 		return nil, err
 	}
 	g := &schemaGen{c: c, defs: map[string]any{}}
-	top := g.object(reflect.TypeFor[report.Run](), typeKey(reflect.TypeFor[report.Run]()))
+	obj := g.object(top, typeKey(top))
 	if g.err != nil {
 		return nil, g.err
 	}
-	doc := clone(top)
+	doc := clone(obj)
 	doc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-	doc["$id"] = SchemaID
-	doc["title"] = "rollcheck conformance.json"
-	doc["description"] = fmt.Sprintf("A rollcheck run: every row and what it found, as rollcheck writes it to conformance.json "+
-		"(and rollcheck check -o json prints it), schemaVersion %d. Generated from the Go type report.Run by "+
-		"`make docs`: do not edit.", report.SchemaVersion)
+	doc["$id"] = id
+	doc["title"] = title
+	doc["description"] = description
 	doc["$defs"] = g.defs
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -72,6 +96,8 @@ func (g *schemaGen) of(t reflect.Type) map[string]any {
 		return map[string]any{"type": []string{"integer", "string"}}
 	case reflect.TypeFor[json.RawMessage]():
 		return map[string]any{}
+	case reflect.TypeFor[audit.Duration]():
+		return map[string]any{"type": "string", "description": "a Go duration: \"1.5s\", \"250ms\""}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

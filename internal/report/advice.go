@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -41,11 +42,8 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	if r.AppDelay.N > 0 && r.AppDelay.Samples[0] >= ownDelayNoted {
 		own = r.AppDelay.Samples[0]
 	}
+	fit = analyze.Fit(pre, known, own, cfg.GraceSeconds, r.PreStop, r.GraceSeconds)
 	if known {
-		fit = "headroom"
-		if pre+own < r.PreStop || cfg.GraceSeconds < r.GraceSeconds {
-			fit = "short"
-		}
 		parts = append(parts, fmt.Sprintf("preStop %s vs %s recommended, grace %ds vs %ds", pre, r.PreStop, cfg.GraceSeconds, r.GraceSeconds))
 		if own > 0 {
 			parts = append(parts, fmt.Sprintf("the app itself kept accepting %s to %s after SIGTERM (its own lines, %d pods): preStop %s + %s = %s before it stops accepting, vs the %s routing needs; the app's delay does what a preStop sleep does",

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/sizing"
+	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/spec"
 )
 
@@ -39,13 +39,16 @@ type Existing struct {
 }
 
 // PreStop is the preStop sleep init's prestop-sleep variant sets: rollcheck's own rule
-// (internal/sizing) applied to the routed time it assumes on kind.
-func PreStop() time.Duration { return sizing.PreStop(sizing.AssumedKindRouted) }
+// (internal/analyze's Settings) applied to the routed time it assumes on kind.
+func PreStop() time.Duration {
+	pre, _ := analyze.Settings(analyze.AssumedKindRouted, 0)
+	return pre
+}
 
 // GraceFor is the grace period the prestop-sleep variant sets with preStop pre: the rule's for PreStop and a
 // request as long as the load's timeout, or the manifest's when that is longer.
 func (f Found) GraceFor(pre time.Duration) int64 {
-	return max(f.Grace, sizing.GraceSeconds(pre, LoadTimeout))
+	return max(f.Grace, analyze.Grace(pre, LoadTimeout))
 }
 
 // Render writes the check file for f: YAML whose every choice is commented. spec.Load decodes
@@ -165,8 +168,8 @@ func Render(f Found, o Options) []byte {
 	w.note(0, "the Service, which they do in parallel with its termination, not before it.")
 	w.line(0, "- name: prestop-sleep")
 	w.line(0, "  why: "+str(fmt.Sprintf("a preStop sleep of %s outlasts endpoint propagation: SIGTERM comes once no new connection does", pre)))
-	w.note(1, fmt.Sprintf("%s: rollcheck's rule, routed time + %s, rounded up to the second, with the routed time", pre, sizing.PreStopMargin))
-	w.note(1, fmt.Sprintf("it assumes on kind (%s) before anything was measured. Each run's table", sizing.AssumedKindRouted))
+	w.note(1, fmt.Sprintf("%s: rollcheck's rule, routed time + %s, rounded up to the second, with the routed time", pre, analyze.PreStopMargin))
+	w.note(1, fmt.Sprintf("it assumes on kind (%s) before anything was measured. Each run's table", analyze.AssumedKindRouted))
 	w.note(1, "\"Propagation and what to set\" gives the measured one: set what it recommends. The native")
 	w.note(1, "sleep action needs no shell or sleep binary in the image.")
 	if d, ok := f.PreStop.Duration(); ok && d >= pre {
@@ -177,10 +180,10 @@ func Render(f Found, o Options) []byte {
 	w.line(2, fmt.Sprintf("sleep: %ds", int64(pre/time.Second)))
 	if grace == f.Grace {
 		w.note(1, fmt.Sprintf("The manifest's grace period (%ds) already covers the preStop, a %s request and", f.Grace, LoadTimeout))
-		w.note(1, fmt.Sprintf("the kubelet's %s before SIGKILL (rule: %ds).", sizing.KillMinimum, sizing.GraceSeconds(pre, LoadTimeout)))
+		w.note(1, fmt.Sprintf("the kubelet's %s before SIGKILL (rule: %ds).", analyze.KillMinimum, analyze.Grace(pre, LoadTimeout)))
 	} else {
 		w.note(1, fmt.Sprintf("Raised from %ds: preStop + a request as long as the load's timeout (%s) + the kubelet's", f.Grace, LoadTimeout))
-		w.note(1, fmt.Sprintf("%s before SIGKILL, rounded up. Longer requests in production need more.", sizing.KillMinimum))
+		w.note(1, fmt.Sprintf("%s before SIGKILL, rounded up. Longer requests in production need more.", analyze.KillMinimum))
 	}
 	w.line(1, fmt.Sprintf("terminationGracePeriodSeconds: %d", grace))
 	threshold()

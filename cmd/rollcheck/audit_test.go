@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// rollcheck audit: 0 under --fail-above, 1 above it, 2 for bad input in one line.
+func TestAuditExitCodes(t *testing.T) {
+	const win = "../../internal/audit/testdata/windows-kind.json"
+	const web = "../../examples/check/web.yaml"
+	for _, tc := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"audit", "-f", web, "--windows", win}, exitPass, ""},
+		{[]string{"audit", "-f", web, "--windows", win, "--fail-above", "1000"}, exitPass, ""},
+		// web has no preStop: 100 req/s × 1.045s × 3 pods = 314 per rollout.
+		{[]string{"audit", "-f", web, "--windows", win, "--fail-above", "100"}, exitFail, ""},
+		{[]string{"audit", "-f", web, "--windows-from", "../../internal/audit/testdata/kind-run", "--fail-above", "100"}, exitFail, ""},
+		{[]string{"audit", "-f", web}, exitBadInput, "rollcheck audit: give exactly one of --windows FILE and --windows-from DIR"},
+		{[]string{"audit", "--windows", win}, exitBadInput, "rollcheck audit: no manifests"},
+		{[]string{"audit", "-f", web, "--windows", web}, exitBadInput, "rollcheck audit: " + web + ": windows file:"},
+		{[]string{"audit", "-f", win, "--windows", win}, exitBadInput, "rollcheck audit: no Deployment or StatefulSet"},
+		{[]string{"audit", "-f", web, "--windows", win, "-o", "yaml"}, exitBadInput, `rollcheck audit: -o "yaml": want table or json`},
+		{[]string{"windows", "extract"}, exitBadInput, "rollcheck windows extract: want one directory or conformance.json, got 0 arguments"},
+	} {
+		code, stdout, stderr := rollcheck(tc.args...)
+		if code != tc.code || (tc.err != "" && (!strings.HasPrefix(stderr, tc.err) || strings.Count(stderr, "\n") != 1)) {
+			t.Errorf("rollcheck %q: exit %d, stderr %q; want %d %q\n%s", tc.args, code, stderr, tc.code, tc.err, stdout)
+		}
+	}
+	code, stdout, _ := rollcheck("audit", "-f", web, "--windows", win, "-o", "json")
+	var rep struct {
+		SchemaVersion int `json:"schemaVersion"`
+		Workloads     []struct {
+			PredictedPerRollout float64 `json:"predictedPerRollout"`
+		} `json:"workloads"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); code != exitPass || err != nil || rep.SchemaVersion != 1 || len(rep.Workloads) != 1 || int(rep.Workloads[0].PredictedPerRollout) != 313 {
+		t.Errorf("-o json: exit %d, %v, %+v", code, err, rep)
+	}
+}
+
+// The cluster flags: read only, named as rollcheck check names a cluster; their bad uses are one
+// line and exit 2 before any cluster is read.
+func TestAuditClusterFlags(t *testing.T) {
+	const win = "../../internal/audit/testdata/windows-kind.json"
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"audit", "-f", "x.yaml", "--context", "prod", "--windows", win}, "rollcheck audit: give manifests (-f) or a cluster (--context prod), not both"},
+		{[]string{"audit", "-f", "x.yaml", "-n", "shop", "--windows", win}, "rollcheck audit: -n and --all-namespaces read a cluster"},
+		{[]string{"audit", "--context", "prod", "-n", "shop", "--all-namespaces", "--windows", win}, "rollcheck audit: give -n NAMESPACE or --all-namespaces, not both"},
+		{[]string{"audit", "--kubeconfig", "/nonexistent/kubeconfig", "--windows", win}, "rollcheck audit: --kubeconfig /nonexistent/kubeconfig: stat /nonexistent/kubeconfig"},
+		{[]string{"audit", "-f", "x.yaml", "--windows", win, "--fail-above", "-1"}, "rollcheck audit: --fail-above -1: want 0 or more"},
+	} {
+		code, stdout, stderr := rollcheck(tc.args...)
+		if code != exitBadInput || stdout != "" || !strings.HasPrefix(stderr, tc.err) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("rollcheck %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, stdout, stderr, tc.err)
+		}
+	}
+}
+
+// rollcheck windows extract writes what audit.Extract makes of the rows, with the cluster named.
+func TestWindowsExtract(t *testing.T) {
+	out := t.TempDir() + "/windows.json"
+	code, _, stderr := rollcheck("windows", "extract", "../../internal/audit/testdata/kind-run", "--cluster", "kind-rollcheck", "-o", out)
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	w, err := readWindows(out)
+	if err != nil || w.Measured.Cluster != "kind-rollcheck" || w.Windows.DataPlane == nil || w.Windows.DataPlane.N != 133 {
+		t.Errorf("%v %+v", err, w)
+	}
+}

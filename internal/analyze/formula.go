@@ -1,0 +1,216 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/attribute"
+)
+
+// Margins of the recommendation formula (see check.Recommendation).
+const (
+	// PreStopMargin is added to the routed window before rounding up to the whole second.
+	PreStopMargin = time.Second
+	// KillMinimum is the kubelet's minimum between SIGTERM and SIGKILL after a preStop hook,
+	// which the grace period leaves after the preStop and the requests' p99.
+	KillMinimum = 2 * time.Second
+	// AssumedProgrammingLag stands in for kube-proxy's programming p99 when it was not measured.
+	AssumedProgrammingLag = attribute.DefaultProgrammingLag
+	// AssumedKindRouted is the routed time (deletion → the last new connection kube-proxy sends
+	// to the pod) that rollcheck init sizes its preStop from before any run has measured one: on
+	// rollcheck's kind cluster the control plane takes a deleted pod out of the EndpointSlices
+	// within a few hundred milliseconds, and kube-proxy's own programming histogram reads its p99
+	// in the bucket below 4 s, so a row there measures a routed time just under 4 s (a run's
+	// "Propagation and what to set" table gives the measured one). A cluster with a cloud load
+	// balancer in front has a longer path of its own; measure it there.
+	AssumedKindRouted = 4 * time.Second
+)
+
+// Window is one measured window: how many measures (pods, or a histogram's observations) and
+// their 99th percentile.
+type Window struct {
+	N   int           `json:"n"`
+	P99 time.Duration `json:"p99"`
+}
+
+// Measured tells whether the window has any measure.
+func (w Window) Measured() bool { return w.N > 0 }
+
+// Windows are the measured windows the formula reads (check.PropagationSummary's p99s).
+type Windows struct {
+	// ControlPlane: deletion → the endpoint not ready in the Service's EndpointSlices.
+	ControlPlane Window
+	// KubeProxy: kube-proxy's network programming (endpoint change → rules programmed).
+	KubeProxy Window
+	// DataPlane: deletion → the last request the pod answered through the Service.
+	DataPlane Window
+	// Proxy: deletion → the last request a proxy in front sent to the pod.
+	Proxy Window
+	// Client: deletion → the last RPC a client that balances itself sent to the pod's address;
+	// ClientNoAddress counts the pods whose window was extended to an RPC that found no address.
+	Client          Window
+	ClientNoAddress int
+	// DNS: deletion → the first answer of the cluster's DNS without the pod's address; DNSTTL
+	// is the largest TTL answered, in seconds.
+	DNS    Window
+	DNSTTL uint32
+}
+
+// Measured tells whether any window a routed time comes from was measured (kube-proxy's
+// programming alone is not one: it only adds to the control plane).
+func (w Windows) Measured() bool {
+	return w.ControlPlane.Measured() || w.DataPlane.Measured() || w.Proxy.Measured() || w.Client.Measured() || w.DNS.Measured()
+}
+
+// FromPropagation is the windows of a row's propagation summary.
+func FromPropagation(p check.PropagationSummary) Windows {
+	w := Windows{
+		ControlPlane: window(p.ControlPlane), DataPlane: window(p.DataPlane),
+		Proxy: window(p.Proxy), Client: window(p.Client), ClientNoAddress: p.ClientNoAddress,
+		DNS: window(p.DNS), DNSTTL: p.DNSTTL,
+	}
+	if p.KubeProxy != nil {
+		w.KubeProxy = window(*p.KubeProxy)
+	}
+	return w
+}
+
+func window(d check.Durations) Window { return Window{N: d.N, P99: d.P99} }
+
+// Path is what the formula needs to know of the way requests reach the pods, besides which
+// windows were measured: a proxy in front that names the pod it sent to, or one that finds
+// the pods by DNS and how often it asks again.
+type Path struct {
+	// UpstreamNamed: the proxy in front names the pod it sent each request to.
+	UpstreamNamed bool
+	// Resolve: a proxy in front finds the pods by DNS (a headless Service's name).
+	Resolve bool
+	// Refresh is how often that proxy resolves again (check.ResolveOnce: never; 0: not
+	// known), and RefreshSetting says it in the proxy's words.
+	Refresh        time.Duration
+	RefreshSetting string
+}
+
+// PathOf is the path of a row's requests.
+func PathOf(cfg check.Applied) Path {
+	return Path{UpstreamNamed: cfg.UpstreamHeader != "", Resolve: cfg.Resolve != "", Refresh: cfg.ResolveRefresh, RefreshSetting: cfg.ResolveSetting}
+}
+
+// Routed is the routed time a preStop must outlast and where it came from.
+type Routed struct {
+	Window time.Duration
+	// From says which measures gave it, in words.
+	From string
+	// TTLStoodIn: the DNS answers' TTL counted for a proxy's re-resolve interval not known.
+	TTLStoodIn bool
+}
+
+// Route is the routed window by the path the requests take (check.Recommendation's formula):
+// a client that balances itself, its window; a proxy in front with its own list of pods, its
+// window; one that finds the pods by DNS, the DNS window + its refresh; else the data plane
+// when measured, else the control plane + kube-proxy's programming (measured or assumed).
+func Route(w Windows, p Path) Routed {
+	lag, lagFrom := AssumedProgrammingLag, fmt.Sprintf("an assumed %s of kube-proxy programming", AssumedProgrammingLag)
+	if w.KubeProxy.Measured() {
+		lag, lagFrom = w.KubeProxy.P99, fmt.Sprintf("kube-proxy programming p99 %s", ms(w.KubeProxy.P99))
+	}
+	// The data plane, measured per pod, is the direct measure; kube-proxy's histogram counts
+	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
+	// when no pod kept serving after its deletion.
+	switch {
+	case w.Client.Measured():
+		// A client that balances itself sends to a pod until it resolves again: its window is
+		// the one a preStop must outlast.
+		r := Routed{Window: w.Client.P99, From: fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address)", ms(w.Client.P99))}
+		if w.ClientNoAddress > 0 {
+			r.From = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address, or, for %d pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", ms(w.Client.P99), w.ClientNoAddress)
+		}
+		return r
+	case w.Proxy.Measured() && (p.UpstreamNamed || !p.Resolve):
+		// Through a proxy with its own list of pods, its window is the one a preStop must
+		// outlast, not kube-proxy's: measured by request where it names its upstream.
+		return Routed{Window: w.Proxy.P99, From: proxyWindowFrom(w.Proxy)}
+	case p.Resolve:
+		// A proxy that finds the pods by DNS sends to their addresses, never through the
+		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
+		// known only from answers, which stop when the pod stops accepting; DNS bounds it.
+		return dnsRouted(w, p)
+	case w.DataPlane.Measured():
+		return Routed{Window: w.DataPlane.P99, From: fmt.Sprintf("data plane p99 %s (last answer after deletion)", ms(w.DataPlane.P99))}
+	default:
+		return Routed{Window: w.ControlPlane.P99 + lag, From: fmt.Sprintf("control plane p99 %s + %s", ms(w.ControlPlane.P99), lagFrom)}
+	}
+}
+
+// proxyWindowFrom says where a routed time from the proxy's window came from.
+func proxyWindowFrom(w Window) string {
+	return fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", ms(w.P99))
+}
+
+// dnsRouted bounds how long a proxy that finds the pods by DNS still sends to a deleted pod:
+// until the cluster's DNS answers without the pod's address (the DNS window; the control plane
+// stands in when it was not measured, since the cluster's DNS answers from the EndpointSlices),
+// plus how long the proxy keeps an answer: its refresh, else, not known, the answers' TTL,
+// which a proxy that honours it keeps an answer for. The proxy's window, where measured longer
+// (from the pods' answers: a lower bound), wins.
+func dnsRouted(w Windows, p Path) Routed {
+	r := Routed{Window: w.DNS.P99, From: fmt.Sprintf("DNS window p99 %s", ms(w.DNS.P99))}
+	if !w.DNS.Measured() {
+		r = Routed{Window: w.ControlPlane.P99, From: fmt.Sprintf("control plane p99 %s (no DNS window measured: the cluster's DNS answers from the EndpointSlices)", ms(w.ControlPlane.P99))}
+	}
+	switch every := p.Refresh; {
+	case every == check.ResolveOnce:
+		r.From += fmt.Sprintf(", but the proxy never resolves again (%s): after a rollout every address it holds is gone, and no preStop outlasts that", cmp.Or(p.RefreshSetting, "resolved once"))
+	case every > 0:
+		r.Window += every
+		r.From += " + " + cmp.Or(p.RefreshSetting, fmt.Sprintf("the proxy's refresh %s", every))
+	case w.DNS.Measured() || w.DNSTTL > 0:
+		r.Window += time.Duration(w.DNSTTL) * time.Second
+		r.From += fmt.Sprintf(" + DNS TTL %ds (the proxy's own re-resolve interval is not known: the TTL bounds it for a proxy that honours it)", w.DNSTTL)
+		r.TTLStoodIn = true
+	default:
+		r.From += " (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)"
+	}
+	if w.Proxy.Measured() && w.Proxy.P99 > r.Window {
+		return Routed{Window: w.Proxy.P99, From: fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(w.Proxy), ms(r.Window), r.From)}
+	}
+	return r
+}
+
+// Settings is the recommendation for a routed window and the requests' p99:
+//
+//	preStop = routed + 1 s margin, rounded up to the whole second
+//	grace   = preStop + request p99 + 2 s, rounded up to the whole second
+func Settings(routed, requestP99 time.Duration) (preStop time.Duration, graceSeconds int64) {
+	preStop = ceilSecond(routed + PreStopMargin)
+	return preStop, Grace(preStop, requestP99)
+}
+
+// Grace is the terminationGracePeriodSeconds a preStop and the requests' p99 call for: preStop
+// + request p99 + KillMinimum, rounded up to the whole second.
+func Grace(preStop, requestP99 time.Duration) int64 {
+	return int64(ceilSecond(preStop+requestP99+KillMinimum) / time.Second)
+}
+
+// Fit is a configuration's verdict against a recommendation: "headroom" when its preStop
+// (plus the app's own delay after SIGTERM, own) and its grace period are both at or above
+// it, "short" when one is below, "" when its preStop is not a sleep of known length (known).
+func Fit(preStop time.Duration, known bool, own time.Duration, graceSeconds int64, recPreStop time.Duration, recGraceSeconds int64) string {
+	switch {
+	case !known:
+		return ""
+	case preStop+own < recPreStop || graceSeconds < recGraceSeconds:
+		return "short"
+	default:
+		return "headroom"
+	}
+}
+
+func ceilSecond(d time.Duration) time.Duration {
+	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+}
+
+func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }

@@ -1,0 +1,399 @@
+package audit
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rollcheck/rollcheck/internal/analyze"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// DefaultRate is the load each pod serves when none is given (--rate), in requests per second.
+const DefaultRate = 100
+
+// Status of a mechanism for a workload.
+const (
+	// Exposed: the settings leave a window in which requests fail; Predicted counts them.
+	Exposed = "exposed"
+	// Covered: the settings cover the measured window.
+	Covered = "covered"
+	// Unknown: the manifests do not say (a hook of unknown length, whether the app drains);
+	// Bound is what it costs at worst.
+	Unknown = "unknown"
+)
+
+// Disruptions a finding's prediction is per.
+const (
+	PerRollout = "rollout"
+	PerDrain   = "drain"
+)
+
+// Options are the load the predictions are stated at and what stands in for the workloads'
+// own request latency.
+type Options struct {
+	// Rate is the requests per second each pod serves (DefaultRate when 0).
+	Rate float64
+	// RequestP99 is the workloads' request p99, when known; 0: the windows file's, measured at
+	// the probe.
+	RequestP99 time.Duration
+}
+
+// Finding is one termination mechanism's prediction for a workload.
+//
+// The prediction is
+//
+//	predicted failures = rate × exposed window × pods
+//
+// rate the requests per second each pod serves (Options.Rate), exposed the time per pod in
+// which requests sent to it fail (below, per mechanism), pods the pods the disruption takes
+// (every replica for a rollout; for a drain, every replica when all may sit on one node).
+type Finding struct {
+	// Mechanism is the phase the attribution would put the failures in (timeline.Phases).
+	Mechanism timeline.Phase `json:"mechanism"`
+	// Per says which disruption the prediction is per: rollout or drain.
+	Per    string `json:"per"`
+	Status string `json:"status"`
+	// Exposed is the window per pod in which requests fail (exposed), or would at worst
+	// (unknown).
+	Exposed Duration `json:"exposed"`
+	Pods    int32    `json:"pods"`
+	// Predicted is rate × Exposed × Pods for an exposed mechanism, 0 otherwise; Bound is the
+	// same product for an unknown one: what it costs if the unknown goes the wrong way.
+	Predicted float64 `json:"predicted"`
+	Bound     float64 `json:"bound,omitempty"`
+	// Why says it in a sentence, Fix names the setting that removes it, Window the measured
+	// window it came from.
+	Why    string `json:"why"`
+	Fix    string `json:"fix,omitempty"`
+	Window string `json:"window"`
+}
+
+// Result is a workload scored against the windows.
+type Result struct {
+	Workload *Workload `json:"workload"`
+	// Routed is the routed window of the workload's path (analyze.Route) and where it came
+	// from; PreStop and GraceSeconds the recommendation for it (analyze.Settings).
+	Routed       Duration `json:"routed"`
+	RoutedFrom   string   `json:"routedFrom"`
+	PreStop      Duration `json:"preStop"`
+	GraceSeconds int64    `json:"terminationGracePeriodSeconds"`
+	// Held is how long the front container keeps accepting after the deletion for sure (its
+	// preStop sleep, at most the grace period); HeldKnown is false for a hook of unknown length.
+	Held      Duration `json:"held"`
+	HeldKnown bool     `json:"heldKnown"`
+	// Fit is analyze.Fit of the workload's settings: headroom, short, or "" (not known).
+	Fit      string    `json:"fit,omitempty"`
+	Findings []Finding `json:"findings"`
+	// PredictedPerRollout and PredictedPerDrain sum the exposed findings' predictions.
+	PredictedPerRollout float64 `json:"predictedPerRollout"`
+	PredictedPerDrain   float64 `json:"predictedPerDrain"`
+}
+
+// Score scores every workload of inv against the windows and ranks them by predicted failures
+// per rollout (then per drain, then name).
+func Score(inv *Inventory, f *WindowsFile, o Options) []Result {
+	out := make([]Result, 0, len(inv.Workloads))
+	for _, w := range inv.Workloads {
+		out = append(out, ScoreOne(w, f, o))
+	}
+	slices.SortStableFunc(out, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(b.PredictedPerRollout, a.PredictedPerRollout), cmp.Compare(b.PredictedPerDrain, a.PredictedPerDrain),
+			cmp.Compare(a.Workload.ID(), b.Workload.ID()))
+	})
+	return out
+}
+
+// RequestP99 is the request p99 the grace period must leave, and where it comes from.
+func RequestP99(f *WindowsFile, o Options) (time.Duration, string) {
+	switch {
+	case o.RequestP99 > 0:
+		return o.RequestP99, "given (--request-p99)"
+	case f.Windows.Request != nil:
+		return f.Windows.Request.P99.D(), fmt.Sprintf("the windows file's request p99 at the probe (n %d): the workloads' own is not known", f.Windows.Request.N)
+	}
+	return 0, "not measured (the windows file has no request p99, and --request-p99 was not given): counted as 0"
+}
+
+// ScoreOne scores one workload.
+func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
+	rate := cmp.Or(o.Rate, DefaultRate)
+	p99, p99From := RequestP99(f, o)
+	win := f.Windows.Analyze()
+	// The Service's path: neither a proxy's nor a client's window is its own.
+	service := win
+	service.Proxy, service.Client, service.ClientNoAddress = analyze.Window{}, analyze.Window{}, 0
+	rt := analyze.Route(service, analyze.Path{})
+	if len(w.Routes) > 0 {
+		// An ingress controller or gateway sends to the pods from its own list.
+		viaProxy := win
+		viaProxy.Client, viaProxy.ClientNoAddress = analyze.Window{}, 0
+		rt = analyze.Route(viaProxy, analyze.Path{})
+		if !win.Proxy.Measured() {
+			rt.From += fmt.Sprintf(" (reached through %s, whose own window was not measured: the Service's stands in)", w.Routes[0])
+		}
+	}
+	r := Result{Workload: w, Routed: Duration(rt.Window), RoutedFrom: rt.From}
+	pre, grace := analyze.Settings(rt.Window, p99)
+	r.PreStop, r.GraceSeconds = Duration(pre), grace
+	held, known := w.held(w.Front)
+	r.Held, r.HeldKnown = Duration(held), known
+	r.Fit = analyze.Fit(held, known, 0, w.GraceSeconds, pre, grace)
+	front := w.container(w.Front)
+	if front == nil {
+		return r // no container: nothing to score
+	}
+	pods := w.Replicas
+	add := func(fd Finding) {
+		fd.Pods = pods
+		if fd.Per == PerDrain && fd.Pods > 1 && w.Spread {
+			fd.Pods = 1
+		}
+		product := rate * fd.Exposed.D().Seconds() * float64(fd.Pods)
+		switch fd.Status {
+		case Exposed:
+			fd.Predicted = product
+			if fd.Per == PerRollout {
+				r.PredictedPerRollout += product
+			} else {
+				r.PredictedPerDrain += product
+			}
+		case Unknown:
+			fd.Bound = product
+		}
+		r.Findings = append(r.Findings, fd)
+	}
+
+	// Propagation: requests routed to the pod after its front container stopped accepting.
+	// exposed = routed − held (the front's preStop sleep, at most the grace period).
+	prop := Finding{Mechanism: timeline.PhasePropagation, Per: PerRollout, Window: rt.From}
+	app, appKnown := w.held(w.App)
+	if front.Sidecar == "classic" && (!appKnown || app > held) {
+		// A classic sidecar in front that stops before the app: the attribution calls it so.
+		prop.Mechanism = timeline.PhaseSidecarExit
+	}
+	switch {
+	case !known:
+		prop.Status, prop.Exposed = Unknown, Duration(rt.Window)
+		prop.Why = fmt.Sprintf("the preStop of %s (%s) has no length the manifests tell: it may end before the routed window %s does", w.Front, front.PreStop, ms(rt.Window))
+		prop.Fix = fmt.Sprintf("a native sleep preStop on %s ≥ %s", w.Front, pre)
+		if front.Sidecar == "native" {
+			prop.Why = fmt.Sprintf("%s, a native sidecar, stops after the app %s, whose preStop (%s) has no length the manifests tell: it may end before the routed window %s does", w.Front, w.App, w.container(w.App).PreStop, ms(rt.Window))
+			prop.Fix = fmt.Sprintf("a native sleep preStop on %s or %s ≥ %s", w.App, w.Front, pre)
+		}
+	case held < rt.Window:
+		prop.Status, prop.Exposed = Exposed, Duration(rt.Window-held)
+		prop.Why = fmt.Sprintf("%s stops accepting %s after the deletion (%s) while requests are routed to it for %s", w.Front, held, holdWords(front, held), ms(rt.Window))
+		prop.Fix = fmt.Sprintf("preStop sleep on %s ≥ %s", w.Front, pre)
+		if prop.Mechanism == timeline.PhaseSidecarExit {
+			prop.Why += fmt.Sprintf(", and before the app (%s holds %s)", w.App, app)
+			prop.Fix += " (or make it a native sidecar: it then stops after the app)"
+		}
+	default:
+		prop.Status = Covered
+		prop.Why = fmt.Sprintf("%s keeps accepting %s after the deletion, past the routed window %s", w.Front, held, ms(rt.Window))
+	}
+	add(prop)
+
+	// In-flight cut: requests in flight when the app exits on SIGTERM. Whether it drains is
+	// not in the manifests; a preStop that outlasts the routed window by the requests' p99
+	// leaves none in flight. Exposed at worst: the requests' p99.
+	cut := Finding{Mechanism: timeline.PhaseInFlightCut, Per: PerRollout, Window: fmt.Sprintf("%s; request p99 %s, %s", rt.From, ms(p99), p99From)}
+	if known && held >= rt.Window+p99 {
+		cut.Status = Covered
+		cut.Why = fmt.Sprintf("the preStop (%s) outlasts the routed window %s by the request p99 %s: nothing is in flight at SIGTERM", held, ms(rt.Window), ms(p99))
+	} else {
+		cut.Status, cut.Exposed = Unknown, Duration(p99)
+		cut.Why = "whether the app finishes its in-flight requests on SIGTERM is not in the manifests"
+		cut.Fix = fmt.Sprintf("drain on SIGTERM (Go: http.Server.Shutdown; gRPC: GracefulStop), or a preStop sleep ≥ %s (routed window + request p99)", ceil(rt.Window+p99))
+	}
+	add(cut)
+
+	// SIGKILL: the kubelet kills at the grace period's end, and at least 2 s after a preStop
+	// (one cut at the grace period's end included): kill = max(grace, held + 2 s). A request
+	// accepted by then is cut when it needs longer: the front accepts until min(routed, held),
+	// so exposed = min(routed, held) + request p99 − kill, between 0 and the request p99. The
+	// recommendation's grace (preStop + request p99 + 2 s) leaves none whatever the routing.
+	kill := Finding{Mechanism: timeline.PhaseSIGKILL, Per: PerRollout, Window: fmt.Sprintf("%s; request p99 %s, %s", rt.From, ms(p99), p99From)}
+	graceD := time.Duration(w.GraceSeconds) * time.Second
+	set, _ := w.hookLength(w.Front)
+	wantGrace := max(grace, int64(ceil(set+p99+analyze.KillMinimum)/time.Second))
+	at := max(graceD, held+analyze.KillMinimum)
+	switch cut := min(rt.Window, held) + p99 - at; {
+	case !known:
+		kill.Status, kill.Exposed = Unknown, Duration(p99)
+		kill.Why = fmt.Sprintf("grace %ds must hold the preStop of %s (%s, of unknown length) + request p99 %s + 2 s", w.GraceSeconds, w.Front, front.PreStop, ms(p99))
+		kill.Fix = "terminationGracePeriodSeconds ≥ the hook's length + request p99 + 2 s"
+	case cut > 0:
+		kill.Status, kill.Exposed = Exposed, Duration(min(cut, p99))
+		kill.Why = fmt.Sprintf("SIGKILL %s after the deletion (grace %ds, preStop %s) cuts requests accepted up to %s after it that take the request p99 %s", ms(at), w.GraceSeconds, held, ms(min(rt.Window, held)), ms(p99))
+		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d", wantGrace)
+	case w.GraceSeconds < wantGrace:
+		kill.Status = Covered
+		kill.Why = fmt.Sprintf("grace %ds is below preStop + request p99 + 2 s (%ds), but the last request accepted (%s after the deletion) ends before SIGKILL at %s", w.GraceSeconds, wantGrace, ms(min(rt.Window, held)), ms(at))
+		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d, for the margin", wantGrace)
+	default:
+		kill.Status = Covered
+		kill.Why = fmt.Sprintf("grace %ds ≥ preStop %s + request p99 %s + 2 s", w.GraceSeconds, set, ms(p99))
+	}
+	add(kill)
+
+	// No endpoint: every pod gone before a replacement is ready. exposed ≥ the replacement's
+	// time to ready: its readiness probe's initialDelaySeconds + periodSeconds (1 s without a
+	// probe), a lower bound (scheduling, pulling and starting not counted).
+	ready := w.readyAtLeast()
+	if w.Replicas > 0 && w.Strategy.MaxUnavailable >= w.Replicas && w.Strategy.MaxSurge == 0 {
+		add(Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerRollout, Status: Exposed, Exposed: Duration(ready), Window: "the replacement's readiness probe (a lower bound)",
+			Why: fmt.Sprintf("the %s strategy takes every pod (%d) before a replacement is ready", w.Strategy.Type, w.Replicas),
+			Fix: rolloutFix(w)})
+	}
+	drain := Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerDrain, Window: "the replacement's readiness probe (a lower bound)"}
+	switch {
+	case w.Replicas == 0:
+	case w.Replicas == 1 || (w.PDB == nil || w.PDB.Allows >= w.Replicas) && !w.Spread:
+		drain.Status, drain.Exposed = Exposed, Duration(ready)
+		drain.Why = fmt.Sprintf("a node drain may evict every pod at once: %s", drainWhy(w))
+		drain.Fix = "replicas ≥ 2 with a PodDisruptionBudget (maxUnavailable 1) and a topology spread over kubernetes.io/hostname"
+		add(drain)
+	default:
+		drain.Status = Covered
+		drain.Why = "a drain leaves a pod serving: " + drainWhy(w)
+		add(drain)
+	}
+
+	// Stale addresses: clients that resolve a headless Service (a balancing gRPC client, a proxy
+	// that resolves by DNS) hold a pod's address after its deletion.
+	if hs := w.Headless(); hs != "" {
+		dnsWin := win
+		dnsWin.Proxy = analyze.Window{}
+		path := analyze.Path{Resolve: true}
+		if !w.GRPC() || !win.Client.Measured() {
+			dnsWin.Client, dnsWin.ClientNoAddress = analyze.Window{}, 0
+		}
+		st := analyze.Route(dnsWin, path)
+		fd := Finding{Mechanism: timeline.PhaseStaleAddress, Per: PerRollout, Window: st.From}
+		who := "a client or proxy that resolves it"
+		if w.GRPC() {
+			who = "a gRPC client that balances over its addresses (round_robin)"
+		}
+		switch {
+		case !known:
+			fd.Status, fd.Exposed = Unknown, Duration(st.Window)
+			fd.Why = fmt.Sprintf("the headless Service %s: %s holds a deleted pod's address for %s; the preStop's length is not known", hs, who, ms(st.Window))
+			fd.Fix = fmt.Sprintf("a native sleep preStop ≥ %s", ceil(st.Window+analyze.PreStopMargin))
+		case held < st.Window:
+			fd.Status, fd.Exposed = Exposed, Duration(st.Window-held)
+			fd.Why = fmt.Sprintf("the headless Service %s: %s holds a deleted pod's address for %s, longer than the pod keeps accepting (%s)", hs, who, ms(st.Window), held)
+			fd.Fix = fmt.Sprintf("preStop sleep ≥ %s, and a client that resolves again sooner (its refresh) or retries UNAVAILABLE", ceil(st.Window+analyze.PreStopMargin))
+		default:
+			fd.Status = Covered
+			fd.Why = fmt.Sprintf("the headless Service %s: the pod keeps accepting (%s) past the %s its clients hold its address", hs, held, ms(st.Window))
+		}
+		add(fd)
+	}
+
+	// Classic sidecars behind the app that stop before it: what the app needs of them
+	// (an outbound proxy, a token agent) is not in the manifests.
+	for _, c := range w.Containers {
+		if c.Sidecar != "classic" || c.Name == w.Front {
+			continue
+		}
+		h, ok := w.held(c.Name)
+		if ok && appKnown && h >= app {
+			continue
+		}
+		add(Finding{Mechanism: timeline.PhaseSidecarExit, Per: PerRollout, Status: Unknown, Window: "the app's preStop",
+			Why: fmt.Sprintf("the classic sidecar %s (preStop %s) gets SIGTERM before the app %s is done (preStop %s): whether the app needs it until then is not in the manifests", c.Name, c.PreStop, w.App, w.container(w.App).PreStop),
+			Fix: fmt.Sprintf("a preStop sleep on %s at least the app's, or make it a native sidecar (an init container with restartPolicy Always)", c.Name)})
+	}
+	return r
+}
+
+// rolloutFix is the setting that keeps a pod serving through a rollout: a Deployment surges; a
+// StatefulSet replaces its pods in place, so only more replicas do.
+func rolloutFix(w *Workload) string {
+	if w.Kind == "StatefulSet" {
+		return "replicas ≥ 2 (a StatefulSet replaces each pod before starting its successor)"
+	}
+	return "RollingUpdate with maxUnavailable 0 and maxSurge ≥ 1"
+}
+
+// held is how long the named container keeps accepting after the deletion for sure: its preStop
+// sleep, at most the grace period; a native sidecar's SIGTERM waits for the app containers, so
+// it holds at least as long as they do. known is false for a hook of unknown length.
+func (w *Workload) held(name string) (time.Duration, bool) {
+	c := w.container(name)
+	if c == nil {
+		return 0, false
+	}
+	d, known := w.hookLength(name)
+	if c.Sidecar == "native" {
+		// Its SIGTERM waits for the app containers: it holds as long as the longest of its own
+		// sleep and theirs, and at least each of them known.
+		all, some := known, known && d > 0
+		if !known {
+			d = 0
+		}
+		for _, o := range w.Containers {
+			if o.Sidecar == "native" {
+				continue
+			}
+			h, ok := w.held(o.Name)
+			if ok {
+				d, some = max(d, h), some || h > 0
+			}
+			all = all && ok
+		}
+		known = all || some
+	}
+	return min(d, time.Duration(w.GraceSeconds)*time.Second), known
+}
+
+// hookLength is a container's preStop as set (a sleep's length; 0 for none).
+func (w *Workload) hookLength(name string) (time.Duration, bool) {
+	c := w.container(name)
+	if c == nil || !c.PreStop.Known() {
+		return 0, false
+	}
+	return c.PreStop.Sleep.D(), true
+}
+
+// readyAtLeast is the least time a replacement takes to be ready: its readiness probe's first
+// success (initialDelaySeconds + periodSeconds), or 1 s without a probe.
+func (w *Workload) readyAtLeast() time.Duration {
+	c := w.container(w.Front)
+	if c == nil || c.Readiness == nil {
+		return time.Second
+	}
+	return time.Duration(c.Readiness.InitialDelaySeconds+c.Readiness.PeriodSeconds) * time.Second
+}
+
+func drainWhy(w *Workload) string {
+	pdb := "no PodDisruptionBudget"
+	if w.PDB != nil {
+		pdb = fmt.Sprintf("PodDisruptionBudget %s lets %d of %d go at once", w.PDB.Name, w.PDB.Allows, w.Replicas)
+	}
+	spread := "no spread over nodes"
+	if w.Spread {
+		spread = "spread over nodes"
+	}
+	return fmt.Sprintf("replicas %d, %s, %s", w.Replicas, pdb, spread)
+}
+
+func holdWords(c *Container, held time.Duration) string {
+	if c == nil || c.PreStop.Kind == "none" {
+		return "no preStop"
+	}
+	if c.PreStop.Sleep.D() > held {
+		return fmt.Sprintf("preStop %s, cut at the grace period", c.PreStop)
+	}
+	return "preStop " + c.PreStop.String()
+}
+
+func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+func ceil(d time.Duration) time.Duration {
+	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+}
