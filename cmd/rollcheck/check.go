@@ -23,6 +23,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -138,6 +139,8 @@ type checkFlags struct {
 	runFlags
 	// Kubeconfig and Context name an existing cluster (clusterRef).
 	Kubeconfig, Context string
+	// ImageRegistry is where the load image goes for an existing cluster (--image-registry).
+	ImageRegistry string
 	// The app.
 	Manifests, Images     multi
 	Deployment, Container string
@@ -196,6 +199,10 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.StringVar(&f.Context, "context", "", "check on the existing cluster of this kubeconfig context `NAME`, as --kubeconfig does: from\n"+
 		"--kubeconfig FILE, else from KUBECONFIG's files (a list, merged as kubectl merges it), else\n"+
 		"~/.kube/config. Without --kubeconfig, --context or a cluster section the check runs on kind")
+	fs.StringVar(&f.ImageRegistry, "image-registry", "", "on an existing cluster: push rollcheck's load image, made of this executable, to `REGISTRY`\n"+
+		"(host[:port][/path]; credentials from your Docker config) and run REGISTRY/rollcheck/load:<tag>;\n"+
+		"replaces the check file's cluster.imageRegistry. Not needed on kind (rollcheck's own or an existing\n"+
+		"one on this machine's Docker): the image is loaded into the nodes")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
@@ -264,6 +271,7 @@ type checkInput struct {
 	plans     []check.Plan
 	existing  *clusterRef // an existing cluster, or nil for kind
 	loadImage string      // the load pod's image for an existing cluster
+	registry  string      // where it is pushed when rollcheck makes it (--image-registry)
 	parallel  int
 }
 
@@ -296,7 +304,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.existing != nil {
-		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.plans)
+		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -367,6 +375,14 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		}
 		if in.loadImage == "" {
 			in.loadImage = c.Cluster.LoadImage
+		}
+	}
+	if in.registry = f.ImageRegistry; in.registry == "" && c.Cluster != nil {
+		in.registry = c.Cluster.ImageRegistry
+	}
+	if in.registry != "" {
+		if err := selfimage.ValidRegistry(in.registry); err != nil {
+			return nil, fmt.Errorf("image registry %q: %w", in.registry, err)
 		}
 	}
 	if in.existing != nil {

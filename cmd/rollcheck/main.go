@@ -34,6 +34,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 func main() {
@@ -46,6 +47,8 @@ func main() {
 	if prog, args := agentProgram(os.Args[1:]); prog != nil {
 		os.Exit(prog(args, os.Stdout, os.Stderr))
 	}
+	// This executable is rollcheck: its own images may be made of it (internal/selfimage).
+	selfimage.MarkRollcheck()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	args := os.Args[1:]
 	if len(args) > 0 {
