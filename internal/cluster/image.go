@@ -81,11 +81,7 @@ func isOwnRef(ref string) bool {
 // at most, bounded). It returns the reference (repo:tag, the tag from the digest) and the image,
 // which the process keeps so that LoadImages can load it.
 func MakeImage(ctx context.Context, k selfimage.Kind, arch string, logf func(string, ...any)) (string, v1.Image, error) {
-	exe, err := finder.Find(ctx, arch, logf)
-	if err != nil {
-		return "", nil, err
-	}
-	layer, err := executableLayer(exe)
+	exe, layer, err := finder.Find(ctx, arch, logf)
 	if err != nil {
 		return "", nil, err
 	}
@@ -99,27 +95,6 @@ func MakeImage(ctx context.Context, k selfimage.Kind, arch string, logf func(str
 	}
 	addOwnImage(ref, img)
 	return ref, img, nil
-}
-
-// layers are the executable layers made, by path: the load and app images share theirs, and a
-// second image of the same executable reads and compresses it no more.
-var layers = struct {
-	sync.Mutex
-	m map[string]v1.Layer
-}{m: map[string]v1.Layer{}}
-
-func executableLayer(exe selfimage.Executable) (v1.Layer, error) {
-	layers.Lock()
-	defer layers.Unlock()
-	if l, ok := layers.m[exe.Path]; ok {
-		return l, nil
-	}
-	l, err := selfimage.ExecutableLayer(exe)
-	if err != nil {
-		return nil, err
-	}
-	layers.m[exe.Path] = l
-	return l, nil
 }
 
 // NodeArch is the architecture of the cluster's nodes (node.Status.NodeInfo.Architecture): one,

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
 // Module is rollcheck's module, and Command its command, which the fallback builds.
@@ -77,9 +79,10 @@ func Self() (Executable, error) {
 	return exe, nil
 }
 
-// A Finder finds the rollcheck executable to make images of, once per architecture: the
-// running one when usable, else one built by the fallback. Its zero value is ready; it is safe
-// for concurrent use. Built binaries stay in a temporary directory until Close.
+// A Finder finds the rollcheck executable to make images of, and makes the layer every image of
+// it shares (ExecutableLayer), once per architecture: the running one when usable, else one
+// built by the fallback, which is removed once its layer is made (the layer is in memory). Its
+// zero value is ready; it is safe for concurrent use.
 type Finder struct {
 	// Self is the running executable (selfimage.Self when nil; tests replace it).
 	Self func() (Executable, error)
@@ -87,24 +90,29 @@ type Finder struct {
 	Build func(ctx context.Context, dir, arch string, logf func(string, ...any)) (Executable, error)
 
 	mu    sync.Mutex
-	found map[string]Executable
-	dir   string
+	found map[string]found
 }
 
-// Find returns the executable for nodes of architecture arch (empty: the running one's):
+type found struct {
+	exe   Executable
+	layer v1.Layer
+}
+
+// Find returns the executable for nodes of architecture arch (empty: the running one's), and
+// its layer:
 // the running executable when it is rollcheck and Usable, else, when a Go toolchain finds
 // rollcheck's module from the working directory (this repository, or the module cache of a
 // module that requires rollcheck), rollcheck built from it with CGO_ENABLED=0 for linux/arch,
 // within buildTimeout. Every refusal is one line that says why the running executable is not
 // used and why the build could not stand in.
-func (f *Finder) Find(ctx context.Context, arch string, logf func(string, ...any)) (Executable, error) {
+func (f *Finder) Find(ctx context.Context, arch string, logf func(string, ...any)) (Executable, v1.Layer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if arch == "" {
 		arch = runtime.GOARCH
 	}
-	if exe, ok := f.found[arch]; ok {
-		return exe, nil
+	if fd, ok := f.found[arch]; ok {
+		return fd.exe, fd.layer, nil
 	}
 	self := f.Self
 	if self == nil {
@@ -115,44 +123,42 @@ func (f *Finder) Find(ctx context.Context, arch string, logf func(string, ...any
 		why = Usable(exe, arch)
 	}
 	if why != nil {
-		build := f.Build
-		if build == nil {
-			build = goBuild
-		}
-		if f.dir == "" {
-			dir, err := os.MkdirTemp("", "rollcheck-selfimage-")
-			if err != nil {
-				return Executable{}, err
-			}
-			f.dir = dir
-		}
 		var err error
-		exe, err = build(ctx, f.dir, arch, logf)
-		if err != nil {
-			return Executable{}, fmt.Errorf("rollcheck's images: %v; and no rollcheck to build instead: %w", why, err)
+		if exe, err = f.build(ctx, arch, logf); err != nil {
+			return Executable{}, nil, fmt.Errorf("rollcheck's images: %v; and no rollcheck to build instead: %w", why, err)
 		}
+		defer os.RemoveAll(filepath.Dir(exe.Path))
 		if err := Usable(exe, arch); err != nil {
-			return Executable{}, fmt.Errorf("rollcheck's images: the build: %w", err)
+			return Executable{}, nil, fmt.Errorf("rollcheck's images: the build: %w", err)
 		}
 		logf("rollcheck's images are made of a build of rollcheck for linux/%s (%v)", arch, why)
 	}
-	if f.found == nil {
-		f.found = map[string]Executable{}
+	layer, err := ExecutableLayer(exe)
+	if err != nil {
+		return Executable{}, nil, err
 	}
-	f.found[arch] = exe
-	return exe, nil
+	if f.found == nil {
+		f.found = map[string]found{}
+	}
+	f.found[arch] = found{exe, layer}
+	return exe, layer, nil
 }
 
-// Close removes the binaries Find built.
-func (f *Finder) Close() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.dir == "" {
-		return nil
+// build builds rollcheck for linux/arch into a new temporary directory (Find removes it).
+func (f *Finder) build(ctx context.Context, arch string, logf func(string, ...any)) (Executable, error) {
+	build := f.Build
+	if build == nil {
+		build = goBuild
 	}
-	err := os.RemoveAll(f.dir)
-	f.dir, f.found = "", nil
-	return err
+	dir, err := os.MkdirTemp("", "rollcheck-selfimage-")
+	if err != nil {
+		return Executable{}, err
+	}
+	exe, err := build(ctx, dir, arch, logf)
+	if err != nil || filepath.Dir(exe.Path) != dir {
+		_ = os.RemoveAll(dir)
+	}
+	return exe, err
 }
 
 // goBuild builds rollcheck's command for linux/arch into dir: go list finds the module from

@@ -208,32 +208,38 @@ func TestFind(t *testing.T) {
 	static := Executable{Path: writeELF(t, elf.EM_X86_64, elf.PT_LOAD), GOOS: "linux", GOARCH: "amd64"}
 	built := Executable{Path: writeELF(t, elf.EM_AARCH64, elf.PT_LOAD), GOOS: "linux", GOARCH: "arm64"}
 	var builds []string
+	var dirs []string
 	build := func(_ context.Context, dir, arch string, _ func(string, ...any)) (Executable, error) {
 		builds = append(builds, arch)
-		if dir == "" {
-			t.Error("build without a directory")
+		dirs = append(dirs, dir)
+		if arch != "arm64" {
+			return Executable{}, errors.New("go list: no module")
 		}
-		if arch == "arm64" {
-			return built, nil
+		b, err := os.ReadFile(built.Path)
+		if err != nil {
+			return Executable{}, err
 		}
-		return Executable{}, errors.New("go list: no module")
+		exe := built
+		exe.Path = filepath.Join(dir, "rollcheck")
+		return exe, os.WriteFile(exe.Path, b, 0o755)
 	}
 	f := &Finder{Self: func() (Executable, error) { return static, nil }, Build: build}
-	defer f.Close()
 	for range 2 {
-		if exe, err := f.Find(t.Context(), "amd64", t.Logf); err != nil || exe != static {
-			t.Errorf("Find(amd64) = %+v, %v; want the running executable", exe, err)
+		if exe, l, err := f.Find(t.Context(), "amd64", t.Logf); err != nil || exe != static || l == nil {
+			t.Errorf("Find(amd64) = %+v, %v, %v; want the running executable", exe, l, err)
 		}
-		if exe, err := f.Find(t.Context(), "arm64", t.Logf); err != nil || exe != built {
-			t.Errorf("Find(arm64) = %+v, %v; want the build", exe, err)
+		if exe, l, err := f.Find(t.Context(), "arm64", t.Logf); err != nil || exe.GOARCH != "arm64" || l == nil {
+			t.Errorf("Find(arm64) = %+v, %v, %v; want the build", exe, l, err)
 		}
 	}
 	if !reflect.DeepEqual(builds, []string{"arm64"}) {
 		t.Errorf("builds %q; want one, for arm64", builds)
 	}
+	if _, err := os.Stat(dirs[0]); !os.IsNotExist(err) {
+		t.Errorf("the build's directory is left once its layer is made: %v", err)
+	}
 	notRollcheck := &Finder{Self: func() (Executable, error) { return static, errors.New("x.test is not the rollcheck command") }, Build: build}
-	defer notRollcheck.Close()
-	_, err := notRollcheck.Find(t.Context(), "amd64", t.Logf)
+	_, _, err := notRollcheck.Find(t.Context(), "amd64", t.Logf)
 	if err == nil || !strings.Contains(err.Error(), "x.test is not the rollcheck command") || !strings.Contains(err.Error(), "go list: no module") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Find with neither = %v; want one line with both reasons", err)
 	}
