@@ -191,8 +191,9 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
 			"others as %s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE`, only this file (KUBECONFIG is not\n"+
-		"read), its current context unless --context: no cluster created, no image loaded; the load\n"+
-		"comes from load pods whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, the app's images\n"+
+		"read), its current context unless --context: no cluster created; the load comes from load pods\n"+
+		"whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, else one rollcheck makes of itself\n"+
+		"(loaded into a kind cluster's nodes, or pushed to --image-registry), the app's images\n"+
 		"are the manifests' own, and only the namespaces this run created are deleted; the context's\n"+
 		"user must have the rights examples/rbac grants (asked of the API server before any work: a\n"+
 		"missing one is exit 2). With --context, replaces the check file's cluster section")
