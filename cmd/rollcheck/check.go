@@ -329,6 +329,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	if note := kindNote("check", existingUnless); note != "" {
 		opts.Logf("%s", note)
 	}
+	if in.registry != "" {
+		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.registry)
+	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
 		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	})
