@@ -88,6 +88,16 @@ exit 1
 	if err := joined.LoadImages(context.Background(), []string{load}); err != nil {
 		t.Errorf("a joined process's load of %s: %v", load, err)
 	}
+	for _, n := range workers {
+		n.noCrictl = true // the offline node's crictl shim: ctr's list tells
+	}
+	if err := joined.LoadImages(context.Background(), []string{load}); err != nil {
+		t.Errorf("a joined process's load of %s, crictl answering no inspecti: %v", load, err)
+	}
+	fresh := &Cluster{Options: Options{Name: "rc", Logf: t.Logf}, kind: &fakeKind{nodes: []nodes.Node{&fakeNode{name: "rc-control-plane", noCrictl: true}}}}
+	if err := fresh.LoadImages(context.Background(), []string{load}); err == nil || !strings.Contains(err.Error(), "not in the local Docker engine") {
+		t.Errorf("an image of rollcheck's that neither this process, Docker nor the nodes have: %v", err)
+	}
 	if err := joined.LoadImages(context.Background(), []string{"example/app:dev"}); err == nil || !strings.Contains(err.Error(), "not in the local Docker engine") {
 		t.Errorf("a user's image that Docker lacks: %v", err)
 	}
@@ -130,6 +140,15 @@ func kindNode(name, providerID, arch string) corev1.Node {
 	n := corev1.Node{Spec: corev1.NodeSpec{ProviderID: providerID}}
 	n.Name, n.Status.NodeInfo.Architecture = name, arch
 	return n
+}
+
+func TestContainerdName(t *testing.T) {
+	for ref, want := range map[string]string{"rollcheck/app:abc": "docker.io/rollcheck/app:abc", "busybox:1": "docker.io/library/busybox:1",
+		"localhost:5000/x/y:z": "localhost:5000/x/y:z", "ghcr.io/me/x:1": "ghcr.io/me/x:1", "localhost/x:1": "localhost/x:1"} {
+		if got := containerdName(ref); got != want {
+			t.Errorf("containerdName(%q) = %q; want %q", ref, got, want)
+		}
+	}
 }
 
 // A kind cluster is told by its nodes' provider IDs, all of one cluster on Docker.

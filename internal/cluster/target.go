@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -144,14 +145,34 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	return nil
 }
 
-// onEveryNode says whether every node has an image named ref.
+// onEveryNode says whether every node has an image named ref: crictl inspecti says so, or
+// else (the offline node's crictl shim answers no inspecti) ctr's list of the CRI's images
+// holds it, by containerd's full name.
 func onEveryNode(all []nodes.Node, ref string) bool {
 	for _, n := range all {
-		if _, err := nodeutils.ImageID(n, ref); err != nil {
+		if _, err := nodeutils.ImageID(n, ref); err == nil {
+			continue
+		}
+		var out bytes.Buffer
+		err := n.Command("ctr", "--namespace=k8s.io", "images", "ls", "-q", "name=="+containerdName(ref)).SetStdout(&out).Run()
+		if err != nil || strings.TrimSpace(out.String()) == "" {
 			return false
 		}
 	}
 	return true
+}
+
+// containerdName is ref as containerd names it: with Docker Hub's host (and library/ for a
+// name of one part) when ref names no registry.
+func containerdName(ref string) string {
+	first, _, ok := strings.Cut(ref, "/")
+	switch {
+	case !ok:
+		return "docker.io/library/" + ref
+	case strings.ContainsAny(first, ".:") || first == "localhost":
+		return ref
+	}
+	return "docker.io/" + ref
 }
 
 // loadInto imports refs into every node of all that lacks one of them with its image ID ids[ref]
