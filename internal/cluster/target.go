@@ -102,12 +102,19 @@ func (c *Cluster) RestartKubelet(ctx context.Context, node string) error {
 func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	c.loading.Lock()
 	defer c.loading.Unlock()
-	all, err := c.kind.ListNodes(c.Name)
-	if err != nil {
-		return fmt.Errorf("load images into cluster %q: list nodes: %w", c.Name, err)
-	}
-	if len(all) == 0 {
-		return fmt.Errorf("load images into cluster %q: no nodes", c.Name)
+	var all []nodes.Node
+	listNodes := func() ([]nodes.Node, error) {
+		if all != nil {
+			return all, nil
+		}
+		var err error
+		if all, err = c.kind.ListNodes(c.Name); err != nil {
+			return nil, fmt.Errorf("load images into cluster %q: list nodes: %w", c.Name, err)
+		}
+		if len(all) == 0 {
+			return nil, fmt.Errorf("load images into cluster %q: no nodes", c.Name)
+		}
+		return all, nil
 	}
 	ids := map[string]string{}
 	var todo []string
@@ -120,7 +127,9 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 			ids[ref] = id.String()
 		} else if id, err := run(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref); err == nil {
 			ids[ref] = strings.TrimSpace(id)
-		} else if isOwnRef(ref) && onEveryNode(all, ref) {
+		} else if ns, lerr := listNodes(); lerr != nil {
+			return lerr
+		} else if isOwnRef(ref) && onEveryNode(ns, ref) {
 			c.Logf("image %s: on every node already (loaded by another process of this run)", ref)
 			continue
 		} else {
@@ -132,6 +141,9 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	}
 	if len(todo) == 0 {
 		return nil
+	}
+	if _, err := listNodes(); err != nil {
+		return err
 	}
 	if err := loadInto(ctx, all, todo, ids, c.Logf); err != nil {
 		return fmt.Errorf("load %s into cluster %q: %w", strings.Join(todo, ", "), c.Name, err)
