@@ -38,8 +38,9 @@ var loadPodLabels = map[string]string{check.PartOfLabel: check.PartOfValue, "app
 
 // podLoad is the load sent by a pod in the row's namespace (rollcheck agent load,
 // internal/loadagent, which runs loadgen.Serve) to the load Service's cluster address, its
-// ledger followed through the API server's pod log stream. Stop deletes the pod: its SIGTERM stops the attack, the requests in
-// flight complete and the end of the stream is written before it exits.
+// ledger followed through the API server's pod log stream. Stop deletes the pod: its SIGTERM
+// stops the attack, the requests in flight complete and the end of the stream is written before
+// it exits.
 type podLoad struct {
 	cs     kubernetes.Interface
 	ns     string
