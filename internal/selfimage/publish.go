@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -68,10 +69,13 @@ func loopbackRegistry(registry string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// pushTimeout bounds one push: the executable's layer is some tens of MB.
+const pushTimeout = 5 * time.Minute
+
 // Push writes img to registry as ref (repo:tag) with remote.Write, with the credentials the
 // user's Docker config gives for the registry (authn.DefaultKeychain, as crane does; none:
-// anonymous), over HTTPS, or plain HTTP for a registry on localhost or a loopback address. It
-// returns the pushed reference, registry/repo:tag.
+// anonymous), over HTTPS, or plain HTTP for a registry on localhost or a loopback address,
+// within pushTimeout. It returns the pushed reference, registry/repo:tag.
 func Push(ctx context.Context, registry, ref string, img v1.Image) (string, error) {
 	if err := ValidRegistry(registry); err != nil {
 		return "", fmt.Errorf("image registry %q: %w", registry, err)
@@ -85,6 +89,8 @@ func Push(ctx context.Context, registry, ref string, img v1.Image) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", full, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, pushTimeout)
+	defer cancel()
 	if err := remote.Write(t, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return "", fmt.Errorf("push %s: %w", full, err)
 	}
