@@ -871,7 +871,7 @@ func ValidImage(ref string) error {
 	return nil
 }
 
-// ValidLoadImage checks a load pod image (cmd/rollcheck-load): an image reference with a tag
+// ValidLoadImage checks a load pod image (rollcheck agent load): an image reference with a tag
 // that names one build, never :latest, which Kubernetes pulls on every pod start.
 func ValidLoadImage(ref string) error {
 	if err := ValidImage(ref); err != nil {

@@ -36,10 +36,11 @@ const loadPodName = "rollcheck-load"
 // loadPodLabels label every load pod (the topology spread counts them).
 var loadPodLabels = map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}
 
-// podLoad is the load sent by a pod in the row's namespace (cmd/rollcheck-load, which runs
-// loadgen.Serve) to the load Service's cluster address, its ledger followed through the API
-// server's pod log stream. Stop deletes the pod: its SIGTERM stops the attack, the requests in
-// flight complete and the end of the stream is written before it exits.
+// podLoad is the load sent by a pod in the row's namespace (rollcheck agent load,
+// internal/loadagent, which runs loadgen.Serve) to the load Service's cluster address, its
+// ledger followed through the API server's pod log stream. Stop deletes the pod: its SIGTERM
+// stops the attack, the requests in flight complete and the end of the stream is written before
+// it exits.
 type podLoad struct {
 	cs     kubernetes.Interface
 	ns     string

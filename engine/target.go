@@ -31,7 +31,7 @@ type Target struct {
 	// RunID, if set, labels every namespace the rows create (RunLabel=RunID), so that a front end
 	// on a cluster it shares can wait for its own namespaces to be gone, and touch no other.
 	RunID string
-	// LoadImage is the load pod's image (cmd/rollcheck-load), for plans whose load comes from
+	// LoadImage is the load pod's image (rollcheck agent load), for plans whose load comes from
 	// the cluster; the nodes must have it or be able to pull it (kind: the front end loads it).
 	LoadImage string
 	// LoadNode, if set, is the node every load pod runs on (its control-plane NoSchedule taint

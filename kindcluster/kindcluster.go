@@ -102,17 +102,18 @@ func (c *Cluster) LoadImages(ctx context.Context, refs ...string) error {
 	return c.run.Cluster.LoadImages(ctx, refs)
 }
 
-// SampleAppImage builds rollcheck's sample app (its package fixtures/app, a small HTTP server
-// whose behaviour on SIGTERM its flags choose, see its doc) into an image tagged uniquely for
-// this build (never :latest), keeps the three newest of them in the Docker engine, loads it
-// into the cluster's nodes and returns its reference. The app is built from the rollcheck
-// module that the working directory's module requires (the go command must be on PATH).
+// SampleAppImage makes rollcheck's sample app image (internal/sampleapp, a small HTTP server
+// whose behaviour on SIGTERM its flags choose, see its doc), tagged by its content (never
+// :latest), in process, loads it into the cluster's nodes and returns its reference. A test
+// binary is not rollcheck, so the image holds a build of rollcheck's command from the rollcheck
+// module that the working directory's module requires (the go command must be on PATH; a
+// minute or so with a cold build cache, once per process).
 func (c *Cluster) SampleAppImage(ctx context.Context) (string, error) {
 	return c.run.Cluster.BuildAppImage(ctx)
 }
 
 // UseLoadPods makes the cluster ready for Plans whose load comes from inside it
-// (check.LoadFromCluster): the load pod's image, built from the rollcheck module and loaded into
+// (check.LoadFromCluster): the load pod's image, made as SampleAppImage's is and loaded into
 // the nodes (or the prebuilt one ROLLCHECK_LOAD_IMAGE names, with FromEnv), becomes the
 // Target's LoadImage. It returns the image.
 func (c *Cluster) UseLoadPods(ctx context.Context) (string, error) {

@@ -139,9 +139,10 @@ func (c *Cluster) Release(ctx context.Context) {
 // Client is a client of the cluster's API server.
 func (c *Cluster) Client() klient.Client { return c.kind.Client }
 
-// SampleAppImage builds rollcheck's sample app (fixtures/app, from the rollcheck module the
-// working directory's module requires) into an image with a tag unique to this build and loads
-// it into the cluster (kindcluster's Cluster.SampleAppImage).
+// SampleAppImage makes rollcheck's sample app image (of a build of rollcheck's command from the
+// rollcheck module the working directory's module requires: the suite's binary is not
+// rollcheck) with a tag derived from its content and loads it into the cluster
+// (kindcluster's Cluster.SampleAppImage).
 func (c *Cluster) SampleAppImage(ctx context.Context) string {
 	GinkgoHelper()
 	ref, err := c.kind.BuildAppImage(ctx)
@@ -160,7 +161,7 @@ func (c *Cluster) EntryImage(ctx context.Context, app, entry string) string {
 }
 
 // UseLoadPods makes the cluster ready for plans whose load comes from inside it (Load.From
-// cluster): the load pod's image, built from this module and loaded into the nodes, or the one
+// cluster): the load pod's image, made as SampleAppImage's is and loaded into the nodes, or the one
 // ROLLCHECK_LOAD_IMAGE names, becomes Target.LoadImage. It returns the image.
 func (c *Cluster) UseLoadPods(ctx context.Context) string {
 	GinkgoHelper()

@@ -120,10 +120,11 @@ NODE_IMAGE_BUILDER=$REPO_ROOT/scripts/node-image.sh
 NODE_IMAGE_CONTAINERD_BUILDER=$REPO_ROOT/scripts/node-image-containerd.sh
 
 # build_cli: build the rollcheck CLI into $RC under a time limit (seconds when Go's build cache is
-# warm). Nothing else is built: it must answer quickly on a fresh machine too.
+# warm). Nothing else is built: it must answer quickly on a fresh machine too. Static
+# (CGO_ENABLED=0), so that rollcheck's own images are made of it as they are of a release.
 build_cli() {
   mkdir -p "$ROLLCHECK_CACHE/bin"
-  retry_timeout 3 600 "go build the rollcheck CLI" -- go -C "$REPO_ROOT" build -o "$RC" ./cmd/rollcheck
+  retry_timeout 3 600 "go build the rollcheck CLI" -- env CGO_ENABLED=0 go -C "$REPO_ROOT" build -o "$RC" ./cmd/rollcheck
 }
 
 # ensure_cli: build the CLI unless it is newer than every Go source and go.mod (scripts that

@@ -10,5 +10,6 @@ mkdir -p "$ROLLCHECK_CACHE/bin"
 cd "$REPO_ROOT"
 retry_timeout 3 300 "go mod download (the modules in go.mod)" -- go mod download
 retry_timeout 3 600 "go build ginkgo" -- env GOPROXY=off go build -o "$ROLLCHECK_CACHE/bin/ginkgo" github.com/onsi/ginkgo/v2/ginkgo
-retry_timeout 3 600 "go build the rollcheck CLI" -- env GOPROXY=off go build -o "$RC" ./cmd/rollcheck
+# Static (CGO_ENABLED=0): rollcheck makes its load and app images of its own executable.
+retry_timeout 3 600 "go build the rollcheck CLI" -- env GOPROXY=off CGO_ENABLED=0 go build -o "$RC" ./cmd/rollcheck
 log "ginkgo $("$ROLLCHECK_CACHE/bin/ginkgo" version | awk '{print $NF}'), rollcheck (kind $("$RC" cluster default-image >/dev/null && echo in-process)) in $ROLLCHECK_CACHE/bin"

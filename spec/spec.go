@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -184,9 +185,16 @@ type ClusterSettings struct {
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// Context is the kubeconfig's context to use; left out, its current context.
 	Context string `json:"context,omitempty"`
-	// LoadImage is the load pod's image (cmd/rollcheck-load, rollcheck cluster load-image), one
-	// the cluster can pull; ROLLCHECK_LOAD_IMAGE overrides it.
+	// LoadImage is the load pod's image (rollcheck agent load: rollcheck cluster load-image
+	// makes one), one the cluster can pull; ROLLCHECK_LOAD_IMAGE overrides it. Left out,
+	// rollcheck makes it of its own executable and loads it into a kind cluster's nodes, or
+	// pushes it to imageRegistry.
 	LoadImage string `json:"loadImage,omitempty"`
+	// ImageRegistry is the registry (host[:port][/path], no scheme) rollcheck pushes the load
+	// image it makes to, as REGISTRY/rollcheck/load:<tag>, when the cluster is not a kind
+	// cluster it can load into; the credentials are those of your Docker config, and plain HTTP
+	// is used for localhost and 127.0.0.1 only. --image-registry overrides it.
+	ImageRegistry string `json:"imageRegistry,omitempty"`
 }
 
 // KubeconfigPath is the cluster section's kubeconfig resolved against the check file's
@@ -434,6 +442,11 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 		case cs.Kubeconfig != "":
 			if st, err := os.Stat(c.KubeconfigPath()); err != nil || st.IsDir() {
 				bad("cluster.kubeconfig %s: no such file", c.KubeconfigPath())
+			}
+		}
+		if cs.ImageRegistry != "" {
+			if err := selfimage.ValidRegistry(cs.ImageRegistry); err != nil {
+				bad("cluster.imageRegistry %q: %v", cs.ImageRegistry, err)
 			}
 		}
 		if cs.LoadImage != "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -138,6 +139,8 @@ type checkFlags struct {
 	runFlags
 	// Kubeconfig and Context name an existing cluster (clusterRef).
 	Kubeconfig, Context string
+	// ImageRegistry is where the load image goes for an existing cluster (--image-registry).
+	ImageRegistry string
 	// The app.
 	Manifests, Images     multi
 	Deployment, Container string
@@ -188,14 +191,19 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
 			"others as %s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE`, only this file (KUBECONFIG is not\n"+
-		"read), its current context unless --context: no cluster created, no image loaded; the load\n"+
-		"comes from load pods whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, the app's images\n"+
+		"read), its current context unless --context: no cluster created; the load comes from load pods\n"+
+		"whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, else one rollcheck makes of itself\n"+
+		"(loaded into a kind cluster's nodes, or pushed to --image-registry), the app's images\n"+
 		"are the manifests' own, and only the namespaces this run created are deleted; the context's\n"+
 		"user must have the rights examples/rbac grants (asked of the API server before any work: a\n"+
 		"missing one is exit 2). With --context, replaces the check file's cluster section")
 	fs.StringVar(&f.Context, "context", "", "check on the existing cluster of this kubeconfig context `NAME`, as --kubeconfig does: from\n"+
 		"--kubeconfig FILE, else from KUBECONFIG's files (a list, merged as kubectl merges it), else\n"+
 		"~/.kube/config. Without --kubeconfig, --context or a cluster section the check runs on kind")
+	fs.StringVar(&f.ImageRegistry, "image-registry", "", "on an existing cluster: push rollcheck's load image, made of this executable, to `REGISTRY`\n"+
+		"(host[:port][/path]; credentials from your Docker config) and run REGISTRY/rollcheck/load:<tag>;\n"+
+		"replaces the check file's cluster.imageRegistry. Not needed on kind (rollcheck's own or an existing\n"+
+		"one on this machine's Docker): the image is loaded into the nodes")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
@@ -264,6 +272,7 @@ type checkInput struct {
 	plans     []check.Plan
 	existing  *clusterRef // an existing cluster, or nil for kind
 	loadImage string      // the load pod's image for an existing cluster
+	registry  string      // where it is pushed when rollcheck makes it (--image-registry)
 	parallel  int
 }
 
@@ -296,7 +305,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.existing != nil {
-		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.plans)
+		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -319,6 +328,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	opts.Logf = logLine(stderr, "cluster")
 	if note := kindNote("check", existingUnless); note != "" {
 		opts.Logf("%s", note)
+	}
+	if in.registry != "" {
+		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.registry)
 	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
 		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
@@ -367,6 +379,14 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		}
 		if in.loadImage == "" {
 			in.loadImage = c.Cluster.LoadImage
+		}
+	}
+	if in.registry = f.ImageRegistry; in.registry == "" && c.Cluster != nil {
+		in.registry = c.Cluster.ImageRegistry
+	}
+	if in.registry != "" {
+		if err := selfimage.ValidRegistry(in.registry); err != nil {
+			return nil, fmt.Errorf("image registry %q: %w", in.registry, err)
 		}
 	}
 	if in.existing != nil {

@@ -128,7 +128,7 @@ current-context: x
 		args            []string
 		want            string
 	}{
-		{"no load image", "", args(unreachable), "must name the load pod's image"},
+		{"bad image registry", "", args(unreachable, "--image-registry", "https://r.example"), `image registry "https://r.example": want a host[:port][/path] without a scheme`},
 		{"bad load image", "rollcheck/load:latest", args(unreachable), "ROLLCHECK_LOAD_IMAGE"},
 		{"no kubeconfig file", "rollcheck/load:v1", args(filepath.Join(dir, "nope")), "no such file"},
 		{"API server silent", "rollcheck/load:v1", args(unreachable), "the API server at https://127.0.0.1:1 does not answer"},
@@ -144,7 +144,7 @@ current-context: x
 	file := func(cluster string) string { return webCheckFile(t, dir, cluster) }
 	t.Setenv("ROLLCHECK_LOAD_IMAGE", "")
 	for _, tc := range []struct{ name, cluster, want string }{
-		{"file: no load image", "cluster: {kubeconfig: kubeconfig}\n", "must name the load pod's image"},
+		{"file: bad image registry", "cluster: {kubeconfig: kubeconfig, imageRegistry: 'r.example/'}\n", `cluster.imageRegistry "r.example/"`},
 		{"file: API server silent", "cluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:v1'}\n", "the API server at https://127.0.0.1:1 does not answer"},
 		{"file: no kubeconfig file", "cluster: {kubeconfig: nope, loadImage: 'rollcheck/load:v1'}\n", "cluster.kubeconfig " + filepath.Join(dir, "nope") + ": no such file"},
 		{"file: bad load image", "cluster: {kubeconfig: kubeconfig, loadImage: 'rollcheck/load:latest'}\n", "cluster.loadImage"},

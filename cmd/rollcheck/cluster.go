@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/proxies"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 // clusterCommands are rollcheck cluster's subcommands. Each one's failure is one line and exit 1.
@@ -70,7 +71,7 @@ var clusterCommands = []command{
 			fmt.Fprintln(stdout, ref)
 			return exitPass
 		})},
-	{name: "load-image", summary: "build the load pod's image (cmd/rollcheck-load), load it into rollcheck's kind cluster if there is one; print its reference",
+	{name: "load-image", summary: "make the load pod's image of this executable, load it into rollcheck's kind cluster if there is one (or push it); print its reference",
 		about: loadImageAbout, setup: withFlags(newLoadImageFlags, runLoadImage)},
 	{name: "proxy-images", args: "[haproxy|nginx|caddy|traefik ...]",
 		summary: "build the proxy fixture images (HAProxy, nginx, Caddy, Traefik; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
@@ -110,15 +111,17 @@ func runClusterLogs(ctx context.Context, _ *noFlags, args []string, stdout, stde
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error { return cluster.ExportLogs(ctx, opts, args[0]) })
 }
 
-const loadImageAbout = `Builds the load pod's image (cmd/rollcheck-load, FROM scratch) in the local Docker engine and prints
-its reference, rollcheck/load:<tag>. The tag is derived from the image's content (a hash of the
-binary and its Dockerfile): the same code gives the same tag, so calls do not pile up tags; an image
-already built is reused. With ROLLCHECK_LOAD_IMAGE set, that image is taken instead and nothing is built.
+const loadImageAbout = `Makes the load pod's image (rollcheck/load:<tag>, /rollcheck agent load) of this executable, in process:
+no Docker build, no Go toolchain, no checkout (a build of rollcheck stands in where this executable
+cannot: see docs/reference.md, "rollcheck's own images"). The tag is derived from the image's digest:
+the same executable gives the same tag. With ROLLCHECK_LOAD_IMAGE set, that image is taken instead
+and nothing is made.
 
-When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the image is then loaded into its
-nodes, unless --no-load; with no such cluster it is only built, to push where another cluster can
-pull it (rollcheck check --kubeconfig, with ROLLCHECK_LOAD_IMAGE naming the pushed image).
-Exit 0 done, 1 failed, 2 bad input.`
+When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the image is loaded into its
+nodes, unless --no-load. With --image-registry REGISTRY it is pushed to REGISTRY/rollcheck/load:<tag>
+(credentials from your Docker config, as docker login wrote them; plain HTTP to localhost and
+127.0.0.1 only), and that reference is printed. With neither, it is put into the local Docker engine
+(docker load), to push yourself. Exit 0 done, 1 failed, 2 bad input.`
 
 const proxyImagesAbout = `Builds the images of the proxies rollcheck puts in front of an app (internal/proxies), or of those
 named, in the local Docker engine and prints their references, one a line: rollcheck/proxy-haproxy,
@@ -133,14 +136,17 @@ entrypoint is built from it.
 When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the images are then loaded into its
 nodes, unless --no-load. Exit 0 done, 1 failed, 2 bad input.`
 
-// loadImageFlags are rollcheck cluster load-image's flags (and proxy-images').
+// loadImageFlags are rollcheck cluster load-image's flags (and proxy-images', without the
+// registry).
 type loadImageFlags struct {
-	NoLoad bool
+	NoLoad   bool
+	Registry string
 }
 
 func newLoadImageFlags(fs *flag.FlagSet) *loadImageFlags {
 	f := &loadImageFlags{}
-	fs.BoolVar(&f.NoLoad, "no-load", false, "build (or reuse) the image only: load it into no cluster, even when rollcheck's kind cluster exists")
+	fs.BoolVar(&f.NoLoad, "no-load", false, "make the image only: load it into no cluster, even when rollcheck's kind cluster exists")
+	fs.StringVar(&f.Registry, "image-registry", "", "push the image to `REGISTRY` (host[:port][/path]) and print REGISTRY/rollcheck/load:<tag>")
 	return f
 }
 
@@ -166,6 +172,12 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 	if len(args) > 0 {
 		return badArgs(stderr, "cluster load-image", args)
 	}
+	if f.Registry != "" {
+		if err := selfimage.ValidRegistry(f.Registry); err != nil {
+			fmt.Fprintf(stderr, "rollcheck cluster load-image: --image-registry %q: %v\n", f.Registry, err)
+			return exitBadInput
+		}
+	}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
 		c, err := loadInto(ctx, opts, f.NoLoad, "the image is")
 		if err != nil {
@@ -175,8 +187,11 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 		switch {
 		case c != nil:
 			ref, err = c.LoadPodImage(ctx)
-		case ref == "":
-			ref, err = cluster.BuildLoadPodImage(ctx, opts.Logf)
+		case ref == "" && f.Registry == "":
+			ref, err = cluster.LocalLoadImage(ctx, opts.Logf)
+		}
+		if err == nil && opts.LoadImage == "" && f.Registry != "" {
+			ref, err = cluster.PushLoadImage(ctx, f.Registry, opts.Logf)
 		}
 		if err != nil {
 			return err

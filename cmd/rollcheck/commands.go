@@ -25,6 +25,12 @@ type command struct {
 	sub   []command // a command of commands (cluster): setup is nil
 	// ownSignals: the command handles SIGINT and SIGTERM itself (e2e passes them on to ginkgo).
 	ownSignals bool
+	// program, when set, is the whole command: it gets every argument after the command's
+	// name, flags included, unparsed (agent's programs parse their own), and no context: main
+	// runs it before it installs any signal handling. setup is nil.
+	program func(args []string, stdout, stderr io.Writer) int
+	// hidden: rollcheck help does not list it (rollcheck help NAME still describes it).
+	hidden bool
 }
 
 // A runFunc runs a command on the operands left after its flags and returns the exit code.
@@ -85,6 +91,9 @@ var commands = []command{
 	{name: "version", aliases: []string{"--version", "-version"},
 		summary: "print rollcheck's version (also: rollcheck --version)",
 		setup:   withFlags(newNoFlags, runVersion)},
+	{name: "agent", args: "COMMAND", hidden: true,
+		summary: "internal: the programs rollcheck's own images run in the cluster (the load pod's, the sample app)",
+		about:   agentAbout, sub: agentCommands},
 }
 
 // dispatch runs the command args name (args[0]) from table, prefix naming the table's parent
@@ -109,6 +118,9 @@ func dispatch(ctx context.Context, table []command, prefix string, args []string
 	path := prefix + " " + c.name
 	if c.sub != nil {
 		return dispatch(ctx, c.sub, path, args[1:], stdout, stderr)
+	}
+	if c.program != nil {
+		return c.program(args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet(path, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -167,6 +179,10 @@ func help(table []command, prefix string, args []string, stdout, stderr io.Write
 		listCommands(stdout, c.sub, path)
 		return exitPass
 	}
+	if c.program != nil {
+		fmt.Fprintf(stdout, "usage: %s %s\n%s\n", path, c.args, c.about)
+		return exitPass
+	}
 	fs := flag.NewFlagSet(path, flag.ContinueOnError)
 	c.setup(fs)
 	commandHelp(stdout, c, path, fs)
@@ -178,7 +194,9 @@ func listCommands(w io.Writer, table []command, prefix string) {
 	fmt.Fprintln(w, "commands:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range table {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		if !c.hidden {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintf(tw, "  help [COMMAND]\tthis list, or a command's flags\n")
 	_ = tw.Flush()

@@ -24,6 +24,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/access"
+	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kube"
 )
@@ -134,21 +135,22 @@ func kindNote(cmd, unless string) string {
 }
 
 // existingTarget is the Target of a cluster rollcheck does not own, ref's: it checks, before
-// any work, that the load pod's image ref is named (ROLLCHECK_LOAD_IMAGE or the check file's
-// cluster.loadImage: nothing is built or loaded into such a cluster), that ref's context is
-// there, that the API server answers within 10 s, and that the context's user has every right
-// the plans need (access.Review). A missing optional right lets the run go on: the lines of
-// notes say what it will not measure. which says which cluster and context it is (resolve).
-func existingTarget(ctx context.Context, ref clusterRef, image string, plans []check.Plan) (t engine.Target, which string, notes []string, err error) {
+// any work, that ref's context is there, that the API server answers within 10 s, and that the
+// context's user has every right the plans need (access.Review). A missing optional right lets
+// the run go on: the lines of notes say what it will not measure. which says which cluster and
+// context it is (resolve). The load pod's image is image (ROLLCHECK_LOAD_IMAGE or the check
+// file's cluster.loadImage) when named; else rollcheck makes it of its own executable and pushes
+// it to registry, or, on a kind cluster of this machine's Docker, loads it into the nodes
+// (cluster.PlanExistingImages refuses in one line, before any of that work, when neither can be).
+func existingTarget(ctx context.Context, ref clusterRef, image, registry string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, err error) {
 	fail := func(err error) (engine.Target, string, []string, error) { return engine.Target{}, "", nil, err }
-	if image == "" {
-		return fail(fmt.Errorf("%s: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", ref.By, knobs.EnvLoadImage))
-	}
 	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
 		return fail(errs[0])
 	}
-	if err := check.ValidLoadImage(image); err != nil {
-		return fail(fmt.Errorf("load pod image %q: %w", image, err))
+	if image != "" {
+		if err := check.ValidLoadImage(image); err != nil {
+			return fail(fmt.Errorf("load pod image %q: %w", image, err))
+		}
 	}
 	cfg, which, err := ref.resolve()
 	if err != nil {
@@ -166,6 +168,15 @@ func existingTarget(ctx context.Context, ref clusterRef, image string, plans []c
 	}
 	if notes, err = reviewAccess(ctx, probe, plans); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
+	}
+	if image == "" {
+		ei, err := cluster.PlanExistingImages(ctx, probe, registry)
+		if err == nil {
+			image, err = ei.LoadImage(ctx, logf)
+		}
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", ref.By, err))
+		}
 	}
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
@@ -221,7 +232,7 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched).
 func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
-	logf("existing cluster: %s; no cluster is created and no image loaded; load pods run %s; run %s", which, t.LoadImage, t.RunID)
+	logf("existing cluster: %s; no cluster is created; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {

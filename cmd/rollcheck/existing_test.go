@@ -222,3 +222,23 @@ func TestTuneClusterNotes(t *testing.T) {
 		}
 	}
 }
+
+// With no load image named and no registry, an existing cluster whose nodes cannot be listed
+// (this fake serves no nodes) is refused in one line that says what would do, before any
+// image is made; nothing but the reviews and the node list reaches the cluster.
+func TestCheckExistingNoImageRefused(t *testing.T) {
+	calls := fakeTools(t)
+	t.Setenv("ROLLCHECK_LOAD_IMAGE", "")
+	fake, others := fakeAPIServer(t, func(authorizationv1.ResourceAttributes) bool { return false })
+	code, _, stderr := checkCLI(t, "--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--kubeconfig", fake, "--artifacts", t.TempDir())
+	want := "the nodes cannot be listed to tell whether this is a kind cluster it can load into"
+	if code != exitBadInput || !strings.Contains(stderr, want) || !strings.Contains(stderr, "give --image-registry REGISTRY") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, want)
+	}
+	if o := others(); len(o) > 1 || (len(o) == 1 && o[0] != "GET /api/v1/nodes") {
+		t.Errorf("requests beyond the reviews: %q; want the node list at most", o)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
+	}
+}

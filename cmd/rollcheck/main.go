@@ -11,6 +11,7 @@
 //	rollcheck cluster up|down|logs DIR|versions|default-image|node-image|load-image|proxy-images
 //	rollcheck report [--figures FILE] DIR
 //	rollcheck version (or --version)
+//	rollcheck agent load|app ...  (internal: the programs of rollcheck's own images; not listed)
 //
 // The subcommands come from one table (commands). `rollcheck help` lists them; `rollcheck help
 // CMD`, or `rollcheck CMD -h`, prints what CMD does, its exit codes and every flag it has,
@@ -33,9 +34,21 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 func main() {
+	// The agent programs (the images' pods run them) come first, without rollcheck's signal
+	// handling: they handle SIGTERM as their own programs do (the sample app may ignore it, or
+	// leave it deadly and stop on SIGQUIT).
+	if prog := asProgram(os.Args[0]); prog != nil {
+		os.Exit(prog(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if prog, args := agentProgram(os.Args[1:]); prog != nil {
+		os.Exit(prog(args, os.Stdout, os.Stderr))
+	}
+	// This executable is rollcheck: its own images may be made of it (internal/selfimage).
+	selfimage.MarkRollcheck()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	args := os.Args[1:]
 	if len(args) > 0 {

@@ -48,7 +48,7 @@ func newTuneFlags(fs *flag.FlagSet) *tuneFlags {
 		fmt.Sprintf("`N` probes at once, 1 to %d; above 1 only when the probes may run beside each other: not with\n"+
 			"load from the host or to a URL outside their namespace, a kubelet restart or a node drain\n"+
 			"(default: as many as %s allows, or 1)", tune.MaxParallel, knobs.EnvProcs))
-	fs.StringVar(&f.Sample, "sample", "", "tune the sample app (fixtures/app; needs the rollcheck module), which on SIGTERM does\n"+
+	fs.StringVar(&f.Sample, "sample", "", "tune the sample app (rollcheck agent app, an image of this executable), which on SIGTERM does\n"+
 		"`MODE`: exit, drain or ignore; preStop is an httpGet to its own /prestop?sleep=<d>, so half\n"+
 		"seconds are real; terminationGracePeriodSeconds 30; threshold: no failed request")
 	fs.StringVar(&f.Variant, "variant", "", "with -f: the check file's variant to tune (`NAME`; needed when it lists several);\n"+

@@ -1,5 +1,6 @@
-// Package cluster creates or reuses the kind cluster rollcheck tests run on, builds and loads
-// the sample app image into it, applies manifests, waits for them with timeouts, exports logs
+// Package cluster creates or reuses the kind cluster rollcheck tests run on, makes rollcheck's
+// own images (the sample app's and the load pod's, of its own executable: internal/selfimage)
+// and loads them into it, applies manifests, waits for them with timeouts, exports logs
 // and deletes the cluster when it is done with it.
 //
 // It is built on sigs.k8s.io/e2e-framework's kind provider and klient. Configuration comes

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"archive/tar"
 	"context"
 	"fmt"
 	"os"
@@ -8,7 +9,11 @@ import (
 	"strings"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 // An Entry is how the sample app's image starts it, which decides who is PID 1 and so who gets
@@ -16,7 +21,7 @@ import (
 type Entry string
 
 const (
-	// EntryExec: ENTRYPOINT ["/app"], the app is PID 1 (the sample app image as built).
+	// EntryExec: the app is PID 1 (the sample app image as made: /rollcheck agent app).
 	EntryExec Entry = ""
 	// EntryShell: a wrapper script run by a shell, which does a setup step and then runs the app
 	// without exec, as many images start theirs: the shell stays PID 1, and a shell passes no
@@ -38,24 +43,25 @@ cd /
 /app "$@"
 `
 
-// entryFiles are, per Entry, the Debian package and the file in it that the image adds, and the
-// image's ENTRYPOINT.
+// entryFiles are, per Entry, the Debian package and the file in it that the image adds, where,
+// and the image's entrypoint.
 var entryFiles = map[Entry]struct {
-	pkg, path, as string
-	entrypoint    string
+	pkg, path, at string
+	entrypoint    []string
 }{
-	EntryShell: {"busybox-static", "bin/busybox", "sh", `["/bin/sh", "/entrypoint.sh"]`},
-	EntryTini:  {"tini", "usr/bin/tini-static", "tini", `["/tini", "--", "/app"]`},
+	EntryShell: {"busybox-static", "bin/busybox", "bin/sh", []string{"/bin/sh", "/entrypoint.sh"}},
+	EntryTini:  {"tini", "usr/bin/tini-static", "tini", []string{"/tini", "--", "/app"}},
 }
 
 // debTimeout bounds one apt-get download (or apt-get update) of the packages EntryImage needs.
 const debTimeout = 2 * time.Minute
 
-// EntryImage builds the sample app image app started the way e says (EntryShell, EntryTini) as
-// an image FROM app (a local image: nothing is pulled), tagged <app repo>-<e>:<app tag>, and
-// loads it into the cluster's nodes. EntryExec returns app itself. The shell or init comes from
-// Debian's package, downloaded once into ROLLCHECK_CACHE/debs with apt-get (a time limit and
-// one retry, after an apt-get update).
+// EntryImage makes the sample app image app started the way e says (EntryShell, EntryTini,
+// EntryStopSignal) in process, as an image over app (which this process made: BuildAppImage),
+// tagged <app repo>-<e>:<app tag>, and loads it into the cluster's nodes. EntryExec returns app
+// itself. The shell or init comes from Debian's package, downloaded once into
+// ROLLCHECK_CACHE/debs with apt-get (a time limit and one retry, after an apt-get update); the
+// wrappers run /app, the app image's link to the executable.
 func (c *Cluster) EntryImage(ctx context.Context, app string, e Entry) (string, error) {
 	if e == EntryExec {
 		return app, nil
@@ -68,50 +74,65 @@ func (c *Cluster) EntryImage(ctx context.Context, app string, e Entry) (string, 
 	if !ok {
 		return "", fmt.Errorf("entry image of %s: the app image has no tag", app)
 	}
-	ref := fmt.Sprintf("%s-%s:%s", repo, e, tag)
-	if _, err := run(ctx, "docker", "image", "inspect", ref); err != nil {
-		dir, err := os.MkdirTemp("", "rollcheck-entry-image-")
-		if err != nil {
-			return "", err
-		}
-		defer os.RemoveAll(dir)
-		df := fmt.Sprintf("FROM %s\n", app)
-		if e == EntryStopSignal {
-			df += "STOPSIGNAL SIGQUIT\n"
-		} else {
-			bin, err := debFile(ctx, f.pkg, f.path, c.Logf)
-			if err != nil {
-				return "", fmt.Errorf("entry %s: %w", e, err)
-			}
-			if err := copyFile(bin, filepath.Join(dir, f.as)); err != nil {
-				return "", err
-			}
-			if err := os.Chmod(filepath.Join(dir, f.as), 0o755); err != nil {
-				return "", err
-			}
-			df += fmt.Sprintf("COPY %s /%s\n", f.as, map[Entry]string{EntryShell: "bin/sh", EntryTini: "tini"}[e])
-			if e == EntryShell {
-				if err := os.WriteFile(filepath.Join(dir, "entrypoint.sh"), []byte(entryScript), 0o755); err != nil {
-					return "", err
-				}
-				df += "COPY entrypoint.sh /entrypoint.sh\n"
-			}
-			df += "ENTRYPOINT " + f.entrypoint + "\n"
-		}
-		if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
-			return "", err
-		}
-		bctx, cancel := context.WithTimeout(ctx, imageBuildTimeout)
-		defer cancel()
-		if _, err := runIn(bctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
-			return "", fmt.Errorf("docker build %s: %w", ref, err)
-		}
-		pruneImages(ctx, image{what: "app (" + string(e) + ")", repo: repo + "-" + string(e)}, ref, c.Logf)
+	base := ownImage(app)
+	if base == nil {
+		return "", fmt.Errorf("entry image of %s: not an app image this process made (BuildAppImage)", app)
 	}
+	ref := fmt.Sprintf("%s-%s:%s", repo, e, tag)
+	img, err := entryImage(ctx, base, e, f.pkg, f.path, f.at, f.entrypoint, c.Logf)
+	if err != nil {
+		return "", fmt.Errorf("entry %s: %w", e, err)
+	}
+	addOwnImage(ref, img)
 	if err := c.LoadImages(ctx, []string{ref}); err != nil {
 		return "", err
 	}
 	return ref, nil
+}
+
+// entryImage is base with e's changes: the stop signal SIGQUIT, or a layer with the file of
+// Debian's pkg (path in it) at at, the shell's wrapper script, and the entrypoint.
+func entryImage(ctx context.Context, base v1.Image, e Entry, pkg, path, at string, entrypoint []string, logf func(string, ...any)) (v1.Image, error) {
+	cf, err := base.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	img := base
+	if e == EntryStopSignal {
+		cf.Config.StopSignal = "SIGQUIT"
+	} else {
+		bin, err := debFile(ctx, pkg, path, logf)
+		if err != nil {
+			return nil, err
+		}
+		f, err := selfimage.RegularFile(at, bin, 0o755)
+		if err != nil {
+			return nil, err
+		}
+		files := []selfimage.File{f}
+		if e == EntryShell {
+			files = append(files, selfimage.File{Name: "bin", Type: tar.TypeDir, Mode: 0o755},
+				selfimage.BytesFile("entrypoint.sh", []byte(entryScript), 0o755))
+		}
+		l, err := selfimage.Layer(files)
+		if err != nil {
+			return nil, err
+		}
+		if img, err = mutate.AppendLayers(base, l); err != nil {
+			return nil, err
+		}
+		// The config of the image with the layer: its rootfs lists the new layer too.
+		if cf, err = img.ConfigFile(); err != nil {
+			return nil, err
+		}
+		cf = cf.DeepCopy()
+		cf.Config.Entrypoint = entrypoint
+	}
+	for i := range cf.History {
+		cf.History[i].Created = v1.Time{Time: time.Unix(0, 0).UTC()}
+	}
+	return mutate.ConfigFile(img, cf)
 }
 
 // debFile returns the path of file path of Debian package pkg, extracted once into

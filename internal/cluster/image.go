@@ -2,77 +2,167 @@ package cluster
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/e2e-framework/klient"
+
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 // AppImageRepo is the repository of the sample app image; its tags are derived from its content.
-const AppImageRepo = "rollcheck/app"
+const AppImageRepo = selfimage.AppRepo
 
-// LoadImageRepo is the repository of the load pod's image (cmd/rollcheck-load); its tags are
+// LoadImageRepo is the repository of the load pod's image (rollcheck agent load); its tags are
 // derived from its content.
-const LoadImageRepo = "rollcheck/load"
+const LoadImageRepo = selfimage.LoadRepo
 
-// ImagesKept is how many images of each repository rollcheck builds (AppImageRepo,
-// LoadImageRepo) a build leaves in the Docker engine, the one it just built included.
+// ImagesKept is how many images of each repository rollcheck makes (AppImageRepo,
+// LoadImageRepo) it leaves in the local Docker engine when it puts them there (LocalLoadImage),
+// the newest included.
 const ImagesKept = 3
 
-// imageBuildTimeout bounds one docker build of a FROM-scratch image (a COPY of one binary).
-const imageBuildTimeout = 2 * time.Minute
-
-// imageTagForm is the form of the tags rollcheck's image builds give (imageTag): a hash of the
-// build context; earlier versions put the UTC build time before it, and pruning removes those too.
+// imageTagForm is the form of the tags of rollcheck's own images (selfimage.Ref: 12 hex digits
+// of the image's digest); earlier versions put the UTC build time before it, and pruning
+// removes those too.
 var imageTagForm = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-)?[0-9a-f]{12}$`)
 
-// AppPackage is the sample app's Go package; its directory holds the image's Dockerfile.
-const AppPackage = "github.com/rollcheck/rollcheck/fixtures/app"
-
-// LoadPackage is the load pod's program; its directory holds the image's Dockerfile.
-const LoadPackage = "github.com/rollcheck/rollcheck/cmd/rollcheck-load"
-
-// An image is one of the FROM-scratch images rollcheck builds from its own module: the static
-// binary of a Go package, copied by the Dockerfile in that package's directory.
+// An image names one repository of rollcheck's images, for pruneImages' lines.
 type image struct {
 	what string // in messages: "app", "load"
 	repo string
-	pkg  string
-	bin  string // the binary's name in the build context, as the Dockerfile's COPY names it
 }
 
-var (
-	appImage  = image{what: "app", repo: AppImageRepo, pkg: AppPackage, bin: "app"}
-	loadImage = image{what: "load", repo: LoadImageRepo, pkg: LoadPackage, bin: "rollcheck-load"}
-)
+var appImage = image{what: "app", repo: AppImageRepo}
 
-// BuildAppImage builds the sample app (fixtures/app) as a static binary, wraps it in its
-// FROM-scratch image with a tag derived from its content (never :latest), and loads the image into
-// the cluster's nodes. It returns the image reference. The app is built from the rollcheck
-// module as the go command finds it from the working directory: this repository, or the module
-// cache when a user's module requires rollcheck; no checkout is needed.
+// finder finds the executable rollcheck's images are made of, once per process and
+// architecture (selfimage.Finder: this executable, else a build of rollcheck).
+var finder selfimage.Finder
+
+// ownImages are the images this process made (MakeImage, EntryImage), by reference: loading one
+// writes it from memory, not from the local Docker engine, which need not have it.
+var ownImages = struct {
+	sync.Mutex
+	m map[string]v1.Image
+}{m: map[string]v1.Image{}}
+
+func ownImage(ref string) v1.Image {
+	ownImages.Lock()
+	defer ownImages.Unlock()
+	return ownImages.m[ref]
+}
+
+func addOwnImage(ref string, img v1.Image) {
+	ownImages.Lock()
+	defer ownImages.Unlock()
+	ownImages.m[ref] = img
+}
+
+// isOwnRef says whether ref is of a repository of rollcheck's own images (rollcheck/load,
+// rollcheck/app and its entry variants rollcheck/app-E) with a content tag.
+func isOwnRef(ref string) bool {
+	repo, tag, ok := strings.Cut(ref, ":")
+	return ok && imageTagForm.MatchString(tag) && (repo == LoadImageRepo || repo == AppImageRepo || strings.HasPrefix(repo, AppImageRepo+"-"))
+}
+
+// MakeImage makes k's image (selfimage) for nodes of architecture arch (empty: this machine's)
+// in process, of this executable or, where it cannot serve, of a build of rollcheck (the
+// fallback needs a Go toolchain and rollcheck's module: see selfimage.Finder; it takes minutes
+// at most, bounded). It returns the reference (repo:tag, the tag from the digest) and the image,
+// which the process keeps so that LoadImages can load it.
+func MakeImage(ctx context.Context, k selfimage.Kind, arch string, logf func(string, ...any)) (string, v1.Image, error) {
+	exe, layer, err := finder.Find(ctx, arch, logf)
+	if err != nil {
+		return "", nil, err
+	}
+	img, err := selfimage.Make(k, exe, layer)
+	if err != nil {
+		return "", nil, err
+	}
+	ref, err := selfimage.Ref(k.Repo(), img)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s image: %w", k, err)
+	}
+	addOwnImage(ref, img)
+	return ref, img, nil
+}
+
+// NodeArch is the architecture of the cluster's nodes (node.Status.NodeInfo.Architecture): one,
+// or an error that names them when they differ (an image holds one executable). Empty, with no
+// error, when the nodes cannot be listed (a user without the right): then it is not checked.
+func NodeArch(ctx context.Context, client klient.Client, logf func(string, ...any)) (string, error) {
+	nodes, err := listNodes(ctx, client)
+	if err != nil {
+		logf("the nodes' architecture is not checked: %v", err)
+		return "", nil
+	}
+	return nodesArch(nodes)
+}
+
+func listNodes(ctx context.Context, client klient.Client) ([]corev1.Node, error) {
+	var nodes corev1.NodeList
+	if err := client.Resources().List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	return nodes.Items, nil
+}
+
+// nodesArch is the one architecture of nodes, or an error naming them when they have several.
+func nodesArch(nodes []corev1.Node) (string, error) {
+	by := map[string][]string{}
+	for _, n := range nodes {
+		a := n.Status.NodeInfo.Architecture
+		by[a] = append(by[a], n.Name)
+	}
+	if len(by) > 1 {
+		var parts []string
+		for _, a := range slices.Sorted(func(yield func(string) bool) {
+			for a := range by {
+				if !yield(a) {
+					return
+				}
+			}
+		}) {
+			parts = append(parts, fmt.Sprintf("%s (%s)", a, strings.Join(by[a], ", ")))
+		}
+		return "", fmt.Errorf("the nodes have several architectures, %s, and rollcheck's images hold one executable: set %s to a multi-platform load image", strings.Join(parts, "; "), knobs.EnvLoadImage)
+	}
+	for a := range by {
+		return a, nil
+	}
+	return "", nil
+}
+
+// BuildAppImage makes the sample app's image (rollcheck agent app) of this executable
+// (selfimage), for the nodes' architecture, and loads it into the cluster's nodes. It returns
+// the image reference (AppImageRepo, a tag derived from its content, never :latest). No Docker
+// build, no Go toolchain and no checkout are needed when this executable is a static Linux
+// rollcheck; else a Go toolchain that finds rollcheck's module builds one (selfimage.Finder).
 func (c *Cluster) BuildAppImage(ctx context.Context) (string, error) {
-	return c.buildImage(ctx, appImage)
+	return c.ownImage(ctx, selfimage.App)
 }
 
-// BuildLoadImage builds the load pod's program (cmd/rollcheck-load) and its FROM-scratch image
-// as BuildAppImage builds the app's, and loads it into the cluster's nodes. It returns the
-// image reference (LoadImageRepo, a tag derived from its content). LoadPodImage takes
-// ROLLCHECK_LOAD_IMAGE's prebuilt image instead when it is set.
+// BuildLoadImage makes the load pod's image (rollcheck agent load) as BuildAppImage makes the
+// app's, and loads it into the cluster's nodes. It returns the image reference (LoadImageRepo, a
+// tag derived from its content). LoadPodImage takes ROLLCHECK_LOAD_IMAGE's prebuilt image
+// instead when it is set.
 func (c *Cluster) BuildLoadImage(ctx context.Context) (string, error) {
-	return c.buildImage(ctx, loadImage)
+	return c.ownImage(ctx, selfimage.Load)
 }
 
 // LoadPodImage returns the load pod's image for this cluster: the prebuilt one Options.LoadImage
 // names (ROLLCHECK_LOAD_IMAGE), loaded into the nodes when the local Docker engine has it
-// (else the nodes are expected to have it already), or else the one BuildLoadImage builds.
+// (else the nodes are expected to have it already), or else the one BuildLoadImage makes.
 func (c *Cluster) LoadPodImage(ctx context.Context) (string, error) {
 	ref := c.LoadImage
 	if ref == "" {
@@ -88,105 +178,73 @@ func (c *Cluster) LoadPodImage(ctx context.Context) (string, error) {
 	return ref, nil
 }
 
-// BuildLoadPodImage builds the load pod's image as BuildLoadImage does, in the local Docker
-// engine only: it loads it into no cluster. It returns the image reference, to push where a
-// cluster rollcheck does not own can pull it.
-func BuildLoadPodImage(ctx context.Context, logf func(string, ...any)) (string, error) {
-	return localImage(ctx, loadImage, logf)
-}
-
-// buildImage builds im in the local Docker engine (localImage) and loads it into the cluster's
-// nodes. It returns the image reference.
-func (c *Cluster) buildImage(ctx context.Context, im image) (string, error) {
+// ownImage makes k's image for the nodes' architecture and loads it into the nodes.
+func (c *Cluster) ownImage(ctx context.Context, k selfimage.Kind) (string, error) {
 	start := time.Now()
-	ref, err := localImage(ctx, im, c.Logf)
+	arch := ""
+	if c.Client != nil {
+		var err error
+		if arch, err = NodeArch(ctx, c.Client, c.Logf); err != nil {
+			return "", err
+		}
+	}
+	ref, _, err := MakeImage(ctx, k, arch, c.Logf)
 	if err != nil {
 		return "", err
 	}
 	if err := c.LoadImages(ctx, []string{ref}); err != nil {
 		return "", err
 	}
-	c.Logf("%s image %s built and loaded in %s", im.what, ref, time.Since(start).Round(100*time.Millisecond))
+	c.Logf("%s image %s made in process and loaded in %s", k, ref, time.Since(start).Round(100*time.Millisecond))
 	return ref, nil
 }
 
-// localImage builds im's binary from the rollcheck module (CGO_ENABLED=0, no VCS stamp: the
-// same code gives the same binary), then its image tagged by the hash of the build context
-// (binary and Dockerfile), unless the local Docker engine has that tag already: the same
-// content keeps one tag. It prunes the repository's older images and returns the reference.
-func localImage(ctx context.Context, im image, logf func(string, ...any)) (string, error) {
-	dir, err := os.MkdirTemp("", "rollcheck-"+im.what+"-image-")
+// LocalLoadImage makes the load pod's image for this machine's architecture and puts it into
+// the local Docker engine (docker load of its archive, within localLoadTimeout), pruning the
+// older ones (ImagesKept): for rollcheck cluster load-image with no cluster to load it into and
+// no registry to push it to, so that it can be pushed with docker push. It returns the reference.
+func LocalLoadImage(ctx context.Context, logf func(string, ...any)) (string, error) {
+	if err := dockerAnswers(ctx); err != nil {
+		return "", fmt.Errorf("no cluster to load the load image into and no registry to push it to (--image-registry), and %w", err)
+	}
+	ref, img, err := MakeImage(ctx, selfimage.Load, runtime.GOARCH, logf)
 	if err != nil {
-		return "", fmt.Errorf("build %s image: %w", im.what, err)
+		return "", err
 	}
-	defer os.RemoveAll(dir)
-
-	src, err := run(ctx, "go", "list", "-f", "{{.Dir}}", im.pkg)
-	if err != nil {
-		return "", fmt.Errorf("build %s image: %s is not found from the working directory (run inside a module that requires github.com/rollcheck/rollcheck): %w", im.what, im.pkg, err)
-	}
-	src = strings.TrimSpace(src)
-	bin := filepath.Join(dir, im.bin)
-	build := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, im.pkg}
-	if _, err := runIn(ctx, "", []string{"CGO_ENABLED=0"}, "go", build...); err != nil {
-		return "", fmt.Errorf("build %s binary: %w", im.what, err)
-	}
-	if err := copyFile(filepath.Join(src, "Dockerfile"), filepath.Join(dir, "Dockerfile")); err != nil {
-		return "", fmt.Errorf("build %s image: %w", im.what, err)
-	}
-	sum, err := filesHash(filepath.Join(dir, "Dockerfile"), bin)
-	if err != nil {
-		return "", fmt.Errorf("build %s image: %w", im.what, err)
-	}
-	ref := imageTag(im.repo, sum)
 	if _, err := run(ctx, "docker", "image", "inspect", ref); err == nil {
-		logf("%s image %s is in the local Docker engine already: the same content, not built again", im.what, ref)
+		logf("load image %s is in the local Docker engine already: the same content", ref)
 		return ref, nil
 	}
-	bctx, cancel := context.WithTimeout(ctx, imageBuildTimeout)
-	defer cancel()
-	if _, err := runIn(bctx, dir, []string{"DOCKER_BUILDKIT=0"}, "docker", "build", "-q", "-t", ref, "."); err != nil {
-		return "", fmt.Errorf("docker build %s: %w", ref, err)
+	err = withArchive(map[string]v1.Image{ref: img}, func(path string) error {
+		lctx, cancel := context.WithTimeout(ctx, localLoadTimeout)
+		defer cancel()
+		_, err := run(lctx, "docker", "load", "-q", "-i", path)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("docker load %s: %w", ref, err)
 	}
-	pruneImages(ctx, im, ref, logf)
+	pruneImages(ctx, image{what: "load", repo: LoadImageRepo}, ref, logf)
 	return ref, nil
 }
 
-// imageTag is the reference of an image of repo whose build context has the SHA-256 sum (hex):
-// repo:<12 hex digits>, the same for the same content and never :latest.
-func imageTag(repo, sum string) string {
-	return fmt.Sprintf("%s:%s", repo, sum[:12])
-}
+// localLoadTimeout bounds docker load of one of rollcheck's images (an archive of some tens of
+// MB).
+const localLoadTimeout = 2 * time.Minute
 
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
+// withArchive writes images into a docker archive in a temporary directory and calls f with
+// its path; the directory is removed when f returns.
+func withArchive(images map[string]v1.Image, f func(path string) error) error {
+	dir, err := os.MkdirTemp("", "rollcheck-images-")
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "images.tar")
+	if err := selfimage.WriteTarball(path, images); err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// filesHash is the SHA-256 (hex) of the files' contents, each preceded by its length.
-func filesHash(paths ...string) (string, error) {
-	h := sha256.New()
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%d\n", len(b))
-		h.Write(b)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return f(path)
 }
 
 // PruneAppImages removes older rollcheck/app images from the local Docker engine, keeping the

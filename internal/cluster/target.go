@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,12 +11,14 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
 // loadedImages remembers the images a Cluster loaded, by reference, with their image ID.
@@ -86,23 +89,52 @@ func (c *Cluster) RestartKubelet(ctx context.Context, node string) error {
 	return fmt.Errorf("no node %q in cluster %q", node, c.Name)
 }
 
-// LoadImages loads images from the local Docker engine into the cluster's nodes, as kind load
-// docker-image does: the images are saved with docker save and imported into every node that
-// does not have them with that image ID (nodeutils.LoadImageArchive). An image this Cluster
-// loaded already, with the same image ID, is not looked at again: every row of a check names the
-// same images. Calls wait for each other (rows run in parallel): an image is loaded once, by
-// the first call that needs it, and the calls waiting find it loaded.
+// LoadImages loads images into the cluster's nodes, as kind load docker-image does: an image
+// this process made (MakeImage, EntryImage) from memory, any other from the local Docker engine
+// (docker save); the archive is imported into every node that does not have the image with
+// that image ID (nodeutils.LoadImageArchive). An image of rollcheck's own repositories with a
+// content tag that neither this process nor the Docker engine has, but every node has, was
+// loaded by another process of the run (a Ginkgo process that joined the cluster): it is taken
+// as it is. An image this Cluster loaded already, with the same image ID, is not looked at
+// again: every row of a check names the same images. Calls wait for each other (rows run in
+// parallel): an image is loaded once, by the first call that needs it, and the calls waiting
+// find it loaded.
 func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	c.loading.Lock()
 	defer c.loading.Unlock()
+	var all []nodes.Node
+	listNodes := func() ([]nodes.Node, error) {
+		if all != nil {
+			return all, nil
+		}
+		var err error
+		if all, err = c.kind.ListNodes(c.Name); err != nil {
+			return nil, fmt.Errorf("load images into cluster %q: list nodes: %w", c.Name, err)
+		}
+		if len(all) == 0 {
+			return nil, fmt.Errorf("load images into cluster %q: no nodes", c.Name)
+		}
+		return all, nil
+	}
 	ids := map[string]string{}
 	var todo []string
 	for _, ref := range refs {
-		id, err := run(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref)
-		if err != nil {
+		if img := ownImage(ref); img != nil {
+			id, err := img.ConfigName()
+			if err != nil {
+				return fmt.Errorf("image %s: %w", ref, err)
+			}
+			ids[ref] = id.String()
+		} else if id, err := run(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref); err == nil {
+			ids[ref] = strings.TrimSpace(id)
+		} else if ns, lerr := listNodes(); lerr != nil {
+			return lerr
+		} else if isOwnRef(ref) && onEveryNode(ns, ref) {
+			c.Logf("image %s: on every node already (loaded by another process of this run)", ref)
+			continue
+		} else {
 			return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
 		}
-		ids[ref] = strings.TrimSpace(id)
 		if c.loaded[ref] != ids[ref] && !slices.Contains(todo, ref) {
 			todo = append(todo, ref)
 		}
@@ -110,29 +142,11 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	all, err := c.kind.ListNodes(c.Name)
-	if err != nil {
-		return fmt.Errorf("load images into cluster %q: list nodes: %w", c.Name, err)
+	if _, err := listNodes(); err != nil {
+		return err
 	}
-	if len(all) == 0 {
-		return fmt.Errorf("load images into cluster %q: no nodes", c.Name)
-	}
-	var need []nodes.Node
-	for _, n := range all {
-		for _, ref := range todo {
-			// The offline node's crictl shim cannot answer: the image is loaded then.
-			if id, err := nodeutils.ImageID(n, ref); err != nil || id != ids[ref] {
-				need = append(need, n)
-				break
-			}
-		}
-	}
-	if len(need) > 0 {
-		start := time.Now()
-		if err := loadArchive(ctx, todo, need); err != nil {
-			return fmt.Errorf("load %s into cluster %q: %w", strings.Join(todo, ", "), c.Name, err)
-		}
-		c.Logf("loaded %s into %d node(s) in %s", strings.Join(todo, ", "), len(need), time.Since(start).Round(100*time.Millisecond))
+	if err := loadInto(ctx, all, todo, ids, c.Logf); err != nil {
+		return fmt.Errorf("load %s into cluster %q: %w", strings.Join(todo, ", "), c.Name, err)
 	}
 	if c.loaded == nil {
 		c.loaded = map[string]string{}
@@ -143,28 +157,96 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 	return nil
 }
 
-// loadArchive saves refs with docker save into a temporary file and imports it into every node.
-func loadArchive(ctx context.Context, refs []string, into []nodes.Node) error {
+// onEveryNode says whether every node has an image named ref: crictl inspecti says so, or
+// else (the offline node's crictl shim answers no inspecti) ctr's list of the CRI's images
+// holds it, by containerd's full name.
+func onEveryNode(all []nodes.Node, ref string) bool {
+	for _, n := range all {
+		if _, err := nodeutils.ImageID(n, ref); err == nil {
+			continue
+		}
+		var out bytes.Buffer
+		err := n.Command("ctr", "--namespace=k8s.io", "images", "ls", "-q", "name=="+containerdName(ref)).SetStdout(&out).Run()
+		if err != nil || strings.TrimSpace(out.String()) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// containerdName is ref as containerd names it: with Docker Hub's host (and library/ for a
+// name of one part) when ref names no registry.
+func containerdName(ref string) string {
+	first, _, ok := strings.Cut(ref, "/")
+	switch {
+	case !ok:
+		return "docker.io/library/" + ref
+	case strings.ContainsAny(first, ".:") || first == "localhost":
+		return ref
+	}
+	return "docker.io/" + ref
+}
+
+// loadInto imports refs into every node of all that lacks one of them with its image ID ids[ref]
+// (the offline node's crictl shim cannot answer: the images are loaded then), from one archive:
+// the images this process made written from memory, the others saved from the Docker engine.
+func loadInto(ctx context.Context, all []nodes.Node, refs []string, ids map[string]string, logf func(string, ...any)) error {
+	var need []nodes.Node
+	for _, n := range all {
+		for _, ref := range refs {
+			if id, err := nodeutils.ImageID(n, ref); err != nil || id != ids[ref] {
+				need = append(need, n)
+				break
+			}
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	start := time.Now()
+	own := map[string]v1.Image{}
+	var docker []string
+	for _, ref := range refs {
+		if img := ownImage(ref); img != nil {
+			own[ref] = img
+		} else {
+			docker = append(docker, ref)
+		}
+	}
 	dir, err := os.MkdirTemp("", "rollcheck-images-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tar := filepath.Join(dir, "images.tar")
-	if _, err := run(ctx, "docker", append([]string{"save", "-o", tar}, refs...)...); err != nil {
-		return err
-	}
-	for _, n := range into {
-		f, err := os.Open(tar)
-		if err != nil {
+	var archives []string
+	if len(own) > 0 {
+		p := filepath.Join(dir, "own.tar")
+		if err := selfimage.WriteTarball(p, own); err != nil {
 			return err
 		}
-		err = nodeutils.LoadImageArchive(n, f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("node %s: %w", n, err)
+		archives = append(archives, p)
+	}
+	if len(docker) > 0 {
+		p := filepath.Join(dir, "docker.tar")
+		if _, err := run(ctx, "docker", append([]string{"save", "-o", p}, docker...)...); err != nil {
+			return err
+		}
+		archives = append(archives, p)
+	}
+	for _, n := range need {
+		for _, p := range archives {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			err = nodeutils.LoadImageArchive(n, f)
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("node %s: %w", n, err)
+			}
 		}
 	}
+	logf("loaded %s into %d node(s) in %s", strings.Join(refs, ", "), len(need), time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 

@@ -21,6 +21,8 @@ import (
 // is counted.
 type fakeNode struct {
 	name string
+	// noCrictl: crictl answers no inspecti, as the offline node's shim does; ctr images ls does.
+	noCrictl bool
 
 	mu              sync.Mutex
 	imports, active int
@@ -57,7 +59,7 @@ func (c *fakeNodeCmd) Run() error {
 	case "crictl": // inspecti REF
 		n.mu.Lock()
 		defer n.mu.Unlock()
-		if n.imports == 0 {
+		if n.imports == 0 || n.noCrictl {
 			return errors.New("no such image")
 		}
 		_, err := io.WriteString(c.stdout, `{"status": {"id": "sha256:app"}}`)
@@ -65,7 +67,16 @@ func (c *fakeNodeCmd) Run() error {
 	case "containerd": // config dump
 		_, err := io.WriteString(c.stdout, "version = 3\n[plugins.'io.containerd.cri.v1.images']\nsnapshotter = 'overlayfs'\n")
 		return err
-	case "ctr": // images import ... -
+	case "ctr": // images import ... -, or images ls -q name==NAME
+		if c.args[2] == "images" && c.args[3] == "ls" {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			if n.imports > 0 && strings.HasPrefix(c.args[len(c.args)-1], "name==docker.io/") {
+				_, err := io.WriteString(c.stdout, strings.TrimPrefix(c.args[len(c.args)-1], "name==")+"\n")
+				return err
+			}
+			return nil
+		}
 		if _, err := io.Copy(io.Discard, c.stdin); err != nil {
 			return err
 		}
