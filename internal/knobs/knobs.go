@@ -159,7 +159,7 @@ var All = []Knob{
 	}},
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
 	{EnvIsolateDNS, "auto", "", "in a cluster rollcheck creates, remove CoreDNS's forwarding of outside names and drop what pods send outside the cluster untranslated: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
-	{EnvLoadImage, "", "rollcheck builds one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck builds; required on an existing cluster (`--kubeconfig`, `--context`)", true, check.ValidLoadImage},
+	{EnvLoadImage, "", "rollcheck makes one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck makes from its own executable (loaded into kind, or pushed to `--image-registry` on another existing cluster)", true, check.ValidLoadImage},
 	{EnvPodSecurity, "", "no label", "label every namespace a run creates `" + PodSecurityEnforceLabel + ": LEVEL` (`restricted`, `baseline` or `privileged`), so that Pod Security admission refuses there what the level forbids (rollcheck's own pods meet `restricted`; your manifests' pods must too)", true, func(v string) error {
 		switch v {
 		case "restricted", "baseline", "privileged":
