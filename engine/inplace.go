@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/inplace"
+	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// StepRestore says what was restored of an app checked in place: a killed run's leftover before
+// the row, the row's own changes after it.
+const StepRestore Step = "restore"
+
+// readApp reads an app checked in place (check.Plan.InPlace): it restores first what a killed
+// run left on the Deployment, then reads the live Deployment into the Plan (validated again with
+// it), the row's configuration, and the Service the load goes to.
+func (r *runner) readApp(ctx context.Context) error {
+	a := r.p.App
+	line, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment)
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		r.logf("%s", line)
+		r.progress(StepRestore, 0, loadgen.Progress{}, line)
+	}
+	var live *appsv1.Deployment
+	err = kube.Retry(ctx, func(ctx context.Context) (err error) {
+		live, err = r.cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("the app in place: Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	}
+	live = live.DeepCopy()
+	live.APIVersion, live.Kind = "apps/v1", "Deployment"
+	live.Status, live.ManagedFields = appsv1.DeploymentStatus{}, nil
+	r.live = live
+	r.p.App.Objects = []check.Object{live}
+	if _, err := r.p.Validate(); err != nil {
+		return err
+	}
+	if r.dep, err = r.p.Deployment(); err != nil {
+		return err
+	}
+	r.row.Config = r.p.Applied()
+	svc, port, err := appService(ctx, r.cs, live, a.Service, a.Port)
+	if err != nil {
+		return err
+	}
+	r.svc = svc
+	r.svcAddr = net.JoinHostPort(svc+"."+a.Namespace+".svc", strconv.Itoa(int(port)))
+	return nil
+}
+
+// appService finds the Service of the app in place that the load goes to, and its port that
+// reaches the container port: the one named, or the one Service of the namespace whose selector
+// selects the Deployment's pods.
+func appService(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, name string, port int32) (string, int32, error) {
+	var list []corev1.Service
+	if name != "" {
+		var s *corev1.Service
+		err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+			s, err = cs.CoreV1().Services(d.Namespace).Get(ctx, name, metav1.GetOptions{})
+			return err
+		})
+		if apierrors.IsNotFound(err) {
+			return "", 0, fmt.Errorf("the app in place: Service %s/%s: not found", d.Namespace, name)
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("the app in place: Service %s/%s: %w", d.Namespace, name, err)
+		}
+		if !selects(s, d) {
+			return "", 0, fmt.Errorf("the app in place: Service %s/%s does not select the pods of Deployment %s (its selector %v, the pods' labels %v)",
+				d.Namespace, name, d.Name, s.Spec.Selector, d.Spec.Template.Labels)
+		}
+		list = []corev1.Service{*s}
+	} else {
+		var all *corev1.ServiceList
+		err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+			all, err = cs.CoreV1().Services(d.Namespace).List(ctx, metav1.ListOptions{})
+			return err
+		})
+		if err != nil {
+			return "", 0, fmt.Errorf("the app in place: list the Services of %s: %w", d.Namespace, err)
+		}
+		var names, there []string
+		for _, s := range all.Items {
+			there = append(there, s.Name)
+			if selects(&s, d) {
+				list = append(list, s)
+				names = append(names, s.Name)
+			}
+		}
+		switch {
+		case len(list) == 0:
+			return "", 0, fmt.Errorf("the app in place: no Service of namespace %s selects the pods of Deployment %s (Services there: %s): name one (app.service)",
+				d.Namespace, d.Name, orNone(strings.Join(there, ", ")))
+		case len(list) > 1:
+			return "", 0, fmt.Errorf("the app in place: %d Services of namespace %s select the pods of Deployment %s (%s): name the one the load goes to (app.service)",
+				len(list), d.Namespace, d.Name, strings.Join(names, ", "))
+		}
+	}
+	s := list[0]
+	if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == corev1.ClusterIPNone {
+		return "", 0, fmt.Errorf("the app in place: Service %s/%s is headless: the load needs a cluster address (name another with app.service)", d.Namespace, s.Name)
+	}
+	var ports []string
+	for _, sp := range s.Spec.Ports {
+		ports = append(ports, fmt.Sprintf("%d→%s", sp.Port, sp.TargetPort.String()))
+		if reaches(sp, d, port) {
+			return s.Name, sp.Port, nil
+		}
+	}
+	return "", 0, fmt.Errorf("the app in place: no port of Service %s/%s reaches container port %d (its ports: %s)", d.Namespace, s.Name, port, strings.Join(ports, ", "))
+}
+
+// selects says s's selector selects the pods of d's template.
+func selects(s *corev1.Service, d *appsv1.Deployment) bool {
+	return len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels))
+}
+
+// reaches says the Service port sp sends to container port of d's pods: by number (a target
+// port left out is the port itself) or by the name a container gives that port.
+func reaches(sp corev1.ServicePort, d *appsv1.Deployment, port int32) bool {
+	if sp.Protocol != "" && sp.Protocol != corev1.ProtocolTCP {
+		return false
+	}
+	tp := sp.TargetPort
+	switch {
+	case tp.IntVal == 0 && tp.StrVal == "":
+		return sp.Port == port
+	case tp.StrVal == "":
+		return tp.IntVal == port
+	}
+	for _, c := range slices.Concat(d.Spec.Template.Spec.InitContainers, d.Spec.Template.Spec.Containers) {
+		for _, cp := range c.Ports {
+			if cp.Name == tp.StrVal && cp.ContainerPort == port {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hold records the live Deployment on itself before the row changes anything (a rollout restart
+// too changes its pod template).
+func (r *runner) hold(ctx context.Context) error {
+	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.t.RunID, Row: r.ns, Time: time.Now().UTC()})
+	return err
+}
+
+// release puts the Deployment back as hold recorded it, deletes the budget the row created, and
+// waits until the restored Deployment rolled out (when its pod template changed, its pods roll
+// once more), on a context of its own: it runs after errors and Ctrl-C too.
+func (r *runner) release(ctx context.Context) error {
+	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.t.RunID)
+	_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
+	if err = errors.Join(err, berr); err != nil {
+		return err
+	}
+	what := "spec unchanged"
+	if res.Changed {
+		what = "spec put back as recorded"
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), inplace.RestoreWait)
+		defer cancel()
+		if err := kube.WaitRollout(wctx, r.client, r.appNS, r.dep.Name, inplace.RestoreWait); err != nil {
+			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
+		}
+		what += ", rolled out"
+	}
+	r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("Deployment %s/%s restored (%s)", r.appNS, r.dep.Name, what))
+	return nil
+}
+
+// applyInPlace gives the live Deployment the Variant's changes (nothing for an as-is variant) and
+// creates its budget in the app's namespace.
+func (r *runner) applyInPlace(ctx context.Context) error {
+	objs, err := r.p.Objects("", 0)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			if equality.Semantic.DeepEqual(o.Spec, r.live.Spec) {
+				continue
+			}
+			if err := inplace.Change(ctx, r.cs, r.appNS, o.Name, o.Spec); err != nil {
+				return fmt.Errorf("deploy: %w", err)
+			}
+		default:
+			pdb, ok := o.(*policyv1.PodDisruptionBudget)
+			if !ok {
+				return fmt.Errorf("deploy: in place, %T %s is not rollcheck's to create", o, o.GetName())
+			}
+			if err := inplace.CreateBudget(ctx, r.cs, pdb); err != nil {
+				return fmt.Errorf("deploy: %w", err)
+			}
+		}
+	}
+	return nil
+}
