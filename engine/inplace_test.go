@@ -57,12 +57,17 @@ func inPlaceRow(t *testing.T, f *fakeRow) (*appsv1.Deployment, check.Plan) {
 
 // runInPlace runs p on the fake until it ends or cancel says so (given the progress so far).
 func runInPlace(t *testing.T, p check.Plan, cancelAt func(Progress) bool) (*check.Row, []Progress, error) {
+	return runInPlaceOn(t, Target{}, p, cancelAt)
+}
+
+// runInPlaceOn is runInPlace on tgt's LoadNamespace.
+func runInPlaceOn(t *testing.T, tgt Target, p check.Plan, cancelAt func(Progress) bool) (*check.Row, []Progress, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
 	var steps []Progress
-	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, RunID: "run1", Logf: t.Logf}
+	tgt.RESTConfig, tgt.RunID, tgt.Logf = &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, "run1", t.Logf
 	row, err := Run(ctx, tgt, p, WithProgress(func(pr Progress) {
 		mu.Lock()
 		steps = append(steps, pr)
@@ -173,4 +178,34 @@ func TestRunInPlaceRestoresOnCtrlCAndAfterAKill(t *testing.T) {
 		t.Errorf("first step %+v, want the leftover's restore in one line", first)
 	}
 	unchanged(t, f, orig)
+}
+
+// With a load namespace of the user's, a row creates no namespace and keeps that one; a plan
+// that applies its app may not use one.
+func TestRunInPlaceKeepsTheLoadNamespace(t *testing.T) {
+	f := newFakeRow(t, false)
+	orig, p := inPlaceRow(t, f)
+	ctx := context.Background()
+	if err := f.cluster.Fake.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rc-load"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.created = nil
+	f.mu.Unlock()
+	if _, _, err := runInPlaceOn(t, Target{LoadNamespace: "rc-load"}, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	created := len(f.created)
+	f.mu.Unlock()
+	var ns corev1.Namespace
+	if err := f.cluster.Fake.Get(ctx, client.ObjectKey{Name: "rc-load"}, &ns); err != nil || created != 0 {
+		t.Errorf("the load namespace: %v; %d namespaces created, want none", err, created)
+	}
+	unchanged(t, f, orig)
+	applied := checktest.WebPlan()
+	applied.Load.From = check.LoadFromCluster
+	if _, _, err := runInPlaceOn(t, Target{LoadNamespace: "rc-load", LoadImage: "rollcheck-load:1"}, applied, nil); err == nil || !strings.Contains(err.Error(), "LoadNamespace is only for an app checked in place") {
+		t.Errorf("a plan that applies its app with a load namespace: %v, want a refusal", err)
+	}
 }

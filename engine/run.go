@@ -199,15 +199,30 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.t.RunID != "" {
 		nsLabels[RunLabel] = r.t.RunID
 	}
-	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, nsLabels); err != nil {
-		return err
+	teardown := kube.TeardownNamespace
+	switch {
+	case r.t.LoadNamespace != "" && !r.p.InPlace():
+		return errors.New("target: LoadNamespace is only for an app checked in place (its rows apply nothing there)")
+	case r.t.LoadNamespace != "":
+		// A namespace of the user's, kept: only the load pods go, a killed run's too.
+		r.ns = r.t.LoadNamespace
+		teardown = func(ctx context.Context, client klient.Client, ns string) error {
+			return kube.DeletePods(ctx, client, ns, labels.SelectorFromSet(loadPodLabels).String())
+		}
+		if err := teardown(ctx, r.client, r.ns); err != nil {
+			return err
+		}
+	default:
+		if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, nsLabels); err != nil {
+			return err
+		}
 	}
 	defer func() {
 		r.progress(StepTeardown, 0, loadgen.Progress{}, r.ns)
 		// Teardown runs also when ctx was cancelled (Ctrl-C): nothing rollcheck made is left.
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
-		terr := kube.TeardownNamespace(tctx, r.client, r.ns)
+		terr := teardown(tctx, r.client, r.ns)
 		if terr == nil && r.t.Reset != nil {
 			terr = r.t.Reset(tctx)
 		}
