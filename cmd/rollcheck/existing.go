@@ -139,7 +139,10 @@ func kindNote(cmd, unless string) string {
 // there, that the API server answers within 10 s, and that the context's user has every right
 // the plans need (access.Review). A missing optional right lets the run go on: the lines of
 // notes say what it will not measure. which says which cluster and context it is (resolve).
-func existingTarget(ctx context.Context, ref clusterRef, image string, plans []check.Plan) (t engine.Target, which string, notes []string, err error) {
+//
+// loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
+// namespace per row.
+func existingTarget(ctx context.Context, ref clusterRef, image, loadNS string, plans []check.Plan) (t engine.Target, which string, notes []string, err error) {
 	fail := func(err error) (engine.Target, string, []string, error) { return engine.Target{}, "", nil, err }
 	if image == "" {
 		return fail(fmt.Errorf("%s: %s (or the check file's cluster.loadImage) must name the load pod's image (cmd/rollcheck-load), one the cluster can run: rollcheck loads no image into a cluster it does not own", ref.By, knobs.EnvLoadImage))
@@ -164,21 +167,21 @@ func existingTarget(ctx context.Context, ref clusterRef, image string, plans []c
 	if err != nil {
 		return fail(fmt.Errorf("%s: the API server at %s does not answer: %w", ref.By, cfg.Host, err))
 	}
-	if notes, err = reviewAccess(ctx, probe, plans); err != nil {
+	if notes, err = reviewAccess(ctx, probe, plans, loadNS); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level),
+	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: loadNS,
 		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, nil
 }
 
 // reviewAccess asks the API server for every right the plans need (access.PlansNeed: the core
-// run, drains when a plan drains, the create right of each other kind the manifests hold) and
-// for the optional ones. A required right denied is the error, one line; an optional one is a
-// note.
-func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]string, error) {
+// run, drains when a plan drains, the create right of each other kind the manifests hold; for an
+// app checked in place access.InPlaceNeed: rights in its namespace and loadNS) and for the
+// optional ones. A required right denied is the error, one line; an optional one is a note.
+func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan, loadNS string) ([]string, error) {
 	// A review per verb is some 30 small requests: client-go's default of 5 a second would make
 	// them take seconds.
 	cfg = rest.CopyConfig(cfg)
@@ -191,11 +194,17 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 	if err != nil {
 		return nil, err
 	}
-	need, err := access.PlansNeed(plans, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)))
-	if err != nil {
-		return nil, err
+	var rights []access.Right
+	if len(plans) > 0 && plans[0].InPlace() {
+		rights = access.InPlaceNeed(plans, loadNS)
+	} else {
+		need, err := access.PlansNeed(plans, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)))
+		if err != nil {
+			return nil, err
+		}
+		rights = need.Rights()
 	}
-	denied, err := access.Review(ctx, cs, need.Rights())
+	denied, err := access.Review(ctx, cs, rights)
 	if err != nil {
 		return nil, err
 	}
