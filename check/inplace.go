@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 
@@ -76,6 +77,9 @@ func (p Plan) inPlaceProblems() []error {
 	if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
 		bad("load grpc balancing round_robin: it resolves rollcheck's headless Service, which an app checked in place does not get (nothing is created in namespace %s but a budget a variant asks for)", a.Namespace)
 	}
+	if h := shortHost(p.Load.URL); h != "" && p.Load.From == LoadFromCluster {
+		bad("load url %s: a load pod resolves the short name %s in rollcheck's own namespace, not in %s: write %s.%s.svc (or the address your clients use)", p.Load.URL, h, a.Namespace, h, a.Namespace)
+	}
 	if p.Load.From == LoadFromHost && !p.Load.Through() {
 		bad("load from the host: an app checked in place has no NodePort of rollcheck's; send the load from the cluster (load pods, to its Service) or give load url, an address the host reaches (the ingress or load balancer its clients use)")
 	}
@@ -103,4 +107,17 @@ func inPlaceObjects(p Plan) ([]Object, error) {
 		objs = append(objs, budget(p.App.Namespace, dep, *b))
 	}
 	return objs, nil
+}
+
+// shortHost is the host of URL u when it is a short name (no dot, not an address), which a
+// load pod resolves in its own namespace; "" otherwise.
+func shortHost(u string) string {
+	if u == "" || outsideNamespace(u) != "" {
+		return ""
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return pu.Hostname()
 }

@@ -34,13 +34,24 @@ const StepRestore Step = "restore"
 // it), the row's configuration, and the Service the load goes to.
 func (r *runner) readApp(ctx context.Context) error {
 	a := r.p.App
-	line, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment)
+	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment)
 	if err != nil {
 		return err
 	}
 	if line != "" {
 		r.logf("%s", line)
 		r.progress(StepRestore, 0, loadgen.Progress{}, line)
+	}
+	// The dead run's own namespaces (its load pods may still be sending) go too; in a load
+	// namespace of the user's, the row deletes the load pods it finds before it starts.
+	if dead != nil && dead.Run != "" && dead.Run != r.t.RunID && r.t.LoadNamespace == "" {
+		n, err := kube.SweepNamespaces(ctx, r.client, labels.SelectorFromSet(labels.Set{check.PartOfLabel: check.PartOfValue, RunLabel: dead.Run}).String(), 3*time.Minute)
+		if err != nil {
+			return fmt.Errorf("the namespaces of run %s, which left Deployment %s/%s changed: %w", dead.Run, a.Namespace, a.Deployment, err)
+		}
+		if n > 0 {
+			r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("%d namespace(s) of run %s deleted", n, dead.Run))
+		}
 	}
 	var live *appsv1.Deployment
 	err = kube.Retry(ctx, func(ctx context.Context) (err error) {

@@ -151,8 +151,13 @@ func TestRunInPlaceRestoresOnCtrlCAndAfterAKill(t *testing.T) {
 	}
 	unchanged(t, f, orig)
 
-	// kill -9 after the change: the record and the budget stay; the next row restores them first.
+	// kill -9 after the change: the record, the budget and the row's namespace stay; the next row
+	// restores and deletes them first.
 	ctx := context.Background()
+	deadNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "rc-x", Labels: map[string]string{check.PartOfLabel: check.PartOfValue, RunLabel: "dead"}}}
+	if err := f.cluster.Fake.Create(ctx, deadNS); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "dead", Row: "rc-x", Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +181,12 @@ func TestRunInPlaceRestoresOnCtrlCAndAfterAKill(t *testing.T) {
 	if first := steps[0]; first.Step != StepRestore || !strings.Contains(first.Detail, "Deployment shop/web restored: run dead (row rc-x) at 2026-11-27T10:00:00Z left it changed") ||
 		!strings.Contains(first.Detail, "PodDisruptionBudget shop/rollcheck-pdb that an earlier run left deleted") {
 		t.Errorf("first step %+v, want the leftover's restore in one line", first)
+	}
+	if second := steps[1]; second.Step != StepRestore || second.Detail != "1 namespace(s) of run dead deleted" {
+		t.Errorf("second step %+v, want the dead run's namespace deleted", second)
+	}
+	if err := f.cluster.Fake.Get(ctx, client.ObjectKeyFromObject(deadNS), deadNS); !apierrors.IsNotFound(err) {
+		t.Errorf("the dead run's namespace: %v, want it gone", err)
 	}
 	unchanged(t, f, orig)
 }

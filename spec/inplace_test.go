@@ -80,6 +80,7 @@ func TestInPlaceRejects(t *testing.T) {
 		{`{namespace: shop, deployment: web, port: 8080}`, `{from: host, entry: node}`, ``, "load from the host: an app checked in place"},
 		{`{namespace: shop, deployment: web, port: 8080}`, ``, `externalTrafficPolicy: Local`, "externalTrafficPolicy Local: an app checked in place has no load Service"},
 		{`{namespace: shop, deployment: web, port: 8080}`, `{from: cluster, protocol: grpc, grpc: {balancing: round_robin}}`, ``, "load grpc balancing round_robin: it resolves rollcheck's headless Service"},
+		{`{namespace: shop, deployment: web, port: 8080}`, `{from: cluster, url: "http://front/"}`, ``, "load url http://front/: a load pod resolves the short name front in rollcheck's own namespace, not in shop: write front.shop.svc"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			doc := inPlaceHead + "app: " + tc.app + "\n"

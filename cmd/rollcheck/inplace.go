@@ -43,7 +43,17 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 		return fmt.Errorf("--in-place: %s applies its app into a namespace of its own (no app.namespace): nothing runs in place", c.Name())
 	case !inPlace && f.LoadNamespace != "":
 		return fmt.Errorf("--load-namespace %s: only for an app checked where it already runs (app.namespace)", f.LoadNamespace)
-	case !inPlace || f.InPlace:
+	case !inPlace:
+		return nil
+	}
+	// An existing cluster made the load come from load pods after the file was validated: a
+	// short load url now resolves in rollcheck's namespace (check.Plan.Validate says so).
+	for _, p := range plans {
+		if _, err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	if f.InPlace {
 		return nil
 	}
 	var changing []string

@@ -189,17 +189,18 @@ func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string)
 
 // Leftover restores a Deployment whose record a run left that ended without restoring it (a
 // kill -9, or an API server gone for longer than the restore waited), and deletes the budget
-// such a run left (DeleteBudget). It returns the one line that says so, "" when nothing was
-// left. One run checks a Deployment at a time: a record found before a row starts is taken for
-// a dead run's.
-func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (string, error) {
+// such a run left (DeleteBudget). It returns the one line that says so ("" when nothing was
+// left) and the record it restored (nil for none), whose run's namespaces the caller may sweep.
+// One run checks a Deployment at a time: a record found before a row starts is taken for a dead
+// run's.
+func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (string, *Record, error) {
 	r, err := Restore(ctx, cs, ns, name, "")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	deleted, err := DeleteBudget(ctx, cs, ns)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var line string
 	if r.Record != nil {
@@ -215,7 +216,7 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (st
 		}
 		line += fmt.Sprintf("PodDisruptionBudget %s/%s that an earlier run left deleted", ns, check.PDBName)
 	}
-	return line, nil
+	return line, r.Record, nil
 }
 
 // CreateBudget creates a variant's PodDisruptionBudget in the app's namespace (check.Plan.Objects

@@ -126,16 +126,19 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 	if err := CreateBudget(ctx, cs, ours); err != nil {
 		t.Fatal(err)
 	}
-	line, err := Leftover(ctx, cs, "shop", "web")
+	line, rec, err := Leftover(ctx, cs, "shop", "web")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rec == nil || rec.Run != "dead" {
+		t.Errorf("record %+v, want the dead run's", rec)
 	}
 	want := "Deployment shop/web restored: run dead (row rc-v-abc) at 2026-11-27T10:00:00Z left it changed and did not restore it (killed?); its spec put back as recorded; PodDisruptionBudget shop/rollcheck-pdb that an earlier run left deleted"
 	if line != want {
 		t.Errorf("line\n got %q\nwant %q", line, want)
 	}
 	same(t, get(t, cs), orig)
-	if line, err := Leftover(ctx, cs, "shop", "web"); line != "" || err != nil {
+	if line, rec, err := Leftover(ctx, cs, "shop", "web"); line != "" || rec != nil || err != nil {
 		t.Errorf("nothing left: %q %v, want no line", line, err)
 	}
 	// The user's own budget of that name is not rollcheck's to delete.
