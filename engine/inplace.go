@@ -184,8 +184,11 @@ func (r *runner) hold(ctx context.Context) error {
 // once more), on a context of its own: it runs after errors and Ctrl-C too.
 func (r *runner) release(ctx context.Context) error {
 	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.t.RunID)
-	_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
-	if err = errors.Join(err, berr); err != nil {
+	if r.p.Variant.PDB != nil {
+		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
+		err = errors.Join(err, berr)
+	}
+	if err != nil {
 		return err
 	}
 	what := "spec unchanged"
