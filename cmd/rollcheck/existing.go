@@ -228,10 +228,17 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan, loa
 }
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
-// run created is gone (its own run label: no other namespace is touched).
+// run created is gone (its own run label: no other namespace is touched); with a load namespace
+// of the user's (an app checked in place) it created none.
 func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created and no image loaded; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
+	if t.LoadNamespace != "" {
+		// The load pods ran in a namespace of the user's, each row deleted its own: no namespace
+		// was created (and this user may not list them).
+		logf("no namespace was created; the load pods are gone from %s", t.LoadNamespace)
+		return code
+	}
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
