@@ -1,6 +1,6 @@
 // Package spec reads rollcheck's check files: YAML in Kubernetes style (apiVersion
-// rollcheck.io/v1alpha1, kind Check) that names a user's app (manifests, images, port, path),
-// the load, the disruptions and the variants of the app's configuration to compare, and turns
+// rollcheck.io/v1alpha1, kind Check) that names a user's app (manifests, images, port, path; or
+// a Deployment that runs already, checked in place), the load, the disruptions and the variants of the app's configuration to compare, and turns
 // them into engine Plans: one per variant and disruption, the rows of the conformance table.
 //
 // Decoding is strict: an unknown or duplicated field is an error. Validation reports every

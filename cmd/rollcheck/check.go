@@ -45,7 +45,9 @@ same rules); else rollcheck's kind cluster, and then KUBECONFIG and ~/.kube/conf
 a KUBECONFIG in your shell never moves a check onto your cluster. A line before the first row
 (and --dry-run) says which cluster and context it uses. Rows run in parallel (--parallel), but a row whose load
 comes from the host or goes to a URL outside its namespace, or that restarts a kubelet or drains a
-node, runs with no other beside it.
+node, runs with no other beside it. An app that already runs (a check file's app.namespace, or
+--deployment [NS/]NAME without --manifest) is checked in place: nothing of it applied, a variant
+that changes its Deployment only with --in-place, its spec restored after each row (docs/in-place.md).
 Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
