@@ -179,9 +179,10 @@ func (r *runner) hold(ctx context.Context) error {
 	return err
 }
 
-// release puts the Deployment back as hold recorded it, deletes the budget the row created, and
+// release puts the Deployment back as hold recorded it, deletes the budget the row created,
 // waits until the restored Deployment rolled out (when its pod template changed, its pods roll
-// once more), on a context of its own: it runs after errors and Ctrl-C too.
+// once more) and removes the record the Deployment controller copied onto its ReplicaSets, on
+// contexts of its own: it runs after errors and Ctrl-C too.
 func (r *runner) release(ctx context.Context) error {
 	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.t.RunID)
 	if r.p.Variant.PDB != nil {
@@ -200,6 +201,11 @@ func (r *runner) release(ctx context.Context) error {
 			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
 		}
 		what += ", rolled out"
+	}
+	if res.Record != nil {
+		if _, err := inplace.CleanReplicaSets(ctx, r.cs, r.live); err != nil {
+			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
+		}
 	}
 	r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("Deployment %s/%s restored (%s)", r.appNS, r.dep.Name, what))
 	return nil

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -202,6 +203,15 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (st
 	if err != nil {
 		return "", nil, err
 	}
+	if r.Record != nil {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
+		}
+		if _, err := CleanReplicaSets(ctx, cs, d); err != nil {
+			return "", nil, err
+		}
+	}
 	var line string
 	if r.Record != nil {
 		what := "its spec was as recorded; the record removed"
@@ -217,6 +227,44 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (st
 		line += fmt.Sprintf("PodDisruptionBudget %s/%s that an earlier run left deleted", ns, check.PDBName)
 	}
 	return line, r.Record, nil
+}
+
+// CleanReplicaSets removes Annotation from the Deployment's ReplicaSets: the Deployment controller
+// copies a Deployment's annotations to the ReplicaSet it rolls to (all but a few of its own), and
+// never removes one, so the record would stay on them after the restore. Call it once the
+// Deployment no longer carries the record (after Restore), with a context of its own as Restore
+// has. It returns how many it cleaned.
+func CleanReplicaSets(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment) (int, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
+	defer cancel()
+	var list *appsv1.ReplicaSetList
+	sel := metav1.FormatLabelSelector(d.Spec.Selector)
+	err := kube.Retry(cctx, func(ctx context.Context) (err error) {
+		list, err = cs.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list the ReplicaSets of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, Annotation))
+	n := 0
+	for _, rs := range list.Items {
+		if _, ok := rs.Annotations[Annotation]; !ok || !metav1.IsControlledBy(&rs, d) {
+			continue
+		}
+		err := kube.Retry(cctx, func(ctx context.Context) error {
+			_, err := cs.AppsV1().ReplicaSets(d.Namespace).Patch(ctx, rs.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return n, fmt.Errorf("remove %s from ReplicaSet %s/%s: %w", Annotation, d.Namespace, rs.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // CreateBudget creates a variant's PodDisruptionBudget in the app's namespace (check.Plan.Objects

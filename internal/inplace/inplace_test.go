@@ -206,3 +206,36 @@ func TestRestoreRetriesAndOutlivesCtrlC(t *testing.T) {
 		t.Errorf("a refused restore: %v after %s, want the refusal at once", err, time.Since(start))
 	}
 }
+
+// The Deployment controller copies the record onto the ReplicaSet it rolls to and never removes
+// it: after the restore, the Deployment's own ReplicaSets lose it; another Deployment's keep theirs.
+func TestCleanReplicaSets(t *testing.T) {
+	ctx := context.Background()
+	d := live()
+	d.UID = "dep-uid"
+	rs := func(name string, owner metav1.Object, annotated bool) *appsv1.ReplicaSet {
+		r := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{"deployment.kubernetes.io/revision": "2"}}}
+		r.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("Deployment"))}
+		if annotated {
+			r.Annotations[Annotation] = `{"run":"r"}`
+		}
+		return r
+	}
+	other := live()
+	other.Name, other.UID = "web-canary", "other-uid"
+	cs := fake.NewClientset(d, rs("web-1", d, true), rs("web-2", d, true), rs("web-3", d, false), rs("canary-1", other, true))
+	n, err := CleanReplicaSets(ctx, cs, d)
+	if err != nil || n != 2 {
+		t.Fatalf("cleaned %d, %v; want web-1 and web-2", n, err)
+	}
+	for name, want := range map[string]bool{"web-1": false, "web-2": false, "web-3": false, "canary-1": true} {
+		r, err := cs.AppsV1().ReplicaSets("shop").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, has := r.Annotations[Annotation]; has != want || r.Annotations["deployment.kubernetes.io/revision"] != "2" {
+			t.Errorf("%s: annotations %v, want the record %v and the revision kept", name, r.Annotations, want)
+		}
+	}
+}
