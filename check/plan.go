@@ -388,6 +388,9 @@ type Applied struct {
 	Why  string `json:"why,omitempty"`
 	// App is the Deployment under test.
 	App string `json:"app"`
+	// Namespace is where the app ran when it was checked in place (App.Namespace): the live
+	// Deployment there, not one applied by the row; empty otherwise.
+	Namespace string `json:"namespace,omitempty"`
 	// Container is the app's container.
 	Container string `json:"container,omitempty"`
 	// PreStop is the app container's preStop hook as applied (None when it has none).

@@ -740,6 +740,7 @@ func (p Plan) Applied() Applied {
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
 	}
+	a.Namespace = p.App.Namespace
 	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
 	a.Resolve, a.ResolveRefresh, a.ResolveSetting = p.Load.Resolve, p.Load.ResolveRefresh, p.Load.ResolveSetting
 	if pr := p.Load.Protocol; pr != "" && pr != loadgen.ProtocolHTTP1 {

@@ -112,7 +112,7 @@ func TestRunInPlaceAsIs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if row.Verdict.Status != check.Pass || row.Config.App != "web" || row.Config.Replicas != 3 {
+	if row.Verdict.Status != check.Pass || row.Config.App != "web" || row.Config.Namespace != "shop" || row.Config.Replicas != 3 {
 		t.Errorf("row %+v %+v, want a pass of web's 3 replicas", row.Verdict, row.Config)
 	}
 	if n := len(f.cluster.Patches()); n != 1 {
