@@ -66,8 +66,12 @@ func (r *runner) readApp(ctx context.Context) error {
 	live.Status, live.ManagedFields = appsv1.DeploymentStatus{}, nil
 	r.live = live
 	r.p.App.Objects = []check.Object{live}
-	if _, err := r.p.Validate(); err != nil {
+	warnings, err := r.p.Validate()
+	if err != nil {
 		return err
+	}
+	for _, w := range warnings { // what the file alone could not say: the live Deployment's
+		r.progress(StepDeploy, 0, loadgen.Progress{}, "warning: "+w)
 	}
 	if r.dep, err = r.p.Deployment(); err != nil {
 		return err

@@ -137,7 +137,8 @@ func kindNote(cmd, unless string) string {
 // any work, that the load pod's image ref is named (ROLLCHECK_LOAD_IMAGE or the check file's
 // cluster.loadImage: nothing is built or loaded into such a cluster), that ref's context is
 // there, that the API server answers within 10 s, and that the context's user has every right
-// the plans need (access.Review). A missing optional right lets the run go on: the lines of
+// the plans need (access.Review), and that the Deployment of an app checked in place is there and
+// fits every plan (inPlacePreflight). A missing optional right lets the run go on: the lines of
 // notes say what it will not measure. which says which cluster and context it is (resolve).
 //
 // loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
@@ -168,6 +169,9 @@ func existingTarget(ctx context.Context, ref clusterRef, image, loadNS string, p
 		return fail(fmt.Errorf("%s: the API server at %s does not answer: %w", ref.By, cfg.Host, err))
 	}
 	if notes, err = reviewAccess(ctx, probe, plans, loadNS); err != nil {
+		return fail(fmt.Errorf("%s: %w", ref.By, err))
+	}
+	if err := inPlacePreflight(ctx, probe, plans); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	id := make([]byte, 6)

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/spec"
@@ -80,4 +86,35 @@ func inPlaceSays(p check.Plan) string {
 		return "applies nothing; disrupts " + where + " as it is (its spec restored after the row: a rollout restart stamps its pod template)"
 	}
 	return fmt.Sprintf("applies nothing of the app; changes %s of %s for the row (--in-place), restored after it", strings.Join(ch, ", "), where)
+}
+
+// inPlacePreflight reads the Deployment of plans in place once, before any work, and validates
+// every plan with it (each row reads it again): a Deployment that is not there, or one a variant
+// or a disruption does not fit (a port no container declares, a scale-down of one replica, a
+// native sleep past the grace period), is one line before any namespace is made. Plans that
+// apply their app pass.
+func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan) error {
+	if len(plans) == 0 || !plans[0].InPlace() {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	a := plans[0].App
+	d, err := cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("Deployment %s/%s: not found (app.namespace, app.deployment)", a.Namespace, a.Deployment)
+	case err != nil:
+		return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	}
+	d.APIVersion, d.Kind = "apps/v1", "Deployment"
+	for _, p := range plans {
+		p.App.Objects = []check.Object{d}
+		if _, err := p.Validate(); err != nil {
+			return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+		}
+	}
+	return nil
 }

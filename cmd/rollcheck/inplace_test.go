@@ -108,3 +108,19 @@ func TestCheckInPlaceRefusesAMissingRight(t *testing.T) {
 		t.Errorf("a cluster tool was called: %s", b)
 	}
 }
+
+// With every right, a Deployment that is not there is one line before any work: the only request
+// beyond the reviews is its read.
+func TestCheckInPlaceDeploymentNotThere(t *testing.T) {
+	fakeTools(t)
+	t.Setenv("ROLLCHECK_LOAD_IMAGE", "rollcheck/load:v1")
+	kubeconfig, others := fakeAPIServer(t, func(authorizationv1.ResourceAttributes) bool { return false })
+	code, _, stderr := checkCLI(t, "--deployment", "shop/web", "--port", "8080", "--kubeconfig", kubeconfig, "--artifacts", t.TempDir())
+	want := "Deployment shop/web: not found (app.namespace, app.deployment)"
+	if code != exitBadInput || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, want)
+	}
+	if o := others(); len(o) != 1 || o[0] != "GET /apis/apps/v1/namespaces/shop/deployments/web" {
+		t.Errorf("requests beyond the reviews: %q, want the Deployment's read only", o)
+	}
+}
