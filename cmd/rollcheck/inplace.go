@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/spec"
 )
 
@@ -88,8 +89,9 @@ func inPlaceSays(p check.Plan) string {
 	return fmt.Sprintf("applies nothing of the app; changes %s of %s for the row (--in-place), restored after it", strings.Join(ch, ", "), where)
 }
 
-// inPlacePreflight reads the Deployment of plans in place once, before any work, and validates
-// every plan with it (each row reads it again): a Deployment that is not there, or one a variant
+// inPlacePreflight reads the Deployment of plans in place once, before any work, finds the Service
+// the load goes to, and validates every plan with the Deployment (each row reads both again): a
+// Deployment that is not there, no Service or several (inplace.Service), or one a variant
 // or a disruption does not fit (a port no container declares, a scale-down of one replica, a
 // native sleep past the grace period), is one line before any namespace is made. Plans that
 // apply their app pass.
@@ -108,6 +110,9 @@ func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan)
 		return fmt.Errorf("Deployment %s/%s: not found (app.namespace, app.deployment)", a.Namespace, a.Deployment)
 	case err != nil:
 		return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	}
+	if _, _, err := inplace.Service(ctx, cs, d, a.Service, a.Port); err != nil {
+		return err
 	}
 	d.APIVersion, d.Kind = "apps/v1", "Deployment"
 	for _, p := range plans {

@@ -3,7 +3,7 @@
 // annotation Annotation), and after the row, on errors, on a cancelled context and by the next
 // run after a killed one, the recorded spec is put back and the record removed. The
 // PodDisruptionBudget a variant asks for is created in the app's namespace with rollcheck's
-// label and deleted the same way.
+// label and deleted the same way. Service finds the app's own Service the load goes to.
 package inplace
 
 import (
