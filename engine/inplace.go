@@ -76,8 +76,14 @@ func (r *runner) readApp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.svc = svc
-	r.svcAddr = net.JoinHostPort(svc+"."+a.Namespace+".svc", strconv.Itoa(int(port)))
+	// The load pods send to the address the Service's DNS name resolves to, its cluster IP, as
+	// they do to rollcheck's own Service: per-request lookups (Go's resolver caches nothing, and
+	// SERVICE.NS.svc walks the pod's search path first) would put the cluster DNS's misses and
+	// latency in the app's error rate, and a ClusterIP Service's answer never changes in a
+	// rollout. load.url takes a DNS name for the path that resolves.
+	p := strconv.Itoa(int(port))
+	r.svc, r.svcAddr = svc.Name, net.JoinHostPort(svc.Spec.ClusterIP, p)
+	r.svcName = net.JoinHostPort(svc.Name+"."+a.Namespace+".svc", p)
 	return nil
 }
 

@@ -220,3 +220,20 @@ func TestRunInPlaceKeepsTheLoadNamespace(t *testing.T) {
 		t.Errorf("a plan that applies its app with a load namespace: %v, want a refusal", err)
 	}
 }
+
+// Load pods send to the app's Service at its cluster address (no DNS), which the lines name by
+// its DNS name.
+func TestReadAppFindsTheServiceAddress(t *testing.T) {
+	f := newFakeRow(t, false)
+	_, p := inPlaceRow(t, f)
+	r := &runner{p: p.WithDefaults(), row: &check.Row{}, client: f.cluster.Client, cs: f.cs, logf: t.Logf}
+	if err := r.readApp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if addr, err := r.serviceAddress(context.Background(), f.cs); err != nil || addr != "10.96.0.10:80" || r.svc != "web" {
+		t.Errorf("address %q (%v), Service %q; want 10.96.0.10:80 of web", addr, err, r.svc)
+	}
+	if got, want := r.loadTo(), "the app's Service web.shop.svc:80 at its cluster address 10.96.0.10:80"; got != want {
+		t.Errorf("loadTo %q, want %q", got, want)
+	}
+}

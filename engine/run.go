@@ -136,10 +136,10 @@ type runner struct {
 	dep    *appsv1.Deployment
 	// appNS is the app's namespace and svc the Service whose endpoints are observed: the row's
 	// namespace and rollcheck's load Service, or, in place, the app's namespace and its own
-	// Service, which load pods reach at svcAddr (SERVICE.NS.svc:PORT); live is the Deployment as
-	// read before the row.
-	appNS, svc, svcAddr string
-	live                *appsv1.Deployment
+	// Service, svcName (SERVICE.NS.svc:PORT), which load pods reach at svcAddr (its cluster IP
+	// and port); live is the Deployment as read before the row.
+	appNS, svc, svcName, svcAddr string
+	live                         *appsv1.Deployment
 }
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
@@ -539,14 +539,13 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 // loadTo names where the load pods send, for a line.
 func (r *runner) loadTo() string {
 	if r.svcAddr != "" {
-		return "the app's Service " + r.svcAddr
+		return "the app's Service " + r.svcName + " at its cluster address " + r.svcAddr
 	}
 	return "the load Service's cluster address"
 }
 
-// serviceAddress is where the load pods send: the load Service's cluster IP and port 80 (no
-// DNS), or, for an app checked in place, its own Service by the cluster's DNS name
-// (SERVICE.NS.svc:PORT), as the app's clients in the cluster reach it.
+// serviceAddress is where the load pods send: the load Service's cluster IP and port 80, or, for
+// an app checked in place, its own Service's cluster IP and port (readApp): no DNS either way.
 func (r *runner) serviceAddress(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	if r.svcAddr != "" {
 		return r.svcAddr, nil

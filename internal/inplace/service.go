@@ -21,7 +21,7 @@ import (
 // reaches the container port: the one named, or the one Service of the Deployment's namespace
 // whose selector selects its pod template. None, several, a headless one or one without such a
 // port is an error that names what is there.
-func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, name string, port int32) (string, int32, error) {
+func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, name string, port int32) (*corev1.Service, int32, error) {
 	var list []corev1.Service
 	if name != "" {
 		var s *corev1.Service
@@ -30,13 +30,13 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 			return err
 		})
 		if apierrors.IsNotFound(err) {
-			return "", 0, fmt.Errorf("the app in place: Service %s/%s: not found", d.Namespace, name)
+			return nil, 0, fmt.Errorf("the app in place: Service %s/%s: not found", d.Namespace, name)
 		}
 		if err != nil {
-			return "", 0, fmt.Errorf("the app in place: Service %s/%s: %w", d.Namespace, name, err)
+			return nil, 0, fmt.Errorf("the app in place: Service %s/%s: %w", d.Namespace, name, err)
 		}
 		if !selects(s, d) {
-			return "", 0, fmt.Errorf("the app in place: Service %s/%s does not select the pods of Deployment %s (its selector %v, the pods' labels %v)",
+			return nil, 0, fmt.Errorf("the app in place: Service %s/%s does not select the pods of Deployment %s (its selector %v, the pods' labels %v)",
 				d.Namespace, name, d.Name, s.Spec.Selector, d.Spec.Template.Labels)
 		}
 		list = []corev1.Service{*s}
@@ -47,7 +47,7 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 			return err
 		})
 		if err != nil {
-			return "", 0, fmt.Errorf("the app in place: list the Services of %s: %w", d.Namespace, err)
+			return nil, 0, fmt.Errorf("the app in place: list the Services of %s: %w", d.Namespace, err)
 		}
 		var names, there []string
 		for _, s := range all.Items {
@@ -59,25 +59,25 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 		}
 		switch {
 		case len(list) == 0:
-			return "", 0, fmt.Errorf("the app in place: no Service of namespace %s selects the pods of Deployment %s (Services there: %s): name one (app.service)",
+			return nil, 0, fmt.Errorf("the app in place: no Service of namespace %s selects the pods of Deployment %s (Services there: %s): name one (app.service)",
 				d.Namespace, d.Name, cmp.Or(strings.Join(there, ", "), "none"))
 		case len(list) > 1:
-			return "", 0, fmt.Errorf("the app in place: %d Services of namespace %s select the pods of Deployment %s (%s): name the one the load goes to (app.service)",
+			return nil, 0, fmt.Errorf("the app in place: %d Services of namespace %s select the pods of Deployment %s (%s): name the one the load goes to (app.service)",
 				len(list), d.Namespace, d.Name, strings.Join(names, ", "))
 		}
 	}
 	s := list[0]
 	if s.Spec.ClusterIP == "" || s.Spec.ClusterIP == corev1.ClusterIPNone {
-		return "", 0, fmt.Errorf("the app in place: Service %s/%s is headless: the load needs a cluster address (name another with app.service)", d.Namespace, s.Name)
+		return nil, 0, fmt.Errorf("the app in place: Service %s/%s is headless: the load needs a cluster address (name another with app.service)", d.Namespace, s.Name)
 	}
 	var ports []string
 	for _, sp := range s.Spec.Ports {
 		ports = append(ports, fmt.Sprintf("%d→%s", sp.Port, sp.TargetPort.String()))
 		if reaches(sp, d, port) {
-			return s.Name, sp.Port, nil
+			return &s, sp.Port, nil
 		}
 	}
-	return "", 0, fmt.Errorf("the app in place: no port of Service %s/%s reaches container port %d (its ports: %s)", d.Namespace, s.Name, port, strings.Join(ports, ", "))
+	return nil, 0, fmt.Errorf("the app in place: no port of Service %s/%s reaches container port %d (its ports: %s)", d.Namespace, s.Name, port, strings.Join(ports, ", "))
 }
 
 // selects says s's selector selects the pods of d's template.

@@ -54,7 +54,11 @@ func TestService(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			name, port, err := Service(ctx, cs, d, tc.named, 8080)
+			s, port, err := Service(ctx, cs, d, tc.named, 8080)
+			name := ""
+			if s != nil {
+				name = s.Name
+			}
 			switch {
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Errorf("error %v, want %q", err, tc.err)
