@@ -533,6 +533,9 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		return nil, err
 	}
 	place := loadPlacement{node: r.t.LoadNode, avoid: r.dep.Spec.Selector.MatchLabels}
+	if r.appNS != r.ns {
+		place.avoidIn = r.appNS
+	}
 	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, place, r.logf)
 }
 
