@@ -208,7 +208,7 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several; without --manifest and -f,\n"+
 		"`[NS/]NAME` checks that Deployment where it already runs (in place: nothing applied; -n names NS)")
 	fs.StringVar(&f.Namespace, "n", "", "the `NAMESPACE` of the Deployment --deployment checks in place")
-	fs.StringVar(&f.Namespace, "namespace", "", "the same as -n")
+	fs.StringVar(&f.Namespace, "namespace", "", "the `NAMESPACE` of the Deployment --deployment checks in place (as -n)")
 	fs.StringVar(&f.Service, "service", "", "the app's Service `NAME` the load goes to, in place (default: the one that selects its pods)")
 	fs.BoolVar(&f.InPlace, "in-place", false, "allow the variants that change a Deployment checked in place (preStop, grace period,\n"+
 		"replicas, patch, a budget, …): its spec is recorded on it (annotation rollcheck.io/restore) and\n"+
