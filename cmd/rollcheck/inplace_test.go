@@ -124,3 +124,15 @@ func TestCheckInPlaceDeploymentNotThere(t *testing.T) {
 		t.Errorf("requests beyond the reviews: %q, want the Deployment's read only", o)
 	}
 }
+
+// rollcheck tune changes the preStop for every probe: it does not take an app in place.
+func TestTuneRefusesInPlace(t *testing.T) {
+	calls := fakeTools(t)
+	code, _, stderr := tuneCLI(t, "-f", inPlaceFile(t, false), "--dry-run")
+	if code != exitBadInput || !strings.Contains(stderr, "checks an app where it already runs (app.namespace shop): tune changes its preStop for every probe") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
