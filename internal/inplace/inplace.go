@@ -99,10 +99,13 @@ func update(ctx context.Context, cs kubernetes.Interface, ns, name string, chang
 // nothing is written.
 func Hold(ctx context.Context, cs kubernetes.Interface, ns, name string, rec Record) (*appsv1.Deployment, error) {
 	d, err := update(ctx, cs, ns, name, func(d *appsv1.Deployment) error {
-		if old, err := recordOf(d); err != nil || old != nil {
-			if err != nil {
-				return err
-			}
+		old, err := recordOf(d)
+		switch {
+		case err != nil:
+			return err
+		case old != nil && old.Run == rec.Run && old.Row == rec.Row && old.Time.Equal(rec.Time):
+			return nil // this very record: an earlier try was written, its answer lost
+		case old != nil:
 			return fmt.Errorf("%w: %s", ErrHeld, old)
 		}
 		rec.Spec = d.Spec
@@ -181,7 +184,7 @@ func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string)
 	})
 	switch {
 	case errors.Is(err, errNone):
-		return Restored{}, nil
+		return out, nil // nothing recorded; or an earlier try restored it and its answer was lost
 	case err != nil:
 		return out, fmt.Errorf("restore Deployment %s/%s: %w", ns, name, err)
 	}

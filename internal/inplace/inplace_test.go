@@ -239,3 +239,42 @@ func TestCleanReplicaSets(t *testing.T) {
 		}
 	}
 }
+
+// lost makes the first n updates of Deployments happen but answer with a dropped connection, as
+// an API server that wrote the object and died before it answered.
+func lost(cs *fake.Clientset, n int) {
+	calls := 0
+	cs.PrependReactor("update", "deployments", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		calls++
+		if calls > n {
+			return false, nil, nil
+		}
+		u := a.(k8stesting.UpdateAction)
+		if err := cs.Tracker().Update(u.GetResource(), u.GetObject(), u.GetNamespace()); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewServiceUnavailable("the answer was lost")
+	})
+}
+
+// A write whose answer was lost is asked again: the record it wrote is this run's own (no
+// ErrHeld), and a restore that already happened still says what it restored.
+func TestLostAnswers(t *testing.T) {
+	ctx := context.Background()
+	orig := live()
+	cs := fake.NewClientset(orig.DeepCopy())
+	lost(cs, 1)
+	rec := Record{Run: "r", Row: "rc-v", Time: time.Now().UTC()}
+	if _, err := Hold(ctx, cs, "shop", "web", rec); err != nil {
+		t.Fatalf("Hold after a lost answer: %v", err)
+	}
+	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
+		t.Fatal(err)
+	}
+	lost(cs, 1)
+	r, err := Restore(ctx, cs, "shop", "web", "r")
+	if err != nil || r.Record == nil || !r.Changed {
+		t.Errorf("Restore after a lost answer: %+v %v, want the record and a changed spec", r, err)
+	}
+	same(t, get(t, cs), orig)
+}
