@@ -23,11 +23,16 @@ import (
 //     is a drain;
 //   - load from the cluster to a URL outside the row's namespace (a host name with a dot, or an
 //     address): every row of a check sends to that same proxy, ingress or gateway, where each
-//     row's routes to its own namespace (an Ingress of the same host and path) collide.
+//     row's routes to its own namespace (an Ingress of the same host and path) collide;
+//   - an app checked in place (App.Namespace): every row disrupts, and may change, the one live
+//     Deployment.
 //
 // Load from the cluster to the load Service or to a Service of the row's own (a URL whose host
 // is a short name) shares nothing, under every other disruption.
 func (p Plan) RunsAlone() string {
+	if p.InPlace() {
+		return fmt.Sprintf("an app checked in place is one Deployment (%s/%s) that every row disrupts and may change", p.App.Namespace, p.App.Deployment)
+	}
 	if p.Load.From != LoadFromCluster { // "" is the host, the default
 		return "load from the host: the NodePort is one, and the host's load is timed on the machine that sends the other rows' load"
 	}

@@ -91,8 +91,18 @@ type App struct {
 	// the one under test) and whatever it needs (ConfigMaps, Secrets, Services,
 	// ServiceAccounts). Namespaced objects only; their namespace is replaced by the row's own.
 	Objects []Object
-	// Deployment names the Deployment under test; empty when Objects hold only one.
+	// Deployment names the Deployment under test; empty when Objects hold only one. In place
+	// (Namespace set) it is required: the Deployment of that name in Namespace.
 	Deployment string
+	// Namespace, when set, is where the app already runs: the Deployment named Deployment there
+	// is checked in place. Nothing of the app is applied; Objects and Images are empty in the
+	// Plan a front end builds, and the engine reads the live Deployment into Objects before it
+	// validates the Plan again (InPlace). Empty: the manifests are applied into a fresh
+	// namespace.
+	Namespace string
+	// Service names the app's own Service in Namespace that the load goes to (in place only).
+	// Empty: the one Service there whose selector selects the Deployment's pods.
+	Service string
 	// Port is the container port the load is sent to; a container of the Deployment (or a
 	// native sidecar: an init container with restartPolicy Always) must declare it.
 	Port int32
@@ -378,6 +388,9 @@ type Applied struct {
 	Why  string `json:"why,omitempty"`
 	// App is the Deployment under test.
 	App string `json:"app"`
+	// Namespace is where the app ran when it was checked in place (App.Namespace): the live
+	// Deployment there, not one applied by the row; empty otherwise.
+	Namespace string `json:"namespace,omitempty"`
 	// Container is the app's container.
 	Container string `json:"container,omitempty"`
 	// PreStop is the app container's preStop hook as applied (None when it has none).

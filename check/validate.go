@@ -61,10 +61,11 @@ func (p Plan) Validate() (warnings []string, err error) {
 		bad("suite: empty")
 	}
 	dep, derr := p.App.deployment()
-	if derr != nil {
+	if derr != nil && !errors.Is(derr, errNotRead) {
 		errs = append(errs, derr)
 	}
 	errs = append(errs, p.App.check()...)
+	errs = append(errs, p.inPlaceProblems()...)
 	if err := ValidName(p.Variant.Name); err != nil {
 		bad("variant name %v", err)
 	}
@@ -401,6 +402,8 @@ func (a App) deployment() (*appsv1.Deployment, error) {
 		}
 	}
 	switch {
+	case len(deps) == 0 && a.Namespace != "":
+		return nil, fmt.Errorf("deployment %s/%s: %w", a.Namespace, a.Deployment, errNotRead)
 	case len(deps) == 0:
 		return nil, errors.New("the manifests hold no Deployment (apps/v1)")
 	case a.Deployment != "":
@@ -737,6 +740,7 @@ func (p Plan) Applied() Applied {
 		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
 		Expect: p.Variant.Expect,
 	}
+	a.Namespace = p.App.Namespace
 	a.LoadURL, a.LoadHost, a.UpstreamHeader = p.Load.URL, p.Load.Host, p.Load.UpstreamHeader
 	a.Resolve, a.ResolveRefresh, a.ResolveSetting = p.Load.Resolve, p.Load.ResolveRefresh, p.Load.ResolveSetting
 	if pr := p.Load.Protocol; pr != "" && pr != loadgen.ProtocolHTTP1 {
@@ -776,10 +780,17 @@ func (p Plan) Applied() Applied {
 // load Service (LoadServiceName; a NodePort on nodePort when it is not 0) and, when the Variant
 // asks for one, a PodDisruptionBudget of the Deployment's pods (PDBName). rollcheck check
 // --dry-run prints them. An invalid Plan is an error.
+//
+// In place (App.Namespace), ns and nodePort play no part: a row applies, in App.Namespace, the
+// Deployment as the Variant changes it (an update of the live one the engine read into
+// App.Objects) and the Variant's budget; before the live Deployment is read it is an error.
 func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
 	p = p.WithDefaults()
 	if _, err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if p.InPlace() {
+		return inPlaceObjects(p)
 	}
 	orig, _ := p.App.deployment()
 	dep, err := p.Variant.apply(orig, p.App, p.Load)

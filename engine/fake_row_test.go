@@ -31,6 +31,7 @@ import (
 // server that answers as the Deployment's live pods, in turn, naming each in the pod header.
 type fakeRow struct {
 	cluster *kubefake.Cluster
+	cs      kubernetes.Interface // client-go's fake on the same store
 	srv     *httptest.Server
 	// failRollout makes the app answer 503 while a rollout is under way (the Deployment's
 	// generation not yet observed), as an app that drops requests when its pods are replaced.
@@ -49,7 +50,7 @@ type fakeRow struct {
 func newFakeRow(t *testing.T, failRollout bool) *fakeRow {
 	t.Helper()
 	cs := k8sfake.NewClientset()
-	f := &fakeRow{failRollout: failRollout, pods: map[string]bool{}}
+	f := &fakeRow{failRollout: failRollout, pods: map[string]bool{}, cs: cs}
 	// The namespace controller: deleting a namespace deletes what is in it (the fake has none).
 	cascade := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 		if ns, ok := obj.(*corev1.Namespace); ok {

@@ -66,6 +66,9 @@ type podLoad struct {
 type loadPlacement struct {
 	node  string
 	avoid map[string]string
+	// avoidIn is the namespace of the pods to avoid when it is not the load pods' own (an app
+	// checked in place); empty: the load pods' namespace, where a term looks by default.
+	avoidIn string
 }
 
 func (p loadPlacement) affinity() *corev1.Affinity {
@@ -75,7 +78,15 @@ func (p loadPlacement) affinity() *corev1.Affinity {
 	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
 			PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: p.avoid}}}}}}
+				LabelSelector: &metav1.LabelSelector{MatchLabels: p.avoid}, Namespaces: namespaces(p.avoidIn)}}}}}
+}
+
+// namespaces is the list of one namespace ns, nil for none.
+func namespaces(ns string) []string {
+	if ns == "" {
+		return nil
+	}
+	return []string{ns}
 }
 
 func (p loadPlacement) nodeSelector() map[string]string {

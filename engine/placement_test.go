@@ -18,8 +18,13 @@ func TestLoadPlacement(t *testing.T) {
 		t.Fatalf("affinity %+v: want one preferred anti-affinity term, nothing required", a)
 	}
 	term := a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm
-	if term.TopologyKey != corev1.LabelHostname || term.LabelSelector.MatchLabels["app"] != "web" {
-		t.Errorf("term %+v: want the app's labels per hostname", term)
+	if term.TopologyKey != corev1.LabelHostname || term.LabelSelector.MatchLabels["app"] != "web" || term.Namespaces != nil {
+		t.Errorf("term %+v: want the app's labels per hostname, in the load pods' namespace", term)
+	}
+	// An app checked in place runs in a namespace of its own: the term looks there.
+	inPlace := loadPlacement{avoid: away.avoid, avoidIn: "shop"}
+	if ns := inPlace.affinity().PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.Namespaces; len(ns) != 1 || ns[0] != "shop" {
+		t.Errorf("in place, the term looks in %v, want [shop]", ns)
 	}
 	if away.nodeSelector() != nil || away.tolerations() != nil {
 		t.Errorf("no node named: want no node selector and no toleration")

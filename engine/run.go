@@ -132,8 +132,14 @@ type runner struct {
 
 	client klient.Client
 	cs     kubernetes.Interface // the observer's, the load pods' and kube-proxy's metrics' client
-	ns     string
+	ns     string               // the row's own namespace: the app's too, unless it is checked in place
 	dep    *appsv1.Deployment
+	// appNS is the app's namespace and svc the Service whose endpoints are observed: the row's
+	// namespace and rollcheck's load Service, or, in place, the app's namespace and its own
+	// Service, svcName (SERVICE.NS.svc:PORT), which load pods reach at svcAddr (its cluster IP
+	// and port); live is the Deployment as read before the row.
+	appNS, svc, svcName, svcAddr string
+	live                         *appsv1.Deployment
 }
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
@@ -149,7 +155,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.t.RESTConfig == nil {
 		return errors.New("target: RESTConfig is required")
 	}
-	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster {
+	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster && !r.p.InPlace() {
 		return errors.New("target: LoadURL is required for load from the host (or load from the cluster)")
 	}
 	if r.p.Load.Entry == check.EntryNode && (r.t.EntryURL == "" || r.t.EntryNode == "") {
@@ -158,11 +164,18 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.p.Disruption.Kind == check.KubeletRestart && r.t.RestartKubelet == nil {
 		return errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only the kind front end can)")
 	}
-	if r.dep, err = r.p.Deployment(); err != nil {
-		return err
+	if !r.p.InPlace() {
+		if r.dep, err = r.p.Deployment(); err != nil {
+			return err
+		}
 	}
 	if r.client, r.cs, err = connect(r.t.RESTConfig); err != nil {
 		return err
+	}
+	if r.p.InPlace() {
+		if err := r.readApp(ctx); err != nil {
+			return err
+		}
 	}
 	r.row.Versions = r.versions()
 	if r.p.Load.From == check.LoadFromCluster && r.t.LoadImage == "" {
@@ -186,15 +199,30 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.t.RunID != "" {
 		nsLabels[RunLabel] = r.t.RunID
 	}
-	if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, nsLabels); err != nil {
-		return err
+	teardown := kube.TeardownNamespace
+	switch {
+	case r.t.LoadNamespace != "" && !r.p.InPlace():
+		return errors.New("target: LoadNamespace is only for an app checked in place (its rows apply nothing there)")
+	case r.t.LoadNamespace != "":
+		// A namespace of the user's, kept: only the load pods go, a killed run's too.
+		r.ns = r.t.LoadNamespace
+		teardown = func(ctx context.Context, client klient.Client, ns string) error {
+			return kube.DeletePods(ctx, client, ns, labels.SelectorFromSet(loadPodLabels).String())
+		}
+		if err := teardown(ctx, r.client, r.ns); err != nil {
+			return err
+		}
+	default:
+		if r.ns, err = kube.CreateNamespace(ctx, r.client, "rc-"+r.p.Variant.Name, nsLabels); err != nil {
+			return err
+		}
 	}
 	defer func() {
 		r.progress(StepTeardown, 0, loadgen.Progress{}, r.ns)
 		// Teardown runs also when ctx was cancelled (Ctrl-C): nothing rollcheck made is left.
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
-		terr := kube.TeardownNamespace(tctx, r.client, r.ns)
+		terr := teardown(tctx, r.client, r.ns)
 		if terr == nil && r.t.Reset != nil {
 			terr = r.t.Reset(tctx)
 		}
@@ -202,6 +230,22 @@ func (r *runner) run(ctx context.Context) (err error) {
 			err = errors.Join(err, fmt.Errorf("teardown: %w", terr))
 		}
 	}()
+	r.appNS = r.ns
+	if r.svc == "" { // in place, readApp found the app's own
+		r.svc = check.LoadServiceName
+	}
+	if r.p.InPlace() {
+		r.appNS = r.p.App.Namespace
+		// Recorded before anything changes the Deployment, restored on every path after.
+		if err := r.hold(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			if rerr := r.release(ctx); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
 	return r.measure(ctx)
 }
 
@@ -214,7 +258,7 @@ func (r *runner) measure(ctx context.Context) error {
 	}
 	cs := r.cs
 	container := p.AppContainer()
-	obs, err := observe.Start(ctx, cs, r.ns, selectorOf(r.dep), check.LoadServiceName, r.logf, observe.WithAppLogs(container, p.FrontContainer()))
+	obs, err := observe.Start(ctx, cs, r.appNS, selectorOf(r.dep), r.svc, r.logf, observe.WithAppLogs(container, p.FrontContainer()))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
@@ -228,7 +272,7 @@ func (r *runner) measure(ctx context.Context) error {
 		url = p.Load.URL
 	}
 	if p.Load.From == check.LoadFromCluster && !p.Load.Through() {
-		r.progress(StepServing, 0, loadgen.Progress{}, "from the load pod, at the load Service's cluster address")
+		r.progress(StepServing, 0, loadgen.Progress{}, "from the load pod, at "+r.loadTo())
 	} else {
 		r.progress(StepServing, 0, loadgen.Progress{}, url)
 	}
@@ -263,7 +307,41 @@ func (r *runner) measure(ctx context.Context) error {
 
 // deploy applies the app's objects into the row's namespace and waits for its rollout.
 func (r *runner) deploy(ctx context.Context) error {
-	r.progress(StepDeploy, 0, loadgen.Progress{}, r.ns)
+	r.progress(StepDeploy, 0, loadgen.Progress{}, r.appNS)
+	apply := r.apply
+	if r.p.InPlace() {
+		apply = r.applyInPlace
+	}
+	if err := apply(ctx); err != nil {
+		return err
+	}
+	if sig := r.row.Config.StopSignal; sig != "" {
+		// An API server without the ContainerStopSignals gate drops the field silently: the
+		// row would measure SIGTERM and call it the stop signal's doing.
+		var got appsv1.Deployment
+		if err := r.client.Resources(r.appNS).Get(ctx, r.dep.Name, r.appNS, &got); err != nil {
+			return fmt.Errorf("deploy: read back Deployment %s: %w", r.dep.Name, err)
+		}
+		kept := false
+		for _, c := range got.Spec.Template.Spec.Containers {
+			kept = kept || (c.Name == r.row.Config.Container && c.Lifecycle != nil && c.Lifecycle.StopSignal != nil && string(*c.Lifecycle.StopSignal) == sig)
+		}
+		if !kept {
+			return fmt.Errorf("deploy: the API server dropped lifecycle.stopSignal %s from container %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container)
+		}
+	}
+	if err := kube.WaitRollout(ctx, r.client, r.appNS, r.dep.Name, 3*time.Minute); err != nil {
+		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
+	}
+	r.readPods(ctx)
+	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.localOnly()) {
+		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
+	}
+	return nil
+}
+
+// apply applies the app's objects into the row's namespace, with rollcheck's load Service.
+func (r *runner) apply(ctx context.Context) error {
 	nodePort := r.t.NodePort
 	if r.p.Load.From == check.LoadFromCluster {
 		nodePort = 0 // the load Service is reached at its cluster address only
@@ -279,28 +357,6 @@ func (r *runner) deploy(ctx context.Context) error {
 	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
 		return fmt.Errorf("deploy: %w", err)
 	}
-	if sig := r.row.Config.StopSignal; sig != "" {
-		// An API server without the ContainerStopSignals gate drops the field silently: the
-		// row would measure SIGTERM and call it the stop signal's doing.
-		var got appsv1.Deployment
-		if err := r.client.Resources(r.ns).Get(ctx, r.dep.Name, r.ns, &got); err != nil {
-			return fmt.Errorf("deploy: read back Deployment %s: %w", r.dep.Name, err)
-		}
-		kept := false
-		for _, c := range got.Spec.Template.Spec.Containers {
-			kept = kept || (c.Name == r.row.Config.Container && c.Lifecycle != nil && c.Lifecycle.StopSignal != nil && string(*c.Lifecycle.StopSignal) == sig)
-		}
-		if !kept {
-			return fmt.Errorf("deploy: the API server dropped lifecycle.stopSignal %s from container %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container)
-		}
-	}
-	if err := kube.WaitRollout(ctx, r.client, r.ns, r.dep.Name, 3*time.Minute); err != nil {
-		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
-	}
-	r.readPods(ctx)
-	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.localOnly()) {
-		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
-	}
 	return nil
 }
 
@@ -314,7 +370,7 @@ func (r *runner) localOnly() bool {
 // version, and, when the Variant set a stop signal, the effective one the runtime reported.
 func (r *runner) readPods(ctx context.Context) {
 	var pods corev1.PodList
-	if err := r.client.Resources(r.ns).List(ctx, &pods, resources.WithLabelSelector(selectorOf(r.dep))); err != nil || len(pods.Items) == 0 {
+	if err := r.client.Resources(r.appNS).List(ctx, &pods, resources.WithLabelSelector(selectorOf(r.dep))); err != nil || len(pods.Items) == 0 {
 		return
 	}
 	nodes := &check.Nodes{}
@@ -386,7 +442,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	d := &driven{atk: atk}
 	to := url
 	if p.Load.From == check.LoadFromCluster && !p.Load.Through() {
-		to = "the load Service's cluster address" // the load pod's target, not the host's URL
+		to = r.loadTo() // the load pod's target, not the host's URL
 		if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
 			to = "the pods' addresses, resolved from " + check.LoadHeadlessServiceName
 		}
@@ -404,7 +460,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Settle+p.App.RequestDuration)
-	dt := disrupt.Target{Client: r.client, Namespace: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
+	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
 		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
 	if p.Disruption.Node == check.DrainEntry {
 		dt.Node = r.t.EntryNode
@@ -456,22 +512,19 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 	// app's manifests by its short name, or the address the user named); otherwise its target is
 	// the row's own Service: nothing outside the cluster, no DNS.
 	if !r.p.Load.Through() {
-		svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
+		addr, err := r.serviceAddress(ctx, cs)
 		if err != nil {
-			return nil, fmt.Errorf("the load Service's cluster address: %w", err)
+			return nil, err
 		}
-		if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
-			return nil, fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
-		}
-		cfg.Target = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+		cfg.Target = "http://" + addr + r.p.App.Path
 		switch {
 		case r.p.Load.Protocol == loadgen.ProtocolGRPC && r.p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin:
 			// The client resolves the headless Service itself and balances over the pods.
 			cfg.Target = fmt.Sprintf("dns:///%s.%s.svc.cluster.local:%d", check.LoadHeadlessServiceName, r.ns, r.p.App.Port)
 		case r.p.Load.Protocol == loadgen.ProtocolGRPC:
-			cfg.Target = net.JoinHostPort(svc.Spec.ClusterIP, "80")
+			cfg.Target = addr
 		case r.p.Load.Protocol == loadgen.ProtocolHTTP2:
-			cfg.Target = "https://" + net.JoinHostPort(svc.Spec.ClusterIP, "80") + r.p.App.Path
+			cfg.Target = "https://" + addr + r.p.App.Path
 		}
 		cfg.AllowRemote = true
 	}
@@ -480,7 +533,34 @@ func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loa
 		return nil, err
 	}
 	place := loadPlacement{node: r.t.LoadNode, avoid: r.dep.Spec.Selector.MatchLabels}
+	if r.appNS != r.ns {
+		place.avoidIn = r.appNS
+	}
 	return startPodLoads(ctx, cs, r.ns, r.t.LoadImage, cfg, r.p.Load.Pods, r.servingReplicas(), r.t.SharedClock, place, r.logf)
+}
+
+// loadTo names where the load pods send, for a line.
+func (r *runner) loadTo() string {
+	if r.svcAddr != "" {
+		return "the app's Service " + r.svcName + " at its cluster address " + r.svcAddr
+	}
+	return "the load Service's cluster address"
+}
+
+// serviceAddress is where the load pods send: the load Service's cluster IP and port 80, or, for
+// an app checked in place, its own Service's cluster IP and port (readApp): no DNS either way.
+func (r *runner) serviceAddress(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	if r.svcAddr != "" {
+		return r.svcAddr, nil
+	}
+	svc, err := cs.CoreV1().Services(r.ns).Get(ctx, check.LoadServiceName, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("the load Service's cluster address: %w", err)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == corev1.ClusterIPNone {
+		return "", fmt.Errorf("the load Service %s/%s has no cluster IP", r.ns, check.LoadServiceName)
+	}
+	return net.JoinHostPort(svc.Spec.ClusterIP, "80"), nil
 }
 
 // grpcTarget is the gRPC target of a load URL: its host and port ("http://127.0.0.1:30080/x" is
@@ -580,7 +660,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	case derr != nil && res.EndReason != loadgen.EndStopped:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
 	case derr != nil:
-		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.ns, selectorOf(r.dep)))
+		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
 	case len(d.recs) != p.Disruption.Count:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(d.recs), p.Disruption.Count)}
 	case blind != "":

@@ -52,6 +52,11 @@ type Target struct {
 	// kubelet-restart disruption (kind: systemctl in the node's container). Nil: rows with that
 	// disruption are refused before they deploy.
 	RestartKubelet func(ctx context.Context, node string) error
+	// LoadNamespace, if set, is a namespace of the user's where the rows of an app checked in
+	// place (check.Plan.InPlace) start their load pods, kept after the run (only the load pods are
+	// deleted, before and after each row): for a user whose rights are namespaced. Empty: each row
+	// creates a namespace of its own and deletes it. Only for plans in place.
+	LoadNamespace string
 	// NamespaceLabels are labels every namespace the rows create carries besides rollcheck's own
 	// (e.g. pod-security.kubernetes.io/enforce: restricted, so that Pod Security admission holds
 	// the rows' pods to that level).

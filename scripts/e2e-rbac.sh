@@ -18,51 +18,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=e2e-rbac
 export ROLLCHECK_CLUSTER_NAME=${ROLLCHECK_CLUSTER_NAME:-rollcheck-rbac}
 validate_knobs
-OUT=$ARTIFACTS/rbac
+sa_setup rbac
 CHECK_FILE=$REPO_ROOT/examples/check/check.yaml
-RBAC=$REPO_ROOT/examples/rbac
-NODE=$ROLLCHECK_CLUSTER_NAME-control-plane
-SA=system:serviceaccount:rollcheck:rollcheck
-
-work=$(mktemp -d)
-chmod 0700 "$work"
-created=""
 watcher=""
 cleanup() {
   local rc=$?
   if [ -n "$watcher" ]; then kill "$watcher" 2>/dev/null || true; wait "$watcher" 2>/dev/null || true; fi
-  if [ -n "$created" ] && [ "$("$RC" knobs get ROLLCHECK_KEEP_CLUSTER)" = false ]; then
-    [ "$rc" -eq 0 ] || "$RC" cluster logs "$OUT/cluster-logs" || true
-    log "deleting cluster $ROLLCHECK_CLUSTER_NAME (this script created it)"
-    "$RC" cluster down || rc=1
-  fi
-  rm -rf "$work"
-  exit "$rc"
+  sa_finish "$rc"
 }
 trap cleanup EXIT
-rm -rf "$OUT"
-mkdir -p "$OUT"
 # Everything this script prints is kept with the runs' files, and searched for the token too.
 exec > >(tee -a "$OUT/e2e-rbac.log") 2>&1
 
-step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
-step tools bash "$REPO_ROOT/scripts/tools.sh"
-choose_node_image
-up=$("$RC" cluster up)
-[ "$up" = created ] && created=1
-log "cluster $ROLLCHECK_CLUSTER_NAME: $up"
-
-# admin: the cluster's own kubectl with kind's admin credentials, inside the node (nothing of it
-# leaves the node).
-admin() { docker exec -i "$NODE" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
-
-# The images: the load pod's (built and loaded by rollcheck), the example app's (into the node's
-# containerd, as a user's registry would hold it).
-step example-image bash "$REPO_ROOT/scripts/example-image.sh" hello
-docker save rollcheck-example/hello:dev | docker exec -i "$NODE" ctr -n k8s.io images import - >/dev/null
-ROLLCHECK_LOAD_IMAGE=$("$RC" cluster load-image)
-export ROLLCHECK_LOAD_IMAGE
-log "load pod image: $ROLLCHECK_LOAD_IMAGE"
+# The cluster (admin is its own kubectl, inside the node); the images: the load pod's (built and
+# loaded by rollcheck), the example app's (into the node's containerd, as a user's registry would
+# hold it).
+sa_cluster_up
 
 # 1. The ServiceAccount and what it may do.
 log "applying examples/rbac: serviceaccount.yaml core.yaml node-info.yaml kube-proxy-metrics.yaml (not drain.yaml: the check drains no node)"
@@ -70,21 +41,8 @@ for f in serviceaccount core node-info kube-proxy-metrics; do admin apply -f - <
 admin auth can-i --list --as="$SA" | tee "$OUT/can-i.txt"
 admin auth can-i --list --as="$SA" -n kube-system | tee "$OUT/can-i-kube-system.txt"
 admin auth can-i --list --as="$SA" -n default | tee "$OUT/can-i-default.txt"
-token=$(admin create token rollcheck -n rollcheck --duration=1h)
-[ -n "$token" ] || die "no token for the ServiceAccount"
-server=https://$(docker port "$NODE" 6443/tcp | head -n1)
-ca=$(admin config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
 kubeconfig=$work/rollcheck-sa.kubeconfig
-(umask 077 && cat >"$kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: kind, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
-users: [{name: rollcheck, user: {token: "$token"}}]
-contexts: [{name: rollcheck, context: {cluster: kind, user: rollcheck}}]
-current-context: rollcheck
-EOF
-)
-log "kubeconfig of $SA written (server $server, a token valid 1h)"
+sa_kubeconfig "$kubeconfig"
 
 # run_check NAME [ENV=VALUE...]: rollcheck check of the example as the ServiceAccount; its output
 # goes to $OUT/NAME.log and its artifacts to $OUT/NAME; prints its exit code.

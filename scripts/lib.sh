@@ -202,3 +202,85 @@ raise_inotify_limits() {
     fi
   done
 }
+
+# The scripts that run rollcheck as the ServiceAccount of examples/rbac (e2e-rbac.sh,
+# e2e-inplace.sh), each on a kind cluster of its own ($ROLLCHECK_CLUSTER_NAME, node $NODE).
+
+# sa_setup DIR: OUT=$ARTIFACTS/DIR, RBAC (examples/rbac), NODE (the control plane's container), SA
+# (the ServiceAccount as RBAC names it), work (a private temporary directory, for the kubeconfigs)
+# and created (empty: set by sa_cluster_up); OUT starts empty.
+sa_setup() {
+  OUT=$ARTIFACTS/$1
+  RBAC=$REPO_ROOT/examples/rbac
+  NODE=$ROLLCHECK_CLUSTER_NAME-control-plane
+  SA=system:serviceaccount:rollcheck:rollcheck
+  work=$(mktemp -d)
+  chmod 0700 "$work"
+  created=""
+  rm -rf "$OUT"
+  mkdir -p "$OUT"
+}
+
+# sa_finish RC: the end of such a script (its EXIT trap): the cluster down as sa_cluster_down says,
+# the temporary directory removed, exit with RC (1 when the deletion failed).
+sa_finish() {
+  local rc
+  rc=$(sa_cluster_down "$1" "$OUT")
+  rm -rf "$work"
+  exit "$rc"
+}
+
+# admin ARGS...: the cluster's own kubectl with kind's admin credentials, inside the node (nothing
+# of them leaves the node).
+admin() { docker exec -i "$NODE" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
+
+# sa_cluster_up: the Docker engine, the tools, the node image and the cluster (sets created=1 when
+# this run created it); the example app's image into the node's containerd (as a user's registry
+# would hold it) and the load pod's image (exports ROLLCHECK_LOAD_IMAGE).
+sa_cluster_up() {
+  local up
+  step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
+  step tools bash "$REPO_ROOT/scripts/tools.sh"
+  choose_node_image
+  up=$("$RC" cluster up)
+  [ "$up" = created ] && created=1
+  log "cluster $ROLLCHECK_CLUSTER_NAME: $up"
+  step example-image bash "$REPO_ROOT/scripts/example-image.sh" hello
+  docker save rollcheck-example/hello:dev | docker exec -i "$NODE" ctr -n k8s.io images import - >/dev/null
+  ROLLCHECK_LOAD_IMAGE=$("$RC" cluster load-image)
+  export ROLLCHECK_LOAD_IMAGE
+  log "load pod image: $ROLLCHECK_LOAD_IMAGE"
+}
+
+# sa_cluster_down RC OUT: export the cluster's logs into OUT/cluster-logs when RC is not 0, and
+# delete the cluster if this run created it (created) and ROLLCHECK_KEEP_CLUSTER is not set;
+# prints RC, or 1 when the deletion failed.
+sa_cluster_down() {
+  local rc=$1
+  if [ -n "${created:-}" ] && [ "$("$RC" knobs get ROLLCHECK_KEEP_CLUSTER)" = false ]; then
+    [ "$rc" -eq 0 ] || "$RC" cluster logs "$2/cluster-logs" >&2 || true
+    log "deleting cluster $ROLLCHECK_CLUSTER_NAME (this script created it)"
+    "$RC" cluster down >&2 || rc=1
+  fi
+  echo "$rc"
+}
+
+# sa_kubeconfig FILE: a kubeconfig (mode 0600) of the ServiceAccount rollcheck/rollcheck with a
+# token valid 1h, which it sets in $token.
+sa_kubeconfig() {
+  local server ca
+  token=$(admin create token rollcheck -n rollcheck --duration=1h)
+  [ -n "$token" ] || die "no token for the ServiceAccount"
+  server=https://$(docker port "$NODE" 6443/tcp | head -n1)
+  ca=$(admin config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  (umask 077 && cat >"$1" <<EOT
+apiVersion: v1
+kind: Config
+clusters: [{name: kind, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: rollcheck, user: {token: "$token"}}]
+contexts: [{name: rollcheck, context: {cluster: kind, user: rollcheck}}]
+current-context: rollcheck
+EOT
+  )
+  log "kubeconfig of the ServiceAccount written (server $server, a token valid 1h)"
+}

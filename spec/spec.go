@@ -1,6 +1,6 @@
 // Package spec reads rollcheck's check files: YAML in Kubernetes style (apiVersion
-// rollcheck.io/v1alpha1, kind Check) that names a user's app (manifests, images, port, path),
-// the load, the disruptions and the variants of the app's configuration to compare, and turns
+// rollcheck.io/v1alpha1, kind Check) that names a user's app (manifests, images, port, path; or
+// a Deployment that runs already, checked in place), the load, the disruptions and the variants of the app's configuration to compare, and turns
 // them into engine Plans: one per variant and disruption, the rows of the conformance table.
 //
 // Decoding is strict: an unknown or duplicated field is an error. Validation reports every
@@ -86,10 +86,21 @@ type Check struct {
 // App is the app under test.
 type App struct {
 	// Manifests are YAML files (paths relative to the check file): the Deployment and
-	// whatever it needs.
-	Manifests []string `json:"manifests"`
-	// Deployment names the Deployment under test when the manifests hold several.
+	// whatever it needs. Required, unless namespace names where the app already runs.
+	Manifests []string `json:"manifests,omitempty"`
+	// Deployment names the Deployment under test when the manifests hold several; with
+	// namespace, the Deployment there (required then).
 	Deployment string `json:"deployment,omitempty"`
+	// Namespace, when set, is where the app already runs: its Deployment (deployment) is
+	// checked in place, as its clients reach it, and manifests, images and build stay empty.
+	// Nothing of the app is applied; a variant that changes the Deployment runs only with
+	// rollcheck check --in-place, and the Deployment's spec is restored after each row
+	// (docs/in-place.md).
+	Namespace string `json:"namespace,omitempty"`
+	// Service names the app's Service in namespace that the load goes to (in place only), at
+	// SERVICE.NAMESPACE.svc from the load pods (default the one Service in namespace whose
+	// selector selects the Deployment's pods).
+	Service string `json:"service,omitempty"`
 	// Images are loaded into the cluster from the local Docker engine.
 	Images []string `json:"images,omitempty"`
 	// Build are images built with docker build before the check (and then loaded).
@@ -391,9 +402,20 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if err := check.ValidName(c.Name()); err != nil {
 		bad("metadata.name %v", err)
 	}
-	objs, err := c.objects()
-	if err != nil {
-		bad("%v", err)
+	inPlace := c.App.Namespace != ""
+	var objs []check.Object
+	if inPlace {
+		if len(c.App.Manifests) > 0 || len(c.App.Images) > 0 || len(c.App.Build) > 0 {
+			bad("app.namespace %s: the app runs there already; leave app.manifests, app.images and app.build empty", c.App.Namespace)
+		}
+	} else {
+		if c.App.Service != "" {
+			bad("app.service %s: only with app.namespace (an app checked where it already runs)", c.App.Service)
+		}
+		var err error
+		if objs, err = c.objects(); err != nil {
+			bad("%v", err)
+		}
 	}
 	for i, b := range c.App.Build {
 		if b.Context == "" || b.Image == "" {
@@ -469,15 +491,21 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 			bad("settle %s: want more than 0", settle)
 		}
 	}
+	if inPlace && load.From == "" && load.URL == "" {
+		load.From = check.LoadFromCluster // no NodePort of rollcheck's reaches an app in place
+	}
 	app := check.App{Objects: objs, Deployment: c.App.Deployment, Port: c.App.Port, Path: c.App.Path, Container: c.App.Container,
-		Images: c.Images(), PodHeader: c.App.PodHeader}
+		Images: c.Images(), PodHeader: c.App.PodHeader, Namespace: c.App.Namespace, Service: c.App.Service}
+	if inPlace {
+		app.Images = nil // said above
+	}
 	if c.App.Path == "" {
 		app.Path = check.DefaultPath
 	}
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
 	}
-	plans, warnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Settle: settle}, objs != nil)
+	plans, warnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Settle: settle}, objs != nil || inPlace)
 	errs = append(errs, verrs...)
 	if len(errs) > 0 {
 		return nil, warnings, errors.New(strings.Join(errs, "; "))

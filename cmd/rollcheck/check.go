@@ -46,7 +46,9 @@ same rules); else rollcheck's kind cluster, and then KUBECONFIG and ~/.kube/conf
 a KUBECONFIG in your shell never moves a check onto your cluster. A line before the first row
 (and --dry-run) says which cluster and context it uses. Rows run in parallel (--parallel), but a row whose load
 comes from the host or goes to a URL outside its namespace, or that restarts a kubelet or drains a
-node, runs with no other beside it.
+node, runs with no other beside it. An app that already runs (a check file's app.namespace, or
+--deployment [NS/]NAME without --manifest) is checked in place: nothing of it applied, a variant
+that changes its Deployment only with --in-place, its spec restored after each row (docs/in-place.md).
 Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
@@ -160,6 +162,11 @@ type checkFlags struct {
 	MinPerDisruption optional[float64]
 	// Output is -o: how the run's rows are printed on stdout (outputMarkdown, outputJSON).
 	Output string
+	// An app checked where it already runs: -n/--namespace (or --deployment NS/NAME) and
+	// --service for the flags-only form; --in-place allows the variants that change its
+	// Deployment; --load-namespace keeps its load pods in a namespace of the user's.
+	Namespace, Service, LoadNamespace string
+	InPlace                           bool
 }
 
 // The formats of rollcheck check -o.
@@ -206,7 +213,18 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 		"one on this machine's Docker): the image is loaded into the nodes")
 	fs.Var(&f.Manifests, "manifest", "the app's manifest `FILE` (repeat for several): check one app from flags instead of -f")
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
-	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several")
+	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several; without --manifest and -f,\n"+
+		"`[NS/]NAME` checks that Deployment where it already runs (in place: nothing applied; -n names NS)")
+	fs.StringVar(&f.Namespace, "n", "", "the `NAMESPACE` of the Deployment --deployment checks in place")
+	fs.StringVar(&f.Namespace, "namespace", "", "the `NAMESPACE` of the Deployment --deployment checks in place (as -n)")
+	fs.StringVar(&f.Service, "service", "", "the app's Service `NAME` the load goes to, in place (default: the one that selects its pods)")
+	fs.BoolVar(&f.InPlace, "in-place", false, "allow the variants that change a Deployment checked in place (preStop, grace period,\n"+
+		"replicas, patch, a budget, …): its spec is recorded on it (annotation rollcheck.io/restore) and\n"+
+		"restored after each row, on errors and Ctrl-C, or by the next run after a killed one. Without it\n"+
+		"such a variant is refused before any work; an as-is variant runs either way (docs/in-place.md)")
+	fs.StringVar(&f.LoadNamespace, "load-namespace", "", "in place, the load pods run in this `NAMESPACE` of yours, kept (only they are deleted),\n"+
+		"instead of a namespace each row creates: with examples/rbac/in-place.yaml and in-place-load.yaml\n"+
+		"the run needs no right outside the two namespaces")
 	fs.StringVar(&f.Container, "container", "", "the app's container, when the port's is a sidecar in front of it")
 	fs.IntVar(&f.Port, "port", 0, "the app's container `PORT`")
 	fs.StringVar(&f.Path, "path", check.DefaultPath, "request path")
@@ -305,7 +323,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.existing != nil {
-		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, in.plans, logLine(stderr, "check"))
+		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -333,7 +351,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.registry)
 	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
+		return checkRows(ctx, cl, in.plans, in.parallel, f.LoadNamespace, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	})
 }
 
@@ -352,12 +370,18 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		return nil, errors.New("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
 	case f.File != "" && f.Container != "":
 		return nil, errors.New("--container is for --manifest; a check file says app: {container: ...}")
+	case f.File != "" && (f.Namespace != "" || f.Service != ""):
+		return nil, errors.New("-n and --service are for --deployment; a check file says app: {namespace: ..., service: ...}")
+	case len(f.Manifests) > 0 && (f.Namespace != "" || f.Service != ""):
+		return nil, errors.New("-n and --service check a Deployment where it already runs: give --deployment [NS/]NAME without --manifest")
 	case f.File != "":
 		in.check, err = spec.Load(f.File)
 	case len(f.Manifests) > 0:
 		in.check, err = f.flagsCheck()
+	case f.Deployment != "":
+		in.check, err = f.inPlaceCheck()
 	default:
-		return nil, errors.New("nothing to check: give -f CHECK.yaml or --manifest (rollcheck help check)")
+		return nil, errors.New("nothing to check: give -f CHECK.yaml, --manifest, or --deployment [NS/]NAME for a Deployment that runs already (rollcheck help check)")
 	}
 	if err != nil {
 		return nil, err
@@ -398,6 +422,9 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 			// and pull policies are used as they are.
 			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
 		}
+	}
+	if err := f.inPlaceInput(c, plans); err != nil {
+		return nil, err
 	}
 	in.plans = plans
 	if in.parallel, err = f.atOnce(plans); err != nil {
@@ -448,12 +475,13 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	t, err := kindTarget(ctx, cl, plans...)
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput
 	}
+	t.LoadNamespace = loadNS
 	return runRows(ctx, t, plans, parallel, artifacts, out, logf)
 }
 
@@ -654,6 +682,10 @@ func dryRunPrint(plans []check.Plan, stdout, stderr io.Writer) int {
 			continue // the same objects as the variant's first row
 		}
 		done[p.Variant.Name] = true
+		if p.InPlace() {
+			fmt.Fprintf(stdout, "# variant %s: %s\n", p.Variant.Name, inPlaceSays(p))
+			continue
+		}
 		objs, err := p.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
 		if err != nil {
 			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)

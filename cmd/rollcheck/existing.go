@@ -135,14 +135,18 @@ func kindNote(cmd, unless string) string {
 }
 
 // existingTarget is the Target of a cluster rollcheck does not own, ref's: it checks, before
-// any work, that ref's context is there, that the API server answers within 10 s, and that the
-// context's user has every right the plans need (access.Review). A missing optional right lets
-// the run go on: the lines of notes say what it will not measure. which says which cluster and
-// context it is (resolve). The load pod's image is image (ROLLCHECK_LOAD_IMAGE or the check
+// any work, that ref's context is there, that the API server answers within 10 s, that the
+// context's user has every right the plans need (access.Review), and that the Deployment of an
+// app checked in place is there and fits every plan (inPlacePreflight). A missing optional right
+// lets the run go on: the lines of notes say what it will not measure. which says which cluster
+// and context it is (resolve). The load pod's image is image (ROLLCHECK_LOAD_IMAGE or the check
 // file's cluster.loadImage) when named; else rollcheck makes it of its own executable and pushes
 // it to registry, or, on a kind cluster of this machine's Docker, loads it into the nodes
 // (cluster.PlanExistingImages refuses in one line, before any of that work, when neither can be).
-func existingTarget(ctx context.Context, ref clusterRef, image, registry string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, err error) {
+//
+// loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
+// namespace per row.
+func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, err error) {
 	fail := func(err error) (engine.Target, string, []string, error) { return engine.Target{}, "", nil, err }
 	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
 		return fail(errs[0])
@@ -166,7 +170,10 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry string,
 	if err != nil {
 		return fail(fmt.Errorf("%s: the API server at %s does not answer: %w", ref.By, cfg.Host, err))
 	}
-	if notes, err = reviewAccess(ctx, probe, plans); err != nil {
+	if notes, err = reviewAccess(ctx, probe, plans, loadNS); err != nil {
+		return fail(fmt.Errorf("%s: %w", ref.By, err))
+	}
+	if err := inPlacePreflight(ctx, probe, plans); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	if image == "" {
@@ -181,15 +188,15 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry string,
 	id := make([]byte, 6)
 	_, _ = rand.Read(id)
 	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level),
+	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: loadNS,
 		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, nil
 }
 
 // reviewAccess asks the API server for every right the plans need (access.PlansNeed: the core
-// run, drains when a plan drains, the create right of each other kind the manifests hold) and
-// for the optional ones. A required right denied is the error, one line; an optional one is a
-// note.
-func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]string, error) {
+// run, drains when a plan drains, the create right of each other kind the manifests hold; for an
+// app checked in place access.InPlaceNeed: rights in its namespace and loadNS) and for the
+// optional ones. A required right denied is the error, one line; an optional one is a note.
+func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan, loadNS string) ([]string, error) {
 	// A review per verb is some 30 small requests: client-go's default of 5 a second would make
 	// them take seconds.
 	cfg = rest.CopyConfig(cfg)
@@ -202,11 +209,17 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 	if err != nil {
 		return nil, err
 	}
-	need, err := access.PlansNeed(plans, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)))
-	if err != nil {
-		return nil, err
+	var rights []access.Right
+	if len(plans) > 0 && plans[0].InPlace() {
+		rights = access.InPlaceNeed(plans, loadNS)
+	} else {
+		need, err := access.PlansNeed(plans, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)))
+		if err != nil {
+			return nil, err
+		}
+		rights = need.Rights()
 	}
-	denied, err := access.Review(ctx, cs, need.Rights())
+	denied, err := access.Review(ctx, cs, rights)
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +243,17 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 }
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
-// run created is gone (its own run label: no other namespace is touched).
+// run created is gone (its own run label: no other namespace is touched); with a load namespace
+// of the user's (an app checked in place) it created none.
 func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
+	if t.LoadNamespace != "" {
+		// The load pods ran in a namespace of the user's, each row deleted its own: no namespace
+		// was created (and this user may not list them).
+		logf("no namespace was created; the load pods are gone from %s", t.LoadNamespace)
+		return code
+	}
 	client, err := klient.New(t.RESTConfig)
 	if err == nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)

@@ -316,6 +316,9 @@ func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spe
 		base.Disruption.Count = count
 	}
 	base.Repeat = 0
+	if base.InPlace() {
+		return nil, check.Plan{}, fmt.Errorf("%s checks an app where it already runs (app.namespace %s): tune changes its preStop for every probe, and runs on rollcheck's kind cluster only; use rollcheck check --in-place with the preStops to compare", file, base.App.Namespace)
+	}
 	return c, base, nil
 }
 

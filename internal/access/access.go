@@ -26,6 +26,25 @@ const (
 	Drain Feature = "drain"
 	// Audit reads a cluster's workloads for rollcheck audit (list only: it changes nothing).
 	Audit Feature = "audit"
+	// InPlace is every run of an app checked where it already runs (check.Plan.InPlace), in its
+	// namespace: read it, watch it, disrupt it, record and restore its Deployment.
+	InPlace Feature = "in-place"
+	// InPlaceBudget creates and deletes the budget a variant asks for in the app's namespace.
+	InPlaceBudget Feature = "in-place-budget"
+	// InPlaceDrain drains a node of an app checked in place: its cordon, and evictions in the
+	// app's namespace only.
+	InPlaceDrain Feature = "in-place-drain"
+	// InPlaceLoad runs the load pods in a namespace of the user's, kept (rollcheck check
+	// --load-namespace): with it and InPlace a run needs no right outside two namespaces.
+	InPlaceLoad Feature = "in-place-load"
+)
+
+// The namespaces of an app checked in place and of its load pods are the user's, named when a
+// run starts: the rights hold these placeholders, Bind puts the names in, and the generated
+// Roles have no namespace of their own (kubectl apply -n NAMESPACE places them).
+const (
+	AppNamespace  = "<the app's namespace>"
+	LoadNamespace = "<the load namespace>"
 )
 
 // AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
@@ -33,7 +52,7 @@ const (
 const AppManifests Feature = "manifests"
 
 // Features lists the features in the order the manifests hold them.
-var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit}
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceDrain, InPlaceLoad}
 
 // Optional reports whether a run goes on without f's rights.
 func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
@@ -80,6 +99,8 @@ func (r Right) Name() string {
 // Where says where the right is needed, for a line to a user.
 func (r Right) Where() string {
 	switch {
+	case r.Namespace == AppNamespace || r.Namespace == LoadNamespace:
+		return "in " + strings.Trim(r.Namespace, "<>")
 	case r.Namespace != "":
 		return "in namespace " + r.Namespace
 	case r.Feature == Audit:
@@ -134,6 +155,49 @@ var Rights = []Right{
 	{Audit, "networking.k8s.io", "ingresses", "", []string{"list"}, false, "", "the Ingresses that lead to them"},
 	{Audit, "gateway.networking.k8s.io", "httproutes", "", []string{"list"}, false, "", "the Gateway API routes that lead to them (where the API is served)"},
 	{Audit, "gateway.networking.k8s.io", "grpcroutes", "", []string{"list"}, false, "", "the Gateway API routes that lead to them (where the API is served)"},
+
+	{InPlace, "apps", "deployments", "", []string{"get", "update", "patch"}, false, AppNamespace,
+		"the Deployment: read, its rollout waited for, recorded and restored (update), restarted and scaled (patch)"},
+	{InPlace, "apps", "replicasets", "", []string{"list", "patch"}, false, AppNamespace,
+		"the record the Deployment controller copied onto the Deployment's ReplicaSets, removed after the restore"},
+	{InPlace, "", "pods", "", []string{"get", "list", "watch", "delete"}, false, AppNamespace,
+		"the observer's watch of the app's pods; the pod deletions a row disrupts with"},
+	{InPlace, "", "pods", "log", []string{"get"}, false, AppNamespace,
+		"the app's lifecycle lines"},
+	{InPlace, "", "services", "", []string{"get", "list"}, false, AppNamespace,
+		"the app's Service the load goes to (app.service, else the one that selects its pods)"},
+	{InPlace, "discovery.k8s.io", "endpointslices", "", []string{"list", "watch"}, false, AppNamespace,
+		"the observer's watch of the app's Service's endpoints"},
+	{InPlace, "", "events", "", []string{"list", "watch"}, false, AppNamespace,
+		"the observer's watch of the pods' events"},
+	{InPlaceBudget, "policy", "poddisruptionbudgets", "", []string{"create", "get", "delete"}, false, AppNamespace,
+		"the budget a variant asks for (pdb:, rollcheck check --in-place): created for the row, deleted after it"},
+	{InPlaceDrain, "", "nodes", "", []string{"get", "patch"}, true, "",
+		"cordon and uncordon the node that runs the most of the app's pods"},
+	{InPlaceDrain, "", "pods", "eviction", []string{"create"}, false, AppNamespace,
+		"evict the app's pods through the eviction API, which respects their budgets"},
+	{InPlaceLoad, "", "pods", "", []string{"create", "get", "list", "watch", "delete"}, false, LoadNamespace,
+		"the load pods, deleted after each row (the namespace is kept)"},
+	{InPlaceLoad, "", "pods", "log", []string{"get"}, false, LoadNamespace,
+		"the load pods' ledgers, streamed through the API server"},
+	{InPlaceLoad, "", "pods", "proxy", []string{"get"}, false, LoadNamespace,
+		"each load pod's clock, read through the API server's pod proxy"},
+}
+
+// Bind returns rights with the placeholders AppNamespace and LoadNamespace replaced by app and
+// load ("" for load: in every namespace, where each row creates its own).
+func Bind(rights []Right, app, load string) []Right {
+	out := make([]Right, len(rights))
+	for i, r := range rights {
+		switch r.Namespace {
+		case AppNamespace:
+			r.Namespace = app
+		case LoadNamespace:
+			r.Namespace = load
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // Of returns the rights of the given features, in Rights' order.
@@ -178,8 +242,13 @@ func Checks(rights []Right) []Check {
 
 // Hint names the manifest that grants a feature's rights, for a line to a user.
 func Hint(f Feature) string {
-	if f == AppManifests {
+	switch f {
+	case AppManifests:
 		return "a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)"
+	case InPlace, InPlaceBudget, InPlaceDrain:
+		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the app's namespace)"
+	case InPlaceLoad:
+		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the load namespace)"
 	}
 	return "examples/rbac/" + manifestFile(f)
 }

@@ -88,12 +88,16 @@ func TestManifestsGrantEveryRightAndNoMore(t *testing.T) {
 		}
 	}
 	want := map[string]bool{}
+	// The Roles of a check in place have no namespace of their own: kubectl apply -n places them.
 	for _, c := range Checks(Rights) {
-		kind := "ClusterRole"
-		if c.Namespace != "" {
+		kind, ns := "ClusterRole", c.Namespace
+		if ns != "" {
 			kind = "Role"
 		}
-		want[strings.Join([]string{manifestFile(c.Feature), kind, c.Namespace, c.Group, c.Name(), c.Verb}, " ")] = true
+		if ns == AppNamespace || ns == LoadNamespace {
+			ns = ""
+		}
+		want[strings.Join([]string{manifestFile(c.Feature), kind, ns, c.Group, c.Name(), c.Verb}, " ")] = true
 	}
 	for k := range want {
 		if !granted[k] {
@@ -218,5 +222,50 @@ func TestReviewNamesWhatIsDenied(t *testing.T) {
 	want = "kube-proxy's network-programming lag and mode: not measured: this user may not list pods in namespace kube-system; get pods/proxy in namespace kube-system (examples/rbac/kube-proxy-metrics.yaml grants it)"
 	if got := Unmeasured(KubeProxyMetrics, denied); got != want {
 		t.Errorf("unmeasured\n got %q\nwant %q", got, want)
+	}
+}
+
+// A check in place needs rights in the app's namespace (and its load namespace) only, named in
+// the refusal; a budget and a drain add theirs; without a load namespace the rows' own
+// namespaces need core.yaml's.
+func TestInPlaceNeed(t *testing.T) {
+	p := checktest.WebPlan()
+	p.App = check.App{Namespace: "shop", Deployment: "web", Port: 8080}
+	drain := p
+	drain.Disruption.Kind = check.DrainNode
+	drain.Variant.PDB = &check.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	var got []string
+	for _, c := range Checks(InPlaceNeed([]check.Plan{p, drain}, "rc-load")) {
+		got = append(got, c.String())
+	}
+	for _, want := range []string{"update deployments.apps in namespace shop", "delete pods in namespace shop", "create pods in namespace rc-load",
+		"delete poddisruptionbudgets.policy in namespace shop", "create pods/eviction in namespace shop", "patch nodes (cluster-scoped)", "get pods/proxy in namespace rc-load"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("in-place rights %q lack %q", got, want)
+		}
+	}
+	for _, c := range got {
+		if strings.Contains(c, "every namespace") {
+			t.Errorf("with a load namespace, %q is asked in every namespace", c)
+		}
+	}
+	cs := fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+		return a.Verb == "update" && a.Resource == "deployments"
+	})
+	denied, err := Review(context.Background(), cs, InPlaceNeed([]check.Plan{p}, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `this user may not update deployments.apps in namespace shop: rollcheck needs it before any work; examples/rbac/in-place.yaml (kubectl apply -n in the app's namespace) grant(s) it (README, "Least privilege")`
+	if line := Refusal(denied); line != want {
+		t.Errorf("refusal\n got %q\nwant %q", line, want)
+	}
+	got = nil
+	for _, c := range Checks(InPlaceNeed([]check.Plan{p}, "")) {
+		got = append(got, c.String())
+	}
+	if !slices.Contains(got, "create namespaces (cluster-scoped)") || !slices.Contains(got, "create pods in every namespace (the run's namespaces are made per row)") ||
+		slices.Contains(got, "create services in every namespace (the run's namespaces are made per row)") {
+		t.Errorf("without a load namespace: %q, want core's namespace and pod rights, no Service creation", got)
 	}
 }

@@ -53,6 +53,9 @@ func Manifests() (map[string]string, error) {
 						RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}})
 				continue
 			}
+			if ns == AppNamespace || ns == LoadNamespace {
+				ns = "" // the user's: kubectl apply -n places the Role and its binding
+			}
 			objs = append(objs,
 				&rbacv1.Role{TypeMeta: typeMeta("rbac.authorization.k8s.io/v1", "Role"),
 					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules},
@@ -80,8 +83,23 @@ func comment(f Feature) string {
 		need = "required by checks that drain a node (kind: drain-node)"
 	case f == Audit:
 		need = "rollcheck audit's reading of a cluster's workloads (--kubeconfig, --context): list only, it changes nothing; no check needs it"
+	case f == InPlace:
+		need = "required by every check of an app where it already runs (app.namespace; docs/in-place.md)"
+	case f == InPlaceBudget:
+		need = "required by a variant in place that asks for a budget (pdb:, rollcheck check --in-place)"
+	case f == InPlaceDrain:
+		need = "required by a check in place that drains a node (kind: drain-node)"
+	case f == InPlaceLoad:
+		need = "required by a check in place whose load pods run in a namespace of yours (rollcheck check --load-namespace NS);\n" +
+			"#   without it each row creates a namespace of its own, which needs core.yaml's ClusterRole"
 	}
 	fmt.Fprintf(&b, "# %s: %s.\n", f, need)
+	switch f {
+	case InPlace, InPlaceBudget, InPlaceDrain:
+		b.WriteString("# Apply it in the app's namespace: kubectl apply -n APP_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
+	case InPlaceLoad:
+		b.WriteString("# Apply it in the load namespace: kubectl apply -n LOAD_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
+	}
 	if f == KubeProxyMetrics {
 		b.WriteString("# core.yaml's ClusterRole, bound cluster-wide, grants both already (RBAC cannot leave kube-system out of\n" +
 			"# \"every namespace\"): this Role is what the metrics need on their own, for rights granted some other way.\n")

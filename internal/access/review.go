@@ -39,7 +39,9 @@ func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
 	// features do not grant is named with the file that does, or as the manifests' own.
 	grantedBy := map[string]Feature{}
 	for _, r := range Rights {
-		if r.Subresource == "" && slices.Contains(r.Verbs, "create") {
+		// The first feature that grants it: the rights of a run that applies its app come before
+		// those of a check in place, which are in one namespace of the user's.
+		if _, ok := grantedBy[r.Group+"/"+r.Resource]; !ok && r.Subresource == "" && slices.Contains(r.Verbs, "create") {
 			grantedBy[r.Group+"/"+r.Resource] = r.Feature
 		}
 	}
@@ -122,4 +124,45 @@ func joinWords(s []string) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// InPlaceNeed is every required right of the plans of an app checked where it already runs
+// (check.Plan.InPlace), bound to its namespace: InPlace's, InPlaceBudget's when a variant asks
+// for a budget, InPlaceDrain's when a plan drains; and for the load pods, InPlaceLoad's bound to
+// loadNS, or, without one (each row creates a namespace of its own), core.yaml's rights on
+// namespaces, pods, their logs and proxy, and the list of Services a row's teardown waits on, in
+// every namespace.
+func InPlaceNeed(plans []check.Plan, loadNS string) []Right {
+	features, app := []Feature{InPlace}, ""
+	add := func(f Feature) {
+		if !slices.Contains(features, f) {
+			features = append(features, f)
+		}
+	}
+	for _, p := range plans {
+		app = p.App.Namespace
+		if p.Variant.PDB != nil {
+			add(InPlaceBudget)
+		}
+		if p.Disruption.Kind == check.DrainNode {
+			add(InPlaceDrain)
+		}
+	}
+	if loadNS != "" {
+		add(InPlaceLoad)
+	}
+	out := Bind(Of(features...), app, loadNS)
+	if loadNS != "" {
+		return out
+	}
+	for _, r := range Of(Core) {
+		switch r.Name() {
+		case "namespaces", "pods", "pods/log", "pods/proxy":
+			out = append(out, r)
+		case "services":
+			r.Verbs = []string{"list"}
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -52,7 +52,19 @@ type Target struct {
 	// Node, if set, is the node drain-node drains (check.DrainEntry: the load's entry node);
 	// empty: the node that runs the most ready pods of the Deployment.
 	Node string
-	Logf func(format string, args ...any)
+	// Owner is the namespace a drain's cordon names (CordonedBy): the row's own, which a later
+	// run finds gone when this one was killed. Empty: Namespace (the app's, when the row
+	// deployed it; an app checked in place runs in a namespace that outlives the row).
+	Owner string
+	Logf  func(format string, args ...any)
+}
+
+// owner is the namespace a cordon names.
+func (t Target) owner() string {
+	if t.Owner != "" {
+		return t.Owner
+	}
+	return t.Namespace
 }
 
 // Record is one disruption as it happened.

@@ -75,7 +75,7 @@ func drain(ctx context.Context, t Target, rec *Record) error {
 	for _, p := range pods {
 		dr.Pods = append(dr.Pods, p.Name)
 	}
-	cordoned, err := cordon(ctx, cr, node, t.Namespace)
+	cordoned, err := cordon(ctx, cr, node, t.owner())
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func drain(ctx context.Context, t Target, rec *Record) error {
 	derr := evictAll(ctx, t, cr, pods, want, dr)
 	var uerr error
 	if cordoned {
-		if uerr = Uncordon(ctx, cr, node, t.Namespace); uerr == nil {
+		if uerr = Uncordon(ctx, cr, node, t.owner()); uerr == nil {
 			dr.Uncordoned = time.Now()
 		}
 	}

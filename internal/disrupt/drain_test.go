@@ -357,3 +357,19 @@ func TestDrainForgetsARefusedPodGoneMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// A drain's cordon names the row's own namespace (Target.Owner), not the app's when the app is
+// checked in place, so that a later run finds the namespace of a killed drain gone.
+func TestCordonNamesTheOwner(t *testing.T) {
+	c, target := onNodes(t, 1, &refusals{}, "node-a")
+	target.Owner = "rc-row-x"
+	if ok, err := cordon(context.Background(), c.Client.Resources().GetControllerRuntimeClient(), "node-a", target.owner()); err != nil || !ok {
+		t.Fatalf("cordon: %v %v", ok, err)
+	}
+	if n := node(t, c, "node-a"); n.Annotations[CordonedBy] != "rc-row-x" {
+		t.Errorf("cordoned by %q, want the row's namespace rc-row-x", n.Annotations[CordonedBy])
+	}
+	if (Target{Namespace: "ns"}).owner() != "ns" {
+		t.Error("without Owner a cordon names the app's namespace, the row's own")
+	}
+}

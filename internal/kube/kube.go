@@ -151,6 +151,28 @@ func TeardownNamespace(ctx context.Context, client klient.Client, name string) e
 	return nil
 }
 
+// DeletePods deletes the pods of namespace ns that selector selects, with grace 0, and returns
+// once none is left (within 2 minutes): the pods a row started in a namespace it keeps.
+func DeletePods(ctx context.Context, client klient.Client, ns, selector string) error {
+	var pods corev1.PodList
+	var apiErr error
+	err := wait.For(Tolerant(func(ctx context.Context) (bool, error) {
+		if err := client.Resources(ns).List(ctx, &pods, resources.WithLabelSelector(selector)); err != nil {
+			return false, err
+		}
+		for i := range pods.Items {
+			if err := client.Resources(ns).Delete(ctx, &pods.Items[i], resources.WithGracePeriod(0)); err != nil && !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		return len(pods.Items) == 0, nil
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(2*time.Minute), wait.WithInterval(PollInterval))
+	if err = WithLastError(err, apiErr); err != nil {
+		return fmt.Errorf("delete the pods %s of namespace %s (%d left): %w", selector, ns, len(pods.Items), err)
+	}
+	return nil
+}
+
 // SweepNamespaces deletes every namespace matching the label selector and waits (up to
 // timeout) until none is left; it returns how many it found. rollcheck labels the namespaces
 // it creates, so that what a killed run left behind is swept by the next one, and a run

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/inplace"
+	"github.com/rollcheck/rollcheck/spec"
+)
+
+// inPlaceCheck is the check of the flags-only form for a Deployment that runs already:
+// --deployment [NS/]NAME (-n NS), --service, --port and the variant and load flags, as
+// flagsCheck reads them for manifests.
+func (f *checkFlags) inPlaceCheck() (*spec.Check, error) {
+	ns, name, cut := strings.Cut(f.Deployment, "/")
+	if !cut {
+		ns, name = f.Namespace, f.Deployment
+	}
+	switch {
+	case ns == "":
+		return nil, fmt.Errorf("--deployment %s without --manifest checks it where it already runs: name its namespace (-n NS, or --deployment NS/%s)", f.Deployment, f.Deployment)
+	case cut && f.Namespace != "" && f.Namespace != ns:
+		return nil, fmt.Errorf("--deployment %s and -n %s name two namespaces", f.Deployment, f.Namespace)
+	case len(f.Images) > 0:
+		return nil, errors.New("--image: nothing is loaded for a Deployment checked where it already runs")
+	}
+	c, err := f.flagsCheck()
+	if err != nil {
+		return nil, err
+	}
+	c.App.Manifests, c.App.Deployment, c.App.Namespace, c.App.Service = nil, name, ns, f.Service
+	return c, nil
+}
+
+// inPlaceInput checks the flags that concern an app checked in place against the plans: a
+// variant that changes the Deployment needs --in-place (refused in one line otherwise, before
+// any work), and --in-place and --load-namespace need an app in place.
+func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
+	inPlace := c.App.Namespace != ""
+	switch {
+	case !inPlace && f.InPlace:
+		return fmt.Errorf("--in-place: %s applies its app into a namespace of its own (no app.namespace): nothing runs in place", c.Name())
+	case !inPlace && f.LoadNamespace != "":
+		return fmt.Errorf("--load-namespace %s: only for an app checked where it already runs (app.namespace)", f.LoadNamespace)
+	case !inPlace:
+		return nil
+	}
+	// An existing cluster made the load come from load pods after the file was validated: a
+	// short load url now resolves in rollcheck's namespace (check.Plan.Validate says so).
+	for _, p := range plans {
+		if _, err := p.Validate(); err != nil {
+			return err
+		}
+	}
+	if f.InPlace {
+		return nil
+	}
+	var changing []string
+	seen := map[string]bool{}
+	for _, p := range plans {
+		if ch := p.Variant.Changes(); len(ch) > 0 && !seen[p.Variant.Name] {
+			seen[p.Variant.Name] = true
+			changing = append(changing, fmt.Sprintf("%s (%s)", p.Variant.Name, strings.Join(ch, ", ")))
+		}
+	}
+	if len(changing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("variant %s would change Deployment %s/%s where it runs: add --in-place to allow it (its spec is recorded on it and restored after each row; docs/in-place.md), or check the as-is variant only",
+		strings.Join(changing, ", variant "), c.App.Namespace, c.App.Deployment)
+}
+
+// inPlaceSays is what --dry-run prints for a variant of an app in place, which applies nothing of
+// its own: what it changes of the live Deployment, if anything.
+func inPlaceSays(p check.Plan) string {
+	where := fmt.Sprintf("Deployment %s/%s where it runs", p.App.Namespace, p.App.Deployment)
+	ch := p.Variant.Changes()
+	if len(ch) == 0 {
+		return "applies nothing; disrupts " + where + " as it is (its spec restored after the row: a rollout restart stamps its pod template)"
+	}
+	return fmt.Sprintf("applies nothing of the app; changes %s of %s for the row (--in-place), restored after it", strings.Join(ch, ", "), where)
+}
+
+// inPlacePreflight reads the Deployment of plans in place once, before any work, finds the Service
+// the load goes to, and validates every plan with the Deployment (each row reads both again): a
+// Deployment that is not there, no Service or several (inplace.Service), or one a variant
+// or a disruption does not fit (a port no container declares, a scale-down of one replica, a
+// native sleep past the grace period), is one line before any namespace is made. Plans that
+// apply their app pass.
+func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan) error {
+	if len(plans) == 0 || !plans[0].InPlace() {
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	a := plans[0].App
+	d, err := cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("Deployment %s/%s: not found (app.namespace, app.deployment)", a.Namespace, a.Deployment)
+	case err != nil:
+		return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	}
+	if _, _, err := inplace.Service(ctx, cs, d, a.Service, a.Port); err != nil {
+		return err
+	}
+	d.APIVersion, d.Kind = "apps/v1", "Deployment"
+	for _, p := range plans {
+		p.App.Objects = []check.Object{d}
+		if _, err := p.Validate(); err != nil {
+			return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/inplace"
+	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/loadgen"
+)
+
+// StepRestore says what was restored of an app checked in place: a killed run's leftover before
+// the row, the row's own changes after it.
+const StepRestore Step = "restore"
+
+// readApp reads an app checked in place (check.Plan.InPlace): it restores first what a killed
+// run left on the Deployment, then reads the live Deployment into the Plan (validated again with
+// it), the row's configuration, and the Service the load goes to.
+func (r *runner) readApp(ctx context.Context) error {
+	a := r.p.App
+	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment)
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		r.logf("%s", line)
+		r.progress(StepRestore, 0, loadgen.Progress{}, line)
+	}
+	// The dead run's own namespaces (its load pods may still be sending) go too; in a load
+	// namespace of the user's, the row deletes the load pods it finds before it starts.
+	if dead != nil && dead.Run != "" && dead.Run != r.t.RunID && r.t.LoadNamespace == "" {
+		n, err := kube.SweepNamespaces(ctx, r.client, labels.SelectorFromSet(labels.Set{check.PartOfLabel: check.PartOfValue, RunLabel: dead.Run}).String(), 3*time.Minute)
+		if err != nil {
+			return fmt.Errorf("the namespaces of run %s, which left Deployment %s/%s changed: %w", dead.Run, a.Namespace, a.Deployment, err)
+		}
+		if n > 0 {
+			r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("%d namespace(s) of run %s deleted", n, dead.Run))
+		}
+	}
+	var live *appsv1.Deployment
+	err = kube.Retry(ctx, func(ctx context.Context) (err error) {
+		live, err = r.cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("the app in place: Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	}
+	live = live.DeepCopy()
+	live.APIVersion, live.Kind = "apps/v1", "Deployment"
+	live.Status, live.ManagedFields = appsv1.DeploymentStatus{}, nil
+	r.live = live
+	r.p.App.Objects = []check.Object{live}
+	warnings, err := r.p.Validate()
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings { // what the file alone could not say: the live Deployment's
+		r.progress(StepDeploy, 0, loadgen.Progress{}, "warning: "+w)
+	}
+	if r.dep, err = r.p.Deployment(); err != nil {
+		return err
+	}
+	r.row.Config = r.p.Applied()
+	svc, port, err := inplace.Service(ctx, r.cs, live, a.Service, a.Port)
+	if err != nil {
+		return err
+	}
+	// The load pods send to the address the Service's DNS name resolves to, its cluster IP, as
+	// they do to rollcheck's own Service: per-request lookups (Go's resolver caches nothing, and
+	// SERVICE.NS.svc walks the pod's search path first) would put the cluster DNS's misses and
+	// latency in the app's error rate, and a ClusterIP Service's answer never changes in a
+	// rollout. load.url takes a DNS name for the path that resolves.
+	p := strconv.Itoa(int(port))
+	r.svc, r.svcAddr = svc.Name, net.JoinHostPort(svc.Spec.ClusterIP, p)
+	r.svcName = net.JoinHostPort(svc.Name+"."+a.Namespace+".svc", p)
+	return nil
+}
+
+// hold records the live Deployment on itself before the row changes anything (a rollout restart
+// too changes its pod template).
+func (r *runner) hold(ctx context.Context) error {
+	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.t.RunID, Row: r.ns, Time: time.Now().UTC()})
+	return err
+}
+
+// release puts the Deployment back as hold recorded it, deletes the budget the row created,
+// waits until the restored Deployment rolled out (when its pod template changed, its pods roll
+// once more) and removes the record the Deployment controller copied onto its ReplicaSets, on
+// contexts of its own: it runs after errors and Ctrl-C too.
+func (r *runner) release(ctx context.Context) error {
+	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.t.RunID)
+	if r.p.Variant.PDB != nil {
+		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
+		err = errors.Join(err, berr)
+	}
+	if err != nil {
+		return err
+	}
+	what := "spec unchanged"
+	if res.Changed {
+		what = "spec put back as recorded"
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), inplace.RestoreWait)
+		defer cancel()
+		if err := kube.WaitRollout(wctx, r.client, r.appNS, r.dep.Name, inplace.RestoreWait); err != nil {
+			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
+		}
+		what += ", rolled out"
+	}
+	if res.Record != nil {
+		if _, err := inplace.CleanReplicaSets(ctx, r.cs, r.live); err != nil {
+			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
+		}
+	}
+	r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("Deployment %s/%s restored (%s)", r.appNS, r.dep.Name, what))
+	return nil
+}
+
+// applyInPlace gives the live Deployment the Variant's changes (nothing for an as-is variant) and
+// creates its budget in the app's namespace.
+func (r *runner) applyInPlace(ctx context.Context) error {
+	objs, err := r.p.Objects("", 0)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			if equality.Semantic.DeepEqual(o.Spec, r.live.Spec) {
+				continue
+			}
+			if err := inplace.Change(ctx, r.cs, r.appNS, o.Name, o.Spec); err != nil {
+				return fmt.Errorf("deploy: %w", err)
+			}
+		default:
+			pdb, ok := o.(*policyv1.PodDisruptionBudget)
+			if !ok {
+				return fmt.Errorf("deploy: in place, %T %s is not rollcheck's to create", o, o.GetName())
+			}
+			if err := inplace.CreateBudget(ctx, r.cs, pdb); err != nil {
+				return fmt.Errorf("deploy: %w", err)
+			}
+		}
+	}
+	return nil
+}

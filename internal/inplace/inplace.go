@@ -1,0 +1,318 @@
+// Package inplace keeps a Deployment that rollcheck checks where it already runs as it found it:
+// before a row changes anything, the Deployment's spec is recorded on the object itself (the
+// annotation Annotation), and after the row, on errors, on a cancelled context and by the next
+// run after a killed one, the recorded spec is put back and the record removed. The
+// PodDisruptionBudget a variant asks for is created in the app's namespace with rollcheck's
+// label and deleted the same way. Service finds the app's own Service the load goes to.
+package inplace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/kube"
+)
+
+// Annotation holds, on a Deployment checked in place, what it was before rollcheck changed it:
+// a Record as JSON. While it is there, rollcheck holds the Deployment.
+const Annotation = "rollcheck.io/restore"
+
+// RestoreWait bounds a restore, which runs on every path, a cancelled context's too: transient
+// errors (an API server restarting or gone for a while) are asked again within it (kube.Retry,
+// itself bounded by kube.RetryFor).
+var RestoreWait = 3 * time.Minute
+
+// Record is what Annotation holds: the Deployment's spec before the row, and who recorded it when.
+type Record struct {
+	// Run is the run's id (engine.Target.RunID; empty when the front end gives none).
+	Run string `json:"run,omitempty"`
+	// Row is the namespace of the row that recorded it (rollcheck's own, where its load pods run).
+	Row string `json:"row"`
+	// Time is when it was recorded.
+	Time time.Time `json:"time"`
+	// Spec is the Deployment's spec as it was.
+	Spec appsv1.DeploymentSpec `json:"spec"`
+}
+
+// String is "run 3f2a… (row rc-as-is-x7k2p) at 2026-11-27T10:00:00Z".
+func (r Record) String() string {
+	run := r.Run
+	if run == "" {
+		run = "without an id"
+	}
+	return fmt.Sprintf("run %s (row %s) at %s", run, r.Row, r.Time.UTC().Format(time.RFC3339))
+}
+
+// ErrHeld is Hold's error for a Deployment that carries a record already: another run holds it,
+// or a killed one left it (Leftover restores that).
+var ErrHeld = errors.New("the Deployment carries a restore record already")
+
+// recordOf reads d's record; nil without one.
+func recordOf(d *appsv1.Deployment) (*Record, error) {
+	s, ok := d.Annotations[Annotation]
+	if !ok {
+		return nil, nil
+	}
+	var r Record
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("Deployment %s/%s: annotation %s is not a restore record: %w", d.Namespace, d.Name, Annotation, err)
+	}
+	return &r, nil
+}
+
+// update reads the Deployment, lets change modify it and writes it back, asking again on a
+// conflict (someone else wrote it meanwhile: the change is made again on the fresh object) and
+// on transient errors (kube.Retry).
+func update(ctx context.Context, cs kubernetes.Interface, ns, name string, change func(*appsv1.Deployment) error) (*appsv1.Deployment, error) {
+	var out *appsv1.Deployment
+	err := kube.Retry(ctx, func(ctx context.Context) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if err := change(d); err != nil {
+				return err
+			}
+			out, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			return err
+		})
+	})
+	return out, err
+}
+
+// Hold records the Deployment's spec on it (Annotation), before anything changes it, and
+// returns the Deployment as it is then. A Deployment that carries a record already is ErrHeld:
+// nothing is written.
+func Hold(ctx context.Context, cs kubernetes.Interface, ns, name string, rec Record) (*appsv1.Deployment, error) {
+	d, err := update(ctx, cs, ns, name, func(d *appsv1.Deployment) error {
+		old, err := recordOf(d)
+		switch {
+		case err != nil:
+			return err
+		case old != nil && old.Run == rec.Run && old.Row == rec.Row && old.Time.Equal(rec.Time):
+			return nil // this very record: an earlier try was written, its answer lost
+		case old != nil:
+			return fmt.Errorf("%w: %s", ErrHeld, old)
+		}
+		rec.Spec = d.Spec
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[Annotation] = string(b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record Deployment %s/%s before the row: %w", ns, name, err)
+	}
+	return d, nil
+}
+
+// Change gives the held Deployment the spec a variant asks for. It refuses a Deployment whose
+// record is gone (someone removed it: rollcheck could no longer restore it).
+func Change(ctx context.Context, cs kubernetes.Interface, ns, name string, spec appsv1.DeploymentSpec) error {
+	_, err := update(ctx, cs, ns, name, func(d *appsv1.Deployment) error {
+		rec, err := recordOf(d)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return fmt.Errorf("annotation %s is gone: rollcheck changes nothing it cannot restore", Annotation)
+		}
+		d.Spec = *spec.DeepCopy()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("change Deployment %s/%s for the variant: %w", ns, name, err)
+	}
+	return nil
+}
+
+// Restored is what Restore did.
+type Restored struct {
+	// Record is the record found; nil when there was none (nothing to restore).
+	Record *Record
+	// Changed says the spec differed from the record and was put back (which rolls the pods
+	// again when the pod template differed: a variant's change, or a rollout restart's
+	// restartedAt annotation).
+	Changed bool
+}
+
+// Restore puts the recorded spec back on the Deployment and removes the record, with a context
+// of its own (ctx's values, not its end: it runs after Ctrl-C too) bounded by RestoreWait. It
+// asks again on conflicts and on transient errors, for as long as kube.Retry waits for an API
+// server that is gone (kube.RetryFor). run, when not empty, must be the record's: a record of
+// another run is not this run's to restore (an error).
+func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string) (Restored, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
+	defer cancel()
+	var out Restored
+	errNone := errors.New("no record")
+	_, err := update(rctx, cs, ns, name, func(d *appsv1.Deployment) error {
+		rec, err := recordOf(d)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return errNone
+		}
+		if run != "" && rec.Run != run {
+			return fmt.Errorf("the record is %s's, not this run's (%s)", rec, run)
+		}
+		out.Record = rec
+		out.Changed = !equality.Semantic.DeepEqual(d.Spec, rec.Spec)
+		d.Spec = *rec.Spec.DeepCopy()
+		delete(d.Annotations, Annotation)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errNone):
+		return out, nil // nothing recorded; or an earlier try restored it and its answer was lost
+	case err != nil:
+		return out, fmt.Errorf("restore Deployment %s/%s: %w", ns, name, err)
+	}
+	return out, nil
+}
+
+// Leftover restores a Deployment whose record a run left that ended without restoring it (a
+// kill -9, or an API server gone for longer than the restore waited), and deletes the budget
+// such a run left (DeleteBudget). It returns the one line that says so ("" when nothing was
+// left) and the record it restored (nil for none), whose run's namespaces the caller may sweep.
+// One run checks a Deployment at a time: a record found before a row starts is taken for a dead
+// run's.
+func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (string, *Record, error) {
+	r, err := Restore(ctx, cs, ns, name, "")
+	if err != nil {
+		return "", nil, err
+	}
+	deleted, err := DeleteBudget(ctx, cs, ns)
+	if err != nil {
+		return "", nil, err
+	}
+	if r.Record != nil {
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
+		}
+		if _, err := CleanReplicaSets(ctx, cs, d); err != nil {
+			return "", nil, err
+		}
+	}
+	var line string
+	if r.Record != nil {
+		what := "its spec was as recorded; the record removed"
+		if r.Changed {
+			what = "its spec put back as recorded"
+		}
+		line = fmt.Sprintf("Deployment %s/%s restored: %s left it changed and did not restore it (killed?); %s", ns, name, r.Record, what)
+	}
+	if deleted {
+		if line != "" {
+			line += "; "
+		}
+		line += fmt.Sprintf("PodDisruptionBudget %s/%s that an earlier run left deleted", ns, check.PDBName)
+	}
+	return line, r.Record, nil
+}
+
+// CleanReplicaSets removes Annotation from the Deployment's ReplicaSets: the Deployment controller
+// copies a Deployment's annotations to the ReplicaSet it rolls to (all but a few of its own), and
+// never removes one, so the record would stay on them after the restore. Call it once the
+// Deployment no longer carries the record (after Restore), with a context of its own as Restore
+// has. It returns how many it cleaned.
+func CleanReplicaSets(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment) (int, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
+	defer cancel()
+	var list *appsv1.ReplicaSetList
+	sel := metav1.FormatLabelSelector(d.Spec.Selector)
+	err := kube.Retry(cctx, func(ctx context.Context) (err error) {
+		list, err = cs.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list the ReplicaSets of Deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, Annotation))
+	n := 0
+	for _, rs := range list.Items {
+		if _, ok := rs.Annotations[Annotation]; !ok || !metav1.IsControlledBy(&rs, d) {
+			continue
+		}
+		err := kube.Retry(cctx, func(ctx context.Context) error {
+			_, err := cs.AppsV1().ReplicaSets(d.Namespace).Patch(ctx, rs.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return n, fmt.Errorf("remove %s from ReplicaSet %s/%s: %w", Annotation, d.Namespace, rs.Name, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// CreateBudget creates a variant's PodDisruptionBudget in the app's namespace (check.Plan.Objects
+// renders it with rollcheck's label and the name check.PDBName).
+func CreateBudget(ctx context.Context, cs kubernetes.Interface, pdb *policyv1.PodDisruptionBudget) error {
+	err := kube.Retry(ctx, func(ctx context.Context) error {
+		_, err := cs.PolicyV1().PodDisruptionBudgets(pdb.Namespace).Create(ctx, pdb, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("create PodDisruptionBudget %s/%s: %w", pdb.Namespace, pdb.Name, err)
+	}
+	return nil
+}
+
+// DeleteBudget deletes the PodDisruptionBudget check.PDBName of ns when rollcheck made it (its
+// label check.PartOfLabel says so; a budget of the user's of that name is left), with a context
+// of its own as Restore has. It reports whether one was deleted. A user who may not read budgets
+// there could have created none: nothing to do.
+func DeleteBudget(ctx context.Context, cs kubernetes.Interface, ns string) (bool, error) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
+	defer cancel()
+	deleted := false
+	err := kube.Retry(dctx, func(ctx context.Context) error {
+		b, err := cs.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, check.PDBName, metav1.GetOptions{})
+		// Not there; or not readable: a user without in-place-budget.yaml's rights, whose runs
+		// could create none.
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if b.Labels[check.PartOfLabel] != check.PartOfValue {
+			return nil
+		}
+		err = cs.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, check.PDBName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &b.UID}})
+		if err == nil || apierrors.IsNotFound(err) {
+			deleted = err == nil
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete PodDisruptionBudget %s/%s: %w", ns, check.PDBName, err)
+	}
+	return deleted, nil
+}
