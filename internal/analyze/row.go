@@ -61,8 +61,10 @@ type Result struct {
 
 // Row analyses one row: every failed request attributed to a phase, each disruption's
 // requests counted, the terminations timed, the propagation measured and the recommendation
-// with its advice. It reads nothing but in.
+// with its advice. It reads nothing but in, and of its times only what a row records (the wall
+// clock), so that a replay of the row gives what the run gave.
 func Row(in Input) Result {
+	in = wallClock(in)
 	res, tl, cfg := in.Load, in.Timeline, in.Config
 	attr := attribute.Attribute(attributeInput(in))
 	out := Result{Summary: res.Summary(), Attribution: attr, Blind: blindFailures(tl, res)}
