@@ -178,8 +178,8 @@ func TestReplayRecordedRowsChangesNothing(t *testing.T) {
 // microsecond at most: the rows were recorded when the analysis still read the monotonic clock
 // (see analyze's wallClock).
 //
-// Together the sets show every phase but those only a proxy in front gives (and steady, which a
-// working matrix row never shows), and every kind of expected outcome the matrix uses.
+// Together the sets show every phase but proxy-no-upstream (no recorded row yet) and steady
+// (which a working matrix row never shows), and every kind of expected outcome the matrix uses.
 func TestReplayRecordedRowsInDetail(t *testing.T) {
 	phases, rules := map[timeline.Phase]bool{}, map[string]bool{}
 	for _, set := range sets(t) {
@@ -229,8 +229,7 @@ func TestReplayRecordedRowsInDetail(t *testing.T) {
 			})
 		}
 	}
-	// Proxy rows are still to be recorded into testdata.
-	notYet := []timeline.Phase{timeline.PhaseProxyNoUpstream, timeline.PhaseProxyPropagation, timeline.PhaseSteady}
+	notYet := []timeline.Phase{timeline.PhaseProxyNoUpstream, timeline.PhaseSteady}
 	for _, ph := range timeline.Phases {
 		if !phases[ph] && !slices.Contains(notYet, ph) {
 			t.Errorf("no recorded row shows phase %s", ph)
