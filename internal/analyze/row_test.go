@@ -159,3 +159,37 @@ func TestBlindFailures(t *testing.T) {
 		t.Errorf("no failures: %q", got)
 	}
 }
+
+// The verdict is a harness fault when fewer disruptions ran than asked, or when the observer was
+// blind to the failures; otherwise the Outcome's judgement, of the mechanism too.
+func TestVerdict(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &loadgen.Result{Started: t0, Ended: t0.Add(10 * time.Second), EndReason: loadgen.EndStopped, Valid: true, AchievedRate: 10}
+	for i := range 100 {
+		c := loadgen.ClassOK
+		if i == 50 {
+			c = loadgen.ClassRefused
+		}
+		res.Requests = append(res.Requests, loadgen.Request{Seq: uint64(i), Timestamp: t0.Add(time.Duration(i) * 100 * time.Millisecond), Class: c})
+	}
+	res.Totals = loadgen.Totals{Requests: 100, OK: 99, Failed: 1, Failures: map[loadgen.Class]int{loadgen.ClassRefused: 1}}
+	cfg := check.Applied{Name: "x", Disruption: check.DeletePod, Count: 1, Expect: check.Zero(), GraceSeconds: 30}
+	in := Input{Config: cfg, Load: res, Timeline: timeline.Timeline{Started: t0, Ended: t0.Add(10 * time.Second)},
+		Disruptions: []check.DisruptionResult{{Kind: check.DeletePod, N: 1, Started: t0.Add(4 * time.Second), Settled: t0.Add(6 * time.Second), Requests: 99, Failed: 99}}}
+	a := Row(in)
+	if d := a.Disruptions[0]; d.Requests != 21 || d.Failed != 1 {
+		t.Errorf("the disruption's counts: %d requests, %d failed; want them counted again (21, 1)", d.Requests, d.Failed)
+	}
+	if v := Verdict(cfg, a); v.Status != check.Fail {
+		t.Errorf("one failure, zero expected: %+v", v)
+	}
+	cfg.Count = 2
+	if v := Verdict(cfg, a); v.Status != check.HarnessFault || v.Reason != "1 of 2 disruptions ran" {
+		t.Errorf("fewer disruptions than asked: %+v", v)
+	}
+	cfg.Count = 1
+	in.Timeline.Gaps = []timeline.Gap{{What: "pods", From: t0.Add(3 * time.Second), To: t0.Add(7 * time.Second), Error: "EOF"}}
+	if v := Verdict(cfg, Row(in)); v.Status != check.HarnessFault || !strings.Contains(v.Reason, "the observer could not watch the cluster") {
+		t.Errorf("blind: %+v", v)
+	}
+}
