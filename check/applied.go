@@ -3,6 +3,10 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // String names the row, e.g.
@@ -87,4 +91,20 @@ func (c Applied) DisruptionString() string {
 		s += fmt.Sprintf(" node=%s", c.DrainNode)
 	}
 	return s
+}
+
+// Through says the load went through a proxy in front of the app (Load.URL), which keeps its
+// own list of pods.
+func (c Applied) Through() bool { return c.LoadURL != "" }
+
+// Balanced says the client balanced over the pods' addresses itself (gRPC round_robin over a
+// headless Service), not through kube-proxy.
+func (c Applied) Balanced() bool {
+	return c.GRPC != nil && c.GRPC.Balancing == loadgen.BalancingRoundRobin
+}
+
+// LocalOnly says the load Service sent external traffic only to pods on the node it entered
+// (externalTrafficPolicy Local).
+func (c Applied) LocalOnly() bool {
+	return c.ExternalTrafficPolicy == string(corev1.ServiceExternalTrafficPolicyLocal)
 }

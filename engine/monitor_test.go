@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
-	"github.com/rollcheck/rollcheck/timeline"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -108,26 +107,5 @@ func TestMonitorLostLoadPod(t *testing.T) {
 				t.Fatalf("fault = %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-// Failures seen while the observer was blind cannot be judged by phase; a row without failures,
-// or a gap outside the load, is judged as usual.
-func TestBlindFailures(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	res := &loadgen.Result{Started: t0, Ended: t0.Add(30 * time.Second)}
-	res.Totals.Failed = 12
-	gap := timeline.Gap{What: "pods", From: t0.Add(10 * time.Second), To: t0.Add(25 * time.Second), Error: "EOF"}
-	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); !strings.Contains(got, "(pods unwatched 15s from 00:00:10.000 (EOF)): 12 failed requests") {
-		t.Errorf("blindFailures = %q", got)
-	}
-	late := gap
-	late.From, late.To = t0.Add(40*time.Second), t0.Add(50*time.Second)
-	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{late}}, res); got != "" {
-		t.Errorf("a gap after the load: %q", got)
-	}
-	res.Totals.Failed = 0
-	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); got != "" {
-		t.Errorf("no failures: %q", got)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +29,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/kube"
@@ -302,7 +302,7 @@ func (r *runner) measure(ctx context.Context) error {
 		return fmt.Errorf("load: no result: %w", errors.Join(d.loadFault, d.waitErr))
 	}
 	// kube-proxy's measured lag, when it has one, is the propagation window's data-plane lag.
-	return r.judge(ctx, d, tl, kubeProxyDelta(ctx, cs, kpBefore, kpErr), container)
+	return r.judge(ctx, d, tl, kubeProxyDelta(ctx, cs, kpBefore, kpErr))
 }
 
 // deploy applies the app's objects into the row's namespace and waits for its rollout.
@@ -613,47 +613,27 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 	return cfg
 }
 
-// judge fills the row from what was driven and observed: the summary and timeline, every failed
-// request attributed, the disruptions' windows, the explanation, the raw files, and the verdict.
-func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp kubeProxyNumbers, container string) error {
-	p, row, res := r.p, r.row, d.res
-	row.Summary = res.Summary()
-	row.DNS = res.DNS
-	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
-	in := attribute.Input{Requests: res.Requests, Timeline: tl, KeepAlive: p.Load.KeepAlive, Container: container, Front: p.FrontContainer(), FrontSpec: frontSpec(row.Config),
-		Proxy: p.Load.Through(), UpstreamNamed: p.Load.UpstreamHeader != "", Drain: p.Disruption.Kind == check.DrainNode,
-		SingleReplica: row.Config.Replicas == 1, ScaleToZero: p.Disruption.Kind == check.ScaleToZero,
-		Balanced: p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin}
+// judge fills the row from what was driven and observed: the load's summary and timeline, and
+// the analysis (internal/analyze) of the ledger, the timeline and the disruptions as they ran;
+// it writes the raw files and sets the verdict, a harness fault when the run itself failed.
+func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp analyze.KubeProxy) error {
+	row, res := r.row, d.res
+	in := analyze.Input{Config: row.Config, Load: res, Timeline: tl, Disruptions: records(d.recs), KubeProxy: kp,
+		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime}
 	if r.localOnly() {
-		in.LocalEntry = r.t.EntryNode
+		in.EntryNode = r.t.EntryNode
 	}
-	in.HeldFor = heldFor(row.Config)
-	if kd := kp.durations; kd != nil && kd.N > 0 {
-		in.ProgrammingLag = kd.P99 + attribute.Tolerance
-	}
-	attr := attribute.Attribute(in)
-	row.Disruptions = windows(d.recs, res.Requests, attr.BySeq)
-	row.Times = check.NewTimes(terminations(attr.Lives, row.Disruptions, tl.Events), row.Disruptions)
+	a := analyze.Row(in)
+	row.Summary, row.DNS = a.Summary, res.DNS
+	row.LoadStarted, row.Buckets, row.Timeline = res.Started, res.Buckets, &tl
+	row.Disruptions, row.Times, row.PodIdentity, row.Explanation = a.Disruptions, a.Times, a.PodIdentity, a.Explanation
 	row.Versions.Vegeta = res.VegetaVersion
-	for i := range res.Requests {
-		if res.Requests[i].Pod != "" {
-			row.PodIdentity = true
-			break
-		}
-	}
-	row.Explanation = explain(res.Requests, res.DNS, tl, attr, kp, row.Config, row.PodIdentity, row.Times)
-	if sig := row.Config.StopSignal; sig != "" && row.StopSignalReported != sig && row.Explanation != nil && row.Explanation.Recommendation != nil {
-		rec := row.Explanation.Recommendation
-		rec.Advice += fmt.Sprintf("; the pod asks for stop signal %s, but the runtime (%s) reported %q as the effective one: it does not take lifecycle.stopSignal and sent the image's STOPSIGNAL or SIGTERM; put STOPSIGNAL %s in the image, or run a runtime that supports the field",
-			sig, orNone(row.Versions.Runtime), row.StopSignalReported, sig)
-	}
 	if r.o.artifacts != "" {
 		var err error
-		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, attr); err != nil {
+		if row.Artifacts, err = writeRaw(r.o.artifacts, row, res, a.Attribution); err != nil {
 			return err
 		}
 	}
-	blind := blindFailures(tl, res)
 	switch derr := d.disruptErr; {
 	case d.loadFault != nil:
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: d.loadFault.Error()}
@@ -661,27 +641,21 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
 	case derr != nil:
 		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
-	case len(d.recs) != p.Disruption.Count:
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(d.recs), p.Disruption.Count)}
-	case blind != "":
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: blind}
 	default:
-		row.Verdict = p.Variant.Expect.JudgeMechanism(p.Variant.Expect.Judge(row.Summary, row.Disruptions...), row.Explanation.Phases)
+		row.Verdict = analyze.Verdict(row.Config, a)
 	}
 	r.progress(StepDone, 0, d.atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
 }
 
-// frontSpec is what the applied spec of the sidecar in front says of when it gets SIGTERM, for
-// the attribution of a sidecar that writes no lines: nothing without one, or for a classic one
-// whose preStop has no length known without running it.
-func frontSpec(c check.Applied) attribute.FrontSpec {
-	sc, ok := c.FrontSidecar()
-	if !ok {
-		return attribute.FrontSpec{}
+// records are the disruptions as they ran, which the analysis counts the requests of.
+func records(recs []disrupt.Record) []check.DisruptionResult {
+	out := make([]check.DisruptionResult, len(recs))
+	for k, rec := range recs {
+		out[k] = check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
+			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack, Drain: rec.Drain}
 	}
-	pre, known := sc.PreStop.Duration()
-	return attribute.FrontSpec{Known: known || sc.Native, Native: sc.Native, PreStop: pre}
+	return out
 }
 
 // connect returns the clients a row talks to the cluster with. A variable, so that the engine's
@@ -700,186 +674,6 @@ var connect = func(cfg *rest.Config) (klient.Client, kubernetes.Interface, error
 
 func selectorOf(d *appsv1.Deployment) string {
 	return labels.SelectorFromSet(d.Spec.Selector.MatchLabels).String()
-}
-
-// windows computes, for each disruption, the requests in flight between its start and its
-// settling: sent before it settled and answered (or failed) after it started. A slow request
-// sent just before a disruption and cut by it belongs to that disruption; with instant
-// requests this is the requests sent during it. A request in flight across the moment one
-// disruption settles and the next starts counts for both.
-// terminations are the terminations of the pods deleted during a disruption (between its start
-// and the Deployment settling), in order of deletion, every moment from the deletion.
-func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []timeline.Event) []check.Termination {
-	during := func(t time.Time) bool {
-		for _, d := range ds {
-			end := d.Complete
-			if end.IsZero() {
-				end = d.Settled
-			}
-			if !t.Before(d.Started) && !t.After(end) {
-				return true
-			}
-		}
-		return false
-	}
-	// A moment seen at or before the deletion as this process received it (the kubelet can
-	// act before the watch event arrives) is counted as at the deletion: 1 ns, not 0, which
-	// means not seen.
-	since := func(from, t time.Time) time.Duration {
-		if t.IsZero() {
-			return 0
-		}
-		return max(t.Sub(from), time.Nanosecond)
-	}
-	var out []check.Termination
-	deleted := map[string]bool{}
-	for _, l := range lives {
-		if !l.Deleting.IsZero() && during(l.Deleting) {
-			deleted[l.Pod] = true
-		}
-	}
-	for _, l := range lives {
-		if !deleted[l.Pod] {
-			continue
-		}
-		t := check.Termination{Pod: l.Pod, Deleting: l.Deleting, SIGTERM: since(l.Deleting, l.SIGTERM), SIGTERMAgain: since(l.Deleting, l.SIGTERMAgain),
-			Exit: since(l.Deleting, l.ExitBy), ExitUncertainty: l.ExitWindow(), How: string(l.Exit), Gone: since(l.Deleting, l.Gone), FinalPhase: finalPhase(events, l.Pod)}
-		if f := l.Front; f != nil {
-			t.Front = &check.SidecarEnd{Container: f.Container, PreStop: since(l.Deleting, f.PreStop), SIGTERM: since(l.Deleting, f.SIGTERM),
-				Exit: since(l.Deleting, f.ExitBy), ExitUncertainty: f.ExitWindow(), How: string(f.Exit)}
-		}
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Deleting.Before(out[j].Deleting) })
-	// Each deletion's replacement, one to one and in order of deletion: the pod created nearest
-	// the deletion (a rollout creates it just before, a delete or a scale-up just after), not
-	// taken by an earlier deletion. A replacement may itself be deleted later in the row.
-	taken := map[string]bool{}
-	for i := range out {
-		t := &out[i]
-		var best *attribute.Life
-		for j := range lives {
-			n := &lives[j]
-			if n.Pod == t.Pod || taken[n.Pod] || n.Created.IsZero() || absDur(n.Created.Sub(t.Deleting)) > 30*time.Second {
-				continue
-			}
-			if best == nil || absDur(n.Created.Sub(t.Deleting)) < absDur(best.Created.Sub(t.Deleting)) {
-				best = n
-			}
-		}
-		if best == nil {
-			continue
-		}
-		taken[best.Pod] = true
-		t.Replacement, t.ReplacementCreated = best.Pod, best.Created.Sub(t.Deleting)
-		if !best.EndpointReady.IsZero() {
-			t.ReplacementReady = best.EndpointReady.Sub(t.Deleting)
-			if t.Exit > 0 {
-				t.Overlap = t.Exit - t.ReplacementReady
-			}
-		}
-	}
-	return out
-}
-
-// finalPhase is the phase of pod's last state, from its pod-gone event ("phase=Failed").
-func finalPhase(events []timeline.Event, pod string) string {
-	for i := len(events) - 1; i >= 0; i-- {
-		if e := events[i]; e.Kind == timeline.PodGone && e.Pod == pod {
-			for _, f := range strings.Fields(e.Detail) {
-				if v, ok := strings.CutPrefix(f, "phase="); ok {
-					return v
-				}
-			}
-			return ""
-		}
-	}
-	return ""
-}
-
-func absDur(d time.Duration) time.Duration {
-	if d < 0 {
-		return -d
-	}
-	return d
-}
-
-// windows counts the requests of each disruption: those that overlap its window (start to
-// settled). A request that overlaps two (sent before one settled, ended after the next
-// started) counts once, in the one it was sent in, else the first it overlaps.
-func windows(recs []disrupt.Record, reqs []loadgen.Request, phases map[uint64]timeline.Phase) []check.DisruptionResult {
-	out := make([]check.DisruptionResult, len(recs))
-	for k, rec := range recs {
-		out[k] = check.DisruptionResult{Kind: check.DisruptionKind(rec.Kind), N: rec.N, Pod: rec.Pod, Started: rec.Started, Complete: rec.Complete, Settled: rec.Settled,
-			KubeletRestarted: rec.KubeletRestarted, KubeletBack: rec.KubeletBack, Drain: rec.Drain}
-	}
-	for i := range reqs {
-		q := &reqs[i]
-		k := owner(recs, q)
-		if k < 0 {
-			continue
-		}
-		d := &out[k]
-		d.Requests++
-		if q.OK() {
-			continue
-		}
-		d.Failed++
-		if d.Failures == nil {
-			d.Failures = map[loadgen.Class]int{}
-		}
-		d.Failures[q.Class]++
-		if ph, ok := phases[q.Seq]; ok {
-			if d.Phases == nil {
-				d.Phases = map[timeline.Phase]int{}
-			}
-			d.Phases[ph]++
-		}
-	}
-	for k := range out {
-		if d := &out[k]; d.Requests > 0 {
-			d.SuccessRatio = float64(d.Requests-d.Failed) / float64(d.Requests)
-		}
-	}
-	return out
-}
-
-// owner is the index of the disruption q counts in (see windows), -1 for none: the one whose
-// window holds its sending, else the first whose window it overlaps.
-func owner(recs []disrupt.Record, q *loadgen.Request) int {
-	first := -1
-	for j := range recs {
-		if q.Timestamp.After(recs[j].Settled) || q.Timestamp.Add(q.Latency).Before(recs[j].Started) {
-			continue
-		}
-		if !q.Timestamp.Before(recs[j].Started) {
-			return j
-		}
-		if first < 0 {
-			first = j
-		}
-	}
-	return first
-}
-
-// blindFailures says why the failures of a row cannot be judged when the observer could not
-// watch the cluster while the load ran (an API server restarted): what happened meanwhile was
-// seen late, so the phases of the failures are not to be trusted. A row without failures is
-// judged on its ledger, which the API server does not carry (load from the host) or whose loss
-// is a fault of its own (a load pod's stream). "" when the row can be judged.
-func blindFailures(tl timeline.Timeline, res *loadgen.Result) string {
-	if res == nil || res.Totals.Failed == 0 {
-		return ""
-	}
-	gaps := tl.GapsWithin(res.Started, res.Ended)
-	if len(gaps) == 0 {
-		return ""
-	}
-	s := make([]string, len(gaps))
-	for i, g := range gaps {
-		s[i] = g.String()
-	}
-	return fmt.Sprintf("the observer could not watch the cluster while the load ran (%s): %d failed requests, whose phases come from late events; no verdict", strings.Join(s, "; "), res.Totals.Failed)
 }
 
 // monitor watches the load while the disruptions run: it reports progress every 5 s and
@@ -933,26 +727,26 @@ func startMonitor(atk load, rate int, fault func(error), tick func(loadgen.Progr
 func (m *monitor) stop() { m.once.Do(func() { close(m.done); m.wg.Wait() }) }
 
 // kubeProxyDelta reads kube-proxy's histogram again and returns its change since before.
-func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxymetrics.Histogram, beforeErr error) kubeProxyNumbers {
+func kubeProxyDelta(ctx context.Context, cs kubernetes.Interface, before proxymetrics.Histogram, beforeErr error) analyze.KubeProxy {
 	if beforeErr != nil {
-		return kubeProxyNumbers{err: beforeErr.Error()}
+		return analyze.KubeProxy{Err: beforeErr.Error()}
 	}
 	after, err := scrape.KubeProxy(ctx, cs)
 	if err != nil {
-		return kubeProxyNumbers{err: err.Error()}
+		return analyze.KubeProxy{Err: err.Error()}
 	}
 	d, err := after.Sub(before)
 	if err != nil {
-		return kubeProxyNumbers{err: err.Error()}
+		return analyze.KubeProxy{Err: err.Error()}
 	}
 	s := d.Summary()
-	out := kubeProxyNumbers{durations: &check.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}}
+	out := analyze.KubeProxy{Durations: &check.Durations{N: int(s.Count), P50: s.P50, P99: s.P99, Max: s.Max}}
 	for _, b := range d.Buckets {
 		eb := check.HistogramBucket{UpperBound: b.UpperBound, Count: b.Count}
 		if math.IsInf(b.UpperBound, 1) {
 			eb.UpperBound, eb.Inf = 0, true
 		}
-		out.buckets = append(out.buckets, eb)
+		out.Buckets = append(out.Buckets, eb)
 	}
 	return out
 }

@@ -313,8 +313,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// readJSON decodes a Result written by WriteJSON.
-func readJSON(rd io.Reader) (*Result, error) {
+// ReadJSON decodes a Result written by WriteJSON (a row's raw/<row>.ledger.json).
+func ReadJSON(rd io.Reader) (*Result, error) {
 	var r Result
 	if err := json.NewDecoder(bufio.NewReader(rd)).Decode(&r); err != nil {
 		return nil, fmt.Errorf("decoding load result JSON: %w", err)

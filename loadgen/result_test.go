@@ -313,7 +313,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err := res.WriteJSON(&first); err != nil {
 		t.Fatal(err)
 	}
-	back, err := readJSON(bytes.NewReader(first.Bytes()))
+	back, err := ReadJSON(bytes.NewReader(first.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("totals.failures = %v", fs)
 	}
 
-	if _, err := readJSON(strings.NewReader("{")); err == nil {
+	if _, err := ReadJSON(strings.NewReader("{")); err == nil {
 		t.Error("readJSON accepted truncated JSON")
 	}
 }

@@ -86,7 +86,8 @@ var commands = []command{
 	{name: "report", args: "DIR",
 		summary: "merge DIR/rows/*.json into DIR's reports and print the Markdown table",
 		about: "Merges the rows the suites wrote (DIR/rows/*.json) into DIR/conformance.{json,md,junit.xml} and\nDIR/timeline.html, and prints the Markdown table. Exit 0 when every row passed, 1 otherwise, 2 bad input.\n" +
-			"With --figures FILE it writes instead the figures document of the run in DIR (its conformance.json):\nwhat it ran on, its rows and the lifecycle claims, generated (docs/matrix.md is one). Exit 0 written, 1 not, 2 bad input.",
+			"With --figures FILE it writes instead the figures document of the run in DIR (its conformance.json):\nwhat it ran on, its rows and the lifecycle claims, generated (docs/matrix.md is one). Exit 0 written, 1 not, 2 bad input.\n" +
+			"With --reanalyze it writes nothing: it judges each row of DIR again from what it recorded (DIR/rows/*.json and\nDIR/raw/<row>.ledger.json; no cluster) with the current analysis, and prints per row what changed against\nthe record (verdict, phase counts, recommendation) and what it could not derive again. Exit 0 no change, 1 a\nchange, 2 bad input.",
 		setup: withFlags(newReportFlags, runReport)},
 	{name: "version", aliases: []string{"--version", "-version"},
 		summary: "print rollcheck's version (also: rollcheck --version)",

@@ -33,6 +33,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/replay"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
@@ -75,12 +76,14 @@ func runKnobs(_ context.Context, _ *noFlags, args []string, stdout, stderr io.Wr
 
 // reportFlags are rollcheck report's flags.
 type reportFlags struct {
-	figures string
+	figures   string
+	reanalyze bool
 }
 
 func newReportFlags(fs *flag.FlagSet) *reportFlags {
 	f := &reportFlags{}
 	fs.StringVar(&f.figures, "figures", "", "write the run's figures document to `FILE` (from DIR/conformance.json) instead of merging rows")
+	fs.BoolVar(&f.reanalyze, "reanalyze", false, "judge DIR's rows again from their recorded data (rows and raw ledgers, no cluster) and print what changed, instead of merging rows")
 	return f
 }
 
@@ -88,6 +91,9 @@ func runReport(_ context.Context, f *reportFlags, args []string, stdout, stderr 
 	if len(args) != 1 {
 		fmt.Fprintf(stderr, "rollcheck report: want one directory, got %d arguments (rollcheck help report)\n", len(args))
 		return exitBadInput
+	}
+	if f.reanalyze {
+		return reanalyze(args[0], stdout, stderr)
 	}
 	if f.figures != "" {
 		if err := writeFigures(args[0], f.figures); err != nil {
@@ -98,6 +104,24 @@ func runReport(_ context.Context, f *reportFlags, args []string, stdout, stderr 
 	}
 	if err := writeReport(args[0], stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "rollcheck report:", err)
+		return exitFail
+	}
+	return exitPass
+}
+
+// reanalyze replays the rows of dir with the current analysis and prints what changed: exit 0
+// when nothing did, 1 when something did, 2 for a directory it cannot read.
+func reanalyze(dir string, stdout, stderr io.Writer) int {
+	rep, err := replay.Dir(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "rollcheck report --reanalyze:", err)
+		return exitBadInput
+	}
+	if err := rep.Write(stdout); err != nil {
+		fmt.Fprintln(stderr, "rollcheck report --reanalyze:", err)
+		return exitFail
+	}
+	if changed, _, _ := rep.Count(); changed > 0 {
 		return exitFail
 	}
 	return exitPass

@@ -12,8 +12,7 @@
 //
 // Beside the tables it writes what is read from the rows: the comparison of two runs
 // ([Comparison], Fisher's exact test per row), the figures document of a run (docs/matrix.md is
-// one), the lifecycle claims the rows measured, and the advice sentences of a row's
-// recommendation.
+// one) and the lifecycle claims the rows measured. The advice a row carries is internal/analyze's.
 //
 // The HTML page has no scripts and no external assets: every chart is an inline SVG drawn
 // on the server side with html/template, so the file can be archived, attached to a CI run

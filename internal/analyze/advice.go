@@ -1,4 +1,4 @@
-package report
+package analyze
 
 import (
 	"fmt"
@@ -6,12 +6,11 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
-// The advice a row carries is written here, with the rest of what a reader is told; the engine
-// measures and computes the recommendation's numbers (check.Recommendation) and calls these.
+// The advice a row carries: the prose of its recommendation (Recommend computes the numbers and
+// calls Advise) and the note on pods that never heard SIGTERM.
 
 // PID1Note names the cause of pods killed at the grace period's end without a word of SIGTERM:
 // with the app's lines, the signal never reached it (its PID 1 did not pass it on); without
@@ -42,7 +41,7 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 	if r.AppDelay.N > 0 && r.AppDelay.Samples[0] >= ownDelayNoted {
 		own = r.AppDelay.Samples[0]
 	}
-	fit = analyze.Fit(pre, known, own, cfg.GraceSeconds, r.PreStop, r.GraceSeconds)
+	fit = Fit(pre, known, own, cfg.GraceSeconds, r.PreStop, r.GraceSeconds)
 	if known {
 		parts = append(parts, fmt.Sprintf("preStop %s vs %s recommended, grace %ds vs %ds", pre, r.PreStop, cfg.GraceSeconds, r.GraceSeconds))
 		if own > 0 {

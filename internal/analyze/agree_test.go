@@ -1,4 +1,4 @@
-package engine
+package analyze_test
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestAuditAgreesWithTheRowsRecommendation(t *testing.T) {
 		for pn, cfg := range paths {
 			t.Run(fmt.Sprintf("%s/%s", wn, pn), func(t *testing.T) {
 				ex := &check.Explanation{Propagation: p, RequestP99: ms(50)}
-				row := recommend(ex, cfg, check.Durations{}, nil, true)
+				row := analyze.Recommend(ex, cfg, check.Durations{}, nil, true)
 				f := audit.WindowsFile{SchemaVersion: audit.WindowsSchemaVersion, Measured: audit.Provenance{Source: "a test"}, Windows: audit.MeasuresOf(ex)}
 				b, err := f.Encode()
 				if err != nil {

@@ -1,13 +1,13 @@
-package engine
+package analyze
 
 import (
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/attribute"
-	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -33,12 +33,12 @@ func TestWindows(t *testing.T) {
 		}
 		reqs = append(reqs, loadgen.Request{Seq: uint64(ms / 100), Timestamp: at(ms), Class: c})
 	}
-	recs := []disrupt.Record{
-		{Kind: disrupt.Kind(check.DeletePod), N: 1, Pod: "web-abc", Started: at(1000), Settled: at(2000)},
+	recs := []check.DisruptionResult{
+		{Kind: check.DeletePod, N: 1, Pod: "web-abc", Started: at(1000), Settled: at(2000)},
 		// check.Bounds between requests: 2450..2850 holds 2500, 2600, 2700, 2800.
-		{Kind: disrupt.Kind(check.DeletePod), N: 2, Pod: "web-def", Started: at(2450), Settled: at(2850)},
+		{Kind: check.DeletePod, N: 2, Pod: "web-def", Started: at(2450), Settled: at(2850)},
 		// After the last request: nothing sent.
-		{Kind: disrupt.Kind(check.DeletePod), N: 3, Pod: "web-ghi", Started: at(3500), Settled: at(4000)},
+		{Kind: check.DeletePod, N: 3, Pod: "web-ghi", Started: at(3500), Settled: at(4000)},
 	}
 	// Every failure attributed: the 503 to a starting pod, the others to propagation.
 	phases := map[uint64]timeline.Phase{}
@@ -86,7 +86,7 @@ func TestWindowsCountRequestsInFlight(t *testing.T) {
 		{Timestamp: base.Add(1500 * time.Millisecond), Class: loadgen.ClassOK},                           // sent during it
 		{Timestamp: base.Add(3 * time.Second), Class: loadgen.ClassOK},                                   // after it settled
 	}
-	recs := []disrupt.Record{{Kind: disrupt.ScaleDown, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)}}
+	recs := []check.DisruptionResult{{Kind: check.ScaleDown, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)}}
 	got := windows(recs, reqs, nil)[0]
 	if got.Requests != 2 || got.Failed != 1 || got.Failures[loadgen.ClassEOF] != 1 {
 		t.Errorf("window = %d requests, %d failed (%v); want the cut slow request and the one sent during it", got.Requests, got.Failed, got.Failures)
@@ -97,9 +97,9 @@ func TestWindowsCountRequestsInFlight(t *testing.T) {
 // the second started) counts once, in the one it was sent in; one sent before both, in the first.
 func TestWindowsCountEachRequestOnce(t *testing.T) {
 	base := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	recs := []disrupt.Record{
-		{Kind: disrupt.RolloutRestart, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)},
-		{Kind: disrupt.RolloutRestart, N: 2, Started: base.Add(2100 * time.Millisecond), Settled: base.Add(3 * time.Second)},
+	recs := []check.DisruptionResult{
+		{Kind: check.RolloutRestart, N: 1, Started: base.Add(time.Second), Settled: base.Add(2 * time.Second)},
+		{Kind: check.RolloutRestart, N: 2, Started: base.Add(2100 * time.Millisecond), Settled: base.Add(3 * time.Second)},
 	}
 	reqs := []loadgen.Request{
 		{Timestamp: base.Add(1900 * time.Millisecond), Latency: 500 * time.Millisecond, Class: loadgen.ClassEOF},   // sent in the first, ended in the second
@@ -136,5 +136,60 @@ func TestFrontSpec(t *testing.T) {
 		if got := frontSpec(c.cfg); got != c.want {
 			t.Errorf("%v: %+v, want %+v", c.cfg.Sidecars, got, c.want)
 		}
+	}
+}
+
+// Failures seen while the observer was blind cannot be judged by phase; a row without failures,
+// or a gap outside the load, is judged as usual.
+func TestBlindFailures(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &loadgen.Result{Started: t0, Ended: t0.Add(30 * time.Second)}
+	res.Totals.Failed = 12
+	gap := timeline.Gap{What: "pods", From: t0.Add(10 * time.Second), To: t0.Add(25 * time.Second), Error: "EOF"}
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); !strings.Contains(got, "(pods unwatched 15s from 00:00:10.000 (EOF)): 12 failed requests") {
+		t.Errorf("blindFailures = %q", got)
+	}
+	late := gap
+	late.From, late.To = t0.Add(40*time.Second), t0.Add(50*time.Second)
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{late}}, res); got != "" {
+		t.Errorf("a gap after the load: %q", got)
+	}
+	res.Totals.Failed = 0
+	if got := blindFailures(timeline.Timeline{Gaps: []timeline.Gap{gap}}, res); got != "" {
+		t.Errorf("no failures: %q", got)
+	}
+}
+
+// The verdict is a harness fault when fewer disruptions ran than asked, or when the observer was
+// blind to the failures; otherwise the Outcome's judgement, of the mechanism too.
+func TestVerdict(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &loadgen.Result{Started: t0, Ended: t0.Add(10 * time.Second), EndReason: loadgen.EndStopped, Valid: true, AchievedRate: 10}
+	for i := range 100 {
+		c := loadgen.ClassOK
+		if i == 50 {
+			c = loadgen.ClassRefused
+		}
+		res.Requests = append(res.Requests, loadgen.Request{Seq: uint64(i), Timestamp: t0.Add(time.Duration(i) * 100 * time.Millisecond), Class: c})
+	}
+	res.Totals = loadgen.Totals{Requests: 100, OK: 99, Failed: 1, Failures: map[loadgen.Class]int{loadgen.ClassRefused: 1}}
+	cfg := check.Applied{Name: "x", Disruption: check.DeletePod, Count: 1, Expect: check.Zero(), GraceSeconds: 30}
+	in := Input{Config: cfg, Load: res, Timeline: timeline.Timeline{Started: t0, Ended: t0.Add(10 * time.Second)},
+		Disruptions: []check.DisruptionResult{{Kind: check.DeletePod, N: 1, Started: t0.Add(4 * time.Second), Settled: t0.Add(6 * time.Second), Requests: 99, Failed: 99}}}
+	a := Row(in)
+	if d := a.Disruptions[0]; d.Requests != 21 || d.Failed != 1 {
+		t.Errorf("the disruption's counts: %d requests, %d failed; want them counted again (21, 1)", d.Requests, d.Failed)
+	}
+	if v := Verdict(cfg, a); v.Status != check.Fail {
+		t.Errorf("one failure, zero expected: %+v", v)
+	}
+	cfg.Count = 2
+	if v := Verdict(cfg, a); v.Status != check.HarnessFault || v.Reason != "1 of 2 disruptions ran" {
+		t.Errorf("fewer disruptions than asked: %+v", v)
+	}
+	cfg.Count = 1
+	in.Timeline.Gaps = []timeline.Gap{{What: "pods", From: t0.Add(3 * time.Second), To: t0.Add(7 * time.Second), Error: "EOF"}}
+	if v := Verdict(cfg, Row(in)); v.Status != check.HarnessFault || !strings.Contains(v.Reason, "the observer could not watch the cluster") {
+		t.Errorf("blind: %+v", v)
 	}
 }

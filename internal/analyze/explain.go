@@ -1,13 +1,11 @@
-package engine
+package analyze
 
 import (
 	"strings"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/attribute"
-	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -22,8 +20,8 @@ type kubeProxyNumbers struct {
 
 // explain builds a row's check.Explanation from the load's ledger and DNS answers (Load.Resolve),
 // the timeline, the attribution and kube-proxy's numbers.
-func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeline, attr attribute.Result, kp kubeProxyNumbers, cfg check.Applied, identity bool, times *check.Times) *check.Explanation {
-	ex := &check.Explanation{Phases: attr.Counts, Propagation: check.PropagationSummary{KubeProxy: kp.durations, KubeProxyError: kp.err, KubeProxyBuckets: kp.buckets}}
+func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeline, attr attribute.Result, kp KubeProxy, cfg check.Applied, identity bool, times *check.Times) *check.Explanation {
+	ex := &check.Explanation{Phases: attr.Counts, Propagation: check.PropagationSummary{KubeProxy: kp.Durations, KubeProxyError: kp.Err, KubeProxyBuckets: kp.Buckets}}
 	if len(ex.Phases) == 0 {
 		ex.Phases = nil
 	}
@@ -60,10 +58,10 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 	}
 	l := check.Summarize(lat)
 	ex.RequestP99, ex.RequestMax = l.P99, l.Max // latencies are many: no samples kept
-	ex.Recommendation = recommend(ex, cfg, appDelay(attr.Lives), times, speaks(tl))
+	ex.Recommendation = Recommend(ex, cfg, appDelay(attr.Lives), times, speaks(tl))
 	if r := ex.Recommendation; r != nil {
 		r.Unheard = unheard(attr.Lives, cfg)
-		if n := report.PID1Note(r.Unheard, r.AppSpeaks, cfg.GraceSeconds); n != "" {
+		if n := PID1Note(r.Unheard, r.AppSpeaks, cfg.GraceSeconds); n != "" {
 			r.Advice = strings.TrimPrefix(r.Advice+"; "+n, "; ")
 		}
 	}
@@ -221,18 +219,19 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 	return check.Summarize(w), ttl
 }
 
-// recommend applies the formula of check.Recommendation (analyze.Route, analyze.Settings); nil
-// when no deleted pod was seen leaving the Service.
-func recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
-	w := analyze.FromPropagation(ex.Propagation)
+// Recommend applies the formula of check.Recommendation (Route, Settings) to an explanation's
+// windows and the requests' p99, with its fit and advice for cfg; nil when no deleted pod was
+// seen leaving the Service.
+func Recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
+	w := FromPropagation(ex.Propagation)
 	if !w.Measured() {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
-	rt := analyze.Route(w, analyze.PathOf(cfg))
+	rt := Route(w, PathOf(cfg))
 	r.Routed, r.RoutedFrom, r.TTLStoodIn = rt.Window, rt.From, rt.TTLStoodIn
-	r.PreStop, r.GraceSeconds = analyze.Settings(r.Routed, r.RequestP99)
-	r.Fit, r.Advice = report.Advise(r, ex, cfg, times)
+	r.PreStop, r.GraceSeconds = Settings(r.Routed, r.RequestP99)
+	r.Fit, r.Advice = Advise(r, ex, cfg, times)
 	return r
 }
 

@@ -1,4 +1,4 @@
-package engine
+package analyze
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func TestExplainRecommendation(t *testing.T) {
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	kp := &check.Durations{N: 12, P50: 250 * time.Millisecond, P99: 900 * time.Millisecond, Max: time.Second}
 	cfg := check.Applied{PreStop: check.PreStop{None: true}, GraceSeconds: 30, Disruption: check.RolloutRestart}
-	ex := explain(reqs, nil, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil)
+	ex := explain(reqs, nil, tl, attr, KubeProxy{Durations: kp}, cfg, true, nil)
 	if ex.Phases[timeline.PhasePropagation] != 1 {
 		t.Errorf("phases %v, want the EOF in propagation", ex.Phases)
 	}
@@ -62,19 +62,19 @@ func TestExplainRecommendation(t *testing.T) {
 	// The textbook row, without pod identity: routed = 300 ms + 900 ms, preStop ceil(2.2 s) =
 	// 3 s, grace ceil(3 s + 0 + 2 s) = 5 s; its 5 s and 30 s have headroom.
 	cfg.PreStop = check.PreStop{Sleep: 5 * time.Second}
-	if r := explain(nil, nil, tl, attribute.Result{}, kubeProxyNumbers{durations: kp}, cfg, false, nil).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
+	if r := explain(nil, nil, tl, attribute.Result{}, KubeProxy{Durations: kp}, cfg, false, nil).Recommendation; r == nil || r.Fit != "headroom" || r.PreStop != 3*time.Second || r.GraceSeconds != 5 {
 		t.Errorf("textbook row: %+v", r)
 	}
 	// Keep-alive: pinned connections outlive routing, so there is no data-plane measure and
 	// the control plane plus kube-proxy stands in.
 	cfg.KeepAlive = true
-	if ex := explain(reqs, nil, tl, attr, kubeProxyNumbers{durations: kp}, cfg, true, nil); ex.Propagation.DataPlane.N != 0 ||
+	if ex := explain(reqs, nil, tl, attr, KubeProxy{Durations: kp}, cfg, true, nil); ex.Propagation.DataPlane.N != 0 ||
 		ex.Recommendation == nil || !strings.HasPrefix(ex.Recommendation.RoutedFrom, "control plane p99 300ms + kube-proxy programming p99 900ms") {
 		t.Errorf("keep-alive: %+v %+v", ex.Propagation.DataPlane, ex.Recommendation)
 	}
 	cfg.KeepAlive = false
 	// No deletion seen: no recommendation.
-	if ex := explain(reqs, nil, timeline.Timeline{}, attribute.Result{}, kubeProxyNumbers{err: "no kube-proxy"}, cfg, true, nil); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
+	if ex := explain(reqs, nil, timeline.Timeline{}, attribute.Result{}, KubeProxy{Err: "no kube-proxy"}, cfg, true, nil); ex.Recommendation != nil || ex.Propagation.KubeProxyError != "no kube-proxy" {
 		t.Errorf("no deletion: %+v", ex)
 	}
 }
@@ -101,7 +101,7 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 	tl := timeline.Timeline{Propagation: props, Events: events}
 	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	cfg := check.Applied{PreStop: check.PreStop{None: true}, OnSIGTERM: "drain+5s", GraceSeconds: 30, Disruption: check.RolloutRestart}
-	r := explain(reqs, nil, tl, attr, kubeProxyNumbers{}, cfg, true, nil).Recommendation
+	r := explain(reqs, nil, tl, attr, KubeProxy{}, cfg, true, nil).Recommendation
 	if r == nil || r.AppDelay.N != 2 || r.AppDelay.Samples[0] != 4*time.Second {
 		t.Fatalf("recommendation %+v, want the app's delays 4 s and 5 s", r)
 	}
@@ -118,16 +118,15 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 	tl.Events = quiet
 	attr = attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl})
 	times := check.NewTimes([]check.Termination{{Pod: "web-1", Exit: 5500 * time.Millisecond}, {Pod: "web-2", Exit: 4500 * time.Millisecond}}, nil)
-	r = explain(reqs, nil, tl, attr, kubeProxyNumbers{}, cfg, true, times).Recommendation
+	r = explain(reqs, nil, tl, attr, KubeProxy{}, cfg, true, times).Recommendation
 	if r == nil || r.AppDelay.N != 0 || r.Fit != "short" || !strings.Contains(r.Advice, "rollcheck cannot tell that from a slow drain") {
 		t.Errorf("without lines: %+v", r)
 	}
 }
 
-// A pod SIGKILLed at the grace period's end that never said it got SIGTERM: with the app's
-// lines elsewhere, its PID 1 did not pass the signal on; without lines, that cannot be told from
-// an app that ignores SIGTERM.
-func TestPID1Note(t *testing.T) {
+// Unheard counts only a pod SIGKILLed at the grace period's end that never said it got SIGTERM
+// (TestPID1Note: what the note then says).
+func TestUnheard(t *testing.T) {
 	base := time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 	cfg := check.Applied{GraceSeconds: 10}
 	lives := []attribute.Life{
@@ -285,7 +284,7 @@ func TestRecommendationByPath(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := &check.Explanation{Propagation: tc.p, RequestP99: ms(50)}
-			r := recommend(ex, tc.cfg, check.Durations{}, nil, true)
+			r := Recommend(ex, tc.cfg, check.Durations{}, nil, true)
 			if r == nil {
 				t.Fatal("no recommendation")
 			}
@@ -317,7 +316,7 @@ func TestExplainBoundsADNSProxyByItsDNSWindow(t *testing.T) {
 	kp := &check.Durations{N: 40, P99: 5550 * time.Millisecond}
 	cfg := check.Applied{PreStop: check.PreStop{Sleep: 5 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart,
 		LoadURL: "http://front/", Resolve: "web-headless", ResolveRefresh: time.Second, ResolveSetting: "nginx resolver valid=1s"}
-	ex := explain(nil, answers, tl, attr, kubeProxyNumbers{durations: kp}, cfg, false, nil)
+	ex := explain(nil, answers, tl, attr, KubeProxy{Durations: kp}, cfg, false, nil)
 	if ex.Propagation.DNS.N != 1 || ex.Propagation.DNSTTL != 30 {
 		t.Fatalf("DNS window %+v TTL %d", ex.Propagation.DNS, ex.Propagation.DNSTTL)
 	}

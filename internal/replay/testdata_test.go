@@ -1,0 +1,315 @@
+package replay
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/analyze"
+	"github.com/rollcheck/rollcheck/internal/attribute"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// Packing a set of recorded rows into testdata (see testdata/README.md):
+//
+//	go test ./internal/replay -run TestPack -pack-from DIR -pack-to testdata/NAME.tar.gz -pack-rows 'GLOB,GLOB'
+var (
+	packFrom = flag.String("pack-from", "", "TestPack: the run directory to take rows from (its rows/ and raw/)")
+	packTo   = flag.String("pack-to", "", "TestPack: the .tar.gz to write")
+	packRows = flag.String("pack-rows", "*", "TestPack: the rows to take, comma-separated globs of their file names")
+)
+
+// TestPack writes the rows of -pack-from that -pack-rows names into -pack-to: each row's file
+// as it is, its attribution as it is, and its ledger with only what the analysis reads (no
+// 100 ms buckets, which the row has, and no response sizes). It does nothing without -pack-from.
+func TestPack(t *testing.T) {
+	if *packFrom == "" {
+		t.Skip("no -pack-from")
+	}
+	rows, err := check.ReadRows(*packFrom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []packed
+	for _, row := range rows {
+		name := row.FileName()
+		if !slices.ContainsFunc(strings.Split(*packRows, ","), func(g string) bool { ok, _ := path.Match(g, name); return ok }) {
+			continue
+		}
+		base := strings.TrimSuffix(name, ".json")
+		for _, f := range []struct{ from, to string }{{filepath.Join("rows", name), "rows/" + name}, {filepath.Join("raw", base+".attribution.json"), "raw/" + base + ".attribution.json"}} {
+			b, err := os.ReadFile(filepath.Join(*packFrom, f.from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, packed{f.to, b})
+		}
+		ledger, err := readLedger(filepath.Join(*packFrom, ledgerPath(row)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger.Buckets = nil
+		for i := range ledger.Requests {
+			ledger.Requests[i].BytesIn = 0
+		}
+		var b strings.Builder
+		if err := ledger.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, packed{"raw/" + base + ".ledger.json", []byte(b.String())})
+	}
+	if len(files) == 0 {
+		t.Fatalf("no row of %s matches %q", *packFrom, *packRows)
+	}
+	if err := writeTarGz(*packTo, files); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d rows", *packTo, len(files)/3)
+}
+
+type packed struct {
+	name string
+	data []byte
+}
+
+// writeTarGz writes files into a gzipped tar at path, with no times or owners, so that the same
+// rows make the same bytes.
+func writeTarGz(path string, files []packed) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	tw := tar.NewWriter(zw)
+	for _, p := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: p.name, Mode: 0o644, Size: int64(len(p.data)), Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		if _, err := tw.Write(p.data); err != nil {
+			return err
+		}
+	}
+	return errors.Join(tw.Close(), zw.Close(), f.Close())
+}
+
+// unpack extracts the gzipped tar at path into a new directory and returns it.
+func unpack(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return dir
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(to, dir+string(filepath.Separator)) {
+			t.Fatalf("%s: %s is outside the set", path, h.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sets are the recorded sets in testdata.
+func sets(t *testing.T) []string {
+	t.Helper()
+	s, err := filepath.Glob(filepath.Join("testdata", "*.tar.gz"))
+	if err != nil || len(s) == 0 {
+		t.Fatalf("no recorded sets in testdata (%v)", err)
+	}
+	return s
+}
+
+// The rows recorded on kind, replayed with the current analysis, change nothing: verdict,
+// phase counts (the row's and each disruption's), requests counted and recommendation.
+func TestReplayRecordedRowsChangesNothing(t *testing.T) {
+	for _, set := range sets(t) {
+		t.Run(filepath.Base(set), func(t *testing.T) {
+			rep, err := Dir(unpack(t, set))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			_ = rep.Write(&b)
+			if changed, _, skipped := rep.Count(); changed > 0 || skipped > 0 || slices.ContainsFunc(rep.Rows, func(r Row) bool { return len(r.Kept) > 0 }) {
+				t.Errorf("replay:\n%s", b.String())
+			}
+		})
+	}
+}
+
+// Beyond what the replay prints, the analysis of every recorded row gives what the run recorded:
+// its explanation (windows, recommendation, advice), its terminations and disruptions, and each
+// failed request's phase and pod in raw/<row>.attribution.json. Durations may differ by a
+// microsecond at most: the rows were recorded when the analysis still read the monotonic clock
+// (see analyze's wallClock).
+//
+// Together the sets show every phase but proxy-no-upstream (no recorded row yet) and steady
+// (which a working matrix row never shows), and every kind of expected outcome the matrix uses.
+func TestReplayRecordedRowsInDetail(t *testing.T) {
+	phases, rules := map[timeline.Phase]bool{}, map[string]bool{}
+	for _, set := range sets(t) {
+		dir := unpack(t, set)
+		rows, err := check.ReadRows(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			t.Run(filepath.Base(set)+"/"+row.FileName(), func(t *testing.T) {
+				ledger, err := readLedger(filepath.Join(dir, ledgerPath(row)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, kept := input(row, ledger)
+				if len(kept) > 0 {
+					t.Fatalf("not derived again: %v", kept)
+				}
+				a := analyze.Row(in)
+				for _, c := range []struct {
+					what     string
+					was, now any
+				}{
+					{"verdict", row.Verdict, analyze.Verdict(row.Config, a)}, {"summary", row.Summary, a.Summary}, {"pod identity", row.PodIdentity, a.PodIdentity},
+					{"explanation", row.Explanation, a.Explanation}, {"times", row.Times, a.Times}, {"disruptions", row.Disruptions, a.Disruptions},
+				} {
+					if d := differ(reflect.ValueOf(c.was), reflect.ValueOf(c.now), c.what); d != "" {
+						t.Error(d)
+					}
+				}
+				var was attribute.Result
+				b, err := os.ReadFile(filepath.Join(dir, "raw", strings.TrimSuffix(row.FileName(), ".json")+".attribution.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b, &was); err != nil {
+					t.Fatal(err)
+				}
+				if w, n := attributed(was), attributed(a.Attribution); !slices.Equal(w, n) {
+					t.Errorf("attribution: %d failed requests recorded, %d now; first difference %s", len(w), len(n), firstDiff(w, n))
+				}
+				for ph := range a.Explanation.Phases {
+					phases[ph] = true
+				}
+				rules[string(row.Config.Expect.Kind)] = true
+				rules["drainBlocked"] = rules["drainBlocked"] || row.Config.Expect.DrainBlocked
+			})
+		}
+	}
+	notYet := []timeline.Phase{timeline.PhaseProxyNoUpstream, timeline.PhaseSteady}
+	for _, ph := range timeline.Phases {
+		if !phases[ph] && !slices.Contains(notYet, ph) {
+			t.Errorf("no recorded row shows phase %s", ph)
+		}
+	}
+	for _, r := range []string{string(check.ExpectZero), string(check.ExpectAtMost), string(check.ExpectFailures), "drainBlocked"} {
+		if !rules[r] {
+			t.Errorf("no recorded row expects %s", r)
+		}
+	}
+}
+
+// attributed is each failed request's "seq phase pod", in order.
+func attributed(r attribute.Result) []string {
+	out := make([]string, len(r.Failed))
+	for i, a := range r.Failed {
+		out[i] = fmt.Sprintf("%d %s %s", a.Seq, a.Phase, a.Pod)
+	}
+	return out
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%q → %q", a[i], b[i])
+		}
+	}
+	return "(one is longer)"
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// differ says where was and now differ, durations by more than a microsecond; "" when nowhere.
+func differ(was, now reflect.Value, path string) string {
+	if was.Type() != now.Type() {
+		return fmt.Sprintf("%s: %s vs %s", path, was.Type(), now.Type())
+	}
+	switch {
+	case was.Type() == durationType:
+		if d := time.Duration(was.Int() - now.Int()); d > time.Microsecond || d < -time.Microsecond {
+			return fmt.Sprintf("%s: %v → %v", path, time.Duration(was.Int()), time.Duration(now.Int()))
+		}
+		return ""
+	case was.Type() == reflect.TypeFor[time.Time]():
+		if !was.Interface().(time.Time).Equal(now.Interface().(time.Time)) {
+			return fmt.Sprintf("%s: %v → %v", path, was.Interface(), now.Interface())
+		}
+		return ""
+	}
+	switch was.Kind() {
+	case reflect.Pointer:
+		if was.IsNil() || now.IsNil() {
+			if was.IsNil() != now.IsNil() {
+				return fmt.Sprintf("%s: %v → %v", path, was.Interface(), now.Interface())
+			}
+			return ""
+		}
+		return differ(was.Elem(), now.Elem(), path)
+	case reflect.Struct:
+		for i := range was.NumField() {
+			if f := was.Type().Field(i); f.IsExported() {
+				if d := differ(was.Field(i), now.Field(i), path+"."+f.Name); d != "" {
+					return d
+				}
+			}
+		}
+		return ""
+	case reflect.Slice:
+		if was.Len() != now.Len() {
+			return fmt.Sprintf("%s: %d elements → %d", path, was.Len(), now.Len())
+		}
+		for i := range was.Len() {
+			if d := differ(was.Index(i), now.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(was.Interface(), now.Interface()) && !(was.Kind() == reflect.Map && was.Len() == 0 && now.Len() == 0) {
+		return fmt.Sprintf("%s: %v → %v", path, was.Interface(), now.Interface())
+	}
+	return ""
+}
