@@ -234,18 +234,25 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan) ([]
 func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
-	client, err := klient.New(t.RESTConfig)
-	if err == nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
-		defer cancel()
-		var n int
-		if n, err = kube.SweepNamespaces(cctx, client, engine.RunLabel+"="+t.RunID, 3*time.Minute); err == nil {
-			logf("the run's %d namespace(s) are gone; nothing of it is left in the cluster", n)
-		}
-	}
-	if err != nil {
+	if err := sweepRun(ctx, t, logf); err != nil {
 		logf("cleanup: %v", err)
 		code = max(code, exitBadInput)
 	}
 	return code
+}
+
+// sweepRun waits until every namespace labelled with the Target's run is gone (also after
+// ctx is cancelled: Ctrl-C leaves nothing behind).
+func sweepRun(ctx context.Context, t engine.Target, logf func(string, ...any)) error {
+	client, err := klient.New(t.RESTConfig)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
+	defer cancel()
+	n, err := kube.SweepNamespaces(cctx, client, engine.RunLabel+"="+t.RunID, 3*time.Minute)
+	if err == nil {
+		logf("the run's %d namespace(s) are gone; nothing of it is left in the cluster", n)
+	}
+	return err
 }
