@@ -58,7 +58,7 @@ type AgreementRow struct {
 // --request-p99 say), and puts the prediction beside what the row measured. A row the audit
 // does not predict is kept, with its reason: pinned connections (keep-alive, a gRPC channel
 // without round_robin), a disruption that is neither a graceful deletion nor a drain (a forced
-// delete, a scale to zero), a patched Deployment (the patch is not in the row), and a row whose
+// delete, a scale to zero), a patched Deployment or a proxy in front (not in the row), and a row whose
 // only doubt is a mechanism the manifests cannot tell (a hook of unknown length).
 func Agreement(rows []check.Row, f *WindowsFile) []AgreementRow {
 	out := make([]AgreementRow, 0, len(rows))
@@ -236,6 +236,9 @@ func joinPhases(ps []timeline.Phase) string {
 func RowObjects(a check.Applied) ([]check.Object, error) {
 	if a.Patched {
 		return nil, fmt.Errorf("patched Deployment: the patch is not in the row")
+	}
+	if a.LoadURL != "" {
+		return nil, fmt.Errorf("load through %s: the proxy in front is not in the row", a.LoadURL)
 	}
 	if a.PDBFromManifests {
 		return nil, fmt.Errorf("a PodDisruptionBudget of the manifests: not in the row")

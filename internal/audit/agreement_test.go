@@ -100,6 +100,10 @@ func TestRowObjects(t *testing.T) {
 	if _, err := RowObjects(check.Applied{Name: "x", Patched: true}); err == nil || !strings.Contains(err.Error(), "patch") {
 		t.Errorf("patched: err %v", err)
 	}
+	// Through a proxy in front (the proxy suite): its Deployment is not in the row.
+	if _, err := RowObjects(check.Applied{Name: "x", LoadURL: "http://front/"}); err == nil || !strings.Contains(err.Error(), "proxy in front") {
+		t.Errorf("through a proxy: err %v", err)
+	}
 }
 
 // The gRPC run's rows all load through pinned connections (keep-alive HTTP/2) or a gRPC client:
