@@ -23,6 +23,9 @@ const (
 	// Unknown: the manifests do not say (a hook of unknown length, whether the app drains);
 	// Bound is what it costs at worst.
 	Unknown = "unknown"
+	// Blocked: the disruption cannot proceed (a PodDisruptionBudget that lets no pod go: a drain
+	// evicts nothing and waits): no request fails, but the node does not drain.
+	Blocked = "blocked"
 )
 
 // Disruptions a finding's prediction is per.
@@ -54,7 +57,8 @@ type Finding struct {
 	// Mechanism is the phase the attribution would put the failures in (timeline.Phases).
 	Mechanism timeline.Phase `json:"mechanism"`
 	// Per says which disruption the prediction is per: rollout or drain.
-	Per    string `json:"per"`
+	Per string `json:"per"`
+	// Status is exposed, covered, unknown or blocked.
 	Status string `json:"status"`
 	// Exposed is the window per pod in which requests fail (exposed), or would at worst
 	// (unknown).
@@ -258,7 +262,7 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	case w.Replicas == 0:
 	case w.PDB != nil && w.PDB.Allows == 0:
 		// The eviction API refuses every eviction: nothing is evicted, the drain blocks.
-		drain.Status = Covered
+		drain.Status = Blocked
 		drain.Why = fmt.Sprintf("PodDisruptionBudget %s lets none of the %d pods go: a drain evicts nothing and blocks (until its timeout, or someone deletes the pod), so no request fails but the node does not drain", w.PDB.Name, w.Replicas)
 		drain.Fix = "replicas ≥ 2, with a budget that lets one go (maxUnavailable 1)"
 		add(drain)

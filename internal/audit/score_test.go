@@ -100,7 +100,7 @@ func TestScoreMechanisms(t *testing.T) {
 			timeline.PhaseNoEndpoint, PerDrain, Exposed, 200, 0},
 		// A budget that lets none of one pod go: the eviction API refuses, the drain blocks, no
 		// request fails (the matrix's drain-single-pdb row).
-		{"PDB allowing none: drain blocked", deploy(pods(1), "") + pdb("minAvailable: 1"), timeline.PhaseNoEndpoint, PerDrain, Covered, 0, 0},
+		{"PDB allowing none: drain blocked", deploy(pods(1), "") + pdb("minAvailable: 1"), timeline.PhaseNoEndpoint, PerDrain, Blocked, 0, 0},
 		// externalTrafficPolicy Local: a drained node drops outside traffic until the load
 		// balancer's health check moves, which manifests do not tell.
 		{"externalTrafficPolicy Local: unknown", deploy(pods(3), "") + "---\napiVersion: v1\nkind: Service\nmetadata: {name: a-np}\nspec:\n  type: NodePort\n  externalTrafficPolicy: Local\n  selector: {app: a}\n  ports: [{port: 80, targetPort: 8080}]\n",
