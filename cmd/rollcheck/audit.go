@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,23 +113,8 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	case f.RequestP99 < 0:
 		return bad("--request-p99 %s: negative", f.RequestP99)
 	}
-	var win *audit.WindowsFile
-	var err error
-	switch {
-	case f.Measure:
-		var code int
-		if win, code = measureForAudit(ctx, f, stderr); win == nil {
-			return code
-		}
-	case f.Windows != "":
-		win, err = readWindows(f.Windows)
-	default:
-		win, err = extractWindows(f.WindowsFrom)
-	}
-	if err != nil {
-		return bad("%v", err)
-	}
 	var inv *audit.Inventory
+	var err error
 	from := fmt.Sprintf("%q", []string(f.Files))
 	if ref != nil {
 		inv, from, err = readCluster(ctx, *ref, f.Namespace, f.All, stderr)
@@ -140,6 +126,21 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	}
 	if len(inv.Workloads) == 0 {
 		return bad("no Deployment or StatefulSet in %s", from)
+	}
+	var win *audit.WindowsFile
+	switch {
+	case f.Measure:
+		var code int
+		if win, code = measureForAudit(ctx, f, grpcHeadless(inv), stderr); win == nil {
+			return code
+		}
+	case f.Windows != "":
+		win, err = readWindows(f.Windows)
+	default:
+		win, err = extractWindows(f.WindowsFrom)
+	}
+	if err != nil {
+		return bad("%v", err)
 	}
 	rep := audit.Audit(inv, win, audit.Options{Rate: f.Rate, RequestP99: f.RequestP99})
 	if f.Output == "json" {
@@ -157,9 +158,10 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 }
 
 // measureForAudit runs rollcheck windows measure on the cluster audit reads, on the nodes of
-// its namespace (every schedulable node with --all-namespaces), and reads the file it writes;
-// nil and the measure's exit code when it wrote none.
-func measureForAudit(ctx context.Context, f *auditFlags, stderr io.Writer) (*audit.WindowsFile, int) {
+// its namespace (every schedulable node with --all-namespaces), with the gRPC row when grpc (a
+// workload serves gRPC behind a headless Service), and reads the file it writes; nil and the
+// measure's exit code when it wrote none.
+func measureForAudit(ctx context.Context, f *auditFlags, grpc bool, stderr io.Writer) (*audit.WindowsFile, int) {
 	dir, err := os.MkdirTemp("", "rollcheck-audit-")
 	if err != nil {
 		fmt.Fprintf(stderr, "rollcheck audit: %v\n", err)
@@ -167,7 +169,7 @@ func measureForAudit(ctx context.Context, f *auditFlags, stderr io.Writer) (*aud
 	}
 	defer os.RemoveAll(dir)
 	mf := &measureFlags{Kubeconfig: f.Kubeconfig, Context: f.Context, ImageRegistry: f.ImageRegistry, Deletions: 6,
-		Output: filepath.Join(dir, "windows.json")}
+		Output: filepath.Join(dir, "windows.json"), GRPC: grpc}
 	if !f.All {
 		mf.NodesOf = cmp.Or(f.Namespace, "default")
 	}
@@ -180,6 +182,12 @@ func measureForAudit(ctx context.Context, f *auditFlags, stderr io.Writer) (*aud
 		return nil, exitBadInput
 	}
 	return win, exitPass
+}
+
+// grpcHeadless tells whether a workload of inv serves gRPC behind a headless Service: its
+// stale-address prediction wants a gRPC client's window.
+func grpcHeadless(inv *audit.Inventory) bool {
+	return slices.ContainsFunc(inv.Workloads, func(w *audit.Workload) bool { return w.GRPC() && w.Headless() != "" })
 }
 
 // readCluster reads the workloads of a cluster, read only, after asking the API server whether

@@ -27,6 +27,8 @@ import (
 	"github.com/rollcheck/rollcheck/internal/oneline"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 const measureAbout = `Measures a cluster's windows with rollcheck's own probe and writes the windows file rollcheck
@@ -56,6 +58,7 @@ type measureFlags struct {
 	Nodes                              multi
 	NodesOf                            string
 	Rows                               string
+	GRPC                               bool
 }
 
 func newMeasureFlags(fs *flag.FlagSet) *measureFlags {
@@ -67,6 +70,9 @@ func newMeasureFlags(fs *flag.FlagSet) *measureFlags {
 	fs.StringVar(&f.ImageRegistry, "image-registry", "", "on an existing cluster that is not kind on this machine: push rollcheck's app and load images to `REGISTRY`")
 	fs.Var(&f.Nodes, "node", "measure on this node `NAME` (repeat; default: every schedulable node)")
 	fs.StringVar(&f.NodesOf, "nodes-of", "", "measure on the nodes running the pods of this `NAMESPACE` (your workloads)")
+	fs.BoolVar(&f.GRPC, "grpc", false, "also measure a gRPC round_robin client's window over a headless Service (one more row: the sample\n"+
+		"app serving gRPC, no preStop, stopping gracefully at SIGTERM; its RPCs fail until the client resolves again),\n"+
+		"which rollcheck audit's stale-address uses for gRPC workloads behind a headless Service")
 	fs.StringVar(&f.Rows, "rows", "", "keep the rows in `DIR` (rows/*.json: rollcheck windows extract and rollcheck report read them; default: a temporary directory, removed)")
 	return f
 }
@@ -93,6 +99,41 @@ func (f *measureFlags) check(args []string) error {
 	return oneline.Join(errs)
 }
 
+// grpcPlan is the probe's gRPC row: the sample app serving gRPC (GracefulStop at SIGTERM, no
+// preStop), a round_robin client over its headless Service, a graceful delete of one pod deletions
+// times. Its RPCs to a deleted pod's address fail until the client resolves again: the client's
+// window (deletion → its last RPC to the address), as the matrix's grpc-rr rows measure it.
+func grpcPlan(image string, pull corev1.PullPolicy, deletions int) (check.Plan, error) {
+	s := scenario.Scenario{
+		App: scenario.Sample{OnSIGTERM: scenario.ShutdownDrain, Protocol: "grpc", GracefulTimeout: 10 * time.Second},
+		Variant: check.Variant{Name: "windows-grpc", PreStop: &check.PreStop{None: true}, TerminationGracePeriodSeconds: ptr.To[int64](30),
+			Replicas: ptr.To[int32](3), Expect: check.Failures().ByPhase(timeline.PhaseStaleAddress),
+			Why: "rollcheck windows measure, gRPC: a round_robin client holds a deleted pod's address until it resolves the headless Service again"},
+		Disruption: check.Disruption{Kind: check.DeletePod, Count: deletions},
+		Load:       check.Load{Rate: 100, From: check.LoadFromCluster, Protocol: loadgen.ProtocolGRPC, GRPC: check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin}},
+	}
+	return probePlan(s, image, pull)
+}
+
+// probePlan is s's plan with the app's image pulled as pull says.
+func probePlan(s scenario.Scenario, image string, pull corev1.PullPolicy) (check.Plan, error) {
+	p, err := s.Plan("windows", image)
+	if err != nil {
+		return check.Plan{}, err
+	}
+	for _, o := range p.App.Objects {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			for i := range d.Spec.Template.Spec.Containers {
+				d.Spec.Template.Spec.Containers[i].ImagePullPolicy = pull
+			}
+		}
+	}
+	if pull != corev1.PullNever {
+		p.App.Images = nil // pushed: pulled by the nodes, not loaded
+	}
+	return p, nil
+}
+
 // measurePlans are the probe's rows, one per node: the sample app running image (pull policy
 // pull: Never when the image was loaded into the nodes, IfNotPresent when pushed), 3 replicas, no
 // preStop, answering measureDrainDelay after SIGTERM, a graceful delete of one pod deletions
@@ -108,19 +149,9 @@ func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletion
 			Disruption: check.Disruption{Kind: check.DeletePod, Count: deletions},
 			Load:       check.Load{Rate: 100, From: check.LoadFromCluster},
 		}
-		p, err := s.Plan("windows", image)
+		p, err := probePlan(s, image, pull)
 		if err != nil {
 			return nil, err
-		}
-		for _, o := range p.App.Objects {
-			if d, ok := o.(*appsv1.Deployment); ok {
-				for i := range d.Spec.Template.Spec.Containers {
-					d.Spec.Template.Spec.Containers[i].ImagePullPolicy = pull
-				}
-			}
-		}
-		if pull != corev1.PullNever {
-			p.App.Images = nil // pushed: pulled by the nodes, not loaded
 		}
 		plans = append(plans, p)
 	}
@@ -307,15 +338,9 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 		nt := t
 		nt.LoadNode = nodes[i] // the load pod on this node: the data plane as its kube-proxy routes
 		logf("node %d/%d %s: %d deletions", i+1, len(nodes), nodes[i], f.Deletions)
-		row, err := engine.Run(ctx, nt, p, engine.WithArtifacts(rowsDir), engine.WithProgress(progressPrinter(logf)))
-		if err != nil {
-			logf("%v", err)
-		}
+		row := probeRow(ctx, nt, p, rowsDir, logf)
 		if row == nil {
 			continue
-		}
-		if _, werr := check.WriteRow(rowsDir, *row); werr != nil {
-			logf("write row: %v", werr)
 		}
 		rows = append(rows, *row)
 		if w, err := audit.Extract([]check.Row{*row}, nodes[i]); err == nil {
@@ -324,8 +349,19 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 			logf("node %s: %v", nodes[i], err)
 		}
 	}
+	if f.GRPC && ctx.Err() == nil {
+		p, err := grpcPlan(image, pull, f.Deletions)
+		if err != nil {
+			logf("%v", err)
+			return exitBadInput
+		}
+		logf("gRPC round_robin client: %d deletions", f.Deletions)
+		if row := probeRow(ctx, t, p, rowsDir, logf); row != nil {
+			rows = append(rows, *row)
+		}
+	}
 	if ctx.Err() != nil {
-		logf("interrupted: %d of %d nodes measured; no windows file written", len(rows), len(nodes))
+		logf("interrupted after %d row(s); no windows file written", len(rows))
 		return exitSignal
 	}
 	w, err := audit.Extract(rows, "rollcheck windows measure")
@@ -335,8 +371,12 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 	}
 	w.Nodes = perNode
 	w.Measured.Cluster = which
-	w.Measured.Source = fmt.Sprintf("rollcheck windows measure: %d row(s), one per node (%s), each %d graceful deletions of one of 3 pods of the sample app (no preStop, answering %s after SIGTERM) under 100 req/s from a load pod on that node, a new connection per request; no DNS window (no headless Service resolved)",
-		len(rows), strings.Join(nodes, ", "), f.Deletions, measureDrainDelay)
+	grpcWords := "no gRPC client window (--grpc measures one)"
+	if f.GRPC {
+		grpcWords = "and a gRPC round_robin client's window over a headless Service (one more row)"
+	}
+	w.Measured.Source = fmt.Sprintf("rollcheck windows measure: a row per node (%s), each %d graceful deletions of one of 3 pods of the sample app (no preStop, answering %s after SIGTERM) under 100 req/s from a load pod on that node, a new connection per request; %s; no DNS window",
+		strings.Join(nodes, ", "), f.Deletions, measureDrainDelay, grpcWords)
 	if err := w.Validate(); err != nil {
 		logf("%v", err)
 		return exitFail
@@ -349,4 +389,19 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 		logf("windows of %d node(s): %s", len(perNode), f.Output)
 	}
 	return exitPass
+}
+
+// probeRow runs one of the probe's rows (engine.Run: its namespace deleted on every path) and
+// writes it under rowsDir; nil when it produced no row.
+func probeRow(ctx context.Context, t engine.Target, p check.Plan, rowsDir string, logf func(string, ...any)) *check.Row {
+	row, err := engine.Run(ctx, t, p, engine.WithArtifacts(rowsDir), engine.WithProgress(progressPrinter(logf)))
+	if err != nil {
+		logf("%v", err)
+	}
+	if row != nil {
+		if _, werr := check.WriteRow(rowsDir, *row); werr != nil {
+			logf("write row: %v", werr)
+		}
+	}
+	return row
 }

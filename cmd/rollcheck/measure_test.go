@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,20 @@ func TestMeasurePlans(t *testing.T) {
 		if d, ok := o.(*appsv1.Deployment); ok && d.Spec.Template.Spec.Containers[0].ImagePullPolicy != corev1.PullNever {
 			t.Errorf("a loaded image: pull policy %s", d.Spec.Template.Spec.Containers[0].ImagePullPolicy)
 		}
+	}
+	g, err := grpcPlan("rollcheck/app:abc", corev1.PullNever, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := g.Applied(); a.Protocol != loadgen.ProtocolGRPC || a.GRPC == nil || a.GRPC.Balancing != loadgen.BalancingRoundRobin || !a.PreStop.None || a.Count != 6 {
+		t.Errorf("gRPC plan: %+v", a)
+	}
+	objs, err := g.Objects("ns", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(objs, func(o check.Object) bool { return o.GetName() == check.LoadHeadlessServiceName }) {
+		t.Error("the gRPC plan has no headless Service for its client to resolve")
 	}
 	if measureDrainDelay < 10*time.Second {
 		t.Errorf("the app answers %s after SIGTERM: shorter than kind's routed windows", measureDrainDelay)
