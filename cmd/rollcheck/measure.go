@@ -41,8 +41,9 @@ dates the routing), under load from a load pod on that node (100 req/s, a new co
 request, the app naming its pod), and deletes one of its pods --deletions times. The rows are
 rollcheck check's (engine.Run); the file holds their windows pooled (control plane, kube-proxy
 programming where its metrics can be read, data plane through the Service, the request p99 at the
-probe) and per node (the data plane as that node's kube-proxy routes). Not measured: the DNS
-window of a headless Service (use rollcheck windows extract of a run with a resolving proxy).
+probe) and per node (the data plane as that node's kube-proxy routes); with --grpc, one more row
+measures a gRPC round_robin client's window over a headless Service. Not measured: the DNS window
+of a headless Service (rollcheck windows extract of a run with a resolving proxy has it).
 On rollcheck's kind cluster without --kubeconfig or --context. Exit 0 written, 1 when no row
 measured a window, 2 bad input or a cleanup that failed, 130 interrupted.`
 
