@@ -100,6 +100,9 @@ func (f *measureFlags) check(args []string) error {
 	return oneline.Join(errs)
 }
 
+// grpcProbeMethod is the sample app's own gRPC method (internal/sampleapp's App/Sleep).
+const grpcProbeMethod = "/rollcheck.app.v1.App/Sleep"
+
 // grpcPlan is the probe's gRPC row: the sample app serving gRPC (GracefulStop at SIGTERM, no
 // preStop), a round_robin client over its headless Service, a graceful delete of one pod deletions
 // times. Its RPCs to a deleted pod's address fail until the client resolves again: the client's
@@ -111,7 +114,10 @@ func grpcPlan(image string, pull corev1.PullPolicy, deletions int) (check.Plan, 
 			Replicas: ptr.To[int32](3), Expect: check.Failures().ByPhase(timeline.PhaseStaleAddress),
 			Why: "rollcheck windows measure, gRPC: a round_robin client holds a deleted pod's address until it resolves the headless Service again"},
 		Disruption: check.Disruption{Kind: check.DeletePod, Count: deletions},
-		Load:       check.Load{Rate: 100, From: check.LoadFromCluster, Protocol: loadgen.ProtocolGRPC, GRPC: check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin}},
+		// The app's own method, instant (no message), not the health check, which a terminating
+		// pod answers NOT_SERVING (as the matrix's grpc-rr-prestop-35s row calls it).
+		Load: check.Load{Rate: 100, From: check.LoadFromCluster, Protocol: loadgen.ProtocolGRPC,
+			GRPC: check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, Method: grpcProbeMethod}},
 	}
 	return probePlan(s, image, pull)
 }
