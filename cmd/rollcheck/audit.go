@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/access"
+	"github.com/rollcheck/rollcheck/internal/atomicfile"
 	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/audit/live"
 	"github.com/rollcheck/rollcheck/internal/report"
@@ -50,6 +53,9 @@ type auditFlags struct {
 	FailAbove   optional[float64]
 	Rate        float64
 	RequestP99  time.Duration
+	// Measure: the windows are measured on the cluster read first (rollcheck windows measure).
+	Measure       bool
+	ImageRegistry string
 }
 
 func newAuditFlags(fs *flag.FlagSet) *auditFlags {
@@ -64,6 +70,10 @@ func newAuditFlags(fs *flag.FlagSet) *auditFlags {
 	fs.StringVar(&f.Output, "o", "table", "output `FORMAT`: table or json")
 	fs.Var(&f.FailAbove, "fail-above", "exit 1 when a workload's predicted failures per rollout or per drain exceed `N` (default: never)")
 	fs.Float64Var(&f.Rate, "rate", audit.DefaultRate, "the requests per second each pod serves, `REQ/S`, that the predictions are stated at")
+	fs.BoolVar(&f.Measure, "measure", false, "with --kubeconfig or --context: measure the cluster's windows first, as rollcheck windows measure does\n"+
+		"on the nodes running the namespace's pods (every schedulable node with --all-namespaces): this deploys\n"+
+		"rollcheck's probe, in a namespace of its own, deleted after")
+	fs.StringVar(&f.ImageRegistry, "image-registry", "", "with --measure: push rollcheck's images to `REGISTRY` (as rollcheck windows measure)")
 	fs.DurationVar(&f.RequestP99, "request-p99", 0, "the workloads' request p99, `DURATION` (default: the windows file's, measured at the probe)")
 	return f
 }
@@ -86,8 +96,14 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 		return bad("-n and --all-namespaces read a cluster: give --kubeconfig FILE or --context NAME")
 	case f.Namespace != "" && f.All:
 		return bad("give -n NAMESPACE or --all-namespaces, not both")
-	case (f.Windows == "") == (f.WindowsFrom == ""):
-		return bad("give exactly one of --windows FILE and --windows-from DIR")
+	case f.Measure && ref == nil:
+		return bad("--measure measures the cluster read: give --kubeconfig FILE or --context NAME")
+	case f.ImageRegistry != "" && !f.Measure:
+		return bad("--image-registry is for --measure")
+	case f.Measure && (f.Windows != "" || f.WindowsFrom != ""):
+		return bad("give one of --windows FILE, --windows-from DIR and --measure")
+	case !f.Measure && (f.Windows == "") == (f.WindowsFrom == ""):
+		return bad("give exactly one of --windows FILE, --windows-from DIR and --measure")
 	case f.Output != "table" && f.Output != "json":
 		return bad("-o %q: want table or json", f.Output)
 	case !(f.Rate > 0):
@@ -97,17 +113,8 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	case f.RequestP99 < 0:
 		return bad("--request-p99 %s: negative", f.RequestP99)
 	}
-	var win *audit.WindowsFile
-	var err error
-	if f.Windows != "" {
-		win, err = readWindows(f.Windows)
-	} else {
-		win, err = extractWindows(f.WindowsFrom)
-	}
-	if err != nil {
-		return bad("%v", err)
-	}
 	var inv *audit.Inventory
+	var err error
 	from := fmt.Sprintf("%q", []string(f.Files))
 	if ref != nil {
 		inv, from, err = readCluster(ctx, *ref, f.Namespace, f.All, stderr)
@@ -119,6 +126,21 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	}
 	if len(inv.Workloads) == 0 {
 		return bad("no Deployment or StatefulSet in %s", from)
+	}
+	var win *audit.WindowsFile
+	switch {
+	case f.Measure:
+		var code int
+		if win, code = measureForAudit(ctx, f, grpcHeadless(inv), stderr); win == nil {
+			return code
+		}
+	case f.Windows != "":
+		win, err = readWindows(f.Windows)
+	default:
+		win, err = extractWindows(f.WindowsFrom)
+	}
+	if err != nil {
+		return bad("%v", err)
 	}
 	rep := audit.Audit(inv, win, audit.Options{Rate: f.Rate, RequestP99: f.RequestP99})
 	if f.Output == "json" {
@@ -133,6 +155,39 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 		return exitFail
 	}
 	return exitPass
+}
+
+// measureForAudit runs rollcheck windows measure on the cluster audit reads, on the nodes of
+// its namespace (every schedulable node with --all-namespaces), with the gRPC row when grpc (a
+// workload serves gRPC behind a headless Service), and reads the file it writes; nil and the
+// measure's exit code when it wrote none.
+func measureForAudit(ctx context.Context, f *auditFlags, grpc bool, stderr io.Writer) (*audit.WindowsFile, int) {
+	dir, err := os.MkdirTemp("", "rollcheck-audit-")
+	if err != nil {
+		fmt.Fprintf(stderr, "rollcheck audit: %v\n", err)
+		return nil, exitBadInput
+	}
+	defer os.RemoveAll(dir)
+	mf := &measureFlags{Kubeconfig: f.Kubeconfig, Context: f.Context, ImageRegistry: f.ImageRegistry, Deletions: 6,
+		Output: filepath.Join(dir, "windows.json"), GRPC: grpc}
+	if !f.All {
+		mf.NodesOf = cmp.Or(f.Namespace, "default")
+	}
+	if code := runWindowsMeasure(ctx, mf, nil, io.Discard, stderr); code != exitPass {
+		return nil, code
+	}
+	win, err := readWindows(mf.Output)
+	if err != nil {
+		fmt.Fprintf(stderr, "rollcheck audit: %v\n", err)
+		return nil, exitBadInput
+	}
+	return win, exitPass
+}
+
+// grpcHeadless tells whether a workload of inv serves gRPC behind a headless Service: its
+// stale-address prediction wants a gRPC client's window.
+func grpcHeadless(inv *audit.Inventory) bool {
+	return slices.ContainsFunc(inv.Workloads, func(w *audit.Workload) bool { return w.GRPC() && w.Headless() != "" })
 }
 
 // readCluster reads the workloads of a cluster, read only, after asking the API server whether
@@ -220,7 +275,7 @@ type windowsFlags struct {
 
 func newWindowsFlags(fs *flag.FlagSet) *windowsFlags {
 	f := &windowsFlags{}
-	fs.StringVar(&f.Output, "o", "", "write the windows file to `FILE` (default: stdout)")
+	windowsOutputFlag(fs, &f.Output)
 	fs.StringVar(&f.Cluster, "cluster", "", "the cluster's `NAME` the file records as where the windows were measured (rows do not say it)")
 	return f
 }
@@ -239,19 +294,28 @@ func runWindowsExtract(_ context.Context, f *windowsFlags, args []string, stdout
 		return bad("%v", err)
 	}
 	w.Measured.Cluster = f.Cluster
-	b, err := w.Encode()
-	if err != nil {
-		return bad("%v", err)
-	}
-	if f.Output == "" {
-		_, err = stdout.Write(b)
-	} else {
-		err = os.WriteFile(f.Output, b, 0o644)
-	}
-	if err != nil {
+	if err := writeWindows(w, f.Output, stdout); err != nil {
 		return bad("%v", err)
 	}
 	return exitPass
+}
+
+// windowsOutputFlag registers -o, where rollcheck windows writes the windows file.
+func windowsOutputFlag(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "o", "", "write the windows file to `FILE` (default: stdout)")
+}
+
+// writeWindows writes a windows file to file, or to stdout when file is "".
+func writeWindows(w *audit.WindowsFile, file string, stdout io.Writer) error {
+	b, err := w.Encode()
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	return atomicfile.Write(file, b)
 }
 
 // windowsCommands are rollcheck windows' subcommands.
@@ -259,4 +323,7 @@ var windowsCommands = []command{
 	{name: "extract", args: "DIR | conformance.json",
 		summary: "write the windows file of a recorded run (DIR/rows/*.json) for rollcheck audit",
 		about:   windowsAbout, setup: withFlags(newWindowsFlags, runWindowsExtract)},
+	{name: "measure",
+		summary: "measure a cluster's windows with rollcheck's own probe (pod deletions on each node) and write the windows file",
+		about:   measureAbout, setup: withFlags(newMeasureFlags, runWindowsMeasure)},
 }

@@ -20,7 +20,10 @@ func TestAuditExitCodes(t *testing.T) {
 		// web has no preStop: 100 req/s × 1.045s × 3 pods = 314 per rollout.
 		{[]string{"audit", "-f", web, "--windows", win, "--fail-above", "100"}, exitFail, ""},
 		{[]string{"audit", "-f", web, "--windows-from", "../../internal/audit/testdata/kind-run", "--fail-above", "100"}, exitFail, ""},
-		{[]string{"audit", "-f", web}, exitBadInput, "rollcheck audit: give exactly one of --windows FILE and --windows-from DIR"},
+		{[]string{"audit", "-f", web}, exitBadInput, "rollcheck audit: give exactly one of --windows FILE, --windows-from DIR and --measure"},
+		{[]string{"audit", "-f", web, "--measure"}, exitBadInput, "rollcheck audit: --measure measures the cluster read: give --kubeconfig FILE or --context NAME"},
+		{[]string{"audit", "--context", "prod", "--measure", "--windows", win}, exitBadInput, "rollcheck audit: give one of --windows FILE, --windows-from DIR and --measure"},
+		{[]string{"audit", "-f", web, "--windows", win, "--image-registry", "r.example"}, exitBadInput, "rollcheck audit: --image-registry is for --measure"},
 		{[]string{"audit", "--windows", win}, exitBadInput, "rollcheck audit: no manifests"},
 		{[]string{"audit", "-f", web, "--windows", web}, exitBadInput, "rollcheck audit: " + web + ": windows file:"},
 		{[]string{"audit", "-f", win, "--windows", win}, exitBadInput, "rollcheck audit: no Deployment or StatefulSet"},

@@ -254,18 +254,25 @@ func checkExisting(ctx context.Context, t engine.Target, which string, plans []c
 		logf("no namespace was created; the load pods are gone from %s", t.LoadNamespace)
 		return code
 	}
-	client, err := klient.New(t.RESTConfig)
-	if err == nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
-		defer cancel()
-		var n int
-		if n, err = kube.SweepNamespaces(cctx, client, engine.RunLabel+"="+t.RunID, 3*time.Minute); err == nil {
-			logf("the run's %d namespace(s) are gone; nothing of it is left in the cluster", n)
-		}
-	}
-	if err != nil {
+	if err := sweepRun(ctx, t, logf); err != nil {
 		logf("cleanup: %v", err)
 		code = max(code, exitBadInput)
 	}
 	return code
+}
+
+// sweepRun waits until every namespace labelled with the Target's run is gone (also after
+// ctx is cancelled: Ctrl-C leaves nothing behind).
+func sweepRun(ctx context.Context, t engine.Target, logf func(string, ...any)) error {
+	client, err := klient.New(t.RESTConfig)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 4*time.Minute)
+	defer cancel()
+	n, err := kube.SweepNamespaces(cctx, client, engine.RunLabel+"="+t.RunID, 3*time.Minute)
+	if err == nil {
+		logf("the run's %d namespace(s) are gone; nothing of it is left in the cluster", n)
+	}
+	return err
 }

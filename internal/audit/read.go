@@ -183,7 +183,9 @@ func (inv *Inventory) Join() {
 			if s.Namespace != w.Namespace || len(s.Spec.Selector) == 0 || !labels.SelectorFromSet(s.Spec.Selector).Matches(set) {
 				continue
 			}
-			svc := Service{Name: s.Name, Headless: s.Spec.ClusterIP == corev1.ClusterIPNone}
+			svc := Service{Name: s.Name, Headless: s.Spec.ClusterIP == corev1.ClusterIPNone,
+				LocalTraffic: s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal &&
+					(s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer)}
 			for _, p := range s.Spec.Ports {
 				if c, port := w.target(p.TargetPort, p.Port); c != "" {
 					if !slices.Contains(svc.Targets, c) {

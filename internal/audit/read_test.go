@@ -75,6 +75,11 @@ func TestExecSleep(t *testing.T) {
 		{[]string{"sh", "-c", "sleep 10"}, 10 * time.Second, true},
 		{[]string{"sh", "-c", "sleep 10 && kill 1"}, 0, false},
 		{[]string{"/drain.sh"}, 0, false},
+		// A multi-call binary's applet: busybox, the sample app's own sleep.
+		{[]string{"/bin/busybox", "sleep", "3"}, 3 * time.Second, true},
+		{[]string{"/app", "sleep", "5s"}, 5 * time.Second, true},
+		{[]string{"/app", "sleep", "forever"}, 0, false},
+		{[]string{"sh", "sleep", "5"}, 0, false}, // a script named sleep
 	} {
 		if got, ok := execSleep(c.cmd); got != c.want || ok != c.ok {
 			t.Errorf("execSleep(%q) = %s, %t; want %s, %t", c.cmd, got, ok, c.want, c.ok)

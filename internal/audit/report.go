@@ -83,6 +83,8 @@ func (r Report) Table(out io.Writer) error {
 				exposed = append(exposed, fmt.Sprintf("%s/%s %.0f", f.Mechanism, f.Per, f.Predicted))
 			case Unknown:
 				unknown = append(unknown, string(f.Mechanism))
+			case Blocked:
+				exposed = append(exposed, fmt.Sprintf("%s/%s blocked", f.Mechanism, f.Per))
 			}
 		}
 		pre := w.PreStop().String()

@@ -23,6 +23,9 @@ const (
 	// Unknown: the manifests do not say (a hook of unknown length, whether the app drains);
 	// Bound is what it costs at worst.
 	Unknown = "unknown"
+	// Blocked: the disruption cannot proceed (a PodDisruptionBudget that lets no pod go: a drain
+	// evicts nothing and waits): no request fails, but the node does not drain.
+	Blocked = "blocked"
 )
 
 // Disruptions a finding's prediction is per.
@@ -54,7 +57,8 @@ type Finding struct {
 	// Mechanism is the phase the attribution would put the failures in (timeline.Phases).
 	Mechanism timeline.Phase `json:"mechanism"`
 	// Per says which disruption the prediction is per: rollout or drain.
-	Per    string `json:"per"`
+	Per string `json:"per"`
+	// Status is exposed, covered, unknown or blocked.
 	Status string `json:"status"`
 	// Exposed is the window per pod in which requests fail (exposed), or would at worst
 	// (unknown).
@@ -249,18 +253,51 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 			Why: fmt.Sprintf("the %s strategy takes every pod (%d) before a replacement is ready", w.Strategy.Type, w.Replicas),
 			Fix: rolloutFix(w)})
 	}
-	drain := Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerDrain, Window: "the replacement's readiness probe (a lower bound)"}
+	// A drain evicts gracefully: an evicted pod keeps serving through its preStop, and while no
+	// pod is ready kube-proxy sends to the terminating pods that still pass their readiness
+	// probe (KEP-1669, Kubernetes 1.28+), so a replacement ready within the preStop leaves no
+	// gap: exposed = ready − held.
+	drain := Finding{Mechanism: timeline.PhaseNoEndpoint, Per: PerDrain, Window: "the replacement's readiness probe (a lower bound), less the preStop the evicted pods serve through"}
 	switch {
 	case w.Replicas == 0:
+	case w.PDB != nil && w.PDB.Allows == 0:
+		// The eviction API refuses every eviction: nothing is evicted, the drain blocks.
+		drain.Status = Blocked
+		drain.Why = fmt.Sprintf("PodDisruptionBudget %s lets none of the %d pods go: a drain evicts nothing and blocks (until its timeout, or someone deletes the pod), so no request fails but the node does not drain", w.PDB.Name, w.Replicas)
+		drain.Fix = "replicas ≥ 2, with a budget that lets one go (maxUnavailable 1)"
+		add(drain)
 	case w.Replicas == 1 || (w.PDB == nil || w.PDB.Allows >= w.Replicas) && !w.Spread:
-		drain.Status, drain.Exposed = Exposed, Duration(ready)
 		drain.Why = fmt.Sprintf("a node drain may evict every pod at once: %s", drainWhy(w))
 		drain.Fix = "replicas ≥ 2 with a PodDisruptionBudget (maxUnavailable 1) and a topology spread over kubernetes.io/hostname"
+		switch {
+		case !known:
+			drain.Status, drain.Exposed = Unknown, Duration(ready)
+			drain.Why += fmt.Sprintf("; the evicted pods serve through their preStop (%s, of unknown length) if their replacements are ready by then", front.PreStop)
+		case held >= ready:
+			drain.Status = Covered
+			drain.Why += fmt.Sprintf("; the evicted pods serve through their preStop (%s) while no pod is ready (kube-proxy sends to serving terminating pods), past the replacement's readiness %s (a lower bound: scheduling, pulling and starting not counted)", held, ready)
+		default:
+			drain.Status, drain.Exposed = Exposed, Duration(ready-held)
+		}
 		add(drain)
 	default:
 		drain.Status = Covered
 		drain.Why = "a drain leaves a pod serving: " + drainWhy(w)
 		add(drain)
+	}
+
+	// No local endpoint: traffic from outside entering a drained node, with externalTrafficPolicy
+	// Local, goes only to that node's pods; once they stop serving the node drops it until the
+	// load balancer's health check (healthCheckNodePort) takes the node out, which is the load
+	// balancer's, not in the manifests.
+	for _, s := range w.Services {
+		if !s.LocalTraffic {
+			continue
+		}
+		add(Finding{Mechanism: timeline.PhaseNoLocalEndpoint, Per: PerDrain, Status: Unknown, Window: "the load balancer's health check of the node (not measured)",
+			Why: fmt.Sprintf("Service %s has externalTrafficPolicy Local: traffic from outside entering a drained node goes only to its pods, and once they stop serving (after their preStop) is dropped until the load balancer's health check takes the node out, whose timing is not in the manifests", s.Name),
+			Fix: "externalTrafficPolicy Cluster, or a load balancer whose health check of healthCheckNodePort takes a node out within the preStop"})
+		break
 	}
 
 	// Stale addresses: clients that resolve a headless Service (a balancing gRPC client, a proxy

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -29,14 +28,7 @@ func kindWindows(t testing.TB) *WindowsFile {
 // The windows file in testdata is what rollcheck windows extract makes of the row fixtures
 // (the run behind docs/matrix.md, 6713fda, trimmed to what extraction reads).
 func TestExtractTestdata(t *testing.T) {
-	rows, err := check.ReadRows("testdata/kind-run")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Extract(rows, "kind-run")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := extracted(t, "testdata/kind-run")
 	b, _ := f.Encode()
 	want, _ := os.ReadFile("testdata/windows-kind.json")
 	if string(b) != string(want) {
@@ -98,6 +90,21 @@ func TestScoreMechanisms(t *testing.T) {
 		// One replica: a drain leaves no endpoint until the replacement is ready, at least its
 		// probe's period (1 s): 100 × 1 × 1.
 		{"one replica: no endpoint on a drain", deploy(pods(1), "readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}"), timeline.PhaseNoEndpoint, PerDrain, Exposed, 100, 0},
+		// One replica whose 5 s preStop outlasts its replacement's readiness (1 s): the evicted
+		// pod serves, terminating, until the replacement is ready (kube-proxy sends to serving
+		// terminating pods when none is ready; the multinode run's single-prestop row lost none).
+		{"one replica, preStop past readiness: covered", deploy(pods(1), "lifecycle: {preStop: {sleep: {seconds: 5}}}\n        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}"),
+			timeline.PhaseNoEndpoint, PerDrain, Covered, 0, 0},
+		// A 3 s preStop (a multi-call binary's sleep) against a 5 s readiness: 100 × 2 × 1.
+		{"one replica, preStop short of readiness", deploy(pods(1), "lifecycle: {preStop: {exec: {command: [/bin/busybox, sleep, \"3\"]}}}\n        readinessProbe: {tcpSocket: {port: 8080}, initialDelaySeconds: 4, periodSeconds: 1}"),
+			timeline.PhaseNoEndpoint, PerDrain, Exposed, 200, 0},
+		// A budget that lets none of one pod go: the eviction API refuses, the drain blocks, no
+		// request fails (the matrix's drain-single-pdb row).
+		{"PDB allowing none: drain blocked", deploy(pods(1), "") + pdb("minAvailable: 1"), timeline.PhaseNoEndpoint, PerDrain, Blocked, 0, 0},
+		// externalTrafficPolicy Local: a drained node drops outside traffic until the load
+		// balancer's health check moves, which manifests do not tell.
+		{"externalTrafficPolicy Local: unknown", deploy(pods(3), "") + "---\napiVersion: v1\nkind: Service\nmetadata: {name: a-np}\nspec:\n  type: NodePort\n  externalTrafficPolicy: Local\n  selector: {app: a}\n  ports: [{port: 80, targetPort: 8080}]\n",
+			timeline.PhaseNoLocalEndpoint, PerDrain, Unknown, 0, 0},
 		// Three replicas spread over nodes with a PDB: a drain leaves pods serving.
 		{"spread and PDB: covered", deploy(pods(3), "", "topologySpreadConstraints: [{maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: a}}}]") + pdb("maxUnavailable: 1"),
 			timeline.PhaseNoEndpoint, PerDrain, Covered, 0, 0},

@@ -11,6 +11,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // WindowsSchemaVersion is the schemaVersion of the windows files this package writes and reads.
@@ -219,12 +220,14 @@ func measure(d check.Durations) *Measure {
 
 // Extract is the windows file of recorded rows (check.ReadRows): the windows of every row
 // with an explanation pooled (their samples, and kube-proxy's histograms, as the report pools
-// them), DNS's TTL the largest, and the request p99 the p99 of the rows' own p99s among those
+// them; the data plane only of rows whose requests went through the Service, not of keep-alive
+// or gRPC loads, whose last answers came through a pinned connection or the client's own
+// addresses), DNS's TTL the largest, and the request p99 the p99 of the rows' own p99s among those
 // whose app answered at once (no request duration set: the probe's requests, not a slow row's).
 // Per-node windows are not in rows: the file has none.
 func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 	f := &WindowsFile{SchemaVersion: WindowsSchemaVersion}
-	var used []check.Row
+	var used, viaService []check.Row
 	var dns, proxy, client, req, reqAll []time.Duration
 	var ttl uint32
 	noAddress := 0
@@ -233,6 +236,12 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 			continue
 		}
 		used = append(used, r)
+		if r.Config.KeepAlive || r.Config.Protocol == loadgen.ProtocolGRPC {
+			// Its pod answered through a pinned connection or the client's own address list: its
+			// data-plane samples are not the Service's routing (a gRPC client's are its window).
+		} else {
+			viaService = append(viaService, r)
+		}
 		p := r.Explanation.Propagation
 		dns = append(dns, p.DNS.Samples...)
 		proxy = append(proxy, p.Proxy.Samples...)
@@ -257,7 +266,7 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 		return nil, errors.New("extract windows: no row has an explanation (no pod was deleted, or the rows were written without one)")
 	}
 	pool := report.Pool(used)
-	f.Windows = Measures{ControlPlane: measure(pool.ControlPlane), DataPlane: measure(pool.DataPlane),
+	f.Windows = Measures{ControlPlane: measure(pool.ControlPlane), DataPlane: measure(report.Pool(viaService).DataPlane),
 		Proxy: measure(check.Summarize(proxy)), Client: measure(check.Summarize(client)), ClientNoAddress: noAddress}
 	if pool.KubeProxy != nil {
 		f.Windows.KubeProxy = measure(*pool.KubeProxy)

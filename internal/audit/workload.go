@@ -78,6 +78,9 @@ type PDB struct {
 type Service struct {
 	Name     string `json:"name"`
 	Headless bool   `json:"headless,omitempty"`
+	// LocalTraffic: a NodePort or LoadBalancer Service with externalTrafficPolicy Local, which
+	// sends traffic from outside the cluster only to pods on the node it enters.
+	LocalTraffic bool `json:"localTraffic,omitempty"`
 	// Targets names the containers its ports lead to.
 	Targets []string `json:"targets,omitempty"`
 }
@@ -283,10 +286,14 @@ func preStopOf(l *corev1.Lifecycle) PreStop {
 	return PreStop{Kind: "none"}
 }
 
-// execSleep parses `sleep N` (N seconds, or a duration: 5s), also as a shell's -c argument.
+// execSleep parses `sleep N` (N seconds, or a duration: 5s), also as a shell's -c argument and
+// as a multi-call binary's applet (`busybox sleep 5`, rollcheck's sample app's `/app sleep 5s`).
 func execSleep(cmd []string) (time.Duration, bool) {
 	if n := len(cmd); n == 3 && (path.Base(cmd[0]) == "sh" || path.Base(cmd[0]) == "bash") && cmd[1] == "-c" {
 		cmd = strings.Fields(cmd[2])
+	}
+	if len(cmd) == 3 && cmd[1] == "sleep" && path.Base(cmd[0]) != "sh" && path.Base(cmd[0]) != "bash" {
+		cmd = cmd[1:]
 	}
 	if len(cmd) != 2 || path.Base(cmd[0]) != "sleep" {
 		return 0, false

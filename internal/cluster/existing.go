@@ -83,21 +83,26 @@ func PlanExistingImages(ctx context.Context, cfg *rest.Config, registry string) 
 // the registry, or loads it into the kind cluster's nodes; it returns the reference the pods
 // run. Which way it went is logged.
 func (e *ExistingImages) LoadImage(ctx context.Context, logf func(string, ...any)) (string, error) {
+	return e.Image(ctx, selfimage.Load, logf)
+}
+
+// Image makes k's image (the load pod's, or the sample app's for rollcheck windows measure) as
+// LoadImage makes the load pod's, and pushes it or loads it into the kind cluster's nodes.
+func (e *ExistingImages) Image(ctx context.Context, k selfimage.Kind, logf func(string, ...any)) (string, error) {
 	start := time.Now()
 	arch := e.Arch
 	if arch == "" {
 		arch = runtime.GOARCH
-		logf("the nodes' architecture is not known (they cannot be listed): the load image is made for %s", arch)
+		logf("the nodes' architecture is not known (they cannot be listed): the %s image is made for %s", k, arch)
 	}
-	ref, img, err := MakeImage(ctx, selfimage.Load, arch, logf)
+	ref, img, err := MakeImage(ctx, k, arch, logf)
 	if err != nil {
 		return "", err
 	}
 	if e.Registry != "" {
 		return pushImage(ctx, e.Registry, ref, img, logf)
 	}
-	k := newKind(logf)
-	all, err := k.ListNodes(e.Kind)
+	all, err := newKind(logf).ListNodes(e.Kind)
 	if err != nil || len(all) == 0 {
 		return "", fmt.Errorf("the cluster's nodes say it is kind cluster %q, but this machine's Docker has no such cluster (%v): give --image-registry REGISTRY, or set %s", e.Kind, err, knobs.EnvLoadImage)
 	}
@@ -108,7 +113,7 @@ func (e *ExistingImages) LoadImage(ctx context.Context, logf func(string, ...any
 	if err := loadInto(ctx, all, []string{ref}, map[string]string{ref: id.String()}, logf); err != nil {
 		return "", fmt.Errorf("load %s into kind cluster %q: %w", ref, e.Kind, err)
 	}
-	logf("load image %s made in process and loaded into the nodes of kind cluster %q through kind's provider (as kind load image-archive) in %s", ref, e.Kind, time.Since(start).Round(100*time.Millisecond))
+	logf("%s image %s made in process and loaded into the nodes of kind cluster %q through kind's provider (as kind load image-archive) in %s", k, ref, e.Kind, time.Since(start).Round(100*time.Millisecond))
 	return ref, nil
 }
 
@@ -127,6 +132,6 @@ func pushImage(ctx context.Context, registry, ref string, img v1.Image, logf fun
 	if err != nil {
 		return "", err
 	}
-	logf("load image %s made in process and pushed as %s (credentials: the Docker config's, as docker login wrote them)", ref, full)
+	logf("image %s made in process and pushed as %s (credentials: the Docker config's, as docker login wrote them)", ref, full)
 	return full, nil
 }

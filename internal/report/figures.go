@@ -21,8 +21,9 @@ const FiguresCommand = "rollcheck report DIR --figures FILE"
 // container runtime, kind and its node image; then the conformance table, the notes of rows
 // that did not pass, and every lifecycle claim with what the run measured of it (the claims no
 // row measured too, each with the rows that would). Where rows differ (a report merged from
-// several machines), every value is listed.
-func (run Run) WriteFigures(w io.Writer, source string) error {
+// several machines), every value is listed. Sections computed from the run elsewhere (the
+// audit's predictions against the rows) follow, each under its title.
+func (run Run) WriteFigures(w io.Writer, source string, sections ...Section) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 
@@ -54,11 +55,24 @@ func (run Run) WriteFigures(w io.Writer, source string) error {
 	if len(run.Lifecycle) == 0 {
 		p("The run holds no lifecycle claims.\n")
 	}
+	for _, sec := range sections {
+		p("\n## %s\n\n", sec.Title)
+		if err := sec.Write(bw); err != nil {
+			return fmt.Errorf("write figures: %s: %w", sec.Title, err)
+		}
+	}
 	p("\n%s\n", Summarize(run))
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write figures: %w", err)
 	}
 	return nil
+}
+
+// Section is a part of the figures document computed from the run by another package: its
+// title and what writes its body (Markdown).
+type Section struct {
+	Title string
+	Write func(io.Writer) error
 }
 
 // runFacts are what the run was measured on, from its rows: each value once, in the order of

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +57,21 @@ func TestWriteFigures(t *testing.T) {
 	}
 	if n := strings.Count(section, "| not measured |"); n == 0 || n == len(run.Lifecycle) {
 		t.Errorf("%d of %d claims not measured: the synthetic rows measure some", n, len(run.Lifecycle))
+	}
+
+	// A section computed elsewhere follows the lifecycle under its title; its error is the
+	// document's.
+	buf.Reset()
+	sec := Section{Title: "Extra", Write: func(w io.Writer) error { _, err := io.WriteString(w, "body\n"); return err }}
+	if err := run.WriteFigures(&buf, "x/conformance.json", sec); err != nil {
+		t.Fatal(err)
+	}
+	if _, after, ok := strings.Cut(buf.String(), "## The termination lifecycle"); !ok || !strings.Contains(after, "\n## Extra\n\nbody\n") {
+		t.Errorf("the section is not after the lifecycle:\n%s", buf.String())
+	}
+	failing := Section{Title: "Broken", Write: func(io.Writer) error { return errors.New("no windows") }}
+	if err := run.WriteFigures(&bytes.Buffer{}, "x/conformance.json", failing); err == nil || !strings.Contains(err.Error(), "Broken: no windows") {
+		t.Errorf("a failing section: %v", err)
 	}
 
 	// Rows that recorded nothing: unknown, never an empty cell.

@@ -1,0 +1,393 @@
+package audit
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/scenario"
+	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/timeline"
+)
+
+// Outcomes of a row, predicted or measured.
+const (
+	// Fails: requests fail (predicted: at least one).
+	Fails = "fails"
+	// Passes: none fails.
+	Passes = "passes"
+	// NotPredicted: the audit does not predict the row (its reason says why).
+	NotPredicted = "not predicted"
+)
+
+// AgreementRow is one recorded row of the built-in matrix beside what the audit predicts of
+// the configuration it ran.
+type AgreementRow struct {
+	// Row names the row: its suite, configuration and disruption.
+	Row        string               `json:"row"`
+	Disruption check.DisruptionKind `json:"disruption"`
+	// Predicted is fails, passes or not predicted; PredictedFailures the audit's count over the
+	// row's disruptions at its rate; Mechanisms the exposed mechanisms, the most failures first.
+	Predicted         string           `json:"predicted"`
+	PredictedFailures float64          `json:"predictedFailures"`
+	Mechanisms        []timeline.Phase `json:"mechanisms,omitempty"`
+	// Unknown are the mechanisms the audit could not tell from the manifests.
+	Unknown []timeline.Phase `json:"unknown,omitempty"`
+	// Measured is fails or passes; Failed the row's failed requests, Phase the phase most of
+	// them were attributed to.
+	Measured string         `json:"measured"`
+	Failed   int            `json:"failed"`
+	Phase    timeline.Phase `json:"phase,omitempty"`
+	// Agree: the outcomes are the same and, when both fail, the measured phase is one the audit
+	// predicted. Category says, for a row that disagrees or is not predicted, why in a few words.
+	Agree    bool   `json:"agree"`
+	Category string `json:"category,omitempty"`
+}
+
+// Agreement audits the configuration each row ran (check.Applied, rendered by RowObjects) with
+// the windows f, at the row's rate per pod and its measured request p99 (what --rate and
+// --request-p99 say), and puts the prediction beside what the row measured. A row the audit
+// does not predict is kept, with its reason: pinned connections (keep-alive, a gRPC channel
+// without round_robin), a disruption that is neither a graceful deletion nor a drain (a forced
+// delete, a scale to zero), a patched Deployment or a proxy in front (not in the row), and a row whose
+// only doubt is a mechanism the manifests cannot tell (a hook of unknown length).
+func Agreement(rows []check.Row, f *WindowsFile) []AgreementRow {
+	out := make([]AgreementRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, agreementOf(r, f))
+	}
+	slices.SortStableFunc(out, func(a, b AgreementRow) int { return cmp.Compare(a.Row, b.Row) })
+	return out
+}
+
+func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
+	a := r.Config
+	ar := AgreementRow{Row: fmt.Sprintf("%s/%s %s×%d", r.Suite, a.Name, a.Disruption, a.Count), Disruption: a.Disruption, Measured: Passes}
+	if a.LoadFrom == check.LoadFromHost {
+		ar.Row += " (load from the host)"
+	}
+	if ex := r.Explanation; ex != nil {
+		most := 0
+		for ph, n := range ex.Phases {
+			ar.Failed += n
+			if n > most || n == most && ph < ar.Phase {
+				most, ar.Phase = n, ph
+			}
+		}
+	} else {
+		ar.Failed = r.Summary.Failed
+	}
+	if ar.Failed > 0 {
+		ar.Measured = Fails
+	}
+	notPredicted := func(why string) AgreementRow {
+		ar.Predicted, ar.Category = NotPredicted, why
+		return ar
+	}
+	switch {
+	case pinned(a):
+		return notPredicted("pinned connections (keep-alive, or a gRPC channel without round_robin): not predicted")
+	case a.Disruption == check.ForceDelete:
+		return notPredicted("forced delete (grace 0): skips the preStop and grace the audit reads")
+	case a.Disruption == check.ScaleToZero || a.Disruption == check.KubeletRestart:
+		return notPredicted(string(a.Disruption) + ": neither a rollout, a graceful deletion nor a drain")
+	case r.Explanation == nil:
+		return notPredicted("no explanation: the row ran no load")
+	}
+	objs, err := RowObjects(a)
+	if err != nil {
+		return notPredicted(err.Error())
+	}
+	inv := &Inventory{}
+	for _, o := range objs {
+		inv.AddObject(o)
+	}
+	inv.Join()
+	var w *Workload
+	for _, x := range inv.Workloads {
+		if x.Name == a.App {
+			w = x
+		}
+	}
+	if w == nil || a.Replicas == 0 {
+		return notPredicted("the rendered objects hold no Deployment " + a.App)
+	}
+	res := ScoreOne(w, f, Options{Rate: float64(a.Rate) / float64(a.Replicas), RequestP99: max(r.Explanation.RequestP99, time.Millisecond)})
+	by := predictRow(res, a)
+	for ph, n := range by {
+		ar.PredictedFailures += n
+		if n >= 0.5 {
+			ar.Mechanisms = append(ar.Mechanisms, ph)
+		}
+	}
+	slices.SortFunc(ar.Mechanisms, func(x, y timeline.Phase) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) })
+	for _, fd := range res.Findings {
+		if fd.Status == Unknown && !slices.Contains(ar.Unknown, fd.Mechanism) && applies(fd, a, res.Workload) {
+			ar.Unknown = append(ar.Unknown, fd.Mechanism)
+		}
+	}
+	ar.Predicted = Passes
+	if ar.PredictedFailures >= 1 {
+		ar.Predicted = Fails
+	}
+	if ar.Predicted == Passes && slices.ContainsFunc(ar.Unknown, func(p timeline.Phase) bool { return p != timeline.PhaseInFlightCut }) {
+		return notPredicted(fmt.Sprintf("unknown to the manifests (%s)", joinPhases(ar.Unknown)))
+	}
+	ar.Agree = ar.Predicted == ar.Measured && (ar.Measured == Passes || slices.Contains(ar.Mechanisms, ar.Phase))
+	if !ar.Agree {
+		ar.Category = disagreement(ar, a)
+	}
+	return ar
+}
+
+// pinned tells whether the row's load holds connections to a pod: keep-alive, or a gRPC
+// channel that picks one address (pick_first through the ClusterIP: one connection, pinned to
+// one pod for its life).
+func pinned(a check.Applied) bool {
+	return a.KeepAlive || a.Protocol == loadgen.ProtocolGRPC && (a.GRPC == nil || a.GRPC.Balancing != loadgen.BalancingRoundRobin)
+}
+
+// predictRow is the audit's predicted failures over the row's disruptions, per mechanism: a
+// rollout's every exposed finding per rollout; a graceful deletion of one pod (delete-pod,
+// scale-down) a pod's share of them, and the drain's no-endpoint when that pod is the only one;
+// a drain its own findings and a share per pod it evicts.
+func predictRow(res Result, a check.Applied) map[timeline.Phase]float64 {
+	by := map[timeline.Phase]float64{}
+	var drain *Finding
+	for i, fd := range res.Findings {
+		if fd.Per == PerDrain {
+			drain = &res.Findings[i]
+		}
+	}
+	for _, fd := range res.Findings {
+		if fd.Status != Exposed || !applies(fd, a, res.Workload) {
+			continue
+		}
+		n := fd.Predicted
+		switch {
+		case a.Disruption == check.RolloutRestart:
+		case fd.Per == PerDrain:
+		case a.Disruption == check.DrainNode && drain != nil:
+			n = n / float64(fd.Pods) * float64(drain.Pods)
+		default:
+			n /= float64(fd.Pods)
+		}
+		by[fd.Mechanism] += n * float64(a.Count)
+	}
+	return by
+}
+
+// applies tells whether a finding concerns the row's disruption: a rollout's findings per
+// rollout, a drain's all of them, a graceful deletion's those per pod (not a rollout's
+// no-endpoint) and the drain's no-endpoint when it deletes the only pod.
+func applies(fd Finding, a check.Applied, w *Workload) bool {
+	switch a.Disruption {
+	case check.RolloutRestart:
+		return fd.Per == PerRollout
+	case check.DrainNode:
+		return fd.Per == PerDrain || fd.Mechanism != timeline.PhaseNoEndpoint
+	}
+	if fd.Per == PerDrain {
+		return w.Replicas == 1 && a.Disruption == check.DeletePod
+	}
+	return fd.Mechanism != timeline.PhaseNoEndpoint
+}
+
+// disagreement is a reason category for a row whose prediction and measure differ. The app's
+// own settings (what it does on SIGTERM, the check.Applied it ran) say what the manifests do
+// not.
+func disagreement(ar AgreementRow, a check.Applied) string {
+	switch {
+	case ar.Predicted == Passes && ar.Phase == timeline.PhaseInFlightCut:
+		return "the app cuts requests at SIGTERM (" + a.OnSIGTERM + "): in-flight-cut, which manifests do not tell (the audit says unknown)"
+	case ar.Predicted == Fails && ar.Measured == Passes && (strings.Contains(a.OnSIGTERM, "+") || strings.HasPrefix(a.OnSIGTERM, "ignore")):
+		return "the app keeps serving after SIGTERM on its own (" + a.OnSIGTERM + "), which manifests do not tell"
+	case ar.Predicted == Fails && ar.Measured == Passes:
+		return "over-prediction: " + joinPhases(ar.Mechanisms) + " predicted, none measured"
+	case ar.Predicted == Passes:
+		return fmt.Sprintf("under-prediction: %d failed by %s, none predicted", ar.Failed, ar.Phase)
+	}
+	return fmt.Sprintf("mechanism: %s predicted, %s measured", joinPhases(ar.Mechanisms), ar.Phase)
+}
+
+func joinPhases(ps []timeline.Phase) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// RowObjects renders what a recorded row of the built-in matrix applied, from its configuration
+// (check.Applied): the sample app's Deployment (scenario.Render: its proxy sidecar and protocol
+// as the row's sidecars and load say), changed as the row's variant changed it (preStop, grace
+// period, replicas), rollcheck's load Service (its headless twin for a gRPC round_robin load)
+// and the row's PodDisruptionBudget, as check.Plan.Objects makes them. The rendered Deployment
+// is checked against the row: its configuration read back must be the row's.
+func RowObjects(a check.Applied) ([]check.Object, error) {
+	if a.Patched {
+		return nil, fmt.Errorf("patched Deployment: the patch is not in the row")
+	}
+	if a.LoadURL != "" {
+		return nil, fmt.Errorf("load through %s: the proxy in front is not in the row", a.LoadURL)
+	}
+	if a.PDBFromManifests {
+		return nil, fmt.Errorf("a PodDisruptionBudget of the manifests: not in the row")
+	}
+	sample := scenario.Sample{OnSIGTERM: scenario.ShutdownDrain}
+	container := ""
+	for _, s := range a.Sidecars {
+		if s.Name != scenario.ProxyContainer || !s.Front {
+			return nil, fmt.Errorf("sidecar %s: the sample app has only its proxy in front", s.Name)
+		}
+		sample.Proxy, container = &scenario.Proxy{Native: s.Native}, scenario.AppContainer
+		if s.PreStop.HTTPGet != "" {
+			u, err := url.Parse(s.PreStop.HTTPGet)
+			if err != nil {
+				return nil, fmt.Errorf("proxy preStop %q: %w", s.PreStop.HTTPGet, err)
+			}
+			if sample.Proxy.PreStop, err = time.ParseDuration(u.Query().Get("sleep")); err != nil {
+				return nil, fmt.Errorf("proxy preStop %q: %w", s.PreStop.HTTPGet, err)
+			}
+		}
+	}
+	switch a.Protocol {
+	case loadgen.ProtocolGRPC, loadgen.ProtocolHTTP2, loadgen.ProtocolH2C:
+		sample.Protocol = string(a.Protocol)
+	}
+	const image = "rollcheck/app:row"
+	objs, err := scenario.Render(a.Name, sample, image)
+	if err != nil {
+		return nil, err
+	}
+	p := check.Plan{
+		Suite: "audit",
+		App: check.App{Objects: objs, Deployment: scenario.AppName, Port: scenario.SampleAppPort, Container: container, Path: cmp.Or(a.Path, "/"),
+			Images: []string{image}},
+		Variant: check.Variant{Name: a.Name, PreStop: &a.PreStop, TerminationGracePeriodSeconds: ptr.To(a.GraceSeconds), Replicas: ptr.To(int32(a.Replicas)),
+			PDB: a.PDB, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicy(a.ExternalTrafficPolicy), Expect: a.Expect},
+		Load:       check.Load{Rate: a.Rate, Method: a.Method, KeepAlive: a.KeepAlive, From: a.LoadFrom, Entry: a.LoadEntry, Protocol: a.Protocol},
+		Disruption: check.Disruption{Kind: a.Disruption, Count: a.Count, Node: a.DrainNode, DrainTimeout: a.DrainTimeout},
+		Settle:     a.Settle,
+	}
+	if a.GRPC != nil {
+		p.Load.GRPC = *a.GRPC
+	}
+	nodePort := int32(0)
+	if a.LoadFrom == check.LoadFromHost {
+		nodePort = 30080
+	}
+	out, err := p.Objects("audit", nodePort)
+	if err != nil {
+		return nil, fmt.Errorf("render row %s: %w", a.Name, err)
+	}
+	got := p.Applied()
+	if want := deploymentPart(a); deploymentPart(got) != want {
+		return nil, fmt.Errorf("render row %s: the rendered Deployment reads back as %s, the row ran %s", a.Name, deploymentPart(got), want)
+	}
+	return out, nil
+}
+
+// deploymentPart is the part of a row's configuration its Deployment and budget hold.
+func deploymentPart(a check.Applied) string {
+	b, _ := json.Marshal(struct {
+		PreStop  check.PreStop
+		Sidecars []check.Sidecar
+		Grace    int64
+		Replicas int
+		PDB      *check.PDB
+	}{a.PreStop, a.Sidecars, a.GraceSeconds, a.Replicas, a.PDB})
+	return string(b)
+}
+
+// AgreementSummary counts an agreement table: rows predicted, of which agreeing, and not
+// predicted.
+type AgreementSummary struct {
+	Rows, Predicted, Agree, NotPredicted int
+}
+
+// Summary counts t.
+func Summary(t []AgreementRow) AgreementSummary {
+	s := AgreementSummary{Rows: len(t)}
+	for _, r := range t {
+		switch {
+		case r.Predicted == NotPredicted:
+			s.NotPredicted++
+		case r.Agree:
+			s.Predicted++
+			s.Agree++
+		default:
+			s.Predicted++
+		}
+	}
+	return s
+}
+
+// Percent is the share of predicted rows that agree.
+func (s AgreementSummary) Percent() float64 {
+	if s.Predicted == 0 {
+		return 0
+	}
+	return 100 * float64(s.Agree) / float64(s.Predicted)
+}
+
+// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a row per
+// recorded row, then every disagreement and every row not predicted with its reason.
+func WriteAgreementMarkdown(w io.Writer, t []AgreementRow, f *WindowsFile) error {
+	s := Summary(t)
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("Each row's configuration, rendered as the Deployment it ran (`audit.RowObjects`), audited against the windows extracted from this run (%s) at the row's own rate per pod and measured request p99 (`--rate`, `--request-p99`), beside what the row measured. ", f.Measured.Source)
+	p("A row agrees when both fail (the measured phase among the mechanisms predicted) or both pass; the prediction assumes an app that drains on SIGTERM (the audit says in-flight-cut unknown). `internal/audit.Agreement` computes it.\n\n")
+	p("**%d of %d predicted rows agree (%.0f %%)**; %d rows not predicted, of %d.\n\n", s.Agree, s.Predicted, s.Percent(), s.NotPredicted, s.Rows)
+	p("| row | predicted | predicted failures | measured | measured failures | agree |\n|---|---|--:|---|--:|---|\n")
+	for _, r := range t {
+		pred := r.Predicted
+		if r.Predicted == Fails {
+			pred += " (" + joinPhases(r.Mechanisms) + ")"
+		}
+		if r.Predicted != NotPredicted && len(r.Unknown) > 0 {
+			pred += "; unknown: " + joinPhases(r.Unknown)
+		}
+		meas := r.Measured
+		if r.Measured == Fails {
+			meas += " (" + string(r.Phase) + ")"
+		}
+		agree := "✅"
+		switch {
+		case r.Predicted == NotPredicted:
+			agree = "—"
+		case !r.Agree:
+			agree = "❌"
+		}
+		predN := fmt.Sprintf("%.0f", r.PredictedFailures)
+		if r.Predicted == NotPredicted {
+			predN = "—"
+		}
+		p("| %s | %s | %s | %s | %d | %s |\n", r.Row, pred, predN, meas, r.Failed, agree)
+	}
+	var dis, not []string
+	for _, r := range t {
+		switch {
+		case r.Predicted == NotPredicted:
+			not = append(not, fmt.Sprintf("- %s: %s", r.Row, r.Category))
+		case !r.Agree:
+			dis = append(dis, fmt.Sprintf("- %s: %s", r.Row, r.Category))
+		}
+	}
+	if len(dis) > 0 {
+		p("\nDisagreements:\n\n%s\n", strings.Join(dis, "\n"))
+	}
+	if len(not) > 0 {
+		p("\nNot predicted:\n\n%s\n", strings.Join(not, "\n"))
+	}
+	return nil
+}
