@@ -129,3 +129,18 @@ func anchors(md string) map[string]bool {
 	}
 	return out
 }
+
+// maxREADMELines is the README's length at most: it is the user's guide (what rollcheck does,
+// install, a first check, reading the result, kind against production, CI, Go); the rest lives
+// in docs/, maintainers' material in docs/maintainers.md.
+const maxREADMELines = 300
+
+func TestREADMEIsShort(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > maxREADMELines {
+		t.Errorf("README.md has %d lines, at most %d: move detail into docs/ and link it", n, maxREADMELines)
+	}
+}
