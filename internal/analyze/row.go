@@ -204,16 +204,11 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 	return out
 }
 
-// finalPhase is the phase of pod's last state, from its pod-gone event ("phase=Failed").
+// finalPhase is the phase of pod's last state, from its pod-gone event.
 func finalPhase(events []timeline.Event, pod string) string {
 	for i := len(events) - 1; i >= 0; i-- {
 		if e := events[i]; e.Kind == timeline.PodGone && e.Pod == pod {
-			for _, f := range strings.Fields(e.Detail) {
-				if v, ok := strings.CutPrefix(f, "phase="); ok {
-					return v
-				}
-			}
-			return ""
+			return e.PodPhase
 		}
 	}
 	return ""

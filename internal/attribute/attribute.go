@@ -334,25 +334,28 @@ func Lives(tl timeline.Timeline, container string) []Life {
 		case timeline.PodGone:
 			setFirst(&l.Gone, e.Time)
 		case timeline.PodAddress:
-			l.IP = e.Detail
+			l.IP = e.Address
 		case timeline.AppEvent:
 			if container != "" && e.Container != "" && e.Container != container {
 				continue
 			}
-			switch appEvent(e.Detail) {
-			case "sigterm":
+			if e.App == nil {
+				continue
+			}
+			switch e.App.Event {
+			case timeline.LineSIGTERM:
 				if sawSIGTERM[e.Pod] {
 					setFirst(&l.SIGTERMAgain, e.Time)
 				}
 				setFirst(&l.SIGTERM, e.Time)
 				sawSIGTERM[e.Pod] = true
-			case "listener_closed":
+			case timeline.LineListenerClosed:
 				setFirst(&l.ListenerClosed, e.Time)
-			case "prestop":
-				if strings.Contains(e.Detail, "phase=start") {
+			case timeline.LinePreStop:
+				if e.App.Fields["phase"] == timeline.PreStopStart {
 					setFirst(&l.PreStop, e.Time)
 				}
-			case "exiting":
+			case timeline.LineExiting:
 				sawExiting[e.Pod] = true
 				// The app's own line is the precise exit; a container status may still say
 				// how (exit code 137 while exiting).
@@ -421,19 +424,15 @@ func Lives(tl timeline.Timeline, container string) []Life {
 	return out
 }
 
-// deletionGraces are the pods' deletion grace periods, from their deletion events ("grace=30s").
+// deletionGraces are the pods' deletion grace periods, from their deletion events.
 func deletionGraces(tl timeline.Timeline) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, e := range tl.Events {
-		if e.Kind != timeline.PodDeleting || e.Pod == "" {
+		if e.Kind != timeline.PodDeleting || e.Pod == "" || e.GraceSeconds == nil {
 			continue
 		}
-		if v, ok := strings.CutPrefix(e.Detail, "grace="); ok {
-			if g, err := time.ParseDuration(v); err == nil {
-				if _, seen := out[e.Pod]; !seen {
-					out[e.Pod] = g
-				}
-			}
+		if _, seen := out[e.Pod]; !seen {
+			out[e.Pod] = time.Duration(*e.GraceSeconds) * time.Second
 		}
 	}
 	return out
@@ -455,12 +454,6 @@ func (e *End) narrowExit(from, by time.Time) {
 	if !from.After(by) {
 		e.ExitFrom, e.ExitBy = from, by
 	}
-}
-
-// appEvent is the event name of an app line's Detail ("sigterm mode=drain" → "sigterm").
-func appEvent(detail string) string {
-	name, _, _ := strings.Cut(detail, " ")
-	return name
 }
 
 func setFirst(t *time.Time, v time.Time) {
@@ -864,8 +857,8 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 func LocalOutages(tl timeline.Timeline, container, node string) []Outage {
 	where := map[string]string{}
 	for _, e := range tl.Events {
-		if e.Kind == timeline.PodScheduled && e.Detail != "" {
-			where[e.Pod] = e.Detail
+		if e.Kind == timeline.PodScheduled && e.Node != "" {
+			where[e.Pod] = e.Node
 		}
 	}
 	outs := outages(tl, container, func(pod string) bool { return where[pod] == node })
@@ -905,14 +898,14 @@ func outages(tl timeline.Timeline, container string, on func(pod string) bool) [
 		case timeline.EndpointReady:
 			eps[e.Pod] = state{ready: true, serving: true}
 		case timeline.EndpointUnready:
-			eps[e.Pod] = state{serving: strings.Contains(e.Detail, "serving=true")}
+			eps[e.Pod] = state{serving: e.Endpoint != nil && e.Endpoint.Serving}
 		case timeline.EndpointRemoved:
 			delete(eps, e.Pod)
 		case timeline.AppEvent:
 			if container != "" && e.Container != "" && e.Container != container {
 				continue
 			}
-			if ev := appEvent(e.Detail); ev == "listener_closed" || ev == "exiting" {
+			if e.App.Is(timeline.LineListenerClosed) || e.App.Is(timeline.LineExiting) {
 				closed[e.Pod] = true
 			}
 		default:

@@ -14,8 +14,10 @@ var t0 = time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 
 func at(d float64) time.Time { return t0.Add(time.Duration(d * float64(time.Second))) }
 
+// ev is an event as a row records it: the typed fields read from detail, written as the
+// observer writes it ("grace=30s", "serving=true terminating=false", "sigterm mode=drain").
 func ev(d float64, k timeline.Kind, pod, detail string) timeline.Event {
-	return timeline.Event{Time: at(d), Kind: k, Pod: pod, Detail: detail, Container: "app"}
+	return timeline.Event{Time: at(d), Kind: k, Pod: pod, Detail: detail, Container: "app"}.Upgraded()
 }
 
 func exited(d float64, pod string, code int32, reported float64) timeline.Event {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -413,9 +414,18 @@ func TestParseAppLine(t *testing.T) {
 		{`"{}"`, ""},
 		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":"ready"} trailing`, ""},
 	} {
-		got, event, detail, ok := parseAppLine([]byte(c.line))
-		if ok != (c.detail != "") || detail != c.detail || ok && (!got.Equal(ts) || !strings.HasPrefix(detail, event)) {
-			t.Errorf("%s: got %v %q %q %t, want %q", c.line, got, event, detail, ok, c.detail)
+		got, app, detail, ok := parseAppLine([]byte(c.line))
+		if ok != (c.detail != "") || detail != c.detail || ok && (!got.Equal(ts) || !strings.HasPrefix(detail, app.Event)) {
+			t.Errorf("%s: got %v %+v %q %t, want %q", c.line, got, app, detail, ok, c.detail)
+		}
+		if !ok {
+			continue
+		}
+		// A row recorded before the typed fields has only the Detail: upgraded, it reads as the
+		// line itself.
+		old := Event{Kind: AppEvent, Detail: detail}.Upgraded()
+		if !reflect.DeepEqual(*old.App, app) {
+			t.Errorf("%s: upgraded from %q: %+v, want %+v", c.line, detail, *old.App, app)
 		}
 	}
 }
