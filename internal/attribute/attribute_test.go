@@ -124,7 +124,7 @@ func TestPinnedConnectionAtExit(t *testing.T) {
 		ev(5.001, timeline.AppEvent, "web-1", "exiting code=0"),
 	)
 	q := failed(1, 4.99, 0.02, loadgen.ClassEOF)
-	in := Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}
+	in := Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Context: Context{KeepAlive: true}}
 	want(t, one(t, in), timeline.PhasePinnedConnection, "web-1")
 	// Without keep-alive the same request is an in-flight cut.
 	in.KeepAlive = false
@@ -140,7 +140,7 @@ func TestPinnedConnectionClosedByDrain(t *testing.T) {
 		ev(5.2, timeline.AppEvent, "web-1", "exiting code=0 reason=drained"),
 	)
 	q := failed(1, 5.0, 0.001, loadgen.ClassEOF)
-	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}), timeline.PhasePinnedConnection, "web-1")
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Context: Context{KeepAlive: true}}), timeline.PhasePinnedConnection, "web-1")
 }
 
 func TestPropagation(t *testing.T) {
