@@ -64,7 +64,10 @@ func (e Event) Upgraded() Event {
 }
 
 // detailFields reads the key=value fields of a Detail, separated by spaces, a value quoted
-// (Go syntax) when it holds a space, '=' or '"'. Words that are not key=value are skipped.
+// (Go syntax) when it holds a space, '=' or '"'. Words that are not key=value are skipped. An
+// app line's value that was a JSON object or list with a space inside one of its strings is cut
+// at that space: the observer wrote such values unquoted. The rules read only the line's event
+// and the prestop line's phase.
 func detailFields(d string) map[string]string {
 	out := map[string]string{}
 	for d = strings.TrimSpace(d); d != ""; d = strings.TrimSpace(d) {

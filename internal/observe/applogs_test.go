@@ -16,6 +16,8 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // withLogOpener replaces the GetLogs streams.
@@ -208,6 +210,10 @@ func TestAppLogLines(t *testing.T) {
 			t.Errorf("app event %d: got %v %q (container %q), want %v %q", i, e.Time, e.Detail, e.Container, want[i].at, want[i].detail)
 		}
 	}
+	if a := apps[1].App; !a.Is(timeline.LineSIGTERM) || a.Fields["why"] != "second signal" || a.Fields["extra"] != `{"a":[1,2]}` || a.Fields["empty"] != "" {
+		t.Errorf("sigterm line: %+v", a)
+	}
+	typedAsDetail(t, tl)
 	if got := kindsOf(tl, "app-1"); !equalKinds(got, []Kind{AppEvent, PodCreated, ContainerStarted, ContainerStarted, AppEvent, AppEvent, AppLogEnded}) {
 		t.Errorf("kinds in time order: %v\n%s", got, dump(tl))
 	}
