@@ -7,8 +7,11 @@ import "slices"
 // each rule, the evidence it uses and its time tolerance.
 type Phase string
 
-// Phases, in the order the rules are tried.
+// Phases, in the order the rules are tried (internal/attribute's Rules, which Phases follows).
 const (
+	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
+	// to send to (every address it knew was gone or marked down).
+	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
 	// PhaseSIGKILL: the request was in flight when the kubelet killed the container at the
 	// end of its grace period (exit code 137, or the app's log ended after "sigterm" without
 	// "exiting").
@@ -38,9 +41,6 @@ const (
 	// to a pod that no longer accepted connections (it named that pod's address), or, naming
 	// none, sent it while such a pod was still in the proxy's list.
 	PhaseProxyPropagation Phase = "proxy-propagation"
-	// PhaseProxyNoUpstream: the proxy answered itself and named no upstream: it had no pod left
-	// to send to (every address it knew was gone or marked down).
-	PhaseProxyNoUpstream Phase = "proxy-no-upstream"
 	// PhaseStaleAddress: a client that balances over the pods itself (gRPC round_robin over a
 	// headless Service's DNS answer) sent to a pod's address it still held after that pod had
 	// stopped accepting, or, holding no ready address at all, failed while the Service had
@@ -75,8 +75,9 @@ const (
 	PhaseUnknown Phase = "unknown"
 )
 
-// Phases lists every Phase in rule order.
-var Phases = []Phase{PhaseSIGKILL, PhaseGoAway, PhaseConnectionAge, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyNoUpstream, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoLocalEndpoint, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
+// Phases lists every Phase in the order the rules are tried: the phases of internal/attribute's
+// Rules, which state that order (a test there checks that this list follows them).
+var Phases = []Phase{PhaseProxyNoUpstream, PhaseSIGKILL, PhaseGoAway, PhaseConnectionAge, PhaseInFlightCut, PhaseSidecarExit, PhaseProxyPropagation, PhaseStaleAddress, PhaseNoLocalEndpoint, PhaseNoEndpoint, PhasePinnedConnection, PhasePropagation, PhaseStartup, PhaseSteady, PhaseUnknown}
 
 // Known reports whether p is one of Phases.
 func (p Phase) Known() bool { return slices.Contains(Phases, p) }

@@ -56,10 +56,43 @@ type Event struct {
 	// Reported is the time the source itself states for the moment, when it has one and Time
 	// is the time of receipt: a container's startedAt or finishedAt (one-second resolution).
 	Reported time.Time `json:"reported,omitzero"`
-	// Detail: the Event reason and message, the disruption, the endpoint conditions, the
-	// exit code and reason, the app's event name and fields...
+	// GraceSeconds is the pod's deletion grace period in seconds (PodDeleting); nil: not known.
+	GraceSeconds *int64 `json:"graceSeconds,omitempty"`
+	// Node is the node the pod was scheduled to (PodScheduled).
+	Node string `json:"node,omitempty"`
+	// Address is the pod's IP (PodAddress).
+	Address string `json:"address,omitempty"`
+	// PodPhase is the pod's phase as last seen (PodGone); empty: not known.
+	PodPhase string `json:"podPhase,omitempty"`
+	// Endpoint is the conditions of the pod's endpoint (EndpointReady, EndpointUnready).
+	Endpoint *EndpointConditions `json:"endpoint,omitempty"`
+	// App is the app's lifecycle line (AppEvent).
+	App *AppLine `json:"app,omitempty"`
+	// Detail is the moment in words, for people: the Event reason and message, the
+	// disruption, the endpoint conditions, the exit code and reason, the app's event name and
+	// fields... What the analysis reads is in the typed fields above; rows recorded before
+	// they existed have only Detail, which Upgraded reads them from.
 	Detail string `json:"detail,omitempty"`
 }
+
+// EndpointConditions are an endpoint's conditions in the Service's EndpointSlices (merged over
+// the slices that list the pod: true if any entry says so).
+type EndpointConditions struct {
+	Ready       bool `json:"ready"`
+	Serving     bool `json:"serving"`
+	Terminating bool `json:"terminating"`
+}
+
+// AppLine is one lifecycle line of the app: a JSON object with "ts" and "event" (one of the
+// Line* names for the lines rollcheck reads), and its other fields.
+type AppLine struct {
+	Event string `json:"event"`
+	// Fields are the line's other fields: a string as it is, any other value as compact JSON.
+	Fields map[string]string `json:"fields,omitempty"`
+}
+
+// Is reports whether a is the line named event (false for nil).
+func (a *AppLine) Is(event string) bool { return a != nil && a.Event == event }
 
 // Propagation is, for one deleted pod, how long the Service kept routing to it after the
 // deletion began: from PodDeleting to EndpointUnready (no longer ready: new connections stop

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/attribute"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -247,5 +248,21 @@ func TestAdvisePinnedHTTP2(t *testing.T) {
 	}
 	if !strings.Contains(h2, "without a GOAWAY") || !strings.Contains(h2, "http.Server.Protocols") || strings.Contains(h2, "Connection: close") {
 		t.Errorf("HTTP/2 advice: %s", h2)
+	}
+}
+
+// Every phase the rules attribute to has advice of its own: a phase added to
+// internal/attribute's Rules without a case in Advise's switch fails here.
+func TestAdviseCoversEveryPhase(t *testing.T) {
+	const none = "match no rule (unknown)"
+	for _, rule := range attribute.Rules {
+		r, ex, cfg := adviceRow(map[timeline.Phase]int{rule.Phase: 7}, nil)
+		_, advice := Advise(r, ex, cfg, nil)
+		if !strings.Contains(advice, "most failures (7)") {
+			t.Errorf("%s: no advice on the failures: %q", rule.Phase, advice)
+		}
+		if got := strings.Contains(advice, none); got != (rule.Phase == timeline.PhaseUnknown) {
+			t.Errorf("%s: Advise's switch has no case for it: %q", rule.Phase, advice)
+		}
 	}
 }

@@ -24,8 +24,8 @@ func TestExplainRecommendation(t *testing.T) {
 		{Pod: "web-2", DeletingAt: at(10000), ToUnready: 200 * time.Millisecond, ToRemoved: -1},
 		{Pod: "web-3", DeletingAt: at(20000), ToUnready: -1, ToRemoved: 300 * time.Millisecond},
 	}, Events: []timeline.Event{
-		{Time: at(5000), Kind: timeline.AppEvent, Pod: "web-1", Detail: "listener_closed"},
-		{Time: at(10002), Kind: timeline.AppEvent, Pod: "web-2", Detail: "exiting"},
+		{Time: at(5000), Kind: timeline.AppEvent, Pod: "web-1", App: &timeline.AppLine{Event: timeline.LineListenerClosed}},
+		{Time: at(10002), Kind: timeline.AppEvent, Pod: "web-2", App: &timeline.AppLine{Event: timeline.LineExiting}},
 	}}
 	reqs := []loadgen.Request{
 		{Seq: 1, Timestamp: at(1200), Latency: 30 * time.Millisecond, Class: loadgen.ClassOK, Pod: "web-1"},
@@ -94,8 +94,8 @@ func TestAdviceCreditsTheAppsOwnDelay(t *testing.T) {
 		props = append(props, timeline.Propagation{Pod: pod, DeletingAt: at(t0), ToUnready: 400 * time.Millisecond, ToRemoved: -1})
 		events = append(events,
 			timeline.Event{Time: at(t0), Kind: timeline.PodDeleting, Pod: pod},
-			timeline.Event{Time: at(t0 + 5), Kind: timeline.AppEvent, Pod: pod, Detail: "sigterm mode=drain"},
-			timeline.Event{Time: at(t0 + 5 + d), Kind: timeline.AppEvent, Pod: pod, Detail: "listener_closed"})
+			timeline.Event{Time: at(t0 + 5), Kind: timeline.AppEvent, Pod: pod, App: &timeline.AppLine{Event: timeline.LineSIGTERM, Fields: map[string]string{"mode": "drain"}}},
+			timeline.Event{Time: at(t0 + 5 + d), Kind: timeline.AppEvent, Pod: pod, App: &timeline.AppLine{Event: timeline.LineListenerClosed}})
 		reqs = append(reqs, loadgen.Request{Seq: uint64(i), Timestamp: at(t0 + 300), Latency: 5 * time.Millisecond, Class: loadgen.ClassOK, Pod: pod})
 	}
 	tl := timeline.Timeline{Propagation: props, Events: events}

@@ -104,17 +104,23 @@ func Verdict(cfg check.Applied, r Result) check.Verdict {
 func attributeInput(in Input) attribute.Input {
 	c := in.Config
 	front, _ := c.FrontSidecar()
-	a := attribute.Input{Requests: in.Load.Requests, Timeline: in.Timeline, KeepAlive: c.KeepAlive, Container: c.Container, Front: front.Name, FrontSpec: frontSpec(c),
-		HeldFor: heldFor(c), Proxy: c.Through(), UpstreamNamed: c.UpstreamHeader != "",
-		Drain: c.Disruption == check.DrainNode, SingleReplica: c.Replicas == 1, ScaleToZero: c.Disruption == check.ScaleToZero,
-		Balanced: c.Balanced()}
-	if c.LocalOnly() {
-		a.LocalEntry = in.EntryNode
-	}
+	a := attribute.Input{Requests: in.Load.Requests, Timeline: in.Timeline, Container: c.Container, Front: front.Name, FrontSpec: frontSpec(c),
+		HeldFor: heldFor(c), Context: attributeContext(c, in.EntryNode)}
 	if kd := in.KubeProxy.Durations; kd != nil && kd.N > 0 {
 		a.ProgrammingLag = kd.P99 + attribute.Tolerance
 	}
 	return a
+}
+
+// attributeContext is where the attribution's rules apply, from the applied configuration:
+// entry is the node the load entered at (Input.EntryNode).
+func attributeContext(c check.Applied, entry string) attribute.Context {
+	ctx := attribute.Context{KeepAlive: c.KeepAlive, Proxy: c.Through(), UpstreamNamed: c.UpstreamHeader != "", Balanced: c.Balanced(),
+		Drain: c.Disruption == check.DrainNode, SingleReplica: c.Replicas == 1, ScaleToZero: c.Disruption == check.ScaleToZero}
+	if c.LocalOnly() {
+		ctx.LocalEntry = entry
+	}
+	return ctx
 }
 
 // frontSpec is what the applied spec of the sidecar in front says of when it gets SIGTERM, for
@@ -204,16 +210,11 @@ func terminations(lives []attribute.Life, ds []check.DisruptionResult, events []
 	return out
 }
 
-// finalPhase is the phase of pod's last state, from its pod-gone event ("phase=Failed").
+// finalPhase is the phase of pod's last state, from its pod-gone event.
 func finalPhase(events []timeline.Event, pod string) string {
 	for i := len(events) - 1; i >= 0; i-- {
 		if e := events[i]; e.Kind == timeline.PodGone && e.Pod == pod {
-			for _, f := range strings.Fields(e.Detail) {
-				if v, ok := strings.CutPrefix(f, "phase="); ok {
-					return v
-				}
-			}
-			return ""
+			return e.PodPhase
 		}
 	}
 	return ""

@@ -23,7 +23,7 @@ func TestTerminations(t *testing.T) {
 		{Pod: "teardown", Deleting: t0.Add(time.Minute)},                                             // deleted after the disruptions
 		{Pod: "unseen", Deleting: t0.Add(12 * s)},                                                    // nothing seen after its deletion
 	}
-	events := []timeline.Event{{Kind: timeline.PodGone, Pod: "first", Detail: "phase=Succeeded"}, {Kind: timeline.PodGone, Pod: "late", Detail: "phase=Failed"}}
+	events := []timeline.Event{{Kind: timeline.PodGone, Pod: "first", PodPhase: "Succeeded"}, {Kind: timeline.PodGone, Pod: "late", PodPhase: "Failed"}}
 	got := terminations(lives, ds, events)
 	if len(got) != 3 || got[0].Pod != "first" || got[1].Pod != "late" || got[2].Pod != "unseen" {
 		t.Fatalf("terminations %+v", got)

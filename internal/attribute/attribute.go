@@ -1,7 +1,8 @@
 // Package attribute attributes every failed request of a row to a phase of one pod's
 // termination (or start), from the request ledger, the observer's timeline and, where the app
-// writes them, its lifecycle lines. The rules, the evidence each uses and its time tolerance
-// are documented on Attribute; docs/reference.md's "Why a request failed" says them for users.
+// writes them, its lifecycle lines. The rules are Rules, in the order they are tried, each with
+// the evidence it uses and its time tolerance; docs/reference.md's "Why a request failed" is
+// made from them for users.
 package attribute
 
 import (
@@ -35,8 +36,6 @@ type Input struct {
 	Requests []loadgen.Request
 	// Timeline is the observer's timeline of the row.
 	Timeline timeline.Timeline
-	// KeepAlive says the load reused connections.
-	KeepAlive bool
 	// Container is the app's container: container exits and app lines of other containers are
 	// ignored. Empty: any container.
 	Container string
@@ -55,30 +54,9 @@ type Input struct {
 	// ProgrammingLag is how long the data plane may lag the control plane (0:
 	// DefaultProgrammingLag); the engine passes kube-proxy's measured p99 when it has it.
 	ProgrammingLag time.Duration
-	// Proxy says the load went through a proxy in front of the app (check.Load.URL), which
-	// keeps its own list of pods: the proxy-propagation and proxy-no-upstream rules apply, and
-	// kube-proxy's window does not bound what it sends to a pod.
-	Proxy bool
-	// UpstreamNamed says the proxy names the upstream it chose in every answer
-	// (check.Load.UpstreamHeader): a request's Upstream maps it to a pod by the pod's address,
-	// and a proxy's own answer that names none had no upstream to send to.
-	UpstreamNamed bool
-	// Drain says the row's disruptions drained nodes (check.DrainNode), which may evict every
-	// replica at once; SingleReplica that the app runs one replica, whose deletion leaves only
-	// its replacement. Only in such rows can every endpoint go at once by the configuration, so
-	// only there is the no-endpoint rule tried (a window's Why names the drain). ScaleToZero
-	// says the row scaled the app to zero replicas (check.ScaleToZero): every endpoint goes, by
-	// design, until the app is scaled back.
-	Drain, SingleReplica, ScaleToZero bool
-	// Balanced says the client balances over the pods' addresses itself (gRPC round_robin over
-	// a headless Service): each RPC names the address it went to (loadgen.Request.Peer), not
-	// through kube-proxy, and the client keeps addresses until it resolves again.
-	Balanced bool
-	// LocalEntry is the node the load entered the cluster at when the load Service sends
-	// external traffic only to that node's endpoints (externalTrafficPolicy Local): the
-	// no-local-endpoint rule reads the endpoints of the pods on that node (LocalOutages). Empty:
-	// the policy is Cluster, or the load entered at no node of its own.
-	LocalEntry string
+	// Context is where the rules apply: what the row's configuration says of the load and of
+	// the disruption.
+	Context
 }
 
 // FrontSpec is what the spec of the sidecar in front says of when the kubelet sends it SIGTERM
@@ -334,25 +312,28 @@ func Lives(tl timeline.Timeline, container string) []Life {
 		case timeline.PodGone:
 			setFirst(&l.Gone, e.Time)
 		case timeline.PodAddress:
-			l.IP = e.Detail
+			l.IP = e.Address
 		case timeline.AppEvent:
 			if container != "" && e.Container != "" && e.Container != container {
 				continue
 			}
-			switch appEvent(e.Detail) {
-			case "sigterm":
+			if e.App == nil {
+				continue
+			}
+			switch e.App.Event {
+			case timeline.LineSIGTERM:
 				if sawSIGTERM[e.Pod] {
 					setFirst(&l.SIGTERMAgain, e.Time)
 				}
 				setFirst(&l.SIGTERM, e.Time)
 				sawSIGTERM[e.Pod] = true
-			case "listener_closed":
+			case timeline.LineListenerClosed:
 				setFirst(&l.ListenerClosed, e.Time)
-			case "prestop":
-				if strings.Contains(e.Detail, "phase=start") {
+			case timeline.LinePreStop:
+				if e.App.Fields["phase"] == timeline.PreStopStart {
 					setFirst(&l.PreStop, e.Time)
 				}
-			case "exiting":
+			case timeline.LineExiting:
 				sawExiting[e.Pod] = true
 				// The app's own line is the precise exit; a container status may still say
 				// how (exit code 137 while exiting).
@@ -421,19 +402,15 @@ func Lives(tl timeline.Timeline, container string) []Life {
 	return out
 }
 
-// deletionGraces are the pods' deletion grace periods, from their deletion events ("grace=30s").
+// deletionGraces are the pods' deletion grace periods, from their deletion events.
 func deletionGraces(tl timeline.Timeline) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, e := range tl.Events {
-		if e.Kind != timeline.PodDeleting || e.Pod == "" {
+		if e.Kind != timeline.PodDeleting || e.Pod == "" || e.GraceSeconds == nil {
 			continue
 		}
-		if v, ok := strings.CutPrefix(e.Detail, "grace="); ok {
-			if g, err := time.ParseDuration(v); err == nil {
-				if _, seen := out[e.Pod]; !seen {
-					out[e.Pod] = g
-				}
-			}
+		if _, seen := out[e.Pod]; !seen {
+			out[e.Pod] = time.Duration(*e.GraceSeconds) * time.Second
 		}
 	}
 	return out
@@ -457,12 +434,6 @@ func (e *End) narrowExit(from, by time.Time) {
 	}
 }
 
-// appEvent is the event name of an app line's Detail ("sigterm mode=drain" → "sigterm").
-func appEvent(detail string) string {
-	name, _, _ := strings.Cut(detail, " ")
-	return name
-}
-
 func setFirst(t *time.Time, v time.Time) {
 	if t.IsZero() {
 		*t = v
@@ -480,63 +451,28 @@ func earliest(ts ...time.Time) time.Time {
 }
 
 // Attribute attributes every failed request of in.Requests. A request is sent at t0 (its
-// Timestamp) and failed at t1 (t0 + Latency). The rules are tried in this order; the first that
-// matches a pod wins, and among several pods the one whose moment is nearest (the others are
-// listed). A request that names its pod (an HTTP error from a pod) is matched to that pod only.
+// Timestamp) and failed at t1 (t0 + Latency). The rules are Rules, tried in their order where
+// in.Context says they apply; the first that matches wins, and among several pods the one whose
+// moment is nearest (the others are listed). A request that names its pod (an HTTP error from a
+// pod) is matched to that pod only. Each Rule's comment says it in full; in one line each:
 //
-//   - sigkill: the pod's process was killed (exit code 137; or its log ended after "sigterm"
-//     with no "exiting"), the request was sent before the kill could have happened (t0 before
-//     the exit window) and failed within the exit window ± Tolerance, not by timing out.
-//   - connection-age: the request (not timed out) failed with an error that names the
-//     server's GOAWAY for the connection's age (debug data "max_age": grpc-go's
-//     MaxConnectionAge; its MaxConnectionAgeGrace then closed the connection under the RPC).
-//     The server's own reason, not a termination: tried before in-flight-cut, which would
-//     credit the cut to whichever pod exited nearest. No pod is named.
-//   - in-flight-cut: the same as sigkill with a process that exited on its own (or whose exit is known
-//     but not how): the request was in flight when the process exited. For both, a request
-//     sent after the app's listener closed and failed at once (within Tolerance) was never
-//     accepted: not in flight; nor was one whose connection failed to open (refused, or reset
-//     while connecting). One sent after the listener's line that lasted until the exit was
-//     being served: in flight. With keep-alive, a
-//     request sent after the Service stopped routing new connections to the pod (Routed +
-//     Tolerance) rode a kept-alive connection: pinned-connection instead.
-//   - sidecar-exit: the pod has a sidecar in front of the app (Input.Front) that stopped
-//     accepting (its listener's line, or the start of its exit window) after the deletion and
-//     before the app did: the request was in flight through it when it exited (as
-//     in-flight-cut), or was sent after it stopped until the pod stopped being routed plus the
-//     programming lag (as propagation). Attributed to that container.
-//     A sidecar that wrote no line of its end in the pod (one that writes none), whose SIGTERM
-//     its spec gives (Input.FrontSpec: a classic one at the deletion + its own preStop, at most
-//     the grace period; a native one once the app exited), is assumed to stop accepting at that
-//     SIGTERM, or at the start of its exit window (container status, to the second) if that
-//     ended before it: nothing it writes can say otherwise, and it owns the port, so a
-//     connection refused, reset or closed (EOF) while the app behind it still accepted is its.
-//     The request was in flight through it (sent before that moment, failed from it and within
-//     its exit window), or was sent after that moment, refused, reset or EOF, before the app
-//     stopped accepting (its lines; without them the start of its exit window) and while the
-//     pod was routable as above. Its Why says "SIGTERM from its spec: …; it writes no lines".
-//   - no-endpoint: in a row that drains nodes, runs one replica or scales to zero (Input.Drain,
-//     SingleReplica, ScaleToZero),
-//     the request, which names no pod, was sent while the Service had no endpoint
-//     that could take it (Outages: none ready, none serving while terminating, or those left
-//     closed their listener by their own lines; after a deletion), from Tolerance before that
-//     moment until an endpoint was ready again plus the programming lag: a drain had evicted
-//     every replica, or the only replica stopped serving before its replacement was ready. It
-//     comes before the pod rules below, which would otherwise split the outage between
-//     propagation and unknown.
-//   - pinned-connection: keep-alive on, the request was sent after the pod stopped being routed
-//     and failed (not by timing out) between the pod's deletion and its end: only a connection
-//     opened earlier can have carried it there.
-//   - propagation: the request was sent while the pod no longer accepted connections (listener
-//     closed or process exited; when neither is known, the end of a native preStop sleep
-//     (HeldFor), else the deletion) but the data plane could
-//     still route new connections to it: up to Routed (or the pod's removal) plus the
-//     programming lag (kube-proxy's measured p99, else DefaultProgrammingLag).
-//   - startup: the request was sent within StartupWindow after a new pod's endpoint became
-//     ready (± Tolerance), or named a pod that was not ready yet.
-//   - steady: no pod was terminating (deletion to end) or starting (creation to endpoint ready
-//   - StartupWindow) within 2 s of the request.
-//   - unknown: otherwise.
+//   - proxy-no-upstream: the proxy in front answered itself and named no upstream: it had no pod to send to
+//   - sigkill: in flight when the container was killed at the end of its grace period
+//   - goaway: refused by a terminating server's GOAWAY and not sent again
+//   - connection-age: cut when the server closed the connection for its age (GOAWAY "max_age")
+//   - in-flight-cut: in flight when the process exited on its own
+//   - sidecar-exit: a sidecar in front of the app stopped accepting before the app did
+//   - proxy-propagation: the proxy in front still sent the request to a pod that no longer accepted
+//   - stale-address: a client that balances itself sent to an address it still held after the pod stopped accepting, or held only gone ones
+//   - no-local-endpoint: the node the load entered had no local endpoint (externalTrafficPolicy Local)
+//   - no-endpoint: the Service had no endpoint left that could take the request
+//   - pinned-connection: a kept-alive connection to a terminating pod closed under the request
+//   - propagation: sent while the pod no longer accepted connections but could still be routed to
+//   - startup: a new pod got traffic before it could serve
+//   - steady: no pod was terminating or starting: the app or the harness is broken
+//   - unknown: a pod was terminating or starting, but no rule matched
+//
+// (TestAttributeDocListsRules checks this list against Rules.)
 func Attribute(in Input) Result {
 	lag := in.ProgrammingLag
 	if lag <= 0 {
@@ -548,35 +484,30 @@ func Attribute(in Input) Result {
 		lives = withFrontSpec(lives, in.Front, in.FrontSpec, deletionGraces(in.Timeline))
 	}
 	named, direct := lastSent(in.Requests, lives)
+	ctx := in.Context
 	var outs []Outage
-	if in.Drain || in.SingleReplica || in.ScaleToZero {
+	if ctx.outages() {
 		outs = Outages(in.Timeline, in.Container)
 	}
 	for i := range outs {
-		outs[i].Drain, outs[i].ScaleToZero = in.Drain, in.ScaleToZero
+		outs[i].Drain, outs[i].ScaleToZero = ctx.Drain, ctx.ScaleToZero
 	}
 	var locals []Outage
-	if in.LocalEntry != "" {
-		locals = LocalOutages(in.Timeline, in.Container, in.LocalEntry)
+	if ctx.LocalEntry != "" {
+		locals = LocalOutages(in.Timeline, in.Container, ctx.LocalEntry)
 	}
 	// A proxy that names pod addresses sends to the pods itself: kube-proxy does not route its
 	// requests, so neither its window (propagation) nor the client's kept-alive connections
 	// (pinned-connection) explain a failure. One that names a Service address goes through
 	// kube-proxy, and both still apply.
-	direct = (direct && in.Proxy) || in.Balanced
+	rw := &row{ctx: ctx, lives: lives, outs: outs, locals: locals, direct: (direct && ctx.Proxy) || ctx.Balanced, lag: lag, held: in.HeldFor}
 	res := Result{Counts: map[timeline.Phase]int{}, Lives: lives, BySeq: map[uint64]timeline.Phase{}}
 	for i := range in.Requests {
 		q := &in.Requests[i]
 		if q.OK() {
 			continue
 		}
-		var a Attribution
-		if in.Proxy && in.UpstreamNamed && q.Class.IsProxy() && !isAddress(q.Upstream) {
-			a = Attribution{Seq: q.Seq, Phase: timeline.PhaseProxyNoUpstream,
-				Why: fmt.Sprintf("the proxy answered %d itself and named no upstream (%q): it had no pod to send to", q.Code, q.Upstream)}
-		} else {
-			a = attributeOne(q, named[i], lives, outs, locals, in.KeepAlive, in.Proxy, in.Balanced, direct, lag, in.HeldFor)
-		}
+		a := newRequest(rw, q, named[i]).attribute()
 		res.Failed = append(res.Failed, a)
 		res.Counts[a.Phase]++
 		res.BySeq[a.Seq] = a.Phase
@@ -594,212 +525,6 @@ const MaxAgeGoAway = `debug data: "max_age"`
 // the reason of the close: a MaxConnectionAge's grace that ran out while the server drained
 // gives no "max_age" then (grpc-go sends one GOAWAY per connection).
 const GracefulGoAway = `debug data: "graceful_stop"`
-
-// match is one pod a rule matched, with the distance of its moment from the request.
-type match struct {
-	pod  string
-	dist time.Duration
-	why  string
-}
-
-func attributeOne(q *loadgen.Request, named string, lives []Life, outs, locals []Outage, keepAlive, proxy, balanced, direct bool, lag, held time.Duration) Attribution {
-	t0, t1 := q.Timestamp, q.Timestamp.Add(q.Latency)
-	// A timed-out request was not cut: nothing answered. Nor was a proxy's own 504: its own
-	// timeout (a dial, or a response header, that never came); a pod that closes or resets a
-	// connection mid-request gets a 502 from the proxy. A request whose connection was never
-	// made (refused, or reset while connecting: a client inside the cluster sees these, where
-	// docker-proxy's accepted connection hid them) was never accepted by the app: not in flight.
-	cut := !q.Class.TimedOut() && q.Class != loadgen.ProxyClass(504) && !neverConnected(q)
-	rules := []struct {
-		phase timeline.Phase
-		try   func(l *Life) (match, bool)
-		// whole, instead of try, matches the request against the whole Service, not one pod.
-		whole func() (string, bool)
-	}{
-		{phase: timeline.PhaseSIGKILL, try: func(l *Life) (match, bool) {
-			if !cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
-		}},
-		{phase: timeline.PhaseGoAway, try: func(l *Life) (match, bool) {
-			notServing := q.Class == loadgen.ClassGRPCNotServing && named == l.Pod
-			if (q.Class != loadgen.ClassGoAway && !notServing) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
-				return match{}, false
-			}
-			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
-				return match{}, false
-			}
-			if notServing {
-				return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("answered NOT_SERVING by the health service of %s, terminating since %s: the server said it was going away on a connection the client had not left yet (its GOAWAY not seen yet); a method of the app's own would have been served through a graceful stop", l.Pod, clock(l.Deleting))}, true
-			}
-			return match{l.Pod, absDur(t1.Sub(l.Deleting)), fmt.Sprintf("refused by the GOAWAY of %s, terminating since %s, and not sent again by the client", l.Pod, clock(l.Deleting))}, true
-		}},
-		{phase: timeline.PhaseConnectionAge, whole: func() (string, bool) {
-			if !cut || !strings.Contains(q.Error, MaxAgeGoAway) {
-				return "", false
-			}
-			return "cut when the server closed the connection after its GOAWAY for the connection's age (debug data \"max_age\"): the RPC outlived the server's MaxConnectionAgeGrace", true
-		}},
-		{phase: timeline.PhaseInFlightCut, try: func(l *Life) (match, bool) {
-			if !cut || l.Exit == ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, t0, t1) || pinned(l, t0, keepAlive) {
-				return match{}, false
-			}
-			how := l.ExitWhy
-			if how == "" {
-				how = "exit seen"
-			}
-			why := fmt.Sprintf("in flight when %s exited (%s, by %s)", l.Pod, how, clock(l.ExitBy))
-			if strings.Contains(q.Error, GracefulGoAway) {
-				why += "; the server had sent its graceful stop's GOAWAY, and its drain did not wait for the RPC (a deadline then Stop, the exit, or a MaxConnectionAgeGrace that ran out meanwhile: the client cannot tell which)"
-			}
-			return match{l.Pod, absDur(t1.Sub(l.ExitBy)), why}, true
-		}},
-		{phase: timeline.PhaseSidecarExit, try: func(l *Life) (match, bool) {
-			f := l.Front
-			if f == nil || l.Deleting.IsZero() {
-				return match{}, false
-			}
-			if !f.SpecSIGTERM.IsZero() {
-				return quietSidecarExit(q, l, cut, lag)
-			}
-			stop := f.stopped()
-			// Only a sidecar that went first: once the app no longer accepts, its own phases say why.
-			if stop.IsZero() || stop.Before(l.Deleting.Add(-Tolerance)) {
-				return match{}, false
-			}
-			if app := l.notAccepting(); !app.IsZero() && !stop.Before(app) {
-				return match{}, false
-			}
-			if cut && !f.ExitBy.IsZero() && t0.Before(f.ExitFrom) && !t1.Before(f.ExitFrom.Add(-Tolerance)) && !t1.After(f.ExitBy.Add(Tolerance)) {
-				return match{l.Pod, absDur(t1.Sub(f.ExitBy)), fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy))}, true
-			}
-			until := l.routableUntil(stop, lag)
-			if t0.Before(stop.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s) while the app still did and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), clock(until))}, true
-		}},
-		{phase: timeline.PhaseProxyPropagation, try: func(l *Life) (match, bool) {
-			if !proxy {
-				return match{}, false
-			}
-			return proxyPropagation(l, named, t0, lag)
-		}},
-		{phase: timeline.PhaseStaleAddress, try: func(l *Life) (match, bool) {
-			if !balanced || named == "" {
-				return match{}, false
-			}
-			from := l.notAccepting()
-			if from.IsZero() {
-				from = l.Gone
-			}
-			if from.IsZero() || t0.Before(from.Add(-Tolerance)) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent to %s's address %s %s after it stopped accepting (%s): the client still held the address", l.Pod, q.Peer, t0.Sub(from).Round(time.Millisecond), clock(from))}, true
-		}},
-		{phase: timeline.PhaseStaleAddress, whole: func() (string, bool) {
-			if !balanced || named != "" || q.Peer != "" {
-				return "", false
-			}
-			return heldNoReady(lives, t0)
-		}},
-		{phase: timeline.PhaseNoLocalEndpoint, whole: func() (string, bool) {
-			if named != "" {
-				return "", false // a pod answered it
-			}
-			return noLocalEndpoint(locals, t0, lag)
-		}},
-		{phase: timeline.PhaseNoEndpoint, whole: func() (string, bool) {
-			if named != "" {
-				return "", false // a pod answered it
-			}
-			return noEndpoint(outs, t0, lag)
-		}},
-		{phase: timeline.PhasePinnedConnection, try: func(l *Life) (match, bool) {
-			if direct || !cut || !pinned(l, t0, keepAlive) || l.Deleting.IsZero() || t1.Before(l.Deleting.Add(-Tolerance)) {
-				return match{}, false
-			}
-			if e := l.end(); !e.IsZero() && t1.After(e.Add(Tolerance)) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t0.Sub(l.Routed)), fmt.Sprintf("sent %s after %s stopped being routed (%s), on a kept-alive connection to it", t0.Sub(l.Routed).Round(time.Millisecond), l.Pod, clock(l.Routed))}, true
-		}},
-		{phase: timeline.PhasePropagation, try: func(l *Life) (match, bool) {
-			if direct || l.Deleting.IsZero() {
-				return match{}, false
-			}
-			from, what := l.notAccepting(), "not accepting"
-			switch {
-			case !from.IsZero():
-			case held > 0:
-				// Its preStop's sleep held SIGTERM back: the pod accepted until then, and a
-				// request sent before could not find it gone.
-				from, what = l.Deleting.Add(held), fmt.Sprintf("done with its %s preStop sleep", held)
-			default:
-				from, what = l.Deleting, "deleted"
-			}
-			until := l.routableUntil(from, lag)
-			if t0.Before(from.Add(-Tolerance)) || t0.After(until.Add(Tolerance)) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent while %s was %s (%s) but still routable (until %s)", l.Pod, what, clock(from), clock(until))}, true
-		}},
-		{phase: timeline.PhaseStartup, try: func(l *Life) (match, bool) {
-			if l.Created.IsZero() && l.EndpointReady.IsZero() {
-				return match{}, false
-			}
-			if named == l.Pod && (l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(StartupWindow))) {
-				return match{l.Pod, 0, fmt.Sprintf("answered by %s before it was ready for %s", l.Pod, StartupWindow)}, true
-			}
-			// A proxy that finds the pods itself does not send to a pod because its endpoint
-			// turned ready: only a request that names the new pod is its.
-			if direct || l.EndpointReady.IsZero() || t0.Before(l.EndpointReady.Add(-Tolerance)) || t0.After(l.EndpointReady.Add(StartupWindow)) {
-				return match{}, false
-			}
-			return match{l.Pod, absDur(t0.Sub(l.EndpointReady)), fmt.Sprintf("sent %s after new pod %s became ready (%s)", t0.Sub(l.EndpointReady).Round(time.Millisecond), l.Pod, clock(l.EndpointReady))}, true
-		}},
-	}
-	for _, r := range rules {
-		if r.whole != nil {
-			if why, ok := r.whole(); ok {
-				return Attribution{Seq: q.Seq, Phase: r.phase, Why: why}
-			}
-			continue
-		}
-		var ms []match
-		for i := range lives {
-			l := &lives[i]
-			if named != "" && l.Pod != named {
-				continue
-			}
-			if m, ok := r.try(l); ok {
-				ms = append(ms, m)
-			}
-		}
-		if len(ms) == 0 {
-			continue
-		}
-		sort.SliceStable(ms, func(i, j int) bool { return ms[i].dist < ms[j].dist })
-		a := Attribution{Seq: q.Seq, Phase: r.phase, Pod: ms[0].pod, Why: ms[0].why}
-		if r.phase == timeline.PhaseSidecarExit {
-			for i := range lives {
-				if lives[i].Pod == a.Pod && lives[i].Front != nil {
-					a.Container = lives[i].Front.Container
-				}
-			}
-		}
-		for _, m := range ms[1:] {
-			a.Others = append(a.Others, m.pod)
-		}
-		return a
-	}
-	if !busy(lives, t0.Add(-2*time.Second), t1.Add(2*time.Second)) {
-		return Attribution{Seq: q.Seq, Phase: timeline.PhaseSteady, Why: "no pod was terminating or starting within 2 s"}
-	}
-	return Attribution{Seq: q.Seq, Phase: timeline.PhaseUnknown, Why: "a pod was terminating or starting, but no rule matched"}
-}
 
 // heldNoReady explains an RPC of a balancing client that went to no address at all (it held no
 // ready one) while a pod deleted before it and a pod ready in the Service's EndpointSlices at
@@ -837,8 +562,8 @@ func heldNoReady(lives []Life, t0 time.Time) (string, bool) {
 type Outage struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to,omitzero"`
-	// Drain says the row drained nodes: the window is a drain's (Input.Drain). ScaleToZero says
-	// the app was scaled to zero: the window is the scale's (Input.ScaleToZero).
+	// Drain says the row drained nodes: the window is a drain's (Context.Drain). ScaleToZero says
+	// the app was scaled to zero: the window is the scale's (Context.ScaleToZero).
 	Drain       bool `json:"drain,omitempty"`
 	ScaleToZero bool `json:"scaleToZero,omitempty"`
 	// Node is the node whose own endpoints the window counts (LocalOutages); empty: the
@@ -864,8 +589,8 @@ func Outages(tl timeline.Timeline, container string) []Outage {
 func LocalOutages(tl timeline.Timeline, container, node string) []Outage {
 	where := map[string]string{}
 	for _, e := range tl.Events {
-		if e.Kind == timeline.PodScheduled && e.Detail != "" {
-			where[e.Pod] = e.Detail
+		if e.Kind == timeline.PodScheduled && e.Node != "" {
+			where[e.Pod] = e.Node
 		}
 	}
 	outs := outages(tl, container, func(pod string) bool { return where[pod] == node })
@@ -905,14 +630,14 @@ func outages(tl timeline.Timeline, container string, on func(pod string) bool) [
 		case timeline.EndpointReady:
 			eps[e.Pod] = state{ready: true, serving: true}
 		case timeline.EndpointUnready:
-			eps[e.Pod] = state{serving: strings.Contains(e.Detail, "serving=true")}
+			eps[e.Pod] = state{serving: e.Endpoint != nil && e.Endpoint.Serving}
 		case timeline.EndpointRemoved:
 			delete(eps, e.Pod)
 		case timeline.AppEvent:
 			if container != "" && e.Container != "" && e.Container != container {
 				continue
 			}
-			if ev := appEvent(e.Detail); ev == "listener_closed" || ev == "exiting" {
+			if e.App.Is(timeline.LineListenerClosed) || e.App.Is(timeline.LineExiting) {
 				closed[e.Pod] = true
 			}
 		default:
@@ -1007,7 +732,7 @@ func quietSidecarExit(q *loadgen.Request, l *Life, cut bool, lag time.Duration) 
 		return match{}, false
 	}
 	if cut && !f.ExitBy.IsZero() && t0.Before(stop) && !t1.Before(stop.Add(-Tolerance)) && !t1.Before(f.ExitFrom.Add(-Tolerance)) && !t1.After(f.ExitBy.Add(Tolerance)) {
-		return match{l.Pod, absDur(t1.Sub(f.ExitBy)), fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s; stopped accepting at %s, %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy), clock(stop), how)}, true
+		return match{pod: l.Pod, container: f.Container, dist: absDur(t1.Sub(f.ExitBy)), why: fmt.Sprintf("in flight through sidecar %s of %s when it exited (%s, by %s; stopped accepting at %s, %s)", f.Container, l.Pod, orSeen(f.ExitWhy), clock(f.ExitBy), clock(stop), how)}, true
 	}
 	// Refused, reset or EOF while the app still accepted: nothing else in the pod owns the port.
 	switch q.Class {
@@ -1023,7 +748,7 @@ func quietSidecarExit(q *loadgen.Request, l *Life, cut bool, lag time.Duration) 
 	if !app.IsZero() {
 		still += " (until " + clock(app) + ")"
 	}
-	return match{l.Pod, absDur(t0.Sub(stop)), fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s, %s) %s and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), how, still, clock(until))}, true
+	return match{pod: l.Pod, container: f.Container, dist: absDur(t0.Sub(stop)), why: fmt.Sprintf("sent after sidecar %s of %s stopped accepting (%s, %s) %s and the pod was still routable (until %s)", f.Container, l.Pod, clock(stop), how, still, clock(until))}, true
 }
 
 // inFlightAtExit: sent before the exit window (and before the listener closed, when the app

@@ -14,8 +14,10 @@ var t0 = time.Date(2026, 11, 23, 5, 0, 0, 0, time.UTC)
 
 func at(d float64) time.Time { return t0.Add(time.Duration(d * float64(time.Second))) }
 
+// ev is an event as a row records it: the typed fields read from detail, written as the
+// observer writes it ("grace=30s", "serving=true terminating=false", "sigterm mode=drain").
 func ev(d float64, k timeline.Kind, pod, detail string) timeline.Event {
-	return timeline.Event{Time: at(d), Kind: k, Pod: pod, Detail: detail, Container: "app"}
+	return timeline.Event{Time: at(d), Kind: k, Pod: pod, Detail: detail, Container: "app"}.Upgraded()
 }
 
 func exited(d float64, pod string, code int32, reported float64) timeline.Event {
@@ -122,7 +124,7 @@ func TestPinnedConnectionAtExit(t *testing.T) {
 		ev(5.001, timeline.AppEvent, "web-1", "exiting code=0"),
 	)
 	q := failed(1, 4.99, 0.02, loadgen.ClassEOF)
-	in := Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}
+	in := Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Context: Context{KeepAlive: true}}
 	want(t, one(t, in), timeline.PhasePinnedConnection, "web-1")
 	// Without keep-alive the same request is an in-flight cut.
 	in.KeepAlive = false
@@ -138,7 +140,7 @@ func TestPinnedConnectionClosedByDrain(t *testing.T) {
 		ev(5.2, timeline.AppEvent, "web-1", "exiting code=0 reason=drained"),
 	)
 	q := failed(1, 5.0, 0.001, loadgen.ClassEOF)
-	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), KeepAlive: true}), timeline.PhasePinnedConnection, "web-1")
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Context: Context{KeepAlive: true}}), timeline.PhasePinnedConnection, "web-1")
 }
 
 func TestPropagation(t *testing.T) {

@@ -60,7 +60,7 @@ func TestDrainOutage(t *testing.T) {
 		{"not a drain, three replicas", failed(1, 8, 0.001, loadgen.ClassRefused), false, timeline.PhaseUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := one(t, Input{Requests: []loadgen.Request{tc.req}, Timeline: drained().timeline(), Drain: tc.drain})
+			a := one(t, Input{Requests: []loadgen.Request{tc.req}, Timeline: drained().timeline(), Context: Context{Drain: tc.drain}})
 			if a.Phase != tc.want {
 				t.Errorf("attributed to %s (%s), want %s", a.Phase, a.Why, tc.want)
 			}
@@ -72,7 +72,7 @@ func TestDrainOutage(t *testing.T) {
 	// A pod's own answer is the pod's, outage or not.
 	q := failed(1, 8, 0.001, loadgen.HTTP5xxClass(503))
 	q.Pod = "c"
-	if a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: drained().timeline(), Drain: true}); a.Phase == timeline.PhaseNoEndpoint {
+	if a := one(t, Input{Requests: []loadgen.Request{q}, Timeline: drained().timeline(), Context: Context{Drain: true}}); a.Phase == timeline.PhaseNoEndpoint {
 		t.Errorf("a pod's answer attributed to %s", a.Phase)
 	}
 }
@@ -99,7 +99,7 @@ func TestOutagesSeedsTheFirstPods(t *testing.T) {
 		t.Fatalf("the only pod exiting: outages %+v, want one from 0.2 s (its exiting line) to 2.5 s (the replacement ready)", outs)
 	}
 	// In a row of one replica the rule applies, and says why without naming a drain.
-	a := one.attr(t, Input{Requests: []loadgen.Request{failed(1, 1, 0.001, loadgen.ClassRefused)}, SingleReplica: true})
+	a := one.attr(t, Input{Requests: []loadgen.Request{failed(1, 1, 0.001, loadgen.ClassRefused)}, Context: Context{SingleReplica: true}})
 	if a.Phase != timeline.PhaseNoEndpoint || !strings.Contains(a.Why, "the last one had stopped before a replacement was ready") {
 		t.Errorf("attributed to %s (%s), want no-endpoint, not a drain's", a.Phase, a.Why)
 	}
@@ -131,7 +131,7 @@ func TestOutagesScaleToZero(t *testing.T) {
 	if len(outs) != 1 || !outs[0].From.Equal(at(5.3)) || !outs[0].To.Equal(at(9)) {
 		t.Fatalf("scaled to zero: outages %+v, want one from 5.3 s (the last exit) to 9 s (a new pod ready)", outs)
 	}
-	a := z.attr(t, Input{Requests: []loadgen.Request{failed(1, 7, 0.001, loadgen.ClassRefused)}, ScaleToZero: true})
+	a := z.attr(t, Input{Requests: []loadgen.Request{failed(1, 7, 0.001, loadgen.ClassRefused)}, Context: Context{ScaleToZero: true}})
 	if a.Phase != timeline.PhaseNoEndpoint || !strings.Contains(a.Why, "scaled to zero") {
 		t.Errorf("attributed to %s (%s), want no-endpoint naming the scale", a.Phase, a.Why)
 	}

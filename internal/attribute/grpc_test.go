@@ -34,13 +34,13 @@ func TestStaleAddress(t *testing.T) {
 		ev(1, timeline.PodCreated, "n", ""), ev(2, timeline.PodAddress, "n", "10.244.0.9"), ev(3, timeline.EndpointReady, "n", "serving=true terminating=false"))
 	toGone := failed(1, 8, 0.001, loadgen.GRPCClass(14))
 	toGone.Peer = "10.244.0.5:8080"
-	a := b.attr(t, Input{Requests: []loadgen.Request{toGone}, Balanced: true})
+	a := b.attr(t, Input{Requests: []loadgen.Request{toGone}, Context: Context{Balanced: true}})
 	want(t, a, timeline.PhaseStaleAddress, "a")
 	if !strings.Contains(a.Why, "sent to a's address 10.244.0.5:8080") || !strings.Contains(a.Why, "the client still held the address") {
 		t.Errorf("why %q", a.Why)
 	}
 	none := failed(2, 8, 0.001, loadgen.GRPCClass(14))
-	a = b.attr(t, Input{Requests: []loadgen.Request{none}, Balanced: true})
+	a = b.attr(t, Input{Requests: []loadgen.Request{none}, Context: Context{Balanced: true}})
 	if a.Phase != timeline.PhaseStaleAddress || !strings.Contains(a.Why, "the client had no ready address to send to while the Service had ready pods (b, n)") {
 		t.Errorf("no address: attributed to %s (%s)", a.Phase, a.Why)
 	}

@@ -53,7 +53,7 @@ func TestNoLocalEndpoint(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		req   loadgen.Request
-		local string // Input.LocalEntry
+		local string // Context.LocalEntry
 		extra []timeline.Event
 		want  timeline.Phase // "": any phase but no-local-endpoint and no-endpoint
 	}{
@@ -67,7 +67,7 @@ func TestNoLocalEndpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := entryDrained().add(tc.extra...)
-			a := b.attr(t, Input{Requests: []loadgen.Request{tc.req}, Drain: true, LocalEntry: tc.local})
+			a := b.attr(t, Input{Requests: []loadgen.Request{tc.req}, Context: Context{Drain: true, LocalEntry: tc.local}})
 			switch {
 			case tc.want == "" && (a.Phase == timeline.PhaseNoLocalEndpoint || a.Phase == timeline.PhaseNoEndpoint):
 				t.Errorf("attributed to %s (%s), want another phase", a.Phase, a.Why)
@@ -82,7 +82,7 @@ func TestNoLocalEndpoint(t *testing.T) {
 	// A pod's own answer is the pod's.
 	q := failed(1, 8, 0.001, loadgen.HTTP5xxClass(503))
 	q.Pod = "c"
-	if a := entryDrained().attr(t, Input{Requests: []loadgen.Request{q}, Drain: true, LocalEntry: "w1"}); a.Phase == timeline.PhaseNoLocalEndpoint {
+	if a := entryDrained().attr(t, Input{Requests: []loadgen.Request{q}, Context: Context{Drain: true, LocalEntry: "w1"}}); a.Phase == timeline.PhaseNoLocalEndpoint {
 		t.Errorf("a pod's answer attributed to %s", a.Phase)
 	}
 }

@@ -102,7 +102,7 @@ func proxyPropagation(l *Life, named string, t0 time.Time, lag time.Duration) (m
 		return match{}, false
 	}
 	if named == l.Pod {
-		return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("the proxy sent it to %s (named) %s after %s %s (%s)",
+		return match{pod: l.Pod, dist: absDur(t0.Sub(from)), why: fmt.Sprintf("the proxy sent it to %s (named) %s after %s %s (%s)",
 			l.Pod, t0.Sub(from).Round(time.Millisecond), l.Pod, what, clock(from))}, true
 	}
 	until, how := l.LastSent, "the last request the proxy sent to it"
@@ -119,6 +119,6 @@ func proxyPropagation(l *Life, named string, t0 time.Time, lag time.Duration) (m
 	if t0.After(until.Add(Tolerance)) {
 		return match{}, false
 	}
-	return match{l.Pod, absDur(t0.Sub(from)), fmt.Sprintf("sent while %s %s (%s) and was still in the proxy's list (until %s, %s); the answer named no pod, so the pod is the nearest in time",
+	return match{pod: l.Pod, dist: absDur(t0.Sub(from)), why: fmt.Sprintf("sent while %s %s (%s) and was still in the proxy's list (until %s, %s); the answer named no pod, so the pod is the nearest in time",
 		l.Pod, what, clock(from), clock(until), how)}, true
 }

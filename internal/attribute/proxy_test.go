@@ -29,8 +29,8 @@ func sentTo(seq uint64, sent, lat float64, c loadgen.Class, code uint16, up stri
 func TestProxyPropagationNamed(t *testing.T) {
 	// 20 s after the deletion the proxy still sends to a's address (its DNS answer is cached):
 	// far past kube-proxy's window, the proxy's own.
-	in := Input{Timeline: proxied().timeline(), Proxy: true, UpstreamNamed: true, Container: "app",
-		Requests: []loadgen.Request{sentTo(1, 20, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080")}}
+	in := Input{Timeline: proxied().timeline(), Container: "app",
+		Requests: []loadgen.Request{sentTo(1, 20, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080")}, Context: Context{Proxy: true, UpstreamNamed: true}}
 	a := one(t, in)
 	want(t, a, timeline.PhaseProxyPropagation, "a")
 	// Without a proxy in front the same request is not the proxy's: past every window.
@@ -43,11 +43,11 @@ func TestProxyPropagationNamed(t *testing.T) {
 func TestProxyPropagationUnnamedWithinLastSent(t *testing.T) {
 	// The proxy named a for a request at 9 s (a 502 to its address); a failure at 8 s that names
 	// nothing (a timeout) lies within the proxy's window for a.
-	in := Input{Timeline: proxied().timeline(), Proxy: true, UpstreamNamed: true, Container: "app",
+	in := Input{Timeline: proxied().timeline(), Container: "app",
 		Requests: []loadgen.Request{
 			failed(1, 8, 2, loadgen.ClassTimeout),
 			sentTo(2, 9, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.6:8080, 10.244.0.5:8080"),
-		}}
+		}, Context: Context{Proxy: true, UpstreamNamed: true}}
 	res := Attribute(in)
 	for _, f := range res.Failed {
 		if f.Phase != timeline.PhaseProxyPropagation || f.Pod != "a" {
@@ -64,8 +64,8 @@ func TestProxyPropagationUnnamedWithinLastSent(t *testing.T) {
 func TestProxyNoUpstream(t *testing.T) {
 	// HAProxy with every server down answers 503 itself and names "-" (or <NOSRV>).
 	for _, up := range []string{"", "-", "<NOSRV>"} {
-		in := Input{Timeline: proxied().timeline(), Proxy: true, UpstreamNamed: true, Container: "app",
-			Requests: []loadgen.Request{sentTo(1, 3, 0.001, loadgen.ProxyClass(503), 503, up)}}
+		in := Input{Timeline: proxied().timeline(), Container: "app",
+			Requests: []loadgen.Request{sentTo(1, 3, 0.001, loadgen.ProxyClass(503), 503, up)}, Context: Context{Proxy: true, UpstreamNamed: true}}
 		want(t, one(t, in), timeline.PhaseProxyNoUpstream, "")
 		// A proxy that names no upstream at all says nothing of it: the pod rules decide.
 		in.UpstreamNamed = false
@@ -78,8 +78,8 @@ func TestProxyNoUpstream(t *testing.T) {
 func TestProxyAppStillAccepting(t *testing.T) {
 	// Sent to a at 2 s, while a is in its preStop and still accepting: not the proxy's stale
 	// list; nothing matches a pod that accepts.
-	in := Input{Timeline: proxied().timeline(), Proxy: true, UpstreamNamed: true, Container: "app",
-		Requests: []loadgen.Request{sentTo(1, 2, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080")}}
+	in := Input{Timeline: proxied().timeline(), Container: "app",
+		Requests: []loadgen.Request{sentTo(1, 2, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080")}, Context: Context{Proxy: true, UpstreamNamed: true}}
 	if a := one(t, in); a.Phase == timeline.PhaseProxyPropagation {
 		t.Errorf("attributed to %s (%s) while a still accepted", a.Phase, a.Why)
 	}
@@ -117,7 +117,7 @@ func TestProxyDirectNoKubeProxyWindow(t *testing.T) {
 		sentTo(1, 0.2, 0.01, loadgen.ProxyClass(502), 502, "10.244.0.5:8080"), // the proxy's last request to a
 		failed(2, 1, 2, loadgen.ClassTimeout),                                 // names nothing: kube-proxy's window only
 	}
-	in := Input{Timeline: b.timeline(), Proxy: true, UpstreamNamed: true, Container: "app", Requests: reqs}
+	in := Input{Timeline: b.timeline(), Container: "app", Requests: reqs, Context: Context{Proxy: true, UpstreamNamed: true}}
 	if ph := Attribute(in).BySeq[2]; ph != timeline.PhaseUnknown {
 		t.Errorf("direct proxy: %s, want unknown", ph)
 	}
@@ -143,8 +143,8 @@ func TestProxyTimeoutIsNoCut(t *testing.T) {
 		ev(1.5, timeline.PodGone, "a", ""),
 		ev(2.5, timeline.PodGone, "c", ""),
 	)
-	in := Input{Timeline: b.timeline(), Proxy: true, Container: "app",
-		Requests: []loadgen.Request{sentTo(1, 0.9, 0.5, loadgen.ProxyClass(504), 504, "")}}
+	in := Input{Timeline: b.timeline(), Container: "app",
+		Requests: []loadgen.Request{sentTo(1, 0.9, 0.5, loadgen.ProxyClass(504), 504, "")}, Context: Context{Proxy: true}}
 	if a := one(t, in); a.Phase != timeline.PhaseProxyPropagation {
 		t.Errorf("a 504 across c's exit: %s (%s), want proxy-propagation", a.Phase, a.Why)
 	}

@@ -171,7 +171,7 @@ func TestQuietSidecarPreStop(t *testing.T) {
 	}
 
 	b := quietProxy(false, 2.1)
-	b.events[0].Detail = "grace=0s" // a forced delete
+	b.events[0].GraceSeconds, b.events[0].Detail = new(int64), "grace=0s" // a forced delete
 	in = Input{Timeline: b.timeline(), Container: "app", Front: "proxy", FrontSpec: spec, Requests: []loadgen.Request{failed(1, 1.7, 0.001, loadgen.ClassRefused)}}
 	if a := one(t, in); a.Phase != timeline.PhaseSidecarExit || !strings.Contains(a.Why, "its 2s preStop cut at the grace period's 1s") {
 		t.Errorf("forced delete: %s (%s)", a.Phase, a.Why)

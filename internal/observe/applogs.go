@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // The app's lifecycle lines are gone with its pod, so they are streamed while it lives: one
@@ -193,14 +195,14 @@ func (o *Observer) readAppLog(ctx context.Context, rc io.ReadCloser, key streamK
 		}
 	}()
 	return eachLine(rc, maxAppLine, func(line []byte) {
-		ts, event, detail, ok := parseAppLine(line)
+		ts, app, detail, ok := parseAppLine(line)
 		if !ok || ts.Before(o.since) || !ts.After(*last) {
 			return // not a lifecycle line, written before Start (a baseline pod's history), or recorded already
 		}
 		*last = ts
 		st.lines++
-		st.sigterm = st.sigterm || event == "sigterm"
-		st.exiting = st.exiting || event == "exiting"
+		st.sigterm = st.sigterm || app.Is(timeline.LineSIGTERM)
+		st.exiting = st.exiting || app.Is(timeline.LineExiting)
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		if o.stopped {
@@ -211,7 +213,7 @@ func (o *Observer) readAppLog(ctx context.Context, rc io.ReadCloser, key streamK
 			return
 		}
 		o.appEvents[key.uid]++
-		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: key.container, Detail: detail})
+		o.recordLocked(Event{Time: ts, Kind: AppEvent, Pod: pod, Container: key.container, App: &app, Detail: detail})
 	})
 }
 
@@ -256,26 +258,26 @@ func eachLine(r io.Reader, limit int, f func([]byte)) (long int, err error) {
 }
 
 // parseAppLine reads a lifecycle line: a JSON object with string fields "ts" (RFC 3339) and
-// "event". detail is the event followed by the other fields as k=v in key order (strings
-// bare unless they need quoting, other values as compact JSON). ok is false for any other
-// line.
-func parseAppLine(line []byte) (ts time.Time, event, detail string, ok bool) {
+// "event". app is the event and the other fields (strings as they are, other values as compact
+// JSON); detail is the event followed by the other fields as k=v in key order (strings bare
+// unless they need quoting, other values as compact JSON). ok is false for any other line.
+func parseAppLine(line []byte) (ts time.Time, app AppLine, detail string, ok bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
-		return time.Time{}, "", "", false
+		return time.Time{}, AppLine{}, "", false
 	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(line, &fields) != nil {
-		return time.Time{}, "", "", false
+		return time.Time{}, AppLine{}, "", false
 	}
 	tsText, okTS := jsonString(fields["ts"])
 	event, okEvent := jsonString(fields["event"])
 	if !okTS || !okEvent || event == "" {
-		return time.Time{}, "", "", false
+		return time.Time{}, AppLine{}, "", false
 	}
 	ts, err := time.Parse(time.RFC3339Nano, tsText)
 	if err != nil {
-		return time.Time{}, "", "", false
+		return time.Time{}, AppLine{}, "", false
 	}
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -284,12 +286,17 @@ func parseAppLine(line []byte) (ts time.Time, event, detail string, ok bool) {
 		}
 	}
 	slices.Sort(keys)
+	app = AppLine{Event: event}
 	var b strings.Builder
 	b.WriteString(event)
 	for _, k := range keys {
+		if app.Fields == nil {
+			app.Fields = make(map[string]string, len(keys))
+		}
+		app.Fields[k] = fieldText(fields[k])
 		b.WriteString(" " + k + "=" + fieldValue(fields[k]))
 	}
-	return ts, event, b.String(), true
+	return ts, app, b.String(), true
 }
 
 // jsonString decodes raw if it is a JSON string.
@@ -301,11 +308,21 @@ func jsonString(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// fieldValue is a field's value in a Detail: fieldText, a string quoted when it needs to be.
 func fieldValue(raw json.RawMessage) string {
 	if s, ok := jsonString(raw); ok {
 		if s == "" || strings.IndexFunc(s, func(r rune) bool { return r == '=' || r == '"' || !unicode.IsGraphic(r) || unicode.IsSpace(r) }) >= 0 {
 			return strconv.Quote(s)
 		}
+		return s
+	}
+	return fieldText(raw)
+}
+
+// fieldText is a field's value in AppLine.Fields: a string as it is, any other value as
+// compact JSON.
+func fieldText(raw json.RawMessage) string {
+	if s, ok := jsonString(raw); ok {
 		return s
 	}
 	var b bytes.Buffer

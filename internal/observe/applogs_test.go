@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // withLogOpener replaces the GetLogs streams.
@@ -207,6 +210,10 @@ func TestAppLogLines(t *testing.T) {
 			t.Errorf("app event %d: got %v %q (container %q), want %v %q", i, e.Time, e.Detail, e.Container, want[i].at, want[i].detail)
 		}
 	}
+	if a := apps[1].App; !a.Is(timeline.LineSIGTERM) || a.Fields["why"] != "second signal" || a.Fields["extra"] != `{"a":[1,2]}` || a.Fields["empty"] != "" {
+		t.Errorf("sigterm line: %+v", a)
+	}
+	typedAsDetail(t, tl)
 	if got := kindsOf(tl, "app-1"); !equalKinds(got, []Kind{AppEvent, PodCreated, ContainerStarted, ContainerStarted, AppEvent, AppEvent, AppLogEnded}) {
 		t.Errorf("kinds in time order: %v\n%s", got, dump(tl))
 	}
@@ -413,9 +420,18 @@ func TestParseAppLine(t *testing.T) {
 		{`"{}"`, ""},
 		{`{"ts":"2025-01-02T03:04:05.123456789Z","event":"ready"} trailing`, ""},
 	} {
-		got, event, detail, ok := parseAppLine([]byte(c.line))
-		if ok != (c.detail != "") || detail != c.detail || ok && (!got.Equal(ts) || !strings.HasPrefix(detail, event)) {
-			t.Errorf("%s: got %v %q %q %t, want %q", c.line, got, event, detail, ok, c.detail)
+		got, app, detail, ok := parseAppLine([]byte(c.line))
+		if ok != (c.detail != "") || detail != c.detail || ok && (!got.Equal(ts) || !strings.HasPrefix(detail, app.Event)) {
+			t.Errorf("%s: got %v %+v %q %t, want %q", c.line, got, app, detail, ok, c.detail)
+		}
+		if !ok {
+			continue
+		}
+		// A row recorded before the typed fields has only the Detail: upgraded, it reads as the
+		// line itself.
+		old := Event{Kind: AppEvent, Detail: detail}.Upgraded()
+		if !reflect.DeepEqual(*old.App, app) {
+			t.Errorf("%s: upgraded from %q: %+v, want %+v", c.line, detail, *old.App, app)
 		}
 	}
 }

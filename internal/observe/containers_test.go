@@ -125,6 +125,7 @@ func TestContainerRestart(t *testing.T) {
 	w.updatePod(p)
 	waitFor(t, o, ContainerStarted, "app-1", 4)
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 
 	want := []Kind{PodCreated, ContainerStarted, ContainerStarted, ContainerExited, ContainerStarted, ContainerExited, ContainerStarted}
 	if got := kindsOf(tl, "app-1"); !equalKinds(got, want) {
@@ -182,6 +183,7 @@ func TestContainerExitOnForcedDelete(t *testing.T) {
 	o.onPodDelete(time.Now(), never, false)
 
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 	if got := kindsOf(tl, "app-1"); !equalKinds(got, []Kind{PodDeleting, ContainerExited, PodGone}) {
 		t.Fatalf("kinds: %v\n%s", got, dump(tl))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -187,6 +188,20 @@ func equalKinds(a, b []Kind) bool {
 	return true
 }
 
+// typedAsDetail checks that every event's typed fields say what its Detail says: read from
+// the Detail alone, as a row recorded before them is (Timeline.Upgraded), they come out the
+// same.
+func typedAsDetail(t *testing.T, tl Timeline) {
+	t.Helper()
+	for _, e := range tl.Events {
+		text := e
+		text.GraceSeconds, text.Node, text.Address, text.PodPhase, text.Endpoint, text.App = nil, "", "", "", nil, nil
+		if got := text.Upgraded(); !reflect.DeepEqual(got, e) {
+			t.Errorf("%s %s %q: typed %+v, its Detail says %+v", e.Kind, e.Pod, e.Detail, e, got)
+		}
+	}
+}
+
 func find(tl Timeline, kind Kind, podName string) (Event, bool) {
 	for _, e := range tl.Events {
 		if e.Kind == kind && e.Pod == podName {
@@ -242,19 +257,20 @@ func TestLifecycle(t *testing.T) {
 	o.Mark(DisruptionDone, "settled")
 
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 	want := []Kind{PodCreated, PodScheduled, PodReady, EndpointReady, PodDeleting, K8sEvent,
 		EndpointUnready, PodUnready, EndpointRemoved, PodGone}
 	if got := kindsOf(tl, "app-1"); !equalKinds(got, want) {
 		t.Fatalf("kinds for app-1:\n got %v\nwant %v\n%s", got, want, dump(tl))
 	}
-	if e, _ := find(tl, PodDeleting, "app-1"); e.Detail != "grace=30s" {
-		t.Errorf("PodDeleting detail = %q, want grace=30s", e.Detail)
+	if e, _ := find(tl, PodDeleting, "app-1"); e.Detail != "grace=30s" || e.GraceSeconds == nil || *e.GraceSeconds != 30 {
+		t.Errorf("PodDeleting detail = %q (grace %v), want grace=30s", e.Detail, e.GraceSeconds)
 	}
 	if e, _ := find(tl, PodScheduled, "app-1"); e.Detail != "kind-worker" {
 		t.Errorf("PodScheduled detail = %q, want the node", e.Detail)
 	}
-	if e, _ := find(tl, EndpointUnready, "app-1"); e.Detail != "serving=true terminating=true" {
-		t.Errorf("EndpointUnready detail = %q", e.Detail)
+	if e, _ := find(tl, EndpointUnready, "app-1"); e.Detail != "serving=true terminating=true" || e.Endpoint == nil || *e.Endpoint != (EndpointConditions{Serving: true, Terminating: true}) {
+		t.Errorf("EndpointUnready detail = %q (%+v)", e.Detail, e.Endpoint)
 	}
 	if e, _ := find(tl, K8sEvent, "app-1"); e.Detail != "Killing: Stopping container app" {
 		t.Errorf("K8sEvent detail = %q", e.Detail)
@@ -372,6 +388,7 @@ func TestBaseline(t *testing.T) {
 	waitFor(t, o, PodGone, "app-0", 1)
 
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 	want := []Kind{PodScheduled, PodDeleting, K8sEvent, EndpointUnready, EndpointRemoved, PodGone}
 	if got := kindsOf(tl, "app-0"); !equalKinds(got, want) {
 		t.Fatalf("kinds for app-0:\n got %v\nwant %v\n%s", got, want, dump(tl))
@@ -401,6 +418,7 @@ func TestForcedDeleteAndNeverRemoved(t *testing.T) {
 	w.must(w.client.CoreV1().Pods(testNS).Delete(w.ctx, "app-0", metav1.DeleteOptions{}))
 	waitFor(t, o, PodGone, "app-0", 1)
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 	// The fake does not set deletionTimestamp on Delete: only PodGone.
 	if got := kindsOf(tl, "app-0"); !equalKinds(got, []Kind{PodGone}) {
 		t.Fatalf("kinds: %v", got)
@@ -534,6 +552,7 @@ func TestStopIdempotentNoLeak(t *testing.T) {
 
 	start := time.Now()
 	tl := o.Stop()
+	typedAsDetail(t, tl)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Stop took %v", d)
 	}

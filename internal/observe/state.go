@@ -99,11 +99,11 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 		o.pods[pod.Name] = next
 		if n := pod.Spec.NodeName; n != "" {
 			// Where it runs: a node's own endpoints (attribute.LocalOutages) need every pod's node.
-			o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Detail: n})
+			o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Node: n, Detail: n})
 		}
 		if next.ip != "" {
 			// Its address maps a proxy's named upstream to it (attribute.Life.IP).
-			o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Detail: next.ip})
+			o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Address: next.ip, Detail: next.ip})
 		}
 		return
 	}
@@ -123,16 +123,16 @@ func (o *Observer) onPod(now time.Time, pod *corev1.Pod, initial bool) {
 
 func (o *Observer) podTransitionsLocked(now time.Time, pod *corev1.Pod, prev, next podState) {
 	if !prev.scheduled && next.scheduled {
-		o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Detail: pod.Spec.NodeName})
+		o.recordLocked(Event{Time: now, Kind: PodScheduled, Pod: pod.Name, Node: pod.Spec.NodeName, Detail: pod.Spec.NodeName})
 	}
 	if next.ip != "" && next.ip != prev.ip {
-		o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Detail: next.ip})
+		o.recordLocked(Event{Time: now, Kind: PodAddress, Pod: pod.Name, Address: next.ip, Detail: next.ip})
 	}
 	if !prev.ready && next.ready {
 		o.recordLocked(Event{Time: now, Kind: PodReady, Pod: pod.Name})
 	}
 	if !prev.deleting && next.deleting {
-		o.recordLocked(Event{Time: now, Kind: PodDeleting, Pod: pod.Name, Detail: graceDetail(pod)})
+		o.recordLocked(Event{Time: now, Kind: PodDeleting, Pod: pod.Name, GraceSeconds: graceSeconds(pod), Detail: graceDetail(pod)})
 		ep, present := o.endpoints[pod.Name]
 		o.atDeletion[pod.Name] = deletionBaseline{
 			present:     present,
@@ -193,6 +193,14 @@ func exitDetail(t *corev1.ContainerStateTerminated) string {
 	return d
 }
 
+// graceSeconds is a copy of the pod's deletion grace period; nil when not set.
+func graceSeconds(p *corev1.Pod) *int64 {
+	if p.DeletionGracePeriodSeconds == nil {
+		return nil
+	}
+	return ptr.To(*p.DeletionGracePeriodSeconds)
+}
+
 func graceDetail(p *corev1.Pod) string {
 	if p.DeletionGracePeriodSeconds == nil {
 		return "grace=unknown"
@@ -238,7 +246,7 @@ func (o *Observer) onPodDelete(now time.Time, pod *corev1.Pod, missed bool) {
 	if missed {
 		detail = strings.TrimSpace(detail + " (deleted while the watch was down)")
 	}
-	o.recordLocked(Event{Time: now, Kind: PodGone, Pod: pod.Name, Detail: detail})
+	o.recordLocked(Event{Time: now, Kind: PodGone, Pod: pod.Name, PodPhase: string(pod.Status.Phase), Detail: detail})
 }
 
 // endpointState is one pod's address in the Service's EndpointSlices.
@@ -248,6 +256,10 @@ type endpointState struct {
 
 func (e endpointState) detail() string {
 	return fmt.Sprintf("serving=%t terminating=%t", e.serving, e.terminating)
+}
+
+func (e endpointState) conditions() *EndpointConditions {
+	return &EndpointConditions{Ready: e.ready, Serving: e.serving, Terminating: e.terminating}
 }
 
 // deletionBaseline is a pod's endpoint state when its deletion was first seen.
@@ -345,9 +357,9 @@ func (o *Observer) reconcileEndpointsLocked(now time.Time, affected map[string]b
 		}
 		switch {
 		case present && next.ready && !(had && prev.ready):
-			o.recordLocked(Event{Time: now, Kind: EndpointReady, Pod: pod, Detail: next.detail()})
+			o.recordLocked(Event{Time: now, Kind: EndpointReady, Pod: pod, Endpoint: next.conditions(), Detail: next.detail()})
 		case present && !next.ready && (!had || prev != next):
-			o.recordLocked(Event{Time: now, Kind: EndpointUnready, Pod: pod, Detail: next.detail()})
+			o.recordLocked(Event{Time: now, Kind: EndpointUnready, Pod: pod, Endpoint: next.conditions(), Detail: next.detail()})
 		case !present && had:
 			o.recordLocked(Event{Time: now, Kind: EndpointRemoved, Pod: pod})
 		}

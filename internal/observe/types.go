@@ -10,6 +10,9 @@ type (
 	Propagation = timeline.Propagation
 	Timeline    = timeline.Timeline
 	Gap         = timeline.Gap
+
+	EndpointConditions = timeline.EndpointConditions
+	AppLine            = timeline.AppLine
 )
 
 // Lifecycle moments (see timeline).

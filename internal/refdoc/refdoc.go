@@ -3,7 +3,8 @@
 // the reports (from internal/report's Tables), and the JSON Schemas of conformance.json
 // (docs/conformance.schema.json, from report.Run's types), of rollcheck audit -o json
 // (docs/audit.schema.json, audit.Report) and of a windows file (docs/windows.schema.json,
-// audit.WindowsFile). `make docs` (go generate ./internal/refdoc) writes them; its tests fail
+// audit.WindowsFile), and the table of phases of docs/reference.md (from internal/attribute's
+// Rules). `make docs` (go generate ./internal/refdoc) writes them; its tests fail
 // when a committed document differs from what the code makes, and when a check file's field
 // has no doc comment.
 package refdoc
@@ -37,7 +38,7 @@ func Generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out := map[string][]byte{CheckFileDoc: doc}
-	for name, gen := range map[string]func(string) ([]byte, error){SchemaFile: Schema, AuditSchemaFile: AuditSchema, WindowsSchemaFile: WindowsSchema} {
+	for name, gen := range map[string]func(string) ([]byte, error){SchemaFile: Schema, AuditSchemaFile: AuditSchema, WindowsSchemaFile: WindowsSchema, ReferenceDoc: ReferenceMarkdown} {
 		if out[name], err = gen(root); err != nil {
 			return nil, err
 		}

@@ -162,7 +162,7 @@ func Replay(row check.Row, ledger *loadgen.Result) Row {
 // did not record (taken as none). row.Timeline is not nil.
 func input(row check.Row, ledger *loadgen.Result) (analyze.Input, []string) {
 	var kept []string
-	in := analyze.Input{Config: row.Config, Load: ledger, Timeline: *row.Timeline, Disruptions: row.Disruptions,
+	in := analyze.Input{Config: row.Config, Load: ledger, Timeline: row.Timeline.Upgraded(), Disruptions: row.Disruptions,
 		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime}
 	if ex := row.Explanation; ex != nil {
 		p := ex.Propagation

@@ -108,6 +108,8 @@ import (
 	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // Main is the program: args are its arguments after the program's name ("sleep 5s", or the
@@ -233,7 +235,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		started["graceful_timeout"] = cfg.gracefulTimeout.String()
 		started["max_connection_age"] = cfg.maxConnAge.String()
 		started["max_connection_age_grace"] = cfg.maxConnAgeGrace.String()
-		events.log("started", started)
+		events.log(timeline.LineStarted, started)
 		go func() { serveErr <- sd.grpc.Serve(ln) }()
 		go func() { serveErr <- admin.Serve(aln) }()
 	} else {
@@ -246,7 +248,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			started["tls"] = "self-signed ECDSA P-256, sha256 " + fingerprint(cert)
 		}
 		sd.http = newHTTPServer(cfg.protocol, srv.handler(), cert)
-		events.log("started", started)
+		events.log(timeline.LineStarted, started)
 		go func() {
 			if sd.http.TLSConfig != nil {
 				serveErr <- sd.http.ServeTLS(ln, "", "") // the certificate is in TLSConfig
@@ -258,7 +260,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if cfg.readyDelay > 0 {
 		go sd.warmUp(cfg.readyDelay)
 	} else {
-		events.log("ready", nil)
+		events.log(timeline.LineReady, nil)
 	}
 
 	return sd.wait(serveErr)
