@@ -544,7 +544,14 @@ type Row struct {
 	Suite  string  `json:"suite"`
 	Config Applied `json:"config"`
 	// Repeat numbers the run of a row that is repeated (1-based); 0 for a row run once.
-	Repeat   int             `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
+	// Attempts is how many times the row was run to get this result: 2 when the first attempt
+	// was a harness fault (or, in tune, an error) and the row was run once more; 0 for one
+	// attempt. The first attempt's row is kept beside this one (AttemptFileName).
+	Attempts int `json:"attempts,omitempty"`
+	// Retried is the first attempt's reason (its Verdict.Reason, or its error) when the row was
+	// run again; empty otherwise.
+	Retried  string          `json:"retried,omitempty"`
 	Started  time.Time       `json:"started"`
 	Duration time.Duration   `json:"duration"`
 	Summary  loadgen.Summary `json:"summary"`

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
@@ -500,7 +501,8 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (
 }
 
 // runRows runs every plan on the Target, writes the rows and the reports, prints the run (out)
-// and decides the exit code.
+// and decides the exit code. A row the harness could not judge runs once more, by the front
+// ends' one policy (internal/attempt): both attempts kept, the retry marked in the reports.
 //
 // Up to parallel rows run at once, each in its own namespace, except a row that must run alone
 // (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
@@ -515,7 +517,11 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 	)
 	schedule(ctx, plans, parallel, func(i int, p check.Plan) {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
-		row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+		row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
+			return engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+		}, func(first *check.Row) {
+			logf("row %d/%d: harness fault, not a verdict on the app: %s; running it once more", i+1, len(plans), first.Verdict.Reason)
+		})
 		if row != nil {
 			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
 				logf("write row: %v", werr)
