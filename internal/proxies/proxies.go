@@ -2,64 +2,39 @@ package proxies
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
-
-	"github.com/rollcheck/rollcheck/check"
 )
 
 // A Proxy is one of the proxy programs rollcheck has an image of.
 type Proxy string
 
-// The proxies.
-const (
-	// HAProxy is Debian 12's haproxy package (HAProxyVersion), /usr/sbin/haproxy.
-	HAProxy Proxy = "haproxy"
-	// Nginx is Debian 12's nginx (NginxVersion), /usr/sbin/nginx. Debian 12's nginx-light is a
-	// metapackage (package nginx plus the echo module), so the binary is taken from package nginx
-	// and no dynamic module is loaded.
-	Nginx Proxy = "nginx"
-	// Caddy is Caddy (CaddyVersion) built from its Go module (CGO_ENABLED=0, static), /usr/bin/caddy.
-	Caddy Proxy = "caddy"
-	// Traefik is Traefik (TraefikVersion) built from its Go module (CGO_ENABLED=0, static),
-	// /usr/bin/traefik: an ingress controller that reads the Kubernetes API itself (Ingresses,
-	// Services, EndpointSlices), not DNS.
-	Traefik Proxy = "traefik"
-)
-
-// The pinned upstream versions: Debian 12's haproxy and nginx packages must be of them (their
-// Debian revision may move with security updates), Caddy's and Traefik's Go modules are built at
-// them. Traefik is v3.6.12, not the newest v3: v3.7's dependencies include module versions the
-// Go module proxy this project's machines reach does not serve (see traefikBuild).
-const (
-	HAProxyVersion = "2.6.12"
-	NginxVersion   = "1.22.1"
-	CaddyVersion   = "v2.11.9"
-	TraefikVersion = "v3.6.12"
-)
-
-// Version is p's pinned upstream version.
+// Version is p's pinned upstream version (the table's).
 func (p Proxy) Version() string {
-	return map[Proxy]string{HAProxy: HAProxyVersion, Nginx: NginxVersion, Caddy: CaddyVersion, Traefik: TraefikVersion}[p]
+	e, _ := lookup(p)
+	return e.version
+}
+
+// Title is p's name as its own documentation writes it ("HAProxy").
+func (p Proxy) Title() string {
+	e, _ := lookup(p)
+	return e.title
 }
 
 // ConfigFile is the name of p's configuration file: the ConfigMap's key (the template), mounted
 // at /etc/proxy, and rendered by the image's entrypoint into /tmp under the same name.
 func ConfigFile(p Proxy) string {
-	return map[Proxy]string{HAProxy: "haproxy.cfg", Nginx: "nginx.conf", Caddy: "Caddyfile", Traefik: "traefik.yml"}[p]
+	e, _ := lookup(p)
+	return e.configFile
 }
 
 // HealthPathOf is the path of p's own readiness endpoint, answered by the proxy itself:
-// HealthPath, but Traefik's ping, whose path is fixed (/ping).
+// HealthPath, or the path the proxy fixes for it.
 func HealthPathOf(p Proxy) string {
-	if p == Traefik {
-		return "/ping"
-	}
-	return HealthPath
+	e, _ := lookup(p)
+	return e.healthPath
 }
-
-// All lists every Proxy, in the order the CLI builds and prints them.
-var All = []Proxy{HAProxy, Nginx, Caddy, Traefik}
 
 // ParseProxy returns the Proxy named s.
 func ParseProxy(s string) (Proxy, error) {
@@ -236,9 +211,6 @@ const (
 	TraefikIngress Config = "traefik-ingress"
 )
 
-// Configs lists every Config.
-var Configs = []Config{HAProxyDNS, HAProxyDNSRetry, CaddyDNS, CaddyDNSTry, NginxStatic, NginxResolver, NginxKeepalive, TraefikIngress}
-
 // ParseConfig returns the Config named s.
 func ParseConfig(s string) (Config, error) {
 	if c := Config(s); slices.Contains(Configs, c) {
@@ -247,30 +219,25 @@ func ParseConfig(s string) (Config, error) {
 	return "", fmt.Errorf("unknown proxy config %q: want one of %v", s, Configs)
 }
 
-// Proxy is the proxy c configures.
+// Proxy is the proxy c configures; empty for a name not in the table.
 func (c Config) Proxy() Proxy {
-	switch c {
-	case HAProxyDNS, HAProxyDNSRetry:
-		return HAProxy
-	case CaddyDNS, CaddyDNSTry:
-		return Caddy
-	case NginxStatic, NginxResolver, NginxKeepalive:
-		return Nginx
-	case TraefikIngress:
-		return Traefik
-	}
-	return ""
+	e, _, _ := lookupConfig(c)
+	return e.proxy
 }
 
 // UpstreamNamed reports whether c's proxy names the upstream address it chose in the response
 // header X-Upstream, on every answer: all but TraefikIngress.
-func (c Config) UpstreamNamed() bool { return c.Proxy() != "" && c != TraefikIngress }
+func (c Config) UpstreamNamed() bool {
+	_, ce, _ := lookupConfig(c)
+	return ce.upstreamNamed
+}
 
 // Resolves reports whether c's proxy finds the pods by resolving the headless Service
 // HeadlessServiceName in the cluster's DNS: not NginxKeepalive (a ClusterIP) nor TraefikIngress
 // (EndpointSlices, from the API server).
 func (c Config) Resolves() bool {
-	return c.Proxy() != "" && c != NginxKeepalive && c != TraefikIngress
+	_, ce, _ := lookupConfig(c)
+	return ce.resolves
 }
 
 // Refresh is how long c's proxy keeps an answer for the headless Service before it resolves the
@@ -280,17 +247,8 @@ func (c Config) Resolves() bool {
 // check.ResolveOnce for nginx's static upstream, resolved at its start only. Zero for the
 // Configs that do not resolve it (Resolves).
 func (c Config) Refresh() (time.Duration, string) {
-	switch c {
-	case HAProxyDNS, HAProxyDNSRetry:
-		return time.Second, "HAProxy timeout resolve 1s"
-	case CaddyDNS, CaddyDNSTry:
-		return time.Minute, "Caddy dynamic a refresh 1m"
-	case NginxStatic:
-		return check.ResolveOnce, "nginx's static upstream, resolved once at its start"
-	case NginxResolver:
-		return time.Second, "nginx resolver valid=1s"
-	}
-	return 0, ""
+	_, ce, _ := lookupConfig(c)
+	return ce.refresh, ce.refreshSetting
 }
 
 // Timeouts every Config sets in its proxy (see Config).
@@ -301,37 +259,28 @@ const (
 	ResponseTimeout = 1500 * time.Millisecond
 )
 
-// Images are the image references of the proxies, as EnsureImage returns them.
-type Images struct {
-	HAProxy, Nginx, Caddy, Traefik string
-}
+// Images are the image references of the proxies, as EnsureImage returns them, by proxy.
+type Images map[Proxy]string
 
 // For returns the image of p.
-func (im Images) For(p Proxy) string {
-	switch p {
-	case HAProxy:
-		return im.HAProxy
-	case Nginx:
-		return im.Nginx
-	case Caddy:
-		return im.Caddy
-	case Traefik:
-		return im.Traefik
+func (im Images) For(p Proxy) string { return im[p] }
+
+// With returns a copy of im with p's image set to ref.
+func (im Images) With(p Proxy, ref string) Images {
+	out := maps.Clone(im)
+	if out == nil {
+		out = Images{}
 	}
-	return ""
+	out[p] = ref
+	return out
 }
 
-// With returns im with p's image set to ref.
-func (im Images) With(p Proxy, ref string) Images {
-	switch p {
-	case HAProxy:
-		im.HAProxy = ref
-	case Nginx:
-		im.Nginx = ref
-	case Caddy:
-		im.Caddy = ref
-	case Traefik:
-		im.Traefik = ref
+// Unbuilt are placeholder references of every proxy's image (its repository, tag "unbuilt"):
+// enough to name and validate objects, never to run them.
+func Unbuilt() Images {
+	im := Images{}
+	for _, e := range table {
+		im[e.proxy] = e.image.repo + ":unbuilt"
 	}
 	return im
 }
