@@ -344,8 +344,8 @@ func (b PDB) String() string {
 	return "none"
 }
 
-// Plan is one row of the conformance table: the app as a variant changes it, under one
-// disruption and one load.
+// Plan is what one row runs (a row, Row, is what one run of a Plan found: a line of the
+// conformance table): the app as a variant changes it, under one disruption and one load.
 type Plan struct {
 	// Suite groups rows in the reports (the built-in matrix uses the disruption's suite; a
 	// spec file its own name).
