@@ -50,7 +50,9 @@ comes from the host or goes to a URL outside its namespace, or that restarts a k
 node, runs with no other beside it. An app that already runs (a check file's app.namespace, or
 --deployment [NS/]NAME without --manifest) is checked in place: nothing of it applied, a variant
 that changes its Deployment only with --in-place, its spec restored after each row (docs/in-place.md).
-Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
+A row the harness could not judge (a harness fault: the load itself was invalid) runs once more;
+its first attempt is kept as DIR/rows/ROW.attempt1.json and the reports mark the row
+"(retried: reason)". Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
 // runFlags are the flags rollcheck check and tune share: the check file, where the reports
