@@ -89,9 +89,10 @@ func Sources() []string {
 // EntryPackage is the entrypoint of the images (package main, standard library only).
 const EntryPackage = "github.com/rollcheck/rollcheck/fixtures/proxies/entry"
 
-// recipeSource is this recipe's own source: a change to how the images are made changes their tags.
+// recipeSource is this recipe's own source: a change to how the images are made changes their
+// tags (as does a change to a proxy's recipe in the table: inputsHash).
 //
-//go:embed image.go debian.go gobuild.go table.go
+//go:embed image.go debian.go gobuild.go
 var recipeSource embed.FS
 
 // Time limits of the local build steps (the downloads have theirs: debTimeout, goBuild.limit).
@@ -274,8 +275,8 @@ func entrySource(ctx context.Context) (string, []string, error) {
 }
 
 // inputsHash is the SHA-256 (hex) of what makes the image, each part named and preceded by its
-// length: the proxy, its pinned version and Debian plan, the go command's version, the
-// Dockerfile, the recipe's source and the entrypoint's.
+// length: the proxy, its pinned version and Debian plan, the go command's version, its recipe
+// in the table, the Dockerfile, the recipe's source and the entrypoint's.
 func inputsHash(name Proxy, r recipe, plan []debPackage, goVersion, dockerfile, entryDir string, entryFiles []string) (string, error) {
 	h := sha256.New()
 	part := func(label string, b []byte) {
@@ -288,6 +289,14 @@ func inputsHash(name Proxy, r recipe, plan []debPackage, goVersion, dockerfile, 
 		part("deb", []byte(p.String()))
 	}
 	part("go", []byte(goVersion))
+	// The table's recipe of the proxy (not the whole table, whose Configs do not make images).
+	entry := r
+	entry.goBuild = nil // a pointer: its value, not its address
+	recipe := fmt.Sprintf("%+v", entry)
+	if r.goBuild != nil {
+		recipe += fmt.Sprintf(" %+v", *r.goBuild)
+	}
+	part("recipe entry", []byte(recipe))
 	part("dockerfile", []byte(dockerfile))
 	err := fs.WalkDir(recipeSource, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

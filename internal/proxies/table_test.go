@@ -176,3 +176,30 @@ func types(e ast.Expr) string {
 	}
 	return ""
 }
+
+// An image's tag follows its recipe in the table (a Go build's directives included), and not
+// the rest of the table.
+func TestImageHashFollowsTheRecipe(t *testing.T) {
+	dir := t.TempDir()
+	hash := func(r recipe) string {
+		h, err := inputsHash(Traefik, r, nil, "go1.25", "FROM scratch", dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	e, _ := lookup(Traefik)
+	b := *e.image.goBuild
+	same := e.image
+	same.goBuild = &b // another pointer, the same value
+	if hash(e.image) != hash(same) {
+		t.Errorf("the hash depends on the goBuild's address")
+	}
+	b2 := b
+	b2.goMod += "\nexclude example.com/x v1.0.0\n"
+	other := e.image
+	other.goBuild = &b2
+	if hash(e.image) == hash(other) {
+		t.Errorf("a change to the go build's directives does not change the image's tag")
+	}
+}
