@@ -27,7 +27,7 @@ e2e: ## the conformance suites on kind (creates the cluster and, if needed, the 
 e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
 	@bash scripts/e2e.sh e2e-slow
 
-e2e-proxy: ## the rows through a real proxy (HAProxy, Caddy, nginx, Traefik built offline), not in make e2e (label proxy)
+e2e-proxy: ## the rows through a real proxy (internal/proxies' table, built offline), not in make e2e (label proxy)
 	@bash scripts/e2e.sh e2e-proxy
 
 e2e-multinode: ## cluster shapes on a cluster of its own with 2 workers: drains, load across nodes, one replica's endpoints all terminating, a drain of the node the load enters (externalTrafficPolicy Local and Cluster) (labels multinode, terminating-endpoints, smoke)
@@ -63,7 +63,7 @@ tune: ## find the smallest preStop that meets the threshold: make tune ARGS="--s
 example-image: ## build the example app's image (examples/hello) and the nginx in front of it (examples/proxy) into the local Docker engine
 	@bash scripts/example-image.sh
 
-proxy-images: ## build the HAProxy, nginx, Caddy and Traefik fixture images offline (cached), load them into the kind cluster if it exists, print their refs
+proxy-images: ## build the proxy fixture images of internal/proxies' table offline (cached), load them into the kind cluster if it exists, print their refs
 	@bash scripts/proxy-images.sh
 
 cluster: ## create or reuse the kind cluster and keep it (warm runs start in seconds)

@@ -344,8 +344,8 @@ func (b PDB) String() string {
 	return "none"
 }
 
-// Plan is one row of the conformance table: the app as a variant changes it, under one
-// disruption and one load.
+// Plan is what one row runs (a row, Row, is what one run of a Plan found: a line of the
+// conformance table): the app as a variant changes it, under one disruption and one load.
 type Plan struct {
 	// Suite groups rows in the reports (the built-in matrix uses the disruption's suite; a
 	// spec file its own name).
@@ -544,7 +544,14 @@ type Row struct {
 	Suite  string  `json:"suite"`
 	Config Applied `json:"config"`
 	// Repeat numbers the run of a row that is repeated (1-based); 0 for a row run once.
-	Repeat   int             `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
+	// Attempts is how many times the row was run to get this result: 2 when the first attempt
+	// was a harness fault (or, in tune, an error) and the row was run once more; 0 for one
+	// attempt. The first attempt's row is kept beside this one (AttemptFileName).
+	Attempts int `json:"attempts,omitempty"`
+	// Retried is the first attempt's reason (its Verdict.Reason, or its error) when the row was
+	// run again; empty otherwise.
+	Retried  string          `json:"retried,omitempty"`
 	Started  time.Time       `json:"started"`
 	Duration time.Duration   `json:"duration"`
 	Summary  loadgen.Summary `json:"summary"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -20,11 +21,21 @@ const rowsDir = "rows"
 // under the same name is replaced. The file is written to a temporary name and renamed, so
 // ReadRows never sees half a row.
 func WriteRow(dir string, row Row) (string, error) {
+	return writeRow(dir, row, row.FileName())
+}
+
+// WriteAttempt writes row, attempt n of a row that was run again, to
+// dir/rows/AttemptFileName(n), as WriteRow writes a row; ReadRows skips it, so that the
+// reports count the row once, by its last attempt (which records Attempts and Retried).
+func WriteAttempt(dir string, row Row, n int) (string, error) {
+	return writeRow(dir, row, row.AttemptFileName(n))
+}
+
+func writeRow(dir string, row Row, name string) (string, error) {
 	if row.Suite == "" || row.Config.Name == "" || row.Config.Disruption == "" {
 		return "", fmt.Errorf("write row: suite %q, name %q and disruption %q are all required",
 			row.Suite, row.Config.Name, row.Config.Disruption)
 	}
-	name := row.FileName()
 	rows := filepath.Join(dir, rowsDir)
 	if err := os.MkdirAll(rows, 0o755); err != nil {
 		return "", fmt.Errorf("write row %s: %w", name, err)
@@ -39,6 +50,15 @@ func WriteRow(dir string, row Row) (string, error) {
 	}
 	return path, nil
 }
+
+// AttemptFileName is the base name WriteAttempt gives attempt n of the row:
+// FileName with .attempt<n> before .json.
+func (row Row) AttemptFileName(n int) string {
+	return strings.TrimSuffix(row.FileName(), ".json") + fmt.Sprintf(".attempt%d.json", n)
+}
+
+// attemptFile matches the names AttemptFileName gives.
+var attemptFile = regexp.MustCompile(`\.attempt[0-9]+\.json$`)
 
 // FileName returns the base name WriteRow gives the row's file:
 // <suite>--<name>--<disruption>[--cluster][--r<repeat>].json (--cluster when the load came
@@ -69,7 +89,7 @@ func safeName(s string) string {
 	}, s)
 }
 
-// ReadRows reads every dir/rows/*.json written by WriteRow and returns the rows sorted by
+// ReadRows reads every dir/rows/*.json written by WriteRow (not WriteAttempt's) and returns the rows sorted by
 // Started (then by file name). A file that does not decode, or holds a row without a suite
 // or name, is an error naming the file. A missing rows directory is an error that
 // wraps fs.ErrNotExist; an empty one gives no rows and no error.
@@ -85,7 +105,7 @@ func ReadRows(dir string) ([]Row, error) {
 	}
 	var got []named
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || attemptFile.MatchString(e.Name()) {
 			continue
 		}
 		path := filepath.Join(rowsDir, e.Name())

@@ -95,8 +95,8 @@ const stallLimit = 3 * time.Second
 // Run runs one check.Plan on the Target and returns its check.Row: it applies the app (as the check.Variant
 // changes it) into a fresh namespace with a load Service of its own, waits until the Service
 // answers, starts the constant load and the lifecycle observer, disrupts check.Disruption.Count
-// times (each settling: the rollout complete and no pod left terminating), lets the load
-// settle, stops it and judges the result against check.Variant.Expect. The namespace is deleted
+// times (each until it settled: the rollout complete and no pod left terminating), runs the
+// load for the quiet time (Plan.Settle), stops it and judges the result against check.Variant.Expect. The namespace is deleted
 // before Run returns.
 //
 // Run never asserts. A row that could not run to the end (bad plan, deploy, serving wait,
@@ -426,8 +426,9 @@ type driven struct {
 }
 
 // drive runs the constant load on url (from the host) or on the load Service's cluster address
-// (from a load pod), lets it settle, disrupts Disruption.Count times (each settling) and lets it
-// settle again; it stops the load and waits for the requests in flight.
+// (from a load pod) for the quiet time (Plan.Settle), disrupts Disruption.Count times (each until
+// it settled) and runs the quiet time again; it stops the load and waits for the requests in
+// flight.
 func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string, obs *observe.Observer) (*driven, error) {
 	p := r.p
 	cfg := r.loadConfig(loadgen.Config{

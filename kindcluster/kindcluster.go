@@ -58,16 +58,16 @@ type Cluster struct {
 // Bad options give an error before any work. When a later step fails, Acquire releases what it
 // created before it returns the error; on success the caller must call Release.
 func Acquire(ctx context.Context, options ...Option) (*Cluster, error) {
-	s, err := settle(options)
+	s, err := applyOptions(options)
 	if err != nil {
 		return nil, err
 	}
 	r := &cluster.Run{Options: s.opts, LogsDir: s.logsDir}
-	steps := slices.Clone(cluster.DefaultSetup)
+	funcs := slices.Clone(cluster.DefaultSetup)
 	if len(s.images) > 0 {
-		steps = append(steps, cluster.LoadImages(s.images...))
+		funcs = append(funcs, cluster.LoadImages(s.images...))
 	}
-	if err := r.Setup(ctx, steps...); err != nil {
+	if err := r.Setup(ctx, funcs...); err != nil {
 		if terr := r.Teardown(ctx, cluster.DefaultTeardown...); terr != nil {
 			err = errors.Join(err, fmt.Errorf("release after the failed set-up: %w", terr))
 		}

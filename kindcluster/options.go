@@ -31,9 +31,9 @@ type settings struct {
 	logsDir string
 }
 
-// settle applies options to the defaults and checks the result: every problem at once, on one
+// applyOptions applies options to the defaults and checks the result: every problem at once, on one
 // line, before any work.
-func settle(options []Option) (settings, error) {
+func applyOptions(options []Option) (settings, error) {
 	s := settings{opts: cluster.Options{Name: DefaultName, NodeImage: "auto"}}
 	var errs []error
 	for i, o := range options {

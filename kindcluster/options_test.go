@@ -16,7 +16,7 @@ func TestDefaultsIgnoreTheEnvironment(t *testing.T) {
 	t.Setenv(knobs.EnvName, "from-env")
 	t.Setenv(knobs.EnvKeep, "1")
 	t.Setenv(knobs.EnvNodeImage, "offline")
-	s, err := settle(nil)
+	s, err := applyOptions(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestFromEnvThenOverrides(t *testing.T) {
 	t.Setenv(knobs.EnvKeep, "yes")
 	t.Setenv(knobs.EnvNodeImage, "kindest/node:v1.34.0")
 	logf := func(string, ...any) {}
-	s, err := settle([]Option{WithLogger(logf), WithImages("web:v1"), FromEnv(), WithKeep(false), WithImages("api:v2")})
+	s, err := applyOptions([]Option{WithLogger(logf), WithImages("web:v1"), FromEnv(), WithKeep(false), WithImages("api:v2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestWithConfig(t *testing.T) {
 		Role:              kindv1.ControlPlaneRole,
 		ExtraPortMappings: []kindv1.PortMapping{{ContainerPort: 31000, HostPort: 31000, ListenAddress: "127.0.0.1"}},
 	}}}
-	s, err := settle([]Option{WithConfig(good)})
+	s, err := applyOptions([]Option{WithConfig(good)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,18 +109,18 @@ func TestBadOptionsAllAtOnce(t *testing.T) {
 }
 
 func TestOfflineImageTakesWorkers(t *testing.T) {
-	s, err := settle([]Option{WithNodeImage("offline"), WithWorkers(2)})
+	s, err := applyOptions([]Option{WithNodeImage("offline"), WithWorkers(2)})
 	if err != nil || s.opts.Workers != 2 {
 		t.Fatalf("offline image with 2 workers: %+v, %v", s.opts, err)
 	}
 }
 
 func TestKubeProxyMode(t *testing.T) {
-	s, err := settle([]Option{WithKubeProxyMode("nftables")})
+	s, err := applyOptions([]Option{WithKubeProxyMode("nftables")})
 	if err != nil || s.opts.ProxyMode != "nftables" {
 		t.Fatalf("nftables: %+v, %v", s.opts, err)
 	}
-	if _, err := settle([]Option{WithKubeProxyMode("ipvs")}); err == nil || !strings.Contains(err.Error(), `kube-proxy mode "ipvs"`) {
+	if _, err := applyOptions([]Option{WithKubeProxyMode("ipvs")}); err == nil || !strings.Contains(err.Error(), `kube-proxy mode "ipvs"`) {
 		t.Fatalf("ipvs: %v, want refused", err)
 	}
 }

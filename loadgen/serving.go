@@ -8,7 +8,7 @@ import (
 
 // WaitServing waits until cfg.Target answers with no failure for a second from each of replicas
 // pods (when the app names its pod in cfg.PodHeader; otherwise for two seconds in a row), so
-// that a load starts on a settled path: a new Service answers only once kube-proxy has
+// that a load starts on a programmed path: a new Service answers only once kube-proxy has
 // programmed it, a little after its pods are ready. It probes at 20 req/s for a second at a
 // time (cfg's Target, Timeout, PodHeader and AllowRemote are used; its rate and duration are
 // not), logs through logf (nil: silent), and gives up after a minute, saying what it saw.

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/kindlink"
 	"github.com/rollcheck/rollcheck/kindcluster"
@@ -175,18 +176,24 @@ func (c *Cluster) UseLoadPods(ctx context.Context) string {
 // Artifacts/rows (also when the run failed, with status error and the reason) and carried
 // into Ginkgo's JSON and JUnit reports; a run that could not finish (deploy, serving wait,
 // disruption, cluster) fails the spec. A harness fault (the load itself was invalid: it says
-// nothing about the app) runs the row once more, as tune does with a probe; a second fails the
-// spec. Whether the row's verdict passes is the caller's to assert, usually with
+// nothing about the app) runs the row once more, by the front ends' one policy (rollcheck
+// check's and tune's too): both attempts are kept, the first under the row's
+// check.Row.AttemptFileName(1), and the row records the retry (Attempts, Retried); a second
+// fault fails the spec. Whether the row's verdict passes is the caller's to assert, usually with
 // Expect(row).To(rctest.Pass()).
 func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 	GinkgoHelper()
-	row := c.run(ctx, p)
-	if row.Verdict.Status == check.HarnessFault && ctx.Err() == nil {
-		// The load itself was invalid (a stalled or short generator, say): that says nothing
-		// about the app, so the row runs once more, as tune's probes do. A second fault fails.
-		AddReportEntry("harness fault, run once more", row.Verdict.Reason)
-		GinkgoWriter.Printf("harness fault, not a verdict on the app: %s; running %s once more\n", row.Verdict.Reason, p.Variant.Name)
-		row = c.run(ctx, p)
+	row, err := attempt.Run(ctx, c.Artifacts, func(ctx context.Context) (*check.Row, error) {
+		return c.run(ctx, p), nil
+	}, func(first *check.Row) {
+		AddReportEntry("harness fault, run once more", first.Verdict.Reason)
+		GinkgoWriter.Printf("harness fault, not a verdict on the app: %s; running %s once more\n", first.Verdict.Reason, p.Variant.Name)
+	})
+	Expect(err).NotTo(HaveOccurred(), "keep the first attempt")
+	if row.Attempts > 1 {
+		// The row file c.run wrote has no mark of the retry yet.
+		_, werr := check.WriteRow(c.Artifacts, *row)
+		Expect(werr).NotTo(HaveOccurred(), "write the row")
 	}
 	if row.Verdict.Status == check.HarnessFault {
 		Fail("harness fault, not a verdict on the app: " + row.Verdict.Reason)

@@ -175,7 +175,7 @@ variants:
 	if err == nil {
 		_, _, err = c.Plans()
 	}
-	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of sigkill|goaway|connection-age|in-flight-cut|`) {
+	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of proxy-no-upstream|sigkill|goaway|connection-age|in-flight-cut|`) {
 		t.Errorf("unknown phase: %v", err)
 	}
 	// Several phases keep their order: the first is the one the variant is for.

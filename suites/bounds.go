@@ -9,7 +9,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
-// An at-most row (check.ExpectAtMost) is a race the mechanics cannot settle: endpoint removal
+// An at-most row (check.ExpectAtMost) is a race the mechanics cannot decide: endpoint removal
 // against SIGTERM when no replacement pod holds kube-proxy back. Its bound comes from its
 // recorded runs by one rule, PredictionBound, and from nothing else: the rows in rows.go name
 // no number, Matrix gives each row the bound of its configuration on its load path (Bound),
@@ -270,5 +270,5 @@ func withBound(s scenario.Scenario) scenario.Scenario {
 // show, and which is not valid before its bound is set).
 func boundName(s scenario.Scenario) string {
 	s.Variant.Expect = check.Zero()
-	return Row{Scenario: s}.Name()
+	return Entry{Scenario: s}.Name()
 }

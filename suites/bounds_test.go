@@ -51,13 +51,13 @@ var goldenBounds = map[string]goldenBound{
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3":                          {0.035, 0, true},
 }
 
-// boundedRows are the at-most rows of the matrix: as declared (AllRows) and with every load
+// boundedEntries are the at-most rows of the matrix: as declared (AllEntries) and with every load
 // path Matrix gives them, by name.
-func boundedRows() map[string]Row {
-	out := map[string]Row{}
-	rows := AllRows()
+func boundedEntries() map[string]Entry {
+	out := map[string]Entry{}
+	rows := AllEntries()
 	for _, mode := range []knobs.MatrixLoad{knobs.LoadBoth, knobs.LoadHost, knobs.LoadCluster} {
-		rows = append(rows, Matrix(AllRows(), mode)...)
+		rows = append(rows, Matrix(AllEntries(), mode)...)
 	}
 	for _, r := range rows {
 		if r.Scenario.Variant.Expect.Kind == check.ExpectAtMost {
@@ -70,7 +70,7 @@ func boundedRows() map[string]Row {
 // (a) Every at-most row's bound, declared and on every load path, is Bound of its name: the
 // rule over its recorded runs, or its provisional bound.
 func TestBoundsFromRule(t *testing.T) {
-	rows := boundedRows()
+	rows := boundedEntries()
 	if len(rows) == 0 {
 		t.Fatal("no at-most row")
 	}
@@ -114,7 +114,7 @@ func TestRowsNameNoBound(t *testing.T) {
 	})
 	// Every at-most row as declared is one call of measured.
 	declared := 0
-	for _, r := range AllRows() {
+	for _, r := range AllEntries() {
 		if r.Scenario.Variant.Expect.Kind == check.ExpectAtMost {
 			declared++
 		}
@@ -127,7 +127,7 @@ func TestRowsNameNoBound(t *testing.T) {
 // (b) The bounds are as goldenBounds holds them, and it holds every bound there is: a bound
 // moves only with its data, and the diff shows it move.
 func TestBoundsGolden(t *testing.T) {
-	names := slices.Sorted(maps.Keys(boundedRows()))
+	names := slices.Sorted(maps.Keys(boundedEntries()))
 	for _, name := range slices.Sorted(maps.Keys(goldenBounds)) {
 		if !slices.Contains(names, name) {
 			t.Errorf("goldenBounds holds %s, which is no at-most row of the matrix", name)
@@ -168,7 +168,7 @@ var wantProvisional = []string{
 // is well formed and recorded once.
 func TestBoundsHaveRuns(t *testing.T) {
 	var prov []string
-	for name := range boundedRows() {
+	for name := range boundedEntries() {
 		runs, p := recorded[name], provisional[name]
 		switch {
 		case len(runs) >= MinRuns && p.Reason != "":

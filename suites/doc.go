@@ -5,7 +5,7 @@
 //
 // A row is data (Row): what runs, the labels it chooses, and what is asserted of it besides its
 // Outcome; whether it runs alone is check.Plan.RunsAlone of its plan. Adding a row is one entry
-// in one of the XxxRows lists.
+// in one of the XxxEntries lists.
 //
 // Labels select specs: smoke, conformance, the labels computed from a row's data (its
 // disruption: rollout-restart, delete-pod, force-delete, scale-down, scale-to-zero,

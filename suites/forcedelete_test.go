@@ -5,4 +5,4 @@ package suites_test
 import "github.com/rollcheck/rollcheck/suites"
 
 // The rows and the reasoning behind each expected outcome are in rows.go.
-var _ = table("forced pod delete (grace 0) under constant load", "forcedelete", suites.ForceDeleteRows())
+var _ = table("forced pod delete (grace 0) under constant load", "forcedelete", suites.ForceDeleteEntries())

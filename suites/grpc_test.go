@@ -6,6 +6,6 @@ import "github.com/rollcheck/rollcheck/suites"
 
 // HTTP/2 over cleartext and over TLS on pinned connections, and gRPC through a ClusterIP or balanced by the
 // client over a headless Service.
-var _ = table("HTTP/2", "http2", suites.HTTP2Rows())
+var _ = table("HTTP/2", "http2", suites.HTTP2Entries())
 
-var _ = table("gRPC", "grpc", suites.GRPCRows())
+var _ = table("gRPC", "grpc", suites.GRPCEntries())

@@ -4,6 +4,6 @@ package suites_test
 
 import "github.com/rollcheck/rollcheck/suites"
 
-// The row and the reasoning behind it are in rows.go (KubeletRestartRows). Label slow: make
+// The row and the reasoning behind it are in rows.go (KubeletRestartEntries). Label slow: make
 // e2e-slow runs it, the default make e2e does not.
-var _ = table("a kubelet restart during termination", "kubeletrestart", suites.KubeletRestartRows())
+var _ = table("a kubelet restart during termination", "kubeletrestart", suites.KubeletRestartEntries())

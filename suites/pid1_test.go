@@ -4,5 +4,5 @@ package suites_test
 
 import "github.com/rollcheck/rollcheck/suites"
 
-// The rows and the reasoning behind each expected outcome are in rows.go (PID1Rows).
-var _ = table("who is PID 1: exec form, a shell wrapper, tini", "pid1", suites.PID1Rows())
+// The rows and the reasoning behind each expected outcome are in rows.go (PID1Entries).
+var _ = table("who is PID 1: exec form, a shell wrapper, tini", "pid1", suites.PID1Entries())

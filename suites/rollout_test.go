@@ -5,4 +5,4 @@ package suites_test
 import "github.com/rollcheck/rollcheck/suites"
 
 // The rows and the reasoning behind each expected outcome are in rows.go.
-var _ = table("rollout restart under constant load", "rollout", suites.RolloutRows())
+var _ = table("rollout restart under constant load", "rollout", suites.RolloutEntries())

@@ -11,11 +11,12 @@ import (
 	"github.com/rollcheck/rollcheck/internal/scenario"
 )
 
-// Row is one row of the built-in matrix as data: what runs, the labels it chooses, and what is
+// Entry is one matrix entry, a scenario of the built-in matrix as data (DESIGN.md's glossary:
+// each of its runs is a row, check.Row): what runs, the labels it chooses, and what is
 // asserted of it besides its Outcome. Nothing is read out of its name: the labels its typed
 // fields imply and whether it runs alone are computed from those fields (AllLabels,
 // SerialReason), everything else is written in the row.
-type Row struct {
+type Entry struct {
 	// Scenario is what runs: the sample app's settings, the Variant (name, preStop, grace
 	// period, expected Outcome and why), the disruption and the load ("" load path: as the
 	// run's ROLLCHECK_LOAD_FROM says, see Matrix). An at-most row's bound is its configuration's
@@ -57,7 +58,7 @@ func under(base scenario.Scenario, d check.DisruptionKind, expect check.Outcome,
 
 // loadFrom is where r's load comes from; a row not yet given a path by Matrix counts as from
 // the host, the default of its plan (check.Plan.WithDefaults).
-func (r Row) loadFrom() check.LoadFrom {
+func (r Entry) loadFrom() check.LoadFrom {
 	if f := r.Scenario.Load.From; f != "" {
 		return f
 	}
@@ -66,7 +67,7 @@ func (r Row) loadFrom() check.LoadFrom {
 
 // AllLabels are the Ginkgo labels of r: its disruption, its expectation and where its load
 // comes from (load-host, load-cluster), then the labels it chooses.
-func (r Row) AllLabels() []string {
+func (r Entry) AllLabels() []string {
 	s := r.Scenario
 	return slices.Concat([]string{string(s.Disruption.Kind), string(s.Variant.Expect.Kind), "load-" + string(r.loadFrom())}, r.Labels)
 }
@@ -74,7 +75,7 @@ func (r Row) AllLabels() []string {
 // SerialReason is why r runs alone (a Ginkgo Serial spec), "" when it may run beside other
 // rows: check.Plan.RunsAlone of the plan it runs (load from the host, a kubelet restart, a
 // node drain, ...). A row not yet given a load path counts as from the host, as its plan does.
-func (r Row) SerialReason() string {
+func (r Entry) SerialReason() string {
 	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
 	if err != nil {
 		return "an invalid row: " + err.Error() // the spec fails at its Plan
@@ -84,7 +85,7 @@ func (r Row) SerialReason() string {
 
 // Name names r as the reports do (check.Applied's String): "naive: preStop=none sigterm=exit
 // grace=30s keepalive=off rollout-restart×3".
-func (r Row) Name() string {
+func (r Entry) Name() string {
 	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
 	if err != nil {
 		return r.Scenario.Variant.Name + " (invalid)"
@@ -93,8 +94,8 @@ func (r Row) Name() string {
 }
 
 // Timeout is a generous SpecTimeout for r: every disruption may take its grace period twice
-// over (and a drain its timeout), plus deploy, settle and cleanup time.
-func (r Row) Timeout() time.Duration {
+// over (and a drain its timeout), plus deploy, quiet time and cleanup.
+func (r Entry) Timeout() time.Duration {
 	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
 	if err != nil {
 		return 3 * time.Minute // the spec fails at its Plan
@@ -108,12 +109,12 @@ func (r Row) Timeout() time.Duration {
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
 // cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
 // the twins of the other. Each at-most row gets the bound of its load path (Bound).
-func Matrix(rows []Row, mode knobs.MatrixLoad) []Row {
+func Matrix(rows []Entry, mode knobs.MatrixLoad) []Entry {
 	def := check.LoadFromCluster
 	if mode == knobs.LoadHost {
 		def = check.LoadFromHost
 	}
-	var out []Row
+	var out []Entry
 	for _, r := range rows {
 		switch {
 		case r.Scenario.Load.From == "":
@@ -128,10 +129,10 @@ func Matrix(rows []Row, mode knobs.MatrixLoad) []Row {
 }
 
 // Spec is one Ginkgo spec of the matrix as the suite's table declares it, everything read from
-// its Row's fields: its name, labels, whether it runs alone, its timeout, and which run of the
+// its Entry's fields: its name, labels, whether it runs alone, its timeout, and which run of the
 // row it is (Run of Runs; Run 0 when the row runs once).
 type Spec struct {
-	Row
+	Entry
 	Name      string
 	Labels    []string
 	Serial    bool
@@ -141,11 +142,11 @@ type Spec struct {
 
 // Specs are the specs of rows in a run: their load paths as mode asks (Matrix), each row
 // repeat times, as "name #k/N" when repeat is more than 1.
-func Specs(rows []Row, mode knobs.MatrixLoad, repeat int) []Spec {
+func Specs(rows []Entry, mode knobs.MatrixLoad, repeat int) []Spec {
 	rows = Matrix(rows, mode)
 	out := make([]Spec, 0, len(rows)*repeat)
 	for _, r := range rows {
-		sp := Spec{Row: r, Name: r.Name(), Labels: r.AllLabels(), Serial: r.SerialReason() != "", Timeout: r.Timeout(), Runs: repeat}
+		sp := Spec{Entry: r, Name: r.Name(), Labels: r.AllLabels(), Serial: r.SerialReason() != "", Timeout: r.Timeout(), Runs: repeat}
 		if repeat == 1 {
 			out = append(out, sp)
 			continue

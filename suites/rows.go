@@ -178,13 +178,13 @@ func heardSIGTERM(heard bool) func(*check.Row) error {
 	}
 }
 
-// PID1Rows are the PID 1 rows: the same app and configuration, run by the exec form of its
+// PID1Entries are the PID 1 rows: the same app and configuration, run by the exec form of its
 // ENTRYPOINT, by a shell wrapper that does not exec it, and by tini. Nothing fails in any of
 // them (the preStop outlasts propagation, keep-alive is off); what differs is the time each pod
 // takes to go, which the rows assert.
-func PID1Rows() []Row {
+func PID1Entries() []Entry {
 	d := check.RolloutRestart
-	return []Row{
+	return []Entry{
 		{Scenario: under(pid1("pid1-exec", ""), d, check.Zero(),
 			"the app is PID 1 (exec form): it hears SIGTERM when the 5 s preStop ends and exits by itself at once"),
 			Labels: []string{LabelPID1}, Also: heardSIGTERM(true)},
@@ -208,14 +208,14 @@ func stopSignal(name, entry string) scenario.Scenario {
 	return s
 }
 
-// StopSignalRows are the stop-signal rows: an app that drains on SIGQUIT, with and without an
+// StopSignalEntries are the stop-signal rows: an app that drains on SIGQUIT, with and without an
 // image that says so. "Many container runtimes respect the STOPSIGNAL value defined in the
 // container image and, if different, send the container STOPSIGNAL instead of TERM."
-func StopSignalRows() []Row {
+func StopSignalEntries() []Entry {
 	d := check.RolloutRestart
 	field := stopSignal("stopsignal-field", "")
 	field.Variant.StopSignal = "SIGQUIT"
-	return []Row{
+	return []Entry{
 		{Scenario: under(field, d, check.Zero(),
 			"the plain image (no STOPSIGNAL) with lifecycle.stopSignal SIGQUIT in the pod spec (alpha, ContainerStopSignals, on in rollcheck's kind config): the kubelet asks the runtime for SIGQUIT, and the app drains as with the image's STOPSIGNAL. It needs containerd 2.3 or later (make e2e-stopsignal's node image, offline-containerd2, runs CONTAINERD_VERSION's); kind's upstream image runs kind v0.30.0's containerd 2.1.4 and the offline image Debian's 1.6.20, which send the image's STOPSIGNAL or SIGTERM and report no stop signal: there the row fails saying so"),
 			Labels: []string{LabelStopSignalField}, Also: runtimeTakesStopSignal},
@@ -332,11 +332,11 @@ func quietSidecar(row *check.Row) error {
 	return nil
 }
 
-// SidecarRows are the sidecar rows: the same app behind a proxy sidecar, classic and native,
+// SidecarEntries are the sidecar rows: the same app behind a proxy sidecar, classic and native,
 // with and without a preStop on the proxy, and a classic one that writes no lines.
-func SidecarRows() []Row {
+func SidecarEntries() []Entry {
 	d := check.RolloutRestart
-	return []Row{
+	return []Entry{
 		{Scenario: under(sidecar("sidecar-classic", false, 0), d, check.Failures(GoneThroughSidecar...).ByPhase(timeline.PhaseSidecarExit),
 			"negative control: a classic sidecar gets SIGTERM with the app; the proxy in front has no preStop and exits at once, while the app sits in its 5 s preStop and kube-proxy still routes to the pod: the connections it refuses and the requests it cut are the sidecar's (sidecar-exit), not the app's"),
 			Labels: []string{LabelSidecar, LabelNegativeControl}, Also: sidecarOrder(false)},
@@ -355,11 +355,11 @@ func SidecarRows() []Row {
 	}
 }
 
-// KubeletRestartRows are the slow rows (label slow, make e2e-slow): a graceful delete whose
+// KubeletRestartEntries are the slow rows (label slow, make e2e-slow): a graceful delete whose
 // node's kubelet is restarted 3 s into the termination, with an app that ignores SIGTERM and a
 // grace period of 10 s, so that when SIGKILL comes tells whether the grace period started over.
-func KubeletRestartRows() []Row {
-	return []Row{
+func KubeletRestartEntries() []Entry {
+	return []Entry{
 		// From the host: a load pod's ledger streams through the kubelet the row restarts.
 		{Scenario: fromHost(under(sample("kubelet-restart", scenario.ShutdownIgnore, nil, 10), check.KubeletRestart, check.Zero(),
 			"the app ignores SIGTERM, so SIGKILL ends each deleted pod; the kubelet restarts 3 s after the deletion. Nothing fails (keep-alive off, the endpoint long gone); what the row measures, per pod, is when the kill came: at 10 s if the restart changed nothing, about 13 s and later if \"the cluster retries from the start, including the full original grace period\" (the lifecycle section judges the claim)")),
@@ -394,14 +394,14 @@ var SlowRequests = func() scenario.Scenario {
 	return s
 }()
 
-// RolloutRows is the rollout-restart matrix.
-func RolloutRows() []Row {
+// RolloutEntries is the rollout-restart matrix.
+func RolloutEntries() []Entry {
 	d := check.RolloutRestart
 	ignore := sample("ignore-sigterm", scenario.ShutdownIgnore, scenario.NativeSleep(5*time.Second), 8)
 	ignoreKA := keepAlive(ignore, "ignore-sigterm-keepalive", "POST", 200*time.Millisecond)
 	exitKA := keepAlive(PreStopExit, "prestop-exit-keepalive", "POST", 200*time.Millisecond)
 	exitKAGet := keepAlive(PreStopExit, "prestop-exit-keepalive-get", "GET", 200*time.Millisecond)
-	return []Row{
+	return []Entry{
 		{Scenario: fromCluster(under(Naive, d, check.Failures(GoneFromInside...).ByPhase(timeline.PhasePropagation),
 			"negative control: the app is gone at SIGTERM while kube-proxy still sends new connections to it for the endpoint propagation delay; from inside the cluster they are refused (or black-holed: timeout)")),
 			Labels: []string{LabelNegativeControl}},
@@ -439,10 +439,10 @@ func RolloutRows() []Row {
 	}
 }
 
-// DeletePodRows is the graceful pod delete matrix.
-func DeletePodRows() []Row {
+// DeletePodEntries is the graceful pod delete matrix.
+func DeletePodEntries() []Entry {
 	d := check.DeletePod
-	return []Row{
+	return []Entry{
 		{Scenario: under(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
 			Labels: []string{LabelNegativeControl}},
@@ -466,15 +466,15 @@ var PreStopDrainSlow = func() scenario.Scenario {
 	return s
 }()
 
-// ForceDeleteRows is the forced delete (grace 0) matrix.
+// ForceDeleteEntries is the forced delete (grace 0) matrix.
 //
 // A forced delete removes the Pod from the API at once, so its endpoint goes with it, and the
 // kubelet then stops the container with a grace period of 1 s: the preStop hook gets 1 s, and
 // the container its 2 s minimum between SIGTERM and SIGKILL (pkg/kubelet pod_workers.go,
 // kuberuntime minimumGracePeriodInSeconds).
-func ForceDeleteRows() []Row {
+func ForceDeleteEntries() []Entry {
 	d := check.ForceDelete
-	return []Row{
+	return []Entry{
 		{Scenario: measured(Naive, d,
 			"endpoint removal and SIGTERM start together and race: failures range from a few to a few dozen per thousand requests (0.44 % to 0.87 % in the six recorded runs from a load pod, one row at a time; 6.4 % in an earlier run from the host); so this is no negative control (prestop-drain-slow is) but a bound from its recorded runs (Bound, suites/bounds.go)")},
 		{Scenario: measured(PreStopDrain, d,
@@ -485,10 +485,10 @@ func ForceDeleteRows() []Row {
 	}
 }
 
-// ScaleDownRows is the scale down (and back up) matrix.
-func ScaleDownRows() []Row {
+// ScaleDownEntries is the scale down (and back up) matrix.
+func ScaleDownEntries() []Entry {
 	d := check.ScaleDown
-	return []Row{
+	return []Entry{
 		{Scenario: under(SlowRequests, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL).WithMinDisruptionsWithFailures(1),
 			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
 			Labels: []string{LabelNegativeControl}},
@@ -502,13 +502,13 @@ func ScaleDownRows() []Row {
 // be able to run on another node than the drained one. Not in the default make e2e.
 const LabelMultinode = "multinode"
 
-// DrainRows drain the app off one node through the eviction API (drain-node): the textbook pod
+// DrainEntries drain the app off one node through the eviction API (drain-node): the textbook pod
 // (native preStop sleep 5 s, drains on SIGTERM, grace 30 s) with and without a
 // PodDisruptionBudget. Each drain cordons the node running the most ready pods of the app,
 // evicts the app's pods on it all at once (a 429 asked again every 5 s), waits until they are
 // gone and uncordons it. Each runs alone (check.Plan.RunsAlone): a cordoned node takes no other
 // row's new pod.
-func DrainRows() []Row {
+func DrainEntries() []Entry {
 	d := check.DrainNode
 	one, budget := intstr.FromInt32(1), func(b check.PDB) *check.PDB { return &b }
 	withPDB := sample("drain-pdb", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
@@ -520,7 +520,7 @@ func DrainRows() []Row {
 	blocked := under(single, d, check.Zero().WithDrainBlocked(),
 		"one replica and a budget of minAvailable 1: the disruption controller allows no disruption (1 healthy, 1 wanted), so the eviction API refuses every eviction with 429 and nothing is evicted; the drain is blocked at its 30 s timeout, the node uncordoned, and no request fails. The blocked drain is the finding: such a budget stops every node drain, an upgrade or a scale-down of the cluster, until someone deletes the pod by hand (which the budget cannot stop)")
 	blocked.Disruption.DrainTimeout = 30 * time.Second
-	return []Row{
+	return []Entry{
 		{Scenario: under(withPDB, d, check.Zero(),
 			"3 replicas and a budget of maxUnavailable 1: of the pods on the drained node, the eviction API takes one and refuses the others (429) until its replacement is ready on another node, so 2 pods at least serve throughout; each evicted pod is a graceful delete whose 5 s preStop sleep outlasts endpoint propagation, then drains. Needs a second schedulable node: on one node the replacement waits for the uncordon and the drain is blocked (which fails the row)"),
 			Labels: []string{LabelMultinode}},
@@ -531,7 +531,7 @@ func DrainRows() []Row {
 	}
 }
 
-// ETPRows drain the node where the load enters, with the load Service's externalTrafficPolicy
+// ETPEntries drain the node where the load enters, with the load Service's externalTrafficPolicy
 // Local and Cluster: the textbook pod (native preStop sleep 5 s, drains on SIGTERM, grace 30 s),
 // 4 replicas spread over the 2 workers (the sample template's topologySpreadConstraints), the
 // load from the host entering at the first worker's NodePort (its own loopback port: kube-proxy
@@ -540,7 +540,7 @@ func DrainRows() []Row {
 // the other worker, and nothing moves back after the uncordon: a second drain would find nothing
 // to evict). kind has no load balancer, so nothing health-checks the node: the rows show what
 // kube-proxy does with traffic that still arrives.
-func ETPRows() []Row {
+func ETPEntries() []Entry {
 	d := check.DrainNode
 	entry := func(name string, etp corev1.ServiceExternalTrafficPolicy) scenario.Scenario {
 		s := sample(name, scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
@@ -549,7 +549,7 @@ func ETPRows() []Row {
 		s.Disruption.Count, s.Disruption.Node = 1, check.DrainEntry
 		return s
 	}
-	return []Row{
+	return []Entry{
 		{Scenario: under(entry("etp-local-drain", corev1.ServiceExternalTrafficPolicyLocal), d, check.Failures(GoneThroughDockerProxy...).ByPhase(timeline.PhaseNoLocalEndpoint),
 			"negative control: externalTrafficPolicy Local, and the node the load enters is drained. While its pods run their 5 s preStop they are terminating but still serving, and kube-proxy on that node, which may send external traffic only to its own endpoints, falls back to its serving terminating ones, so requests are answered; once they drain and stop serving the node has no local endpoint and kube-proxy drops every new connection to the NodePort (timeouts through docker-proxy, a few EOF or reset as the listeners close), though the replicas on the other worker are ready, until the end of the row: the replacements go to the other worker while the node is cordoned, and nothing moves back after the uncordon (no-local-endpoint). A cloud load balancer would stop sending to the node only through its health check of the Service's healthCheckNodePort; kind has none, so the traffic keeps arriving"),
 			Labels: []string{LabelMultinode, LabelNegativeControl}, Also: drainedEntry},
@@ -578,11 +578,11 @@ func drainedEntry(r *check.Row) error {
 // drains.
 const LabelTerminating = "terminating-endpoints"
 
-// TerminatingRows delete the only replica of the app, or scale it to zero, so that for a moment
+// TerminatingEntries delete the only replica of the app, or scale it to zero, so that for a moment
 // every endpoint of the Service is terminating: kube-proxy then sends to the endpoints that are
 // serving while terminating (EndpointSlice's serving condition, KEP-1669) until a new pod is
 // ready, and only to those: a terminating pod whose readiness fails is not serving.
-func TerminatingRows() []Row {
+func TerminatingEntries() []Entry {
 	d := check.DeletePod
 	keeps := sample("single-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
 	keeps.Variant.Replicas = ptr.To[int32](1)
@@ -598,7 +598,7 @@ func TerminatingRows() []Row {
 	unready.Variant.Replicas, unready.App.DrainDelay, unready.App.ReadyDelay = ptr.To[int32](1), 5*time.Second, 2*time.Second
 	zero := sample("zero-prestop", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30)
 	zero.Variant.Replicas = ptr.To[int32](3)
-	return []Row{
+	return []Entry{
 		{Scenario: under(keeps, d, check.Zero(),
 			"one replica deleted: its replacement is created at once and is ready 1–2 s later; meanwhile the deleted pod is terminating, not ready, but still serving (its readiness probe passes through the 5 s preStop sleep), and kube-proxy, with no ready endpoint, falls back to it, so every request is answered until the replacement takes over; then it drains"),
 			Labels: []string{LabelTerminating}},
@@ -636,12 +636,12 @@ func sleepRPC(d time.Duration) check.GRPCLoad {
 	return check.GRPCLoad{Method: sleepMethod, Message: []byte{0x08, byte(d / time.Second)}}
 }
 
-// HTTP2Rows send HTTP/2 on kept-alive connections, over cleartext (h2c) or over TLS (http2, to
+// HTTP2Entries send HTTP/2 on kept-alive connections, over cleartext (h2c) or over TLS (http2, to
 // the app in its http2 mode): one connection carries every request of a client, and kube-proxy
 // pins it to one pod for its whole life, so a rollout restart (which reaches every pod) is the
 // disruption. The requests take 1 s, so that about 100 streams are in flight on the connection
 // whenever it ends (with instant requests, measured: 1 of 3,540 cut by an exit).
-func HTTP2Rows() []Row {
+func HTTP2Entries() []Entry {
 	d := check.RolloutRestart
 	h2 := func(name string, on scenario.Shutdown, pre *check.PreStop, protocol string) scenario.Scenario {
 		s := sample(name, on, pre, 30)
@@ -651,7 +651,7 @@ func HTTP2Rows() []Row {
 		}
 		return s
 	}
-	return []Row{
+	return []Entry{
 		{Scenario: under(h2("h2c-shutdown", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), "h2c"), d, check.Zero(),
 			"h2c on kept-alive connections, served by http.Server with Protocols (unencrypted HTTP/2): through the 5 s preStop the pinned connection still reaches its pod, which serves; at SIGTERM Shutdown sends GOAWAY, lets the streams it took finish and closes the connection; the client opens a new one, which kube-proxy sends to a ready pod"),
 			Labels: []string{LabelHTTP2}},
@@ -673,10 +673,10 @@ func HTTP2Rows() []Row {
 	}
 }
 
-// GRPCRows send unary gRPC from a load pod: one connection to the load Service (pick_first:
+// GRPCEntries send unary gRPC from a load pod: one connection to the load Service (pick_first:
 // kube-proxy picks a pod once per connection), or round_robin over the app's headless Service
 // (the client resolves the pods' addresses by DNS and picks one per RPC).
-func GRPCRows() []Row {
+func GRPCEntries() []Entry {
 	d := check.RolloutRestart
 	grpc := func(name string, on scenario.Shutdown, pre *check.PreStop, grace int64, g check.GRPCLoad) scenario.Scenario {
 		s := sample(name, on, pre, grace)
@@ -702,7 +702,7 @@ func GRPCRows() []Row {
 	exits.App.GracefulTimeout, exits.Load.Timeout = 0, 3*time.Second
 	aged := grpc("grpc-max-age", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, sleepRPC(3*time.Second))
 	aged.App.MaxConnectionAge, aged.App.MaxConnectionAgeGrace, aged.Load.Timeout, aged.Load.Rate = 10*time.Second, time.Second, 6*time.Second, 50
-	return []Row{
+	return []Entry{
 		{Scenario: under(graceful, d, check.Zero(),
 			"one gRPC connection through the load Service's ClusterIP (pick_first): the textbook preStop, then GracefulStop (bounded by 10 s, then Stop) sends GOAWAY and finishes the RPCs it took; grpc-go reconnects to the Service at once and kube-proxy sends the new connection to a ready pod, and RPCs issued meanwhile wait for it"),
 			Labels: []string{LabelGRPC}},
@@ -727,10 +727,10 @@ func GRPCRows() []Row {
 	}
 }
 
-// AllRows is every row of the matrix as declared: most with no load path of their own, the
+// AllEntries is every row of the matrix as declared: most with no load path of their own, the
 // twins that differ between the two paths with theirs (Matrix chooses).
-func AllRows() []Row {
-	return slices.Concat(RolloutRows(), DeletePodRows(), ForceDeleteRows(), ScaleDownRows(), PID1Rows(), StopSignalRows(), SidecarRows(), KubeletRestartRows(), ProxyRows(), DrainRows(), ETPRows(), TerminatingRows(), HTTP2Rows(), GRPCRows())
+func AllEntries() []Entry {
+	return slices.Concat(RolloutEntries(), DeletePodEntries(), ForceDeleteEntries(), ScaleDownEntries(), PID1Entries(), StopSignalEntries(), SidecarEntries(), KubeletRestartEntries(), ProxyEntries(), DrainEntries(), ETPEntries(), TerminatingEntries(), HTTP2Entries(), GRPCEntries())
 }
 
 // ProxyAnswers are the classes of the answers a proxy in front gives itself when the pod it
@@ -761,25 +761,27 @@ func front(c proxies.Config, on scenario.Shutdown, pre time.Duration) scenario.S
 	return s
 }
 
-// ProxyRows are the rows through a real proxy in front of the app, under rolling restarts. The
+// ProxyEntries are the rows through a real proxy in front of the app, under rolling restarts. The
 // predictions follow from each proxy's documented behaviour (internal/proxies says each
 // setting and its default): how long its own list of pods keeps a deleted pod, and whether it
 // tries another pod when one refuses.
-func ProxyRows() []Row {
+func ProxyEntries() []Entry {
 	d := check.RolloutRestart
 	stale := check.Failures(ProxyAnswers...).ByPhase(timeline.PhaseProxyPropagation)
 	// Requests of 500 ms: at 100 req/s nginx holds about 50 kept-alive connections, a dozen or
 	// more pinned to each pod, so that every exit makes nginx open as many new ones at once.
 	keepaliveExit := front(proxies.NginxKeepalive, scenario.ShutdownExit, 0)
 	keepaliveExit.App.RequestDuration = 500 * time.Millisecond
-	row := func(s scenario.Scenario, expect check.Outcome, why string, labels ...string) Row {
-		r := Row{Scenario: under(s, d, expect, why), Labels: append([]string{LabelProxy}, labels...)}
-		if s.Front.Config.Proxy() == proxies.Caddy {
+	row := func(s scenario.Scenario, expect check.Outcome, why string, labels ...string) Entry {
+		r := Entry{Scenario: under(s, d, expect, why), Labels: append([]string{LabelProxy}, labels...)}
+		// A proxy that looks the pods up once a minute (Caddy's dynamic upstreams) still holds
+		// the deleted pods when they are gone: the row shows that stale list.
+		if refresh, _ := s.Front.Config.Refresh(); refresh >= time.Minute {
 			r.Also = staleList
 		}
 		return r
 	}
-	return []Row{
+	return []Entry{
 		row(front(proxies.HAProxyDNS, scenario.ShutdownDrain, 0), stale,
 			"negative control: HAProxy re-resolves the headless Service every second and drops an address the answer lacks; in that second it still sends to the pod, which closed its listener at SIGTERM, and with no retries answers 503 itself, naming the pod", LabelNegativeControl),
 		row(front(proxies.HAProxyDNS, scenario.ShutdownDrain, 5*time.Second), check.Zero(),

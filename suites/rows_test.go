@@ -18,7 +18,7 @@ import (
 // 15 % that kube-proxy's minSyncPeriod alone would allow and that could not fail, and every row
 // validates.
 func TestRowsBounds(t *testing.T) {
-	for _, r := range slices.Concat(AllRows(), Matrix(AllRows(), knobs.LoadBoth), Matrix(AllRows(), knobs.LoadHost)) {
+	for _, r := range slices.Concat(AllEntries(), Matrix(AllEntries(), knobs.LoadBoth), Matrix(AllEntries(), knobs.LoadHost)) {
 		s := r.Scenario
 		if _, err := s.Plan("matrix", "rollcheck/app:t1"); err != nil {
 			t.Errorf("%s: %v", s.Variant.Name, err)
@@ -33,7 +33,7 @@ func TestRowsBounds(t *testing.T) {
 // row name is never run twice on one path.
 func TestMatrixLoadModes(t *testing.T) {
 	declared := map[check.LoadFrom]int{}
-	for _, r := range AllRows() {
+	for _, r := range AllEntries() {
 		declared[r.Scenario.Load.From]++
 	}
 	free, fromHost, fromCluster := declared[""], declared[check.LoadFromHost], declared[check.LoadFromCluster]
@@ -44,7 +44,7 @@ func TestMatrixLoadModes(t *testing.T) {
 		mode            knobs.MatrixLoad
 		host, inCluster int
 	}{{knobs.LoadBoth, fromHost, free + fromCluster}, {knobs.LoadHost, free + fromHost, 0}, {knobs.LoadCluster, 0, free + fromCluster}} {
-		rows := Matrix(AllRows(), tc.mode)
+		rows := Matrix(AllEntries(), tc.mode)
 		seen := map[string]bool{}
 		var host, in int
 		for _, r := range rows {
@@ -77,7 +77,7 @@ func TestMatrixLoadModes(t *testing.T) {
 // negative control and says so in its labels, and only such a row does: a row added without the
 // label would drop out of ROLLCHECK_LABELS=negative-control unseen.
 func TestNegativeControlsNamePhases(t *testing.T) {
-	for _, r := range AllRows() {
+	for _, r := range AllEntries() {
 		s := r.Scenario
 		e := s.Variant.Expect
 		if e.Kind == check.ExpectFailures && len(e.Phases) == 0 {
@@ -93,7 +93,7 @@ func TestNegativeControlsNamePhases(t *testing.T) {
 // its text names that one and says it is the row's, so that the order is a choice, not an
 // accident of the list.
 func TestSeveralPhasesNameTheirMechanism(t *testing.T) {
-	for _, r := range AllRows() {
+	for _, r := range AllEntries() {
 		v := r.Scenario.Variant
 		if m := v.Expect.Mechanism(); len(v.Expect.Phases) > 1 && !strings.Contains(v.Why, string(m)+", the mechanism the row is for") {
 			t.Errorf("%s under %s: expects %s, and its text does not say %q", v.Name, r.Scenario.Disruption.Kind, v.Expect, string(m)+", the mechanism the row is for")
@@ -108,9 +108,9 @@ func TestSeveralPhasesNameTheirMechanism(t *testing.T) {
 func TestSpecsAsPinned(t *testing.T) {
 	specs := func(mode knobs.MatrixLoad) map[string]pinnedSpec {
 		got := map[string]pinnedSpec{}
-		for _, sp := range Specs(AllRows(), mode, 1) {
+		for _, sp := range Specs(AllEntries(), mode, 1) {
 			got[sp.Name] = pinnedSpec{sp.Name, strings.Join(sp.Labels, " "), sp.Serial, alsoPrint(sp.Also, sp.Scenario)}
-			if sp.Labels == nil || !slices.Equal(sp.Labels, sp.AllLabels()) || sp.Serial != (sp.SerialReason() != "") || sp.Timeout != sp.Row.Timeout() || sp.Run != 0 || sp.Runs != 1 {
+			if sp.Labels == nil || !slices.Equal(sp.Labels, sp.AllLabels()) || sp.Serial != (sp.SerialReason() != "") || sp.Timeout != sp.Entry.Timeout() || sp.Run != 0 || sp.Runs != 1 {
 				t.Errorf("%s: spec %s does not carry its row's fields: %+v", mode, sp.Name, sp)
 			}
 		}
@@ -138,7 +138,7 @@ func TestSpecsAsPinned(t *testing.T) {
 // A row's labels and whether it runs alone come from its fields, never from its name: renamed,
 // every row keeps them.
 func TestRowsReadNoName(t *testing.T) {
-	for _, r := range Matrix(AllRows(), knobs.LoadBoth) {
+	for _, r := range Matrix(AllEntries(), knobs.LoadBoth) {
 		renamed := r
 		renamed.Scenario.Variant.Name = "renamed"
 		if !slices.Equal(renamed.AllLabels(), r.AllLabels()) || renamed.SerialReason() != r.SerialReason() {
@@ -163,7 +163,7 @@ func TestSerialReason(t *testing.T) {
 		{check.LoadFromHost, check.KubeletRestart, "load from the host: "}, // the only load a kubelet restart takes
 		{check.LoadFromCluster, check.DrainNode, "a node drain "},
 	} {
-		r := Row{Scenario: under(PreStopDrain, tc.kind, check.Zero(), "because")}
+		r := Entry{Scenario: under(PreStopDrain, tc.kind, check.Zero(), "because")}
 		r.Scenario.Load.From = tc.from
 		got := r.SerialReason()
 		if p, err := r.Scenario.Plan("matrix", "rollcheck/app:name"); err != nil || got != p.RunsAlone() || !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
@@ -174,8 +174,8 @@ func TestSerialReason(t *testing.T) {
 
 // With ROLLCHECK_REPEAT=N every row is N specs, "name #k/N", run k of N, with the row's fields.
 func TestSpecsRepeat(t *testing.T) {
-	once := Specs(AllRows(), knobs.LoadCluster, 1)
-	thrice := Specs(AllRows(), knobs.LoadCluster, 3)
+	once := Specs(AllEntries(), knobs.LoadCluster, 1)
+	thrice := Specs(AllEntries(), knobs.LoadCluster, 3)
 	if len(thrice) != 3*len(once) {
 		t.Fatalf("%d specs repeated 3 times, %d once", len(thrice), len(once))
 	}

@@ -4,5 +4,5 @@ package suites_test
 
 import "github.com/rollcheck/rollcheck/suites"
 
-// The rows and the reasoning behind each expected outcome are in rows.go (SidecarRows).
-var _ = table("a proxy sidecar in front of the app: classic and native, with and without its own preStop", "sidecar", suites.SidecarRows())
+// The rows and the reasoning behind each expected outcome are in rows.go (SidecarEntries).
+var _ = table("a proxy sidecar in front of the app: classic and native, with and without its own preStop", "sidecar", suites.SidecarEntries())

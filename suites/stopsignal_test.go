@@ -4,5 +4,5 @@ package suites_test
 
 import "github.com/rollcheck/rollcheck/suites"
 
-// The rows and the reasoning behind each expected outcome are in rows.go (StopSignalRows).
-var _ = table("stop signals: an app that drains on SIGQUIT, with and without its image's STOPSIGNAL", "stopsignal", suites.StopSignalRows())
+// The rows and the reasoning behind each expected outcome are in rows.go (StopSignalEntries).
+var _ = table("stop signals: an app that drains on SIGQUIT, with and without its image's STOPSIGNAL", "stopsignal", suites.StopSignalEntries())

@@ -49,7 +49,7 @@ var (
 // shared cores; then each is cached.
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// Every row is validated before any cluster work: a bad row fails in seconds.
-	for _, r := range suites.AllRows() {
+	for _, r := range suites.AllEntries() {
 		_, err := r.Scenario.Plan("check", "rollcheck/app:validate")
 		Expect(err).NotTo(HaveOccurred(), "matrix row %s", r.Scenario.Variant.Name)
 	}
@@ -63,7 +63,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// The images of rows whose app starts another way (behind a shell, behind tini, with a
 	// STOPSIGNAL), and of the proxies in front, only for rows the label filter can select
 	// (their labels as table gives them).
-	for _, sp := range suites.Specs(suites.AllRows(), mode, 1) {
+	for _, sp := range suites.Specs(suites.AllEntries(), mode, 1) {
 		if !append(Label("conformance"), sp.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
 			continue
 		}
@@ -85,7 +85,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 // suites.Specs, each named, labelled, run alone or not and given its timeout as its Spec says.
 // With ROLLCHECK_REPEAT=N (1 to 20) every row runs N times, as N specs "row #k/N"; the report
 // gives each row's runs, pooled failure ratio with its interval and verdict stability.
-func table(title, suite string, rows []suites.Row) bool {
+func table(title, suite string, rows []suites.Entry) bool {
 	repeat, err := suites.RepeatFromEnv()
 	if err != nil {
 		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work

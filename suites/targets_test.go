@@ -25,14 +25,14 @@ var update = flag.Bool("update", false, "rewrite "+targetsGolden+" with the spec
 // targetsGolden pins the specs each e2e make target selects.
 const targetsGolden = "testdata/targets.txt"
 
-// tabled are the row functions a suite's table may run (suite_test.go's table: one
+// tabled are the matrix entry functions a suite's table may run (suite_test.go's table: one
 // DescribeTable whose entries are Specs of the rows it is given).
-var tabled = map[string]func() []Row{
-	"RolloutRows": RolloutRows, "DeletePodRows": DeletePodRows, "ForceDeleteRows": ForceDeleteRows,
-	"ScaleDownRows": ScaleDownRows, "PID1Rows": PID1Rows, "StopSignalRows": StopSignalRows,
-	"SidecarRows": SidecarRows, "KubeletRestartRows": KubeletRestartRows, "ProxyRows": ProxyRows,
-	"DrainRows": DrainRows, "ETPRows": ETPRows, "TerminatingRows": TerminatingRows,
-	"HTTP2Rows": HTTP2Rows, "GRPCRows": GRPCRows,
+var tabled = map[string]func() []Entry{
+	"RolloutEntries": RolloutEntries, "DeletePodEntries": DeletePodEntries, "ForceDeleteEntries": ForceDeleteEntries,
+	"ScaleDownEntries": ScaleDownEntries, "PID1Entries": PID1Entries, "StopSignalEntries": StopSignalEntries,
+	"SidecarEntries": SidecarEntries, "KubeletRestartEntries": KubeletRestartEntries, "ProxyEntries": ProxyEntries,
+	"DrainEntries": DrainEntries, "ETPEntries": ETPEntries, "TerminatingEntries": TerminatingEntries,
+	"HTTP2Entries": HTTP2Entries, "GRPCEntries": GRPCEntries,
 }
 
 // A treeSpec is one spec of a suite directory: its full text (its containers' texts and its
@@ -177,7 +177,7 @@ func (r *treeReader) node(c *ast.CallExpr, texts, labels []string) {
 	case name == "It" || name == "Specify":
 		r.specs = append(r.specs, treeSpec{text: strings.Join(append(slices.Clone(texts), r.text(c)), " "), labels: slices.Concat(labels, r.labels(c.Args[1:]))})
 	case r.tables[name] != nil:
-		var rows func() []Row
+		var rows func() []Entry
 		for _, a := range c.Args {
 			if ac, ok := a.(*ast.CallExpr); ok && tabled[callName(ac)] != nil {
 				rows = tabled[callName(ac)]
@@ -279,7 +279,7 @@ func TestTargetSelections(t *testing.T) {
 		for _, dir := range strings.Fields(knobOf(env, knobs.EnvSuites)) {
 			if trees[dir] == nil {
 				specs, fromRows := suiteTree(t, dir, mode)
-				if want := len(Specs(AllRows(), mode, 1)); fromRows > 0 && fromRows != want {
+				if want := len(Specs(AllEntries(), mode, 1)); fromRows > 0 && fromRows != want {
 					t.Errorf("%s: its tables run %d specs of rows, AllRows makes %d: a row function tabled twice or never", dir, fromRows, want)
 				}
 				trees[dir] = specs

@@ -5,4 +5,4 @@ package suites_test
 import "github.com/rollcheck/rollcheck/suites"
 
 // The only replica deleted: every endpoint terminating at once.
-var _ = table("every endpoint terminating at once", "terminating", suites.TerminatingRows())
+var _ = table("every endpoint terminating at once", "terminating", suites.TerminatingEntries())

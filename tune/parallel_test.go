@@ -380,6 +380,10 @@ func TestParallelRetryAndConfirmation(t *testing.T) {
 			if p.PreStop == 2*sec && p.Status == check.HarnessFault {
 				r := slices.IndexFunc(res.Probes, func(q Probe) bool { return q.PreStop == 2*sec && q.Retry })
 				retried = r > i && res.Probes[r].Status == check.Fail && res.Probes[r].Round > p.Round
+				// The retry's row records it, by the front ends' one policy (internal/attempt).
+				if row := res.Probes[r].Row; retried && (row == nil || row.Attempts != 2 || row.Retried != p.Reason || p.Reason == "") {
+					t.Errorf("parallel %d: the retry's row does not record the first attempt's fault %q: %+v", n, p.Reason, row)
+				}
 			}
 		}
 		if !retried {

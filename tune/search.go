@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/attempt"
 )
 
 // key is one run the search may need: the k-th value of the grid, as a search probe or as a
@@ -147,13 +148,14 @@ func (t *tuner) lookAhead(assumed []assumption) (b branch, ok bool) {
 // schedule is the keys the next round runs: the one the search needs, then up to parallel-1
 // that it needs next on the widest paths ahead (ties: the first found, which is the shallower,
 // then the failing branch). It is the search's end instead when it has one, and an
-// error when the key it needs could not be judged twice.
+// error when the key it needs could not be judged in attempt.Max runs (the front ends' one
+// retry policy; tune retries a run that ended in an error too, not only a harness fault).
 func (t *tuner) schedule() ([]key, *ending, error) {
 	need, end := t.next(t.known)
 	if end != nil {
 		return nil, end, nil
 	}
-	if c := t.tallies[need]; c != nil && c.unjudged >= 2 {
+	if c := t.tallies[need]; c != nil && c.unjudged >= attempt.Max {
 		p := c.probe
 		return nil, nil, fmt.Errorf("tune %s: probe %d, preStop %s: %s twice, the last: %s", t.base.Variant.Name, p.N, p.PreStop, p.Status, p.Reason)
 	}
@@ -163,7 +165,7 @@ func (t *tuner) schedule() ([]key, *ending, error) {
 	expand := func(from branch) {
 		for _, pass := range []bool{false, true} {
 			b, ok := t.lookAhead(append(slices.Clone(from.assumed), assumption{from.need, pass}))
-			if c := t.tallies[b.need]; !ok || b.width <= 0 || (c != nil && c.unjudged >= 2) {
+			if c := t.tallies[b.need]; !ok || b.width <= 0 || (c != nil && c.unjudged >= attempt.Max) {
 				continue
 			}
 			seq++
@@ -244,6 +246,11 @@ func (t *tuner) round(ctx context.Context, run Runner, keys []key) error {
 		r := <-ended
 		pr := &probes[r.i]
 		pr.fill(r.row, r.err)
+		if c := t.tallies[keys[r.i]]; pr.Retry && c != nil {
+			// The front ends' one policy: the row records that it is a retry, and why. The
+			// first attempt's row has a name of its own already (its Repeat).
+			attempt.Mark(pr.Row, c.probe.Reason)
+		}
 		pr.Wall = r.ended.Sub(pr.Started)
 		t.tally(keys[r.i], *pr)
 		t.progress(*pr)

@@ -27,7 +27,7 @@ const (
 	// MaxParallel is the most probes a tune runs at once (WithParallel). Each probe is a full
 	// row on the cluster (the app's replicas, load pods, a rollout): more than this only queue on
 	// the API server and the nodes' CPUs, as make e2e's parallel rows do (ROLLCHECK_PROCS has
-	// the same bound), and 7 probes already settle three halvings of the search per round.
+	// the same bound), and 7 probes already decide three halvings of the search per round.
 	MaxParallel = 8
 )
 

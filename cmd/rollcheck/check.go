@@ -20,6 +20,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
@@ -49,7 +50,9 @@ comes from the host or goes to a URL outside its namespace, or that restarts a k
 node, runs with no other beside it. An app that already runs (a check file's app.namespace, or
 --deployment [NS/]NAME without --manifest) is checked in place: nothing of it applied, a variant
 that changes its Deployment only with --in-place, its spec restored after each row (docs/in-place.md).
-Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
+A row the harness could not judge (a harness fault: the load itself was invalid) runs once more;
+its first attempt is kept as DIR/rows/ROW.attempt1.json and the reports mark the row
+"(retried: reason)". Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
 // runFlags are the flags rollcheck check and tune share: the check file, where the reports
@@ -500,7 +503,8 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (
 }
 
 // runRows runs every plan on the Target, writes the rows and the reports, prints the run (out)
-// and decides the exit code.
+// and decides the exit code. A row the harness could not judge runs once more, by the front
+// ends' one policy (internal/attempt): both attempts kept, the retry marked in the reports.
 //
 // Up to parallel rows run at once, each in its own namespace, except a row that must run alone
 // (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
@@ -515,7 +519,11 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 	)
 	schedule(ctx, plans, parallel, func(i int, p check.Plan) {
 		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
-		row, err := engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+		row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
+			return engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+		}, func(first *check.Row) {
+			logf("row %d/%d: harness fault, not a verdict on the app: %s; running it once more", i+1, len(plans), first.Verdict.Reason)
+		})
 		if row != nil {
 			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
 				logf("write row: %v", werr)

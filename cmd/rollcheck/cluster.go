@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
@@ -73,9 +74,9 @@ var clusterCommands = []command{
 		})},
 	{name: "load-image", summary: "make the load pod's image of this executable, load it into rollcheck's kind cluster if there is one (or push it); print its reference",
 		about: loadImageAbout, setup: withFlags(newLoadImageFlags, runLoadImage)},
-	{name: "proxy-images", args: "[haproxy|nginx|caddy|traefik ...]",
-		summary: "build the proxy fixture images (HAProxy, nginx, Caddy, Traefik; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
-		about:   proxyImagesAbout, setup: withFlags(newProxyImagesFlags, runProxyImages)},
+	{name: "proxy-images", args: "[" + proxyNames("|") + " ...]",
+		summary: "build the proxy fixture images (" + proxyNames(", ") + "; offline, cached), load them into rollcheck's kind cluster if there is one; print their references",
+		about:   proxyImagesAbout(), setup: withFlags(newProxyImagesFlags, runProxyImages)},
 }
 
 // clusterOp is the run function of a cluster subcommand that takes no operands: op on the
@@ -123,18 +124,34 @@ nodes, unless --no-load. With --image-registry REGISTRY it is pushed to REGISTRY
 127.0.0.1 only), and that reference is printed. With neither, it is put into the local Docker engine
 (docker load), to push yourself. Exit 0 done, 1 failed, 2 bad input.`
 
-const proxyImagesAbout = `Builds the images of the proxies rollcheck puts in front of an app (internal/proxies), or of those
-named, in the local Docker engine and prints their references, one a line: rollcheck/proxy-haproxy,
-rollcheck/proxy-nginx, rollcheck/proxy-caddy and rollcheck/proxy-traefik, each tagged by a hash of its
-inputs (never :latest). Nothing is pulled: HAProxy and nginx come from Debian 12's packages (apt-get
-download), Caddy and Traefik are built from their Go modules at pinned versions (Traefik's cold
-build takes the longest, over ten minutes on two cores), each FROM scratch with its shared libraries
-and a small entrypoint. An image whose inputs did not change is reused (seconds); downloads and
-binaries are cached in ROLLCHECK_CACHE/proxy-images. Run it in a checkout (or a module that requires rollcheck): the
-entrypoint is built from it.
+// proxyNames are the names of the proxies of internal/proxies' table, joined by sep.
+func proxyNames(sep string) string {
+	var names []string
+	for _, p := range proxies.All {
+		names = append(names, string(p))
+	}
+	return strings.Join(names, sep)
+}
+
+// proxyImagesAbout is rollcheck cluster proxy-images' help, its list of images from
+// internal/proxies' table.
+func proxyImagesAbout() string {
+	return `Builds the images of the proxies rollcheck puts in front of an app (internal/proxies), or of those
+named, in the local Docker engine and prints their references, one a line, each tagged by a hash of
+its inputs (never :latest):
+
+  ` + strings.Join(proxies.Sources(), "\n  ") + `
+
+Nothing is pulled: each image is FROM scratch, with the binary, its shared libraries and a small
+entrypoint; a Debian package needs a Debian 12 (bookworm) host with apt-get and dpkg-deb, checked
+before any work. A Go module is built at its pinned version (Traefik's cold build takes the
+longest, over ten minutes on two cores). An image whose inputs did not change is reused
+(seconds); downloads and binaries are cached in ROLLCHECK_CACHE/proxy-images. Run it in a
+checkout (or a module that requires rollcheck): the entrypoint is built from it.
 
 When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the images are then loaded into its
 nodes, unless --no-load. Exit 0 done, 1 failed, 2 bad input.`
+}
 
 // loadImageFlags are rollcheck cluster load-image's flags (and proxy-images', without the
 // registry).
@@ -222,6 +239,10 @@ func runProxyImages(ctx context.Context, f *loadImageFlags, args []string, stdou
 			}
 			names = append(names, p)
 		}
+	}
+	if err := proxies.CheckHost(names...); err != nil {
+		fmt.Fprintf(stderr, "rollcheck cluster proxy-images: %v\n", err)
+		return exitFail
 	}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
 		c, err := loadInto(ctx, opts, f.NoLoad, "the images are")

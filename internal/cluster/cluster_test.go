@@ -313,7 +313,7 @@ func TestTeardownPolicy(t *testing.T) {
 // even when the context is cancelled.
 func TestSetupAndTeardownOrder(t *testing.T) {
 	var ran []string
-	step := func(name string, err error) Step {
+	step := func(name string, err error) Func {
 		return func(ctx context.Context, r *Run) error { ran = append(ran, name); return err }
 	}
 	r := &Run{}

@@ -7,11 +7,12 @@ import (
 	"time"
 )
 
-// A Step is one piece of a run's hold on a cluster, in the manner of e2e-framework's env funcs:
+// A Func is one piece of a run's hold on a cluster, in the manner of e2e-framework's env funcs:
 // a plain function, composed in order by Run.Setup and Run.Teardown. DefaultSetup and
 // DefaultTeardown are the policy every front end follows (rctest.SetUp, rollcheck check and
-// tune, rollcheck e2e); a front end that needs another order composes the same steps.
-type Step func(ctx context.Context, r *Run) error
+// tune, rollcheck e2e); a front end that needs another order composes the same funcs. (Not a
+// step: a step is engine.Step, a stage of one row, DESIGN.md's glossary.)
+type Func func(ctx context.Context, r *Run) error
 
 // Run is one run's hold on a kind cluster: the options it asked for, the cluster once it has
 // one, whether anything failed (Teardown then exports the cluster's logs), and where they go.
@@ -21,25 +22,25 @@ type Run struct {
 	LogsDir string
 	// Cluster is set by CreateOrReuse, also when it fails after kind created the cluster.
 	Cluster *Cluster
-	// Failed makes ExportLogsIfFailed export; Setup sets it when a step fails, the front end
+	// Failed makes ExportLogsIfFailed export; Setup sets it when a func fails, the front end
 	// when its own work failed.
 	Failed bool
 }
 
 // DefaultSetup creates the cluster or reuses a running one, then deletes the namespaces earlier
 // runs left behind.
-var DefaultSetup = []Step{CreateOrReuse, SweepStale}
+var DefaultSetup = []Func{CreateOrReuse, SweepStale}
 
 // DefaultTeardown exports the cluster's logs if the run failed, waits until the run's namespaces
 // are gone, and deletes the cluster if this run created it and it is not to be kept.
-var DefaultTeardown = []Step{ExportLogsIfFailed, SweepOwn, Release}
+var DefaultTeardown = []Func{ExportLogsIfFailed, SweepOwn, Release}
 
 // TeardownTimeout bounds Teardown: logs, namespaces and the deletion together.
 const TeardownTimeout = 5 * time.Minute
 
-// Setup runs steps in order and stops at the first that fails; it marks the run failed then.
-func (r *Run) Setup(ctx context.Context, steps ...Step) error {
-	for _, s := range steps {
+// Setup runs funcs in order and stops at the first that fails; it marks the run failed then.
+func (r *Run) Setup(ctx context.Context, funcs ...Func) error {
+	for _, s := range funcs {
 		if err := s(ctx, r); err != nil {
 			r.Failed = true
 			return err
@@ -48,17 +49,17 @@ func (r *Run) Setup(ctx context.Context, steps ...Step) error {
 	return nil
 }
 
-// Teardown runs every step, whatever fails and even when ctx is cancelled (an interrupted run
+// Teardown runs every func, whatever fails and even when ctx is cancelled (an interrupted run
 // still cleans up, within TeardownTimeout), and returns their errors joined. Without a cluster
 // there is nothing to tear down.
-func (r *Run) Teardown(ctx context.Context, steps ...Step) error {
+func (r *Run) Teardown(ctx context.Context, funcs ...Func) error {
 	if r.Cluster == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), TeardownTimeout)
 	defer cancel()
 	var errs []error
-	for _, s := range steps {
+	for _, s := range funcs {
 		errs = append(errs, s(ctx, r))
 	}
 	return errors.Join(errs...)
@@ -96,8 +97,8 @@ func SweepOwn(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// LoadImages returns a step that loads images from the local Docker engine into the nodes.
-func LoadImages(refs ...string) Step {
+// LoadImages returns a Func that loads images from the local Docker engine into the nodes.
+func LoadImages(refs ...string) Func {
 	return func(ctx context.Context, r *Run) error {
 		if r.Cluster == nil {
 			return errors.New("load images: no cluster")

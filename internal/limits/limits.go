@@ -11,10 +11,10 @@ func Disruption(graceSeconds int64, drain time.Duration) time.Duration {
 	return time.Duration(2*graceSeconds)*time.Second + 2*time.Minute + drain
 }
 
-// Load is how long the load may have to run: the settle before and after (each with the
+// Load is how long the load may have to run: the quiet time before and after (each with the
 // request duration), one request timeout, a minute of slack and every disruption taking as
 // long as it may. The load is stopped as soon as the last disruption settled; this only
 // bounds it.
-func Load(settle, requestDuration, timeout time.Duration, count int, graceSeconds int64, drain time.Duration) time.Duration {
-	return 2*(settle+requestDuration) + timeout + time.Minute + time.Duration(count)*Disruption(graceSeconds, drain)
+func Load(quiet, requestDuration, timeout time.Duration, count int, graceSeconds int64, drain time.Duration) time.Duration {
+	return 2*(quiet+requestDuration) + timeout + time.Minute + time.Duration(count)*Disruption(graceSeconds, drain)
 }

@@ -3,6 +3,11 @@
 // engine (EnsureImage), and each proxy configuration rollcheck knows (Config) as Kubernetes
 // objects to apply next to the app (Objects).
 //
+// One table (table.go) holds everything rollcheck knows of each proxy: its name, pinned
+// version, image recipe, configuration template, health path, whether it reads the API
+// server, and its Configs with whether each names its upstream, resolves by DNS and how often.
+// Nothing else switches on a proxy's name; adding a proxy is adding an entry and its template.
+//
 // The images hold the proxy's binary and the shared libraries it links (HAProxy and nginx from
 // Debian 12's packages, Caddy and Traefik built from their Go modules at pinned versions), a
 // small static entrypoint (fixtures/proxies/entry) that renders the configuration template from

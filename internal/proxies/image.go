@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,34 +25,72 @@ import (
 // unit-tested without Debian or Docker. The external programs it runs are apt-cache, apt-get, dpkg-query,
 // dpkg-deb, ldd, go and docker, each under a time limit, logged with what it waits for.
 
-// A recipe is how one proxy's image is made.
+// A recipe is how one proxy's image is made (the table's entry.image).
 type recipe struct {
 	repo   string   // the image repository; the tag is a hash of the inputs
-	deb    string   // the Debian package holding the binary; empty: built from Go (goBuilds)
+	deb    string   // the Debian package holding the binary; empty: built from Go (goBuild)
 	binary string   // the binary's path in the image (and in the Debian package)
 	args   []string // the proxy's arguments, after the entrypoint's
 	env    []string // the image's environment
+	// goBuild is how the binary is built from the proxy's Go module, when deb is empty.
+	goBuild *goBuild
 }
 
-var recipes = map[Proxy]recipe{
-	HAProxy: {repo: "rollcheck/proxy-haproxy", deb: "haproxy", binary: "/usr/sbin/haproxy",
-		args: []string{"-db", "-f", "/tmp/haproxy.cfg"}},
-	// Debian 12's nginx-light 1.22.1 is a metapackage: the binary is package nginx's.
-	Nginx: {repo: "rollcheck/proxy-nginx", deb: "nginx", binary: "/usr/sbin/nginx",
-		args: []string{"-e", "stderr", "-c", "/tmp/nginx.conf"}},
-	// Caddy keeps its configuration and data under $XDG_*; /tmp is the writable emptyDir.
-	Caddy: {repo: "rollcheck/proxy-caddy", binary: "/usr/bin/caddy",
-		args: []string{"run", "--config", "/tmp/Caddyfile", "--adapter", "caddyfile"},
-		env:  []string{"HOME=/tmp", "XDG_CONFIG_HOME=/tmp", "XDG_DATA_HOME=/tmp"}},
-	// Traefik's static configuration is the file; its dynamic one comes from the Ingress provider.
-	Traefik: {repo: "rollcheck/proxy-traefik", binary: "/usr/bin/traefik",
-		args: []string{"--configfile=/tmp/traefik.yml"}, env: []string{"HOME=/tmp"}},
+// tools are the programs making the image runs on the host, besides docker and go.
+func (r recipe) tools() []string {
+	if r.deb != "" {
+		return []string{"apt-cache", "apt-get", "dpkg-query", "dpkg-deb", "ldd"}
+	}
+	return nil
+}
+
+// source says where the binary comes from, for help texts and errors.
+func (r recipe) source() string {
+	if r.deb != "" {
+		return "Debian 12's package " + r.deb + " (apt-get download)"
+	}
+	return "its Go module " + r.goBuild.module
+}
+
+// CheckHost checks that this host has the programs that make the images of ps (all: every
+// proxy's): one error naming every program missing and the proxies that need it.
+func CheckHost(ps ...Proxy) error {
+	if len(ps) == 0 {
+		ps = All
+	}
+	var missing []string
+	for _, p := range ps {
+		e, ok := lookup(p)
+		if !ok {
+			return fmt.Errorf("unknown proxy %q: want one of %v", p, All)
+		}
+		for _, t := range append([]string{"docker", "go"}, e.image.tools()...) {
+			if _, err := exec.LookPath(t); err != nil {
+				missing = append(missing, fmt.Sprintf("%s (%s's image is made from %s)", t, p, e.image.source()))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("proxy images: not on this host's PATH: %s; the Debian packages need a Debian 12 (bookworm) host", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+// Sources says, a line per proxy, what its image is and where its binary comes from:
+// "rollcheck/proxy-haproxy: HAProxy 2.6.12 from Debian 12's package haproxy (apt-get download)".
+func Sources() []string {
+	var lines []string
+	for _, e := range table {
+		lines = append(lines, fmt.Sprintf("%s: %s %s from %s", e.image.repo, e.title, e.version, e.image.source()))
+	}
+	return lines
 }
 
 // EntryPackage is the entrypoint of the images (package main, standard library only).
 const EntryPackage = "github.com/rollcheck/rollcheck/fixtures/proxies/entry"
 
-// recipeSource is this recipe's own source: a change to how the images are made changes their tags.
+// recipeSource is this recipe's own source: a change to how the images are made changes their
+// tags (as does a change to a proxy's recipe in the table: inputsHash).
 //
 //go:embed image.go debian.go gobuild.go
 var recipeSource embed.FS
@@ -77,7 +116,8 @@ const imagesKept = 3
 // Run it where the go command finds the rollcheck module (this repository, or a module that
 // requires it): the entrypoint is built from it.
 func EnsureImage(ctx context.Context, name Proxy, logf func(string, ...any)) (ref string, err error) {
-	r, ok := recipes[name]
+	e, ok := lookup(name)
+	r := e.image
 	if !ok {
 		return "", fmt.Errorf("proxy image: unknown proxy %q (want one of %v)", name, All)
 	}
@@ -145,7 +185,7 @@ func EnsureImage(ctx context.Context, name Proxy, logf func(string, ...any)) (re
 			return "", err
 		}
 	} else {
-		bin, err := goBinary(ctx, name, filepath.Join(dir, string(name)), name.Version(), goVersion, logf)
+		bin, err := goBinary(ctx, name, r.goBuild, filepath.Join(dir, string(name)), name.Version(), goVersion, logf)
 		if err != nil {
 			return "", err
 		}
@@ -235,8 +275,8 @@ func entrySource(ctx context.Context) (string, []string, error) {
 }
 
 // inputsHash is the SHA-256 (hex) of what makes the image, each part named and preceded by its
-// length: the proxy, its pinned version and Debian plan, the go command's version, the
-// Dockerfile, the recipe's source and the entrypoint's.
+// length: the proxy, its pinned version and Debian plan, the go command's version, its recipe
+// in the table, the Dockerfile, the recipe's source and the entrypoint's.
 func inputsHash(name Proxy, r recipe, plan []debPackage, goVersion, dockerfile, entryDir string, entryFiles []string) (string, error) {
 	h := sha256.New()
 	part := func(label string, b []byte) {
@@ -249,6 +289,14 @@ func inputsHash(name Proxy, r recipe, plan []debPackage, goVersion, dockerfile, 
 		part("deb", []byte(p.String()))
 	}
 	part("go", []byte(goVersion))
+	// The table's recipe of the proxy (not the whole table, whose Configs do not make images).
+	entry := r
+	entry.goBuild = nil // a pointer: its value, not its address
+	recipe := fmt.Sprintf("%+v", entry)
+	if r.goBuild != nil {
+		recipe += fmt.Sprintf(" %+v", *r.goBuild)
+	}
+	part("recipe entry", []byte(recipe))
 	part("dockerfile", []byte(dockerfile))
 	err := fs.WalkDir(recipeSource, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -132,7 +132,7 @@ func TestInputsHash(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := recipes[HAProxy]
+	r := mustLookup(t, HAProxy).image
 	plan := []debPackage{{name: "haproxy", version: "2.6.12-1+deb12u4"}, {name: "libc6", version: "2.36-9", host: true}}
 	hash := func(plan []debPackage, goVersion, dockerfile string) string {
 		t.Helper()
@@ -165,7 +165,7 @@ func TestInputsHash(t *testing.T) {
 }
 
 func TestDockerfile(t *testing.T) {
-	df := recipes[Nginx].dockerfile(Nginx, []debPackage{{name: "nginx", version: "1.22.1-9+deb12u11"}})
+	df := mustLookup(t, Nginx).image.dockerfile(Nginx, []debPackage{{name: "nginx", version: "1.22.1-9+deb12u11"}})
 	for _, want := range []string{
 		"FROM scratch\n", "COPY rootfs/ /\n", "USER 65532:65532\n", "EXPOSE 8080\n",
 		`org.opencontainers.image.version="1.22.1-9+deb12u11"`,
@@ -175,7 +175,7 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("Dockerfile lacks %q:\n%s", want, df)
 		}
 	}
-	df = recipes[Caddy].dockerfile(Caddy, nil)
+	df = mustLookup(t, Caddy).image.dockerfile(Caddy, nil)
 	for _, want := range []string{"ENV XDG_DATA_HOME=/tmp\n", `org.opencontainers.image.version="v2.11.9"`, `"/usr/bin/caddy","run","--config","/tmp/Caddyfile","--adapter","caddyfile"]`} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Caddy's Dockerfile lacks %q:\n%s", want, df)
@@ -264,4 +264,14 @@ func TestRunRetries(t *testing.T) {
 	if _, err := run(context.Background(), logf, command{what: "fail", limit: time.Second, argv: []string{"sh", "-c", "echo why >&2; exit 3"}}); err == nil || !strings.Contains(err.Error(), "exit status 3: why") {
 		t.Errorf("run fail: %v", err)
 	}
+}
+
+// mustLookup is p's entry in the table.
+func mustLookup(t *testing.T, p Proxy) entry {
+	t.Helper()
+	e, ok := lookup(p)
+	if !ok {
+		t.Fatalf("%s is not in the table", p)
+	}
+	return e
 }

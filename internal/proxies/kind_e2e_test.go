@@ -60,14 +60,16 @@ func TestProxiesOnKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	var images proxies.Images
+	var refs []string
 	for _, p := range proxies.All {
 		ref, err := proxies.EnsureImage(ctx, p, t.Logf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		images = images.With(p, ref)
+		refs = append(refs, ref)
 	}
-	if err := c.LoadImages(ctx, []string{images.HAProxy, images.Nginx, images.Caddy, images.Traefik}); err != nil {
+	if err := c.LoadImages(ctx, refs); err != nil {
 		t.Fatal(err)
 	}
 	for _, cfg := range proxies.Configs {

@@ -44,8 +44,8 @@ const (
 	// ServiceAccountName is the proxy's ServiceAccount when it reads the API server
 	// (TraefikIngress), bound to the Role of the same name.
 	ServiceAccountName = "front"
-	// HealthPath is the proxy's own readiness endpoint, answered by the proxy itself (but
-	// Traefik's: HealthPathOf).
+	// HealthPath is the proxy's own readiness endpoint, answered by the proxy itself, where
+	// the proxy lets rollcheck choose it (the table's healthPath; HealthPathOf).
 	HealthPath = "/proxy-healthz"
 	// Port is the port the proxy listens on; ServicePort the front Service's.
 	Port        int32 = 8080
@@ -61,41 +61,36 @@ var FrontSelector = map[string]string{"app.kubernetes.io/name": FrontName, "app.
 //go:embed configs/*.tmpl
 var configFS embed.FS
 
-// configParams are what a configuration template is rendered with.
+// configParams are what a configuration template is rendered with: the same for every proxy;
+// a template tells its own Configs apart by .Config.
 type configParams struct {
 	Config                Config
 	Version               string
 	AppPort               int32
 	HealthPath            string
 	ConnectMS, ResponseMS int64
-	Retry                 bool   // HAProxyDNSRetry
-	TryDuration           string // CaddyDNSTry's lb_try_duration; empty: none
-	Slots                 int    // HAProxy's server-template servers
-	IngressClass          string // TraefikIngress's ingressClass
+	IngressClass          string // the ingress class of IngressName
 }
 
 // Render returns c's configuration template for an app listening on appPort: the proxy's
 // configuration file with ${POD_NAMESPACE} and ${NAMESERVER} left for the image's entrypoint
 // to expand from the pod's environment.
 func Render(c Config, appPort int32) (string, error) {
-	p := c.Proxy()
-	if p == "" {
+	e, _, ok := lookupConfig(c)
+	if !ok {
 		return "", fmt.Errorf("render proxy config: unknown config %q", c)
 	}
 	if appPort < 1 || appPort > 65535 {
 		return "", fmt.Errorf("render proxy config %s: app port %d out of 1-65535", c, appPort)
 	}
-	t, err := template.ParseFS(configFS, "configs/"+ConfigFile(p)+".tmpl")
+	t, err := template.ParseFS(configFS, "configs/"+e.configFile+".tmpl")
 	if err != nil {
 		return "", fmt.Errorf("render proxy config %s: %w", c, err)
 	}
 	params := configParams{
-		Config: c, Version: p.Version(), AppPort: appPort, HealthPath: HealthPath,
+		Config: c, Version: e.version, AppPort: appPort, HealthPath: e.healthPath,
 		ConnectMS: ConnectTimeout.Milliseconds(), ResponseMS: ResponseTimeout.Milliseconds(),
-		Retry: c == HAProxyDNSRetry, Slots: 8, IngressClass: IngressClass,
-	}
-	if c == CaddyDNSTry {
-		params.TryDuration = "1s"
+		IngressClass: IngressClass,
 	}
 	var b bytes.Buffer
 	t.Option("missingkey=error")
@@ -109,14 +104,16 @@ func Render(c Config, appPort int32) (string, error) {
 // a namespace the caller applies them into (they name none, and none is cluster-scoped): the
 // ConfigMap of the proxy's configuration template, the Deployment front (one replica of the
 // proxy from images), the Service front (port 80 to the proxy's 8080, where the load goes), the
-// headless Service app-headless selecting the app's ready pods on its port, for NginxKeepalive
-// and TraefikIngress the ClusterIP Service app-clusterip of the app, and for TraefikIngress the
-// Ingress front to it and what lets Traefik read the API server (apiObjects).
+// headless Service app-headless selecting the app's ready pods on its port, for the Configs
+// that need it (NginxKeepalive, TraefikIngress) the ClusterIP Service app-clusterip of the app,
+// for an ingress Config (TraefikIngress) the Ingress front to it, and for a proxy that reads
+// the API server (Traefik) what lets it (apiObjects).
 func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
-	p := c.Proxy()
-	if p == "" {
+	e, ce, ok := lookupConfig(c)
+	if !ok {
 		return nil, fmt.Errorf("proxy objects: unknown config %q (want one of %v)", c, Configs)
 	}
+	p := e.proxy
 	image := images.For(p)
 	if image == "" {
 		return nil, fmt.Errorf("proxy objects %s: no %s image", c, p)
@@ -134,19 +131,21 @@ func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
 		&corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Labels: podLabels},
-			Data:       map[string]string{ConfigFile(p): conf},
+			Data:       map[string]string{e.configFile: conf},
 		},
-		deployment(p, image, podLabels, conf),
+		deployment(e, image, podLabels, conf),
 		service(FrontName, podLabels, FrontSelector, corev1.ServicePort{
 			Name: "http", Port: ServicePort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
 		}, ""),
 		service(HeadlessServiceName, nil, app.Selector, appPort(app), corev1.ClusterIPNone),
 	}
-	if c == NginxKeepalive || c == TraefikIngress {
+	if ce.clusterIP {
 		objs = append(objs, service(ClusterIPServiceName, nil, app.Selector, appPort(app), ""))
 	}
-	if c == TraefikIngress {
+	if ce.ingress {
 		objs = append(objs, ingress(app))
+	}
+	if e.readsAPI {
 		objs = append(objs, apiObjects(podLabels)...)
 	}
 	return objs, nil
@@ -241,13 +240,13 @@ func service(name string, lbls, selector map[string]string, port corev1.ServiceP
 	}
 }
 
-// deployment is proxy p's Deployment: one replica of image, its configuration template conf
+// deployment is proxy e's Deployment: one replica of image, its configuration template conf
 // from the ConfigMap at /etc/proxy, /tmp an emptyDir (the rendered configuration, the proxy's
 // temporary files), hardened: non-root, no privilege escalation, read-only root filesystem, no
-// capabilities, the runtime's default seccomp profile. Only Traefik gets an API token (its
-// ServiceAccount's). The pods carry the hash of conf, so that applying another configuration
+// capabilities, the runtime's default seccomp profile. Only a proxy that reads the API server
+// (Traefik) gets an API token (its ServiceAccount's). The pods carry the hash of conf, so that applying another configuration
 // rolls them.
-func deployment(p Proxy, image string, podLabels map[string]string, conf string) *appsv1.Deployment {
+func deployment(e entry, image string, podLabels map[string]string, conf string) *appsv1.Deployment {
 	sum := sha256.Sum256([]byte(conf))
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -280,7 +279,7 @@ func deployment(p Proxy, image string, podLabels map[string]string, conf string)
 						}},
 						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}},
 						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: HealthPathOf(p), Port: intstr.FromString("http")}},
+							ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: e.healthPath, Port: intstr.FromString("http")}},
 							PeriodSeconds:    1,
 							FailureThreshold: 2,
 							TimeoutSeconds:   1,
@@ -311,7 +310,7 @@ func deployment(p Proxy, image string, podLabels map[string]string, conf string)
 			},
 		},
 	}
-	if p == Traefik {
+	if e.readsAPI {
 		ps := &d.Spec.Template.Spec
 		ps.ServiceAccountName, ps.AutomountServiceAccountToken = ServiceAccountName, ptr.To(true)
 	}

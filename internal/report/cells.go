@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,7 +57,7 @@ func rowCells(r Row) cells {
 	if c.Expected == "" {
 		c.Expected = "—"
 	}
-	c.Verdict = verdictLabel(c.Status)
+	c.Verdict = verdictLabel(c.Status) + retriedNote(r)
 	if sum.Requests > 0 {
 		c.FailurePct = pct(sum.FailureRatio)
 	}
@@ -124,6 +125,15 @@ func pct(r float64) string {
 		return "0%"
 	}
 	return fmt.Sprintf("%.3f%%", 100*r)
+}
+
+// retriedNote marks a row that needed a second attempt (internal/attempt): " (retried: <the
+// first attempt's reason>)"; empty for a row that ran once.
+func retriedNote(r Row) string {
+	if r.Attempts < 2 {
+		return ""
+	}
+	return " (retried: " + cmp.Or(r.Retried, "no reason recorded") + ")"
 }
 
 func verdictLabel(s check.Status) string {

@@ -39,7 +39,8 @@ type junitMessage struct {
 }
 
 // WriteJUnit writes the run as JUnit XML, one test suite per Row.Suite and one test case per
-// row: a failed verdict is a failure, a harness fault or an error is an error.
+// row: a failed verdict is a failure, a harness fault or an error is an error; a row that
+// needed a second attempt says so in its system-out (" (retried: <reason>)") and its message.
 func (run Run) WriteJUnit(w io.Writer) error {
 	var out junitSuites
 	index := map[string]int{}
@@ -52,7 +53,12 @@ func (run Run) WriteJUnit(w io.Writer) error {
 		}
 		s := &out.Suites[i]
 		c := junitCase{Name: r.Config.String(), ClassName: r.Suite, Time: r.Duration.Seconds(), SystemOut: r.Summary.String()}
-		msg := &junitMessage{Message: reason(r), Body: fmt.Sprintf("expected %s\n%s", r.Config.Expect, r.Summary)}
+		if note := retriedNote(r); note != "" {
+			// A row that needed a second attempt says so, whatever its verdict; its name stays
+			// the row's, so that CI matches it across runs.
+			c.SystemOut = fmt.Sprintf("attempt %d of the row%s\n%s", r.Attempts, note, c.SystemOut)
+		}
+		msg := &junitMessage{Message: reason(r) + retriedNote(r), Body: fmt.Sprintf("expected %s\n%s", r.Config.Expect, r.Summary)}
 		switch status(r) {
 		case check.Pass:
 		case check.Fail:

@@ -51,7 +51,7 @@ func (run Run) WriteMarkdown(w io.Writer) error {
 		if r.Repeat > 0 {
 			c.Client += fmt.Sprintf(", run %d", r.Repeat)
 		}
-		p("- %s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(r.Config.Name),
+		p("- %s%s **%s** (%s, suite %s, %s): %s\n", verdictLabel(st), mdEscape(retriedNote(r)), mdEscape(r.Config.Name),
 			mdEscape(c.Disruption), mdEscape(r.Suite), mdEscape(c.Client), mdEscape(reason(r)))
 	}
 

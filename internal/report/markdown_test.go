@@ -244,3 +244,45 @@ func TestWriteMarkdownExplained(t *testing.T) {
 		}
 	}
 }
+
+// A row that needed a second attempt (internal/attempt) says so in its verdict cell, in the
+// figures document's table, in JUnit and in JSON; a row that ran once does not.
+func TestRetriedRowMarked(t *testing.T) {
+	rows := syntheticRows()
+	rows[0].Attempts, rows[0].Retried = 2, "invalid load run: achieved rate 61.00/s"
+	run := NewRun(rows)
+	const want = "✅ pass (retried: invalid load run: achieved rate 61.00/s)"
+
+	table := tableRows(t, markdown(t, run))
+	if got := table[0][len(table[0])-1]; got != want {
+		t.Errorf("retried row's verdict = %q, want %q", got, want)
+	}
+	if got := table[1][len(table[1])-1]; got != "✅ pass" {
+		t.Errorf("a row that ran once = %q, want no retry mark", got)
+	}
+
+	var fig bytes.Buffer
+	if err := run.WriteFigures(&fig, "conformance.json"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fig.String(), "| "+want+" |") {
+		t.Errorf("the figures document's table does not mark the retry:\n%s", fig.String())
+	}
+
+	var junit bytes.Buffer
+	if err := run.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(junit.String(), "attempt 2 of the row (retried: invalid load run: achieved rate 61.00/s)") {
+		t.Errorf("JUnit does not mark the retry:\n%s", junit.String())
+	}
+
+	var js bytes.Buffer
+	if err := run.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"attempts": 2,`) || !strings.Contains(js.String(), `"retried": "invalid load run: achieved rate 61.00/s"`) ||
+		strings.Count(js.String(), `"attempts"`) != 1 {
+		t.Errorf("JSON does not record the retry on that row alone")
+	}
+}

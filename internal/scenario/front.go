@@ -30,9 +30,8 @@ type Front struct {
 // pod (the host reaches only rollcheck's own NodePort).
 func (f *Front) withFront(p check.Plan) (check.Plan, error) {
 	im := f.Images
-	if im == (proxies.Images{}) {
-		im = proxies.Images{HAProxy: "rollcheck/proxy-haproxy:unbuilt", Nginx: "rollcheck/proxy-nginx:unbuilt", Caddy: "rollcheck/proxy-caddy:unbuilt",
-			Traefik: "rollcheck/proxy-traefik:unbuilt"}
+	if len(im) == 0 {
+		im = proxies.Unbuilt()
 	}
 	objs, err := proxies.Objects(f.Config, im, proxies.AppRef{Selector: map[string]string{"app": AppName}, Port: SampleAppPort})
 	if err != nil {

@@ -12,9 +12,13 @@ import (
 // headless Service the DNS-discovered proxies resolve (and how often they resolve it), and loads the proxy's image; the proxy's
 // objects come with the app's, and only the app's Deployment is the one under test.
 func TestFrontPlan(t *testing.T) {
+	images := proxies.Images{}
+	for _, p := range proxies.All {
+		images[p] = string(p) + ":1"
+	}
 	for _, c := range proxies.Configs {
 		s := Scenario{App: Sample{OnSIGTERM: ShutdownDrain}, Variant: check.Variant{Name: string(c), PreStop: &check.PreStop{None: true}, Expect: check.Zero()},
-			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: c, Images: proxies.Images{HAProxy: "h:1", Nginx: "n:1", Caddy: "c:1", Traefik: "t:1"}}}
+			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: c, Images: images}}
 		p, err := s.Plan("matrix", "rollcheck/app:1")
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
@@ -32,7 +36,7 @@ func TestFrontPlan(t *testing.T) {
 		if every, words := c.Refresh(); l.ResolveRefresh != every || l.ResolveSetting != words || p.Applied().ResolveSetting != words {
 			t.Errorf("%s: refresh %s %q, want the proxy's %s %q", c, l.ResolveRefresh, l.ResolveSetting, every, words)
 		}
-		want := map[proxies.Proxy]string{proxies.HAProxy: "h:1", proxies.Nginx: "n:1", proxies.Caddy: "c:1", proxies.Traefik: "t:1"}[c.Proxy()]
+		want := string(c.Proxy()) + ":1"
 		if len(p.App.Images) != 2 || p.App.Images[1] != want {
 			t.Errorf("%s: images %v, want the app's and %s", c, p.App.Images, want)
 		}

@@ -14,7 +14,7 @@ import (
 // Every row of the built-in matrix renders and passes the engine's Check before any cluster
 // work: a row that cannot run fails here, not minutes into make e2e.
 func TestMatrixRowsPlan(t *testing.T) {
-	rows := suites.AllRows()
+	rows := suites.AllEntries()
 	if len(rows) == 0 {
 		t.Fatal("the matrix has no rows")
 	}

@@ -19,7 +19,7 @@ const (
 	ShutdownIgnore Shutdown = "ignore" // keep serving until SIGKILL
 )
 
-// Sample is the sample app's own settings (its flags): what a row of the matrix sets in the app
+// Sample is the sample app's own settings (its flags): what a scenario sets in the app
 // rather than in its Deployment.
 type Sample struct {
 	// OnSIGTERM is what the app does on SIGTERM.
@@ -103,10 +103,11 @@ const (
 	AppContainer   = "app"
 )
 
-// Scenario is one row of the built-in matrix: the sample app's settings and a Variant of its
+// Scenario is one configuration of the built-in matrix (a scenario; a row is what one run of
+// its Plan found, check.Row): the sample app's settings and a Variant of its
 // Deployment (the preStop, grace period and replicas, and the expected Outcome), under one
 // disruption and one load. Everything but the Sample is the model's own (package check), with
-// its defaults and limits: Plan validates the row as any check file's.
+// its defaults and limits: Plan validates it as any check file's.
 type Scenario struct {
 	App        Sample
 	Variant    check.Variant
