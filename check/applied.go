@@ -103,6 +103,18 @@ func (c Applied) Balanced() bool {
 	return c.GRPC != nil && c.GRPC.Balancing == loadgen.BalancingRoundRobin
 }
 
+// PinsConnections says the load's requests ride a connection it holds to one pod rather than
+// being routed afresh each: keep-alive (HTTP/1.1, h2c, HTTP/2), or a gRPC channel that does not
+// balance itself (pick_first through the ClusterIP: one connection, pinned to one pod for its
+// life). The client keeps sending to a deleted pod on that connection until the pod closes it
+// (GOAWAY, the app's exit), whatever the routing: the pod's last answer measures the pod's own
+// shutdown (its preStop), not the Service's routing, so the data plane is no routing window
+// for such a row (analyze.Route, the run's pooled data plane, rollcheck windows extract), and
+// rollcheck audit does not predict it.
+func (c Applied) PinsConnections() bool {
+	return c.KeepAlive || c.Protocol == loadgen.ProtocolGRPC && !c.Balanced()
+}
+
 // LocalOnly says the load Service sent external traffic only to pods on the node it entered
 // (externalTrafficPolicy Local).
 func (c Applied) LocalOnly() bool {

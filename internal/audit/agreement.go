@@ -94,7 +94,7 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 		return ar
 	}
 	switch {
-	case pinned(a):
+	case a.PinsConnections():
 		return notPredicted("pinned connections (keep-alive, or a gRPC channel without round_robin): not predicted")
 	case a.Disruption == check.ForceDelete:
 		return notPredicted("forced delete (grace 0): skips the preStop and grace the audit reads")
@@ -147,13 +147,6 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 		ar.Category = disagreement(ar, a)
 	}
 	return ar
-}
-
-// pinned tells whether the row's load holds connections to a pod: keep-alive, or a gRPC
-// channel that picks one address (pick_first through the ClusterIP: one connection, pinned to
-// one pod for its life).
-func pinned(a check.Applied) bool {
-	return a.KeepAlive || a.Protocol == loadgen.ProtocolGRPC && (a.GRPC == nil || a.GRPC.Balancing != loadgen.BalancingRoundRobin)
 }
 
 // predictRow is the audit's predicted failures over the row's disruptions, per mechanism: a

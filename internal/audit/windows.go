@@ -11,7 +11,6 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/report"
-	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // WindowsSchemaVersion is the schemaVersion of the windows files this package writes and reads.
@@ -220,9 +219,10 @@ func measure(d check.Durations) *Measure {
 
 // Extract is the windows file of recorded rows (check.ReadRows): the windows of every row
 // with an explanation pooled (their samples, and kube-proxy's histograms, as the report pools
-// them; the data plane only of rows whose requests went through the Service, not of keep-alive
-// or gRPC loads, whose last answers came through a pinned connection or the client's own
-// addresses), DNS's TTL the largest, and the request p99 the p99 of the rows' own p99s among those
+// them; the data plane only of rows whose requests the Service routed afresh: report.Pool
+// leaves out the rows on pinned connections, check.Applied's PinsConnections, and Extract the
+// gRPC clients that balance themselves, whose last answers came through their own addresses
+// and whose window is the client's), DNS's TTL the largest, and the request p99 the p99 of the rows' own p99s among those
 // whose app answered at once (no request duration set: the probe's requests, not a slow row's).
 // Per-node windows are not in rows: the file has none.
 func Extract(rows []check.Row, source string) (*WindowsFile, error) {
@@ -236,10 +236,10 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 			continue
 		}
 		used = append(used, r)
-		if r.Config.KeepAlive || r.Config.Protocol == loadgen.ProtocolGRPC {
-			// Its pod answered through a pinned connection or the client's own address list: its
-			// data-plane samples are not the Service's routing (a gRPC client's are its window).
-		} else {
+		if !r.Config.Balanced() {
+			// A client that balances itself sent to the pod's own address: its data-plane samples
+			// are not the Service's routing (its window is the client's). report.Pool leaves out
+			// those of pinned connections.
 			viaService = append(viaService, r)
 		}
 		p := r.Explanation.Propagation

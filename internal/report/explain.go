@@ -11,7 +11,9 @@ import (
 )
 
 // PooledPropagation is endpoint propagation over every row of a run: the per-pod samples of
-// the control and data plane pooled, and kube-proxy's histograms summed.
+// the control and data plane pooled (the data plane's only of rows whose requests were routed
+// afresh, not over a pinned connection: check.Applied's PinsConnections), and kube-proxy's
+// histograms summed.
 type PooledPropagation struct {
 	ControlPlane check.Durations  `json:"controlPlane"`
 	DataPlane    check.Durations  `json:"dataPlane"`
@@ -29,7 +31,11 @@ func Pool(rows []Row) PooledPropagation {
 		}
 		p := r.Explanation.Propagation
 		cp = append(cp, p.ControlPlane.Samples...)
-		dp = append(dp, p.DataPlane.Samples...)
+		if !r.Config.PinsConnections() {
+			// Over a pinned connection the pod answered until it closed the connection itself:
+			// its last answer measures its shutdown (the preStop), not routing.
+			dp = append(dp, p.DataPlane.Samples...)
+		}
 		if len(p.KubeProxyBuckets) == 0 {
 			continue
 		}
@@ -87,7 +93,7 @@ func writePropagation(p func(string, ...any), rows []Row) {
 	}
 	pool := Pool(rows)
 	p("\n## Propagation and what to set\n\n")
-	p("Over the whole run: control plane (deletion → endpoint not ready) %s; data plane (deletion → the pod's last answer, pods that kept serving) %s",
+	p("Over the whole run: control plane (deletion → endpoint not ready) %s; data plane (deletion → the pod's last answer, pods that kept serving, not over pinned connections) %s",
 		durationsCell(pool.ControlPlane), durationsCell(pool.DataPlane))
 	if pool.KubeProxy != nil {
 		p("; kube-proxy programming (kubeproxy_network_programming_duration_seconds) %s", durationsCell(*pool.KubeProxy))

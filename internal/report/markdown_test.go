@@ -207,7 +207,8 @@ func TestWriteMarkdownNoPodIdentity(t *testing.T) {
 }
 
 // Explained rows show their failures by phase, and the run its propagation, pooled and per row,
-// with the recommendation.
+// with the recommendation. The run's data plane leaves out a keep-alive row's, which its own
+// line still shows: over a pinned connection the pod's last answer is no routing measure.
 func TestWriteMarkdownExplained(t *testing.T) {
 	rows := syntheticRows()[:2]
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -215,6 +216,7 @@ func TestWriteMarkdownExplained(t *testing.T) {
 		Phases: map[timeline.Phase]int{timeline.PhasePropagation: 50, timeline.PhaseUnknown: 6},
 		Propagation: check.PropagationSummary{
 			ControlPlane:     check.Summarize([]time.Duration{ms(100), ms(300)}),
+			DataPlane:        check.Summarize([]time.Duration{ms(4800)}), // keep-alive: not pooled
 			KubeProxy:        &check.Durations{N: 4, P50: ms(250), P99: ms(900), Max: time.Second},
 			KubeProxyBuckets: []check.HistogramBucket{{UpperBound: 0.25, Count: 2}, {UpperBound: 1, Count: 4}, {Inf: true, Count: 4}},
 		},
@@ -234,9 +236,10 @@ func TestWriteMarkdownExplained(t *testing.T) {
 	t.Logf("\n%s", md)
 	for _, want := range []string{
 		"| propagation 50, unknown 6 |",
-		"Over the whole run: control plane (deletion → endpoint not ready) p50 200ms · p99 300ms · max 300ms (n 3); data plane (deletion → the pod's last answer, pods that kept serving) p50 1.1s · p99 1.3s · max 1.3s (n 2); kube-proxy programming (kubeproxy_network_programming_duration_seconds) p50",
+		"Over the whole run: control plane (deletion → endpoint not ready) p50 200ms · p99 300ms · max 300ms (n 3); data plane (deletion → the pod's last answer, pods that kept serving, not over pinned connections) p50 1.1s · p99 1.3s · max 1.3s (n 2); kube-proxy programming (kubeproxy_network_programming_duration_seconds) p50",
 		"(n 7).",
 		"The data plane's p99 is 1s after the control plane's.",
+		"| p50 100ms · p99 300ms · max 300ms (n 2) | p50 4.8s · p99 4.8s · max 4.8s (n 1) |",
 		"| ≥ 3s · ≥ 5s (routed 1.2s: control plane p99 300ms + kube-proxy programming p99 900ms; requests p99 0s) | short | most failures (50) are propagation: set preStop sleep ≥ 3s |",
 	} {
 		if !strings.Contains(md, want) {
