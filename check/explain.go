@@ -102,13 +102,18 @@ type PropagationSummary struct {
 //	          one that finds them by DNS (Load.Resolve) and names none, the DNS window p99 +
 //	          the proxy's refresh (Load.ResolveRefresh; not known: the answers' TTL), or its
 //	          window where that is longer; else (the Service's ClusterIP or NodePort) the
-//	          data-plane p99 when measured (keep-alive off, the app names its pod, a pod kept
-//	          serving after its deletion), else control-plane p99 + kube-proxy programming p99
+//	          data-plane p99 when measured (the app names its pod, a pod kept serving after
+//	          its deletion) and each request was routed afresh (keep-alive off, not gRPC over
+//	          one connection: Applied.PinsConnections), else control-plane p99 + kube-proxy
+//	          programming p99
 //	preStop = routed + 1 s margin, rounded up to the whole second (the native sleep action)
 //	grace   = preStop + request p99 + 2 s, rounded up to the whole second
 //
 // The 2 s are the kubelet's minimum between SIGTERM and SIGKILL after a preStop hook, and
-// leave the app time to close its listener and exit once the last request is answered.
+// leave the app time to close its listener and exit once the last request is answered. Over a
+// pinned connection the client keeps sending to the old pod until the pod closes it (GOAWAY
+// after the preStop): its last answer measures the preStop, not routing, and counting it would
+// make any preStop recommend a longer one.
 type Recommendation struct {
 	PreStop      time.Duration `json:"preStop"`
 	GraceSeconds int64         `json:"terminationGracePeriodSeconds"`

@@ -215,7 +215,7 @@ func propagationLimit(r *check.Recommendation, ex *check.Explanation, cfg check.
 	}
 	p := ex.Propagation
 	routed := fmt.Sprintf("control plane max %s", p.ControlPlane.Max.Round(time.Millisecond))
-	if p.DataPlane.N > 0 {
+	if p.DataPlane.N > 0 && !cfg.PinsConnections() {
 		routed = fmt.Sprintf("data plane max %s", p.DataPlane.Max.Round(time.Millisecond))
 	}
 	return fmt.Sprintf("routing outlasted it in some pods (%s after the deletion, against the %s the recommendation counts: %s); each request's reason is in raw/*.attribution.json", routed, r.Routed.Round(time.Millisecond), r.RoutedFrom)

@@ -48,6 +48,9 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 	if identity && !cfg.KeepAlive {
 		// With keep-alive a pod answers on connections pinned to it long after the Service
 		// stopped routing new ones there: its last answer measures the pinning, not routing.
+		// A gRPC channel that does not balance itself is pinned too (cfg.PinsConnections): its
+		// data plane is kept as what it is, how long the pod answered, and Route does not count
+		// it as routing.
 		ex.Propagation.DataPlane = check.Summarize(dataPlane(reqs, attr.Lives))
 	}
 	var lat []time.Duration

@@ -82,8 +82,12 @@ func window(d check.Durations) Window { return Window{N: d.N, P99: d.P99} }
 
 // Path is what the formula needs to know of the way requests reach the pods, besides which
 // windows were measured: a proxy in front that names the pod it sent to, or one that finds
-// the pods by DNS and how often it asks again.
+// the pods by DNS and how often it asks again; requests that ride a pinned connection.
 type Path struct {
+	// Pinned: the requests rode a connection the client held to one pod (check.Applied's
+	// PinsConnections: keep-alive, a gRPC channel that does not balance itself), which the pod
+	// answered on until it closed it itself: the data plane measures that, not routing.
+	Pinned bool
 	// UpstreamNamed: the proxy in front names the pod it sent each request to.
 	UpstreamNamed bool
 	// Resolve: a proxy in front finds the pods by DNS (a headless Service's name).
@@ -96,7 +100,7 @@ type Path struct {
 
 // PathOf is the path of a row's requests.
 func PathOf(cfg check.Applied) Path {
-	return Path{UpstreamNamed: cfg.UpstreamHeader != "", Resolve: cfg.Resolve != "", Refresh: cfg.ResolveRefresh, RefreshSetting: cfg.ResolveSetting}
+	return Path{Pinned: cfg.PinsConnections(), UpstreamNamed: cfg.UpstreamHeader != "", Resolve: cfg.Resolve != "", Refresh: cfg.ResolveRefresh, RefreshSetting: cfg.ResolveSetting}
 }
 
 // Routed is the routed time a preStop must outlast and where it came from.
@@ -111,7 +115,8 @@ type Routed struct {
 // Route is the routed window by the path the requests take (check.Recommendation's formula):
 // a client that balances itself, its window; a proxy in front with its own list of pods, its
 // window; one that finds the pods by DNS, the DNS window + its refresh; else the data plane
-// when measured, else the control plane + kube-proxy's programming (measured or assumed).
+// when measured and each request was routed afresh (not over a pinned connection: p.Pinned),
+// else the control plane + kube-proxy's programming (measured or assumed).
 func Route(w Windows, p Path) Routed {
 	lag, lagFrom := AssumedProgrammingLag, fmt.Sprintf("an assumed %s of kube-proxy programming", AssumedProgrammingLag)
 	if w.KubeProxy.Measured() {
@@ -119,7 +124,8 @@ func Route(w Windows, p Path) Routed {
 	}
 	// The data plane, measured per pod, is the direct measure; kube-proxy's histogram counts
 	// every endpoint change of the cluster (new pods, other namespaces), so it only stands in
-	// when no pod kept serving after its deletion.
+	// when no pod kept serving after its deletion, or when the requests rode connections
+	// pinned to the pods (the data plane then measures the pod's shutdown, not routing).
 	switch {
 	case w.Client.Measured():
 		// A client that balances itself sends to a pod until it resolves again: its window is
@@ -138,10 +144,17 @@ func Route(w Windows, p Path) Routed {
 		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
 		// known only from answers, which stop when the pod stops accepting; DNS bounds it.
 		return dnsRouted(w, p)
-	case w.DataPlane.Measured():
+	case w.DataPlane.Measured() && !p.Pinned:
 		return Routed{Window: w.DataPlane.P99, From: fmt.Sprintf("data plane p99 %s (last answer after deletion)", ms(w.DataPlane.P99))}
 	default:
-		return Routed{Window: w.ControlPlane.P99 + lag, From: fmt.Sprintf("control plane p99 %s + %s", ms(w.ControlPlane.P99), lagFrom)}
+		r := Routed{Window: w.ControlPlane.P99 + lag, From: fmt.Sprintf("control plane p99 %s + %s", ms(w.ControlPlane.P99), lagFrom)}
+		if w.DataPlane.Measured() {
+			// Over a pinned connection the pod answers until it closes the connection itself
+			// (GOAWAY after its preStop, its exit): counting that would make the preStop
+			// recommend itself.
+			r.From += fmt.Sprintf(" (not the data plane p99 %s: the requests rode a connection pinned to the pod, which kept answering on it until it closed it itself: its shutdown, not routing)", ms(w.DataPlane.P99))
+		}
+		return r
 	}
 }
 

@@ -1,8 +1,12 @@
 package analyze
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // The formula's arithmetic: preStop = routed + 1 s rounded up; grace = preStop + p99 + 2 s
@@ -50,5 +54,73 @@ func TestSettingsRule(t *testing.T) {
 	}
 	if g := Grace(5*time.Second, 2*time.Second); g != 9 {
 		t.Errorf("Grace(5s, 2s) = %d, want 9", g)
+	}
+}
+
+// PathOf says the requests rode a pinned connection (check.Applied's PinsConnections) when the
+// load kept its connections (keep-alive, whatever the protocol) or spoke gRPC through one
+// channel that does not balance itself (pick_first, the default), and not when each request
+// was routed afresh or a gRPC client balanced over the pods' addresses itself.
+func TestPathPinned(t *testing.T) {
+	grpc := func(b loadgen.Balancing) check.Applied {
+		return check.Applied{Protocol: loadgen.ProtocolGRPC, GRPC: &check.GRPCLoad{Balancing: b}}
+	}
+	for _, c := range []struct {
+		name string
+		cfg  check.Applied
+		want bool
+	}{
+		{"HTTP/1.1, keep-alive off: a connection per request", check.Applied{}, false},
+		{"HTTP/1.1 keep-alive", check.Applied{KeepAlive: true}, true},
+		{"h2c on kept-alive connections", check.Applied{Protocol: loadgen.ProtocolH2C, KeepAlive: true}, true},
+		{"HTTP/2 over TLS, keep-alive off", check.Applied{Protocol: loadgen.ProtocolHTTP2}, false},
+		{"gRPC without settings: pick_first", check.Applied{Protocol: loadgen.ProtocolGRPC}, true},
+		{"gRPC, balancing left empty: pick_first", grpc(""), true},
+		{"gRPC pick_first", grpc(loadgen.BalancingPickFirst), true},
+		{"gRPC round_robin: the client balances itself", grpc(loadgen.BalancingRoundRobin), false},
+		{"through a proxy, keep-alive off", check.Applied{LoadURL: "http://front/"}, false},
+	} {
+		if got := PathOf(c.cfg).Pinned; got != c.want || c.cfg.PinsConnections() != c.want {
+			t.Errorf("%s: PathOf(…).Pinned %t, PinsConnections %t; want %t", c.name, got, c.cfg.PinsConnections(), c.want)
+		}
+	}
+}
+
+// Over a pinned connection the pod answers until it closes the connection itself (GOAWAY after
+// its preStop): the data plane measures the preStop, not routing. Route counts the control
+// plane + kube-proxy's programming instead, as with no data plane, and says why; a load routed
+// afresh still counts the data plane. The numbers are those of the gRPC pick_first row found on
+// kind (preStop 5s, no failure) that was told "≥ 7s · ≥ 11s" from its own preStop.
+func TestRoutePinnedConnection(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	w := Windows{ControlPlane: Window{N: 3, P99: ms(130)}, KubeProxy: Window{N: 40, P99: ms(2911)}, DataPlane: Window{N: 3, P99: ms(5177)}}
+
+	fresh := Route(w, Path{})
+	if fresh.Window != ms(5177) || fresh.From != "data plane p99 5.177s (last answer after deletion)" {
+		t.Errorf("routed afresh: %s (%s), want the data plane 5.177s", fresh.Window, fresh.From)
+	}
+	pinned := Route(w, Path{Pinned: true})
+	if pinned.Window != ms(3041) || !strings.HasPrefix(pinned.From, "control plane p99 130ms + kube-proxy programming p99 2.911s (not the data plane p99 5.177s: the requests rode a connection pinned to the pod") {
+		t.Errorf("pinned: %s (%s), want control plane + kube-proxy 3.041s, the data plane said not counted", pinned.Window, pinned.From)
+	}
+	noDP := w
+	noDP.DataPlane = Window{}
+	if r := Route(noDP, Path{Pinned: true}); r.Window != ms(3041) || r.From != "control plane p99 130ms + kube-proxy programming p99 2.911s" {
+		t.Errorf("pinned, no data plane: %s (%s)", r.Window, r.From)
+	}
+
+	cfg := check.Applied{PreStop: check.PreStop{Sleep: 5 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart,
+		Protocol: loadgen.ProtocolGRPC, GRPC: &check.GRPCLoad{Balancing: loadgen.BalancingPickFirst, Method: "/rollcheck.app.v1.App/Sleep", Message: []byte{8, 1}}}
+	ex := &check.Explanation{RequestP99: ms(1108), Propagation: check.PropagationSummary{
+		ControlPlane: check.Durations{N: 3, P99: ms(130)}, KubeProxy: &check.Durations{N: 40, P99: ms(2911)}, DataPlane: check.Durations{N: 3, P99: ms(5177)}}}
+	r := Recommend(ex, cfg, check.Durations{}, nil, true)
+	if r == nil {
+		t.Fatal("no recommendation")
+	}
+	if r.Routed != ms(3041) || r.PreStop != 5*time.Second || r.GraceSeconds != 9 || r.Fit != "headroom" || !strings.Contains(r.RoutedFrom, "not the data plane p99 5.177s") {
+		t.Errorf("gRPC pick_first, preStop 5s: routed %s (%s), ≥ %s · ≥ %ds, fit %q; want 3.041s from control plane + kube-proxy, ≥ 5s · ≥ 9s, headroom", r.Routed, r.RoutedFrom, r.PreStop, r.GraceSeconds, r.Fit)
+	}
+	if ex.Propagation.DataPlane.N != 3 {
+		t.Error("the data plane is still the row's, reported")
 	}
 }

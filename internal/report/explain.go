@@ -133,7 +133,7 @@ func writePropagation(p func(string, ...any), rows []Row) {
 		p("| %s |\n", strings.Join(cols, " | "))
 	}
 	writeKubeProxyUnmeasured(p, rows)
-	p("\nFormula (docs/reference.md, \"What to set\"): preStop ≥ routed + 1 s, routed by the path the requests took: through a proxy in front, its window p99 (deletion → its last request to the pod), or, for one that finds the pods by DNS and names no upstream, DNS window p99 + its refresh (not known: the DNS TTL); else data-plane p99 when measured, else control-plane p99 + kube-proxy programming p99; grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
+	p("\nFormula (docs/reference.md, \"What to set\"): preStop ≥ routed + 1 s, routed by the path the requests took: through a proxy in front, its window p99 (deletion → its last request to the pod), or, for one that finds the pods by DNS and names no upstream, DNS window p99 + its refresh (not known: the DNS TTL); else data-plane p99 when measured and each request was routed afresh (not over a pinned connection: keep-alive, gRPC without round_robin), else control-plane p99 + kube-proxy programming p99; grace ≥ preStop + request p99 + 2 s; both rounded up to the second.\n")
 }
 
 // writeKubeProxyUnmeasured says, once per reason, why kube-proxy's programming lag is "n/a" in
