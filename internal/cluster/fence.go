@@ -24,6 +24,20 @@ import (
 // address); any other new connection is dropped, as a cloud network drops a ClusterIP no one
 // answers.
 
+// The iptables rule lets through what kube-proxy translated, and a node's own packets. A packet
+// to a pod address that no route of the node covers (a node without kindnet whose routes to the
+// other nodes' podCIDRs are missing, a DNAT to a pod of a node that is gone) would still take the
+// node's default route off the machine: measured on a cluster of workers made from the offline
+// image without routePodCIDRs' routes, a load pod's requests to a pod of the other worker were
+// answered 404 from outside. So the fence also routes the whole pod subnet nowhere
+// (blackholeArgs): the podCIDR routes, more specific, still win.
+
+// blackholeArgs is the ip route command (without "ip") that drops, on a node, what is sent to a
+// pod address no more specific route covers.
+func blackholeArgs(subnet netip.Prefix) []string {
+	return []string{"route", "replace", "blackhole", subnet.String()}
+}
+
 // fenceComment marks the rule, so that a reused node is not given it twice.
 const fenceComment = "rollcheck: nothing a pod sends leaves the cluster unless kube-proxy translated it"
 
@@ -83,6 +97,10 @@ func (c *Cluster) fenceEgress(ctx context.Context) error {
 	}
 	rule := fenceArgs(subnet)
 	for _, n := range nodes {
+		var bout bytes.Buffer
+		if err := n.CommandContext(ctx, "ip", blackholeArgs(subnet)...).SetStdout(&bout).SetStderr(&bout).Run(); err != nil {
+			return fmt.Errorf("fence the pods' network on node %s: %w: %s", n.String(), err, strings.TrimSpace(bout.String()))
+		}
 		if n.CommandContext(ctx, "iptables", append([]string{"-w", "-C"}, rule...)...).Run() == nil {
 			continue // there already
 		}
@@ -92,6 +110,6 @@ func (c *Cluster) fenceEgress(ctx context.Context) error {
 			return fmt.Errorf("fence the pods' egress on node %s: %w: %s", n.String(), err, strings.TrimSpace(out.String()))
 		}
 	}
-	c.Logf("pods' egress fenced on %d node(s): what a pod sends outside %s without kube-proxy's translation is dropped (nothing leaves the machine)", len(nodes), subnet)
+	c.Logf("pods' egress fenced on %d node(s): what a pod sends outside %s without kube-proxy's translation is dropped, and so is what is sent to an address of %s no node has (nothing leaves the machine)", len(nodes), subnet, subnet)
 	return nil
 }

@@ -14,6 +14,9 @@ func TestPodSubnet(t *testing.T) {
 	if got := strings.Join(fenceArgs(p), " "); got != `FORWARD -s 10.244.0.0/16 ! -d 10.244.0.0/16 -m conntrack --ctstate NEW -m conntrack ! --ctstate DNAT -m comment --comment `+fenceComment+` -j DROP` {
 		t.Errorf("rule %q", got)
 	}
+	if got := strings.Join(blackholeArgs(p), " "); got != "route replace blackhole 10.244.0.0/16" {
+		t.Errorf("blackhole %q", got)
+	}
 	if _, err := podSubnet("networking:\n  serviceSubnet: 10.96.0.0/16\n"); err == nil {
 		t.Error("no podSubnet: no error")
 	}
