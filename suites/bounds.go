@@ -67,6 +67,9 @@ var matrixRuns = map[string]MatrixRun{
 	"6713fda": {"b36d06d", "2026-11-27", ""},
 	"d568eee": {"6360eb6", "2026-11-27", ""},
 	"191dadd": {"e792f04", "2026-11-27", ""},
+	"aa53930": {"d302316", "2026-11-27", ""},
+	"c750b7f": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, beside helpers' Go builds); its artifacts, not a table, hold the figures"},
+	"d931559": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, a quiet machine); its artifacts, not a table, hold the figures"},
 	"b252ea6": {"", "2026-11-27", "the CI of the submission at b252ea6 (.ci/run on a clean clone, three rows at once): it failed naive force-delete×3 with 92 of 2,506 against the 3.5 % bound, and printed only that row"},
 }
 
@@ -102,6 +105,9 @@ var recorded = map[string][]Run{
 		{"6713fda", 1195, 29},
 		{"d568eee", 1379, 74},
 		{"191dadd", 1222, 23},
+		{"c750b7f", 1258, 31},
+		{"d931559", 1394, 26},
+		{"aa53930", 1512, 9},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3090, 17},
@@ -116,6 +122,9 @@ var recorded = map[string][]Run{
 		{"b252ea6", 2506, 92},
 		{"d568eee", 2603, 89},
 		{"191dadd", 2820, 36},
+		{"c750b7f", 2945, 32},
+		{"d931559", 2479, 25},
+		{"aa53930", 2767, 2},
 	},
 	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {
 		{"8e5fd57", 3613, 0},
@@ -129,6 +138,9 @@ var recorded = map[string][]Run{
 		{"6713fda", 2519, 5},
 		{"d568eee", 2584, 0},
 		{"191dadd", 2696, 0},
+		{"c750b7f", 2776, 2},
+		{"d931559", 2610, 0},
+		{"aa53930", 2876, 4},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {
 		{"8e5fd57", 2260, 9},
@@ -142,6 +154,9 @@ var recorded = map[string][]Run{
 		{"6713fda", 1803, 11},
 		{"d568eee", 1877, 4},
 		{"191dadd", 1807, 23},
+		{"c750b7f", 1960, 13},
+		{"d931559", 1879, 6},
+		{"aa53930", 1796, 34},
 	},
 }
 
