@@ -334,7 +334,7 @@ func (r *runner) deploy(ctx context.Context) error {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
 	}
 	r.readPods(ctx)
-	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.localOnly()) {
+	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.row.Config.LocalOnly()) {
 		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
 	}
 	return nil
@@ -358,12 +358,6 @@ func (r *runner) apply(ctx context.Context) error {
 		return fmt.Errorf("deploy: %w", err)
 	}
 	return nil
-}
-
-// localOnly says the load Service sends external traffic only to pods on the node it entered
-// (externalTrafficPolicy Local).
-func (r *runner) localOnly() bool {
-	return r.p.Variant.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
 // readPods records what the running pods say of their node and runtime: the container runtime's
@@ -583,7 +577,7 @@ func (r *runner) servingReplicas() int {
 	if r.p.Load.Through() {
 		return 1
 	}
-	if n := r.row.Nodes; r.localOnly() && n != nil {
+	if n := r.row.Nodes; r.row.Config.LocalOnly() && n != nil {
 		return n.EntryPods
 	}
 	return r.row.Config.Replicas
@@ -621,7 +615,7 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 	row, res := r.row, d.res
 	in := analyze.Input{Config: row.Config, Load: res, Timeline: tl, Disruptions: records(d.recs), KubeProxy: kp,
 		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime}
-	if r.localOnly() {
+	if r.row.Config.LocalOnly() {
 		in.EntryNode = r.t.EntryNode
 	}
 	a := analyze.Row(in)
