@@ -51,8 +51,8 @@ smoke: ## only the smoke suite on kind
 e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed); fails if any target failed
 	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
-faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, nothing left
-	@bash scripts/faults.sh
+faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, a harness fault retried once and marked, nothing left; FAULTS="freeze-load ..." runs only those named
+	@FAULTS="$(FAULTS)" bash scripts/faults.sh
 
 check: ## check your own app: make check SPEC=path/to/check.yaml (see README, "Your first check")
 	@SPEC="$(SPEC)" bash scripts/check.sh

@@ -280,6 +280,13 @@ rm -f "$F/calls"
 r=0; { [ "$rc" -eq 2 ] && grep -q "ERROR: ROLLCHECK_WORKERS=\"abc\"" <<<"$out"; } || r=1
 ok_if "cluster.sh refuses a bad knob (exit 2)" "$r" "exit $rc: $out"
 
+# faults.sh: a fault name FAULTS does not know stops it before any work.
+rc=0; out=$(env PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FAKE_TOOLS="$F/tools" ROLLCHECK_CACHE="$F/cache" ARTIFACTS="$F/artifacts" \
+  FAULTS="freeze-load freez-load" timeout 60 bash "$REPO_ROOT/scripts/faults.sh" 2>&1) || rc=$?
+calls=$(cat "$F/calls" 2>/dev/null || true); rm -f "$F/calls"
+r=0; { [ "$rc" -ne 0 ] && grep -q "FAULTS: no fault named 'freez-load'" <<<"$out" && ! grep -q '^docker' <<<"$calls"; } || r=1
+ok_if "faults.sh refuses a fault it does not know before any work" "$r" "exit $rc; calls: ${calls:-none}; output: $out"
+
 # go test's default 10-minute timeout would panic in the middle of the matrix and skip its
 # cleanups (leaking the cluster): the suite refuses a short -timeout before any cluster work.
 real_go=$(command -v go)
