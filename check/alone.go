@@ -15,12 +15,12 @@ import (
 //   - load from the host (the default, any Entry, any URL): every host load goes through the
 //     one NodePort address, whose conntrack entries each row flushes, and it is timed on the
 //     machine that also sends the other rows' load;
-//   - a kubelet restart: it stops the terminations of every pod on the node, other rows' too
-//     (Validate asks it for load from the host today, which runs alone already);
-//   - a node drain: it cordons a node every row schedules on, so no other row's new pod can
-//     start there until it is uncordoned (two drains at once may cordon every worker, and the
-//     evicted pods' replacements have nowhere to start); a drain of the node the load enters at
-//     is a drain;
+//   - a disruption whose kind says so (DisruptionInfo.Alone): a kubelet restart stops the
+//     terminations of every pod on the node, other rows' too (Validate asks it for load from the
+//     host today, which runs alone already); a node drain cordons a node every row schedules on,
+//     so no other row's new pod can start there until it is uncordoned (two drains at once may
+//     cordon every worker, and the evicted pods' replacements have nowhere to start); a drain of
+//     the node the load enters at is a drain;
 //   - load from the cluster to a URL outside the row's namespace (a host name with a dot, or an
 //     address): every row of a check sends to that same proxy, ingress or gateway, where each
 //     row's routes to its own namespace (an Ingress of the same host and path) collide;
@@ -36,11 +36,8 @@ func (p Plan) RunsAlone() string {
 	if p.Load.From != LoadFromCluster { // "" is the host, the default
 		return "load from the host: the NodePort is one, and the host's load is timed on the machine that sends the other rows' load"
 	}
-	switch p.Disruption.Kind {
-	case KubeletRestart:
-		return "a kubelet restart stops every other row's terminations on the node too"
-	case DrainNode:
-		return "a node drain cordons a node the rows share: no other row's new pod can be scheduled on it until it is uncordoned"
+	if why := p.Disruption.Kind.Info().Alone; why != "" {
+		return why
 	}
 	if h := outsideNamespace(p.Load.URL); h != "" {
 		return fmt.Sprintf("load to %s, outside the row's namespace: the rows beside it would send to the same address, where their routes (an Ingress of the same host and path in each namespace) collide", h)

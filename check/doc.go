@@ -5,7 +5,8 @@
 // terminationGracePeriodSeconds, replicas, a PodDisruptionBudget), the load ([Load]: rate,
 // protocol, from the host or from load pods, straight to the Service or through an address in
 // front of it) and the disruptions ([Disruption]: rollout restart, pod deletion, forced
-// deletion, scale-down, scale to zero, kubelet restart, node drain), each repeated. It is
+// deletion, scale-down, scale to zero, kubelet restart, node drain; what each kind does and asks
+// is its entry of [Disruptions]), each repeated. It is
 // validated whole, before any cluster work ([Plan.Validate]), and says whether it may run beside
 // other plans ([Plan.RunsAlone]).
 //

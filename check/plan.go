@@ -23,10 +23,11 @@ type Object interface {
 	runtime.Object
 }
 
-// DisruptionKind is how pods are taken away while the load runs.
+// DisruptionKind is how pods are taken away while the load runs; what each does and asks of a
+// plan is its entry of Disruptions (DisruptionKind.Info).
 type DisruptionKind string
 
-// Disruption kinds.
+// Disruption kinds (a new one is an entry of Disruptions too).
 const (
 	RolloutRestart DisruptionKind = "rollout-restart" // kubectl rollout restart: roll every pod
 	DeletePod      DisruptionKind = "delete-pod"      // delete one pod gracefully
@@ -62,9 +63,6 @@ const DefaultDrainTimeout = 60 * time.Second
 // KubeletRestartAfter is how long after the deletion a kubelet-restart disruption restarts the
 // kubelet: inside the grace period of any Deployment it may run on (Validate asks for more).
 const KubeletRestartAfter = 3 * time.Second
-
-// DisruptionKinds lists every DisruptionKind, in the order the reports use.
-var DisruptionKinds = []DisruptionKind{RolloutRestart, DeletePod, ForceDelete, ScaleDown, ScaleToZero, KubeletRestart, DrainNode}
 
 // Defaults for the fields a Plan may leave zero.
 const (

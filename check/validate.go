@@ -85,16 +85,17 @@ func (p Plan) Validate() (warnings []string, err error) {
 	if err := p.Variant.Expect.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if p.Disruption.Kind == KubeletRestart && p.Load.From == LoadFromCluster {
-		bad("kubelet-restart with load from the cluster: the load pod's ledger streams through the kubelet it restarts; send the load from the host")
+	kind := p.Disruption.Kind.Info()
+	if kind.HostLoad != "" && p.Load.From == LoadFromCluster {
+		bad("%s with load from the cluster: %s; send the load from the host", kind.Kind, kind.HostLoad)
 	}
 	if !slices.Contains(DisruptionKinds, p.Disruption.Kind) {
-		bad("disruption %q: want rollout-restart, delete-pod, force-delete, scale-down, scale-to-zero, kubelet-restart or drain-node", p.Disruption.Kind)
+		bad("disruption %q: want %s", p.Disruption.Kind, orList(DisruptionKinds))
 	}
 	switch t := p.Disruption.DrainTimeout; {
 	case t == 0:
-	case p.Disruption.Kind != DrainNode:
-		bad("disruption drainTimeout %s: only for drain-node, not %s", t, p.Disruption.Kind)
+	case !kind.Evicts:
+		bad("disruption drainTimeout %s: only for %s, not %s", t, evicting(), p.Disruption.Kind)
 	case t < 5*time.Second || t > 10*time.Minute:
 		bad("disruption drainTimeout %s: want 5s to 10m", t)
 	}
@@ -103,13 +104,13 @@ func (p Plan) Validate() (warnings []string, err error) {
 		if own := p.App.budgets(); len(own) > 0 {
 			bad("pdb: the manifests hold PodDisruptionBudget %s already; the eviction API refuses a pod that two budgets select: keep one", strings.Join(own, ", "))
 		}
-		if p.Disruption.Kind != DrainNode && p.Disruption.Kind != "" {
-			warnings = append(warnings, fmt.Sprintf("pdb %s: only evictions (drain-node) honour a PodDisruptionBudget; %s deletes or replaces pods without asking it, so the budget changes nothing here", b, p.Disruption.Kind))
+		if !kind.Evicts && p.Disruption.Kind != "" {
+			warnings = append(warnings, fmt.Sprintf("pdb %s: only evictions (%s) honour a PodDisruptionBudget; %s deletes or replaces pods without asking it, so the budget changes nothing here", b, evicting(), p.Disruption.Kind))
 		}
 	}
 	errs = append(errs, p.entryProblems()...)
-	if p.Variant.Expect.DrainBlocked && p.Disruption.Kind != DrainNode {
-		bad("expect drainBlocked: only a drain-node disruption can be blocked, not %s", p.Disruption.Kind)
+	if p.Variant.Expect.DrainBlocked && !kind.Evicts {
+		bad("expect drainBlocked: only a %s disruption can be blocked, not %s", evicting(), p.Disruption.Kind)
 	}
 	if c := p.Disruption.Count; c < 1 || c > 20 {
 		bad("disruption count %d: want 1 to 20", c)
@@ -209,11 +210,11 @@ func (p Plan) Validate() (warnings []string, err error) {
 			errs = append(errs, perr)
 		} else {
 			// A Deployment without replicas runs one (the API server's default).
-			if r := replicas(d); r < 2 && p.Disruption.Kind == ScaleDown {
-				bad("scale-down needs at least 2 replicas, the Deployment has %d", r)
+			if r := replicas(d); int(r) < kind.MinReplicas {
+				bad("%s needs at least %d replicas, the Deployment has %d", kind.Kind, kind.MinReplicas, r)
 			}
-			if g := time.Duration(grace(d)) * time.Second; p.Disruption.Kind == KubeletRestart && g <= KubeletRestartAfter+2*time.Second {
-				bad("kubelet-restart restarts the kubelet %s after the deletion: it needs terminationGracePeriodSeconds above %d, the Deployment has %d", KubeletRestartAfter, int((KubeletRestartAfter+2*time.Second)/time.Second), grace(d))
+			if g := time.Duration(grace(d)) * time.Second; kind.GraceAbove > 0 && g <= kind.GraceAbove {
+				bad("%s %s: it needs terminationGracePeriodSeconds above %d, the Deployment has %d", kind.Kind, kind.GraceWhy, int(kind.GraceAbove/time.Second), grace(d))
 			}
 			c := appContainer(d, p.App)
 			if c != nil && c.ReadinessProbe == nil {
@@ -269,8 +270,8 @@ func (p Plan) entryProblems() []error {
 	}
 	switch n := p.Disruption.Node; {
 	case n == "":
-	case p.Disruption.Kind != DrainNode:
-		bad("disruption node %q: only for drain-node, not %s", n, p.Disruption.Kind)
+	case !p.Disruption.Kind.Info().Evicts:
+		bad("disruption node %q: only for %s, not %s", n, evicting(), p.Disruption.Kind)
 	case n != DrainEntry:
 		bad("disruption node %q: want entry (or none: the node with the most ready pods)", n)
 	case p.Load.Entry != EntryNode:
@@ -290,7 +291,7 @@ func (p Plan) WithDefaults() Plan {
 	if p.Disruption.Count == 0 {
 		p.Disruption.Count = DefaultCount
 	}
-	if p.Disruption.Kind == DrainNode && p.Disruption.DrainTimeout == 0 {
+	if p.Disruption.Kind.Info().Evicts && p.Disruption.DrainTimeout == 0 {
 		p.Disruption.DrainTimeout = DefaultDrainTimeout
 	}
 	if p.Load.Rate == 0 {
@@ -892,4 +893,28 @@ func ValidLoadImage(ref string) error {
 		return errors.New("want a tag that names one build, not :latest (pulled on every pod start)")
 	}
 	return nil
+}
+
+// orList is kinds as a list to choose from: "a, b or c".
+func orList(kinds []DisruptionKind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+}
+
+// evicting is the kinds that take pods through the eviction API (DisruptionInfo.Evicts), as
+// the messages name them: "drain-node".
+func evicting() string {
+	var ks []DisruptionKind
+	for _, d := range Disruptions {
+		if d.Evicts {
+			ks = append(ks, d.Kind)
+		}
+	}
+	return orList(ks)
 }

@@ -161,8 +161,8 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.p.Load.Entry == check.EntryNode && (r.t.EntryURL == "" || r.t.EntryNode == "") {
 		return errors.New("load entry node: this target names no entry node for the load (kind: set ROLLCHECK_WORKERS to 1 or more; the first worker is the entry)")
 	}
-	if r.p.Disruption.Kind == check.KubeletRestart && r.t.RestartKubelet == nil {
-		return errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only the kind front end can)")
+	if r.p.Disruption.Kind.Info().RestartsKubelet && r.t.RestartKubelet == nil {
+		return fmt.Errorf("%s: this cluster's front end cannot restart a kubelet (only the kind front end can)", r.p.Disruption.Kind)
 	}
 	if !r.p.InPlace() {
 		if r.dep, err = r.p.Deployment(); err != nil {

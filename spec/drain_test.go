@@ -125,3 +125,27 @@ variants:
 		t.Errorf("Local from a load pod: %v", err)
 	}
 }
+
+// A check file takes every kind of check's table (each with what it needs: replicas, grace).
+func TestEveryDisruptionKind(t *testing.T) {
+	for _, d := range check.Disruptions {
+		c, err := Parse([]byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [web.yaml], port: 8080}
+disruptions: [{kind: `+string(d.Kind)+`, count: 1}]
+variants:
+- name: three
+  replicas: 3
+  terminationGracePeriodSeconds: 30
+  expect: {failures: 0}
+`), "testdata")
+		if err != nil {
+			t.Fatalf("%s: %v", d.Kind, err)
+		}
+		plans, _, err := c.Plans()
+		if err != nil || len(plans) != 1 || plans[0].Disruption.Kind != d.Kind {
+			t.Errorf("%s: a check file of it: %d plans, %v", d.Kind, len(plans), err)
+		}
+	}
+}

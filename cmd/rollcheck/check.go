@@ -237,8 +237,8 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.StringVar(&f.Timeout, "timeout", "", fmt.Sprintf("request timeout (default %s)", loadgen.DefaultTimeout))
 	fs.StringVar(&f.LoadFrom, "load-from", "", "where the load comes from: host (default, 127.0.0.1 and the NodePort) or cluster (load pods)")
 	fs.IntVar(&f.LoadPods, "load-pods", 0, fmt.Sprintf("load pods sharing the rate, 1 to %d (load from the cluster)", check.MaxLoadPods))
-	fs.Var(&f.Disruptions, "disruption", fmt.Sprintf("a disruption, `KIND[=COUNT]`: %s, %s, %s, %s, %s or %s, COUNT times\n"+
-		"(default %d); repeat for several (default %s)", check.RolloutRestart, check.DeletePod, check.ForceDelete, check.ScaleDown, check.ScaleToZero, check.DrainNode, check.DefaultCount, check.RolloutRestart))
+	fs.Var(&f.Disruptions, "disruption", fmt.Sprintf("a disruption, `KIND[=COUNT]`: one of %s, COUNT times\n"+
+		"(default %d); repeat for several (default %s)", kindList(), check.DefaultCount, check.RolloutRestart))
 	fs.StringVar(&f.PreStop, "prestop-sleep", "", "the variant has a native preStop sleep of this `DURATION` (variant prestop-DURATION; default: as-is)")
 	fs.Var(&f.Grace, "grace", "the variant's terminationGracePeriodSeconds, `SECONDS` (default: the manifest's)")
 	fs.Var(&f.MaxFailureRatio, "max-failure-ratio", "the failure `RATIO` allowed, 0 to 1 (default: no failed request)")
@@ -741,4 +741,13 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// kindList is every disruption kind, for --help: "rollout-restart, delete-pod, ...".
+func kindList() string {
+	ks := make([]string, len(check.DisruptionKinds))
+	for i, k := range check.DisruptionKinds {
+		ks[i] = string(k)
+	}
+	return strings.Join(ks, ", ")
 }

@@ -22,7 +22,8 @@ const (
 	// KubeProxyMetrics reads kube-proxy's programming histogram and mode through the API
 	// server's pod proxy in kube-system.
 	KubeProxyMetrics Feature = "kube-proxy-metrics"
-	// Drain cordons a node and evicts the app's pods through the eviction API (DrainNode).
+	// Drain cordons a node and evicts the app's pods through the eviction API (a disruption
+	// kind whose check.DisruptionInfo.Rights names it: drain-node).
 	Drain Feature = "drain"
 	// Audit reads a cluster's workloads for rollcheck audit (list only: it changes nothing).
 	Audit Feature = "audit"
@@ -50,6 +51,10 @@ const (
 // AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
 // Secret, a ServiceAccount of theirs): no generated file grants them.
 const AppManifests Feature = "manifests"
+
+// InPlaceOf is, for each feature a disruption kind may need (check.DisruptionInfo.Rights), the
+// feature that grants the same to a check in place, in the app's namespace only.
+var InPlaceOf = map[Feature]Feature{Drain: InPlaceDrain}
 
 // Features lists the features in the order the manifests hold them.
 var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceDrain, InPlaceLoad}

@@ -186,6 +186,29 @@ func TestPlansNeed(t *testing.T) {
 	}
 }
 
+// Every disruption kind's rights (check.DisruptionInfo.Rights) are a feature of this list, with
+// its in-place counterpart, so that PlansNeed and InPlaceNeed ask for them.
+func TestDisruptionRights(t *testing.T) {
+	for _, d := range check.Disruptions {
+		if d.Rights == "" {
+			continue
+		}
+		f := Feature(d.Rights)
+		if !slices.Contains(Features, f) || len(Of(f)) == 0 {
+			t.Errorf("%s needs rights %q, which no feature of Features grants: add the feature and its rules to Rights", d.Kind, d.Rights)
+		}
+		if in, ok := InPlaceOf[f]; !ok || !slices.Contains(Features, in) || len(Of(in)) == 0 {
+			t.Errorf("%s needs rights %q: InPlaceOf names no feature that grants them to a check in place (%q)", d.Kind, d.Rights, in)
+		}
+		p := checktest.WebPlan()
+		p.Disruption.Kind = d.Kind
+		n, err := PlansNeed([]check.Plan{p}, mapper())
+		if err != nil || !slices.Contains(n.Features, f) {
+			t.Errorf("%s: PlansNeed %v, %v: want %s among them", d.Kind, n.Features, err, f)
+		}
+	}
+}
+
 // fakeReviews answers every SelfSubjectAccessReview with allowed, except those deny says no to.
 func fakeReviews(deny func(*authorizationv1.ResourceAttributes) bool) *fake.Clientset {
 	cs := fake.NewClientset()

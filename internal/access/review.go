@@ -31,8 +31,8 @@ func (n Need) Rights() []Right { return append(Of(n.Features...), n.Objects...) 
 func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
 	n := Need{Features: []Feature{Core}}
 	for _, p := range plans {
-		if p.Disruption.Kind == check.DrainNode && !slices.Contains(n.Features, Drain) {
-			n.Features = append(n.Features, Drain)
+		if f := Feature(p.Disruption.Kind.Info().Rights); f != "" && !slices.Contains(n.Features, f) {
+			n.Features = append(n.Features, f)
 		}
 	}
 	// Which feature's file grants create on a resource: a kind the plans hold that their
@@ -144,8 +144,8 @@ func InPlaceNeed(plans []check.Plan, loadNS string) []Right {
 		if p.Variant.PDB != nil {
 			add(InPlaceBudget)
 		}
-		if p.Disruption.Kind == check.DrainNode {
-			add(InPlaceDrain)
+		if f := Feature(p.Disruption.Kind.Info().Rights); f != "" {
+			add(InPlaceOf[f])
 		}
 	}
 	if loadNS != "" {

@@ -55,7 +55,7 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 			dominant, n = ph, c
 		}
 	}
-	if cfg.Disruption == check.ForceDelete {
+	if cfg.Disruption.Info().Forced {
 		parts = append(parts, "a forced delete gives preStop about 1 s and the container 2 s more whatever is set: no setting removes its failures, only the app draining fast")
 	}
 	switch dominant {
@@ -150,10 +150,10 @@ func noLocalEndpointAdvice(n int) string {
 // was ready: kube-proxy sends to a terminating pod that still serves when no endpoint is ready,
 // so a preStop with readiness still passing bridges the replacement's start.
 func noEndpointAdvice(n int, cfg check.Applied) string {
-	switch cfg.Disruption {
-	case check.DrainNode:
+	switch d := cfg.Disruption.Info(); {
+	case d.Evicts:
 		return drainAdvice(n, cfg)
-	case check.ScaleToZero:
+	case d.Takes == check.TakesAll:
 		return fmt.Sprintf("most failures (%d) came after the app was scaled to zero and its last pod stopped serving, until a new one was ready (no-endpoint): "+
 			"no pod setting shortens that; a preStop with readiness still passing only moves it later (kube-proxy sends to terminating pods that still serve while none is ready). "+
 			"Keep at least one replica while traffic comes, or put something in front that holds requests until a pod is ready (a scale-from-zero proxy)", n)
@@ -204,7 +204,7 @@ func propagationLimit(r *check.Recommendation, ex *check.Explanation, cfg check.
 			return fmt.Sprintf("the classic sidecar %s in front of it (preStop %s) owns the port and is stopped when its own preStop ends, whatever the app's: give it a preStop sleep ≥ %s, or make it a native sidecar (an init container with restartPolicy Always)", front.Name, front.PreStop, r.PreStop)
 		}
 	}
-	if cfg.Disruption == check.ForceDelete {
+	if cfg.Disruption.Info().Forced {
 		return "a forced delete cut the preStop short (see above)"
 	}
 	if times != nil && times.SIGTERM.N > 0 && times.SIGTERM.P50+ownDelayNoted < pre {

@@ -242,7 +242,7 @@ func Recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 // native sleep, cut at the grace period; nothing for a forced deletion (no hook runs) or a hook
 // that may end early (exec, httpGet); nor across a kubelet restart, which may cut the hook.
 func heldFor(c check.Applied) time.Duration {
-	if c.Disruption == check.ForceDelete || c.Disruption == check.KubeletRestart || c.PreStop.Sleep <= 0 {
+	if d := c.Disruption.Info(); d.Forced || d.RestartsKubelet || c.PreStop.Sleep <= 0 {
 		return 0
 	}
 	return min(c.PreStop.Sleep, time.Duration(c.GraceSeconds)*time.Second)

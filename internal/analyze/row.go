@@ -116,7 +116,7 @@ func attributeInput(in Input) attribute.Input {
 // entry is the node the load entered at (Input.EntryNode).
 func attributeContext(c check.Applied, entry string) attribute.Context {
 	ctx := attribute.Context{KeepAlive: c.KeepAlive, Proxy: c.Through(), UpstreamNamed: c.UpstreamHeader != "", Balanced: c.Balanced(),
-		Drain: c.Disruption == check.DrainNode, SingleReplica: c.Replicas == 1, ScaleToZero: c.Disruption == check.ScaleToZero}
+		Drain: c.Disruption.Info().Evicts, SingleReplica: c.Replicas == 1, ScaleToZero: c.Disruption.Info().Takes == check.TakesAll}
 	if c.LocalOnly() {
 		ctx.LocalEntry = entry
 	}

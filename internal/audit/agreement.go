@@ -93,12 +93,12 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 		ar.Predicted, ar.Category = NotPredicted, why
 		return ar
 	}
-	switch {
+	switch d := a.Disruption.Info(); {
 	case a.PinsConnections():
 		return notPredicted("pinned connections (keep-alive, or a gRPC channel without round_robin): not predicted")
-	case a.Disruption == check.ForceDelete:
+	case d.Forced:
 		return notPredicted("forced delete (grace 0): skips the preStop and grace the audit reads")
-	case a.Disruption == check.ScaleToZero || a.Disruption == check.KubeletRestart:
+	case d.Takes == check.TakesAll || d.RestartsKubelet:
 		return notPredicted(string(a.Disruption) + ": neither a rollout, a graceful deletion nor a drain")
 	case r.Explanation == nil:
 		return notPredicted("no explanation: the row ran no load")
@@ -166,10 +166,10 @@ func predictRow(res Result, a check.Applied) map[timeline.Phase]float64 {
 			continue
 		}
 		n := fd.Predicted
-		switch {
-		case a.Disruption == check.RolloutRestart:
+		switch takes := a.Disruption.Info().Takes; {
+		case takes == check.TakesRollout:
 		case fd.Per == PerDrain:
-		case a.Disruption == check.DrainNode && drain != nil:
+		case takes == check.TakesNode && drain != nil:
 			n = n / float64(fd.Pods) * float64(drain.Pods)
 		default:
 			n /= float64(fd.Pods)
@@ -183,14 +183,17 @@ func predictRow(res Result, a check.Applied) map[timeline.Phase]float64 {
 // rollout, a drain's all of them, a graceful deletion's those per pod (not a rollout's
 // no-endpoint) and the drain's no-endpoint when it deletes the only pod.
 func applies(fd Finding, a check.Applied, w *Workload) bool {
-	switch a.Disruption {
-	case check.RolloutRestart:
+	takes := a.Disruption.Info().Takes
+	switch takes {
+	case check.TakesRollout:
 		return fd.Per == PerRollout
-	case check.DrainNode:
+	case check.TakesNode:
 		return fd.Per == PerDrain || fd.Mechanism != timeline.PhaseNoEndpoint
 	}
 	if fd.Per == PerDrain {
-		return w.Replicas == 1 && a.Disruption == check.DeletePod
+		// A deletion of the only pod (scale-down needs two; the forced and kubelet-restarting
+		// kinds are not predicted).
+		return takes == check.TakesOne && w.Replicas == 1
 	}
 	return fd.Mechanism != timeline.PhaseNoEndpoint
 }

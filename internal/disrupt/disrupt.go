@@ -2,7 +2,6 @@ package disrupt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,7 +103,7 @@ func Repeat(ctx context.Context, t Target, kind Kind, count int, before, after f
 		}
 		pod, err := once(ctx, t, kind, &rec)
 		rec.Pod, rec.Complete = pod, time.Now()
-		if err == nil && kind == ForceDelete {
+		if err == nil && kind.Info().Forced {
 			// The Pod is gone from the API at once, but its containers are still stopped by
 			// the kubelet afterwards (preStop 1 s, then SIGTERM and 2 s more: seen up to ~5 s
 			// after the deletion on a loaded node): wait that out, so that the next disruption
@@ -140,86 +139,117 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 	if t.Logf == nil {
 		t.Logf = func(string, ...any) {}
 	}
-	switch kind {
-	case RolloutRestart:
-		if err := kube.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
-			return "", err
-		}
-		return "", Settle(ctx, t)
-	case DeletePod, ForceDelete, KubeletRestart:
-		if kind == KubeletRestart && t.RestartKubelet == nil {
-			return "", errors.New("kubelet-restart: this cluster's front end cannot restart a kubelet (only kind's can)")
-		}
-		pod, err := pickPod(ctx, t)
-		if err != nil {
-			return "", err
-		}
-		var opts []resources.DeleteOption
-		if kind == ForceDelete {
-			opts = append(opts, resources.WithGracePeriod(0))
-		}
-		// A deletion asked again after a lost answer may find the pod gone: it was deleted.
-		err = kube.Retry(ctx, func(ctx context.Context) error { return t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...) })
-		if err != nil && !apierrors.IsNotFound(err) {
-			return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
-		}
-		t.Logf("%s: deleted pod %s", kind, pod.Name)
-		if kind == KubeletRestart {
-			select {
-			case <-ctx.Done():
-				return pod.Name, ctx.Err()
-			case <-time.After(check.KubeletRestartAfter):
-			}
-			rec.KubeletRestarted = time.Now()
-			if err := t.RestartKubelet(ctx, pod.Spec.NodeName); err != nil {
-				return pod.Name, fmt.Errorf("kubelet-restart: node %s: %w", pod.Spec.NodeName, err)
-			}
-			rec.KubeletBack = time.Now()
-			t.Logf("%s: kubelet of node %s restarted %s after deleting %s, running again %s later", kind, pod.Spec.NodeName,
-				rec.KubeletRestarted.Sub(rec.Started).Round(10*time.Millisecond), pod.Name, rec.KubeletBack.Sub(rec.KubeletRestarted).Round(10*time.Millisecond))
-		}
-		if err := Settle(ctx, t); err != nil {
-			return pod.Name, err
-		}
-		return pod.Name, nil
-	case DrainNode:
-		return "", drain(ctx, t, rec)
-	case ScaleDown:
-		n, err := replicas(ctx, t)
-		if err != nil {
-			return "", fmt.Errorf("scale down %s/%s: %w", t.Namespace, t.Deployment, err)
-		}
-		if n < 2 {
-			return "", fmt.Errorf("scale down %s/%s: %d replica(s), need at least 2", t.Namespace, t.Deployment, n)
-		}
-		if err := scale(ctx, t, n-1); err != nil {
-			return "", err
-		}
-		if err := Settle(ctx, t); err != nil {
-			return "", err
-		}
-		if err := scale(ctx, t, n); err != nil {
-			return "", err
-		}
-		return "", Settle(ctx, t)
-	case ScaleToZero:
-		n, err := replicas(ctx, t)
-		if err != nil {
-			return "", fmt.Errorf("scale to zero %s/%s: %w", t.Namespace, t.Deployment, err)
-		}
-		if err := scale(ctx, t, 0); err != nil {
-			return "", err
-		}
-		if err := Settle(ctx, t); err != nil {
-			return "", err
-		}
-		t.Logf("%s: no pod left after %s; scaling back to %d", kind, time.Since(rec.Started).Round(10*time.Millisecond), n)
-		if err := scale(ctx, t, n); err != nil {
-			return "", err
-		}
-		return "", Settle(ctx, t)
+	r, ok := runners[kind]
+	if !ok {
+		return "", fmt.Errorf("unknown disruption %q", kind)
 	}
-	return "", fmt.Errorf("unknown disruption %q", kind)
+	return r(ctx, t, kind, rec)
+}
+
+// runner runs one disruption of its kind and waits until the Deployment has settled; it
+// returns the name of the pod it deleted, if it deleted one.
+type runner func(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
+
+// runners is how each kind of check.Disruptions runs, one function per kind (a test keeps
+// them one to one); what else a kind means is its check.DisruptionInfo.
+var runners = map[Kind]runner{
+	RolloutRestart: rolloutRestart,
+	DeletePod:      deletePod,
+	ForceDelete:    deletePod,
+	KubeletRestart: deletePod,
+	ScaleDown:      scaleDown,
+	ScaleToZero:    scaleToZero,
+	DrainNode:      drainNode,
+}
+
+func drainNode(ctx context.Context, t Target, _ Kind, rec *Record) (string, error) {
+	return "", drain(ctx, t, rec)
+}
+
+func rolloutRestart(ctx context.Context, t Target, _ Kind, _ *Record) (string, error) {
+	if err := kube.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
+		return "", err
+	}
+	return "", Settle(ctx, t)
+}
+
+// deletePod deletes one pod: with grace period 0 when the kind is Forced, and restarting the
+// kubelet of its node check.KubeletRestartAfter later when the kind RestartsKubelet.
+func deletePod(ctx context.Context, t Target, kind Kind, rec *Record) (string, error) {
+	info := kind.Info()
+	if info.RestartsKubelet && t.RestartKubelet == nil {
+		return "", fmt.Errorf("%s: this cluster's front end cannot restart a kubelet (only kind's can)", kind)
+	}
+	pod, err := pickPod(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	var opts []resources.DeleteOption
+	if info.Forced {
+		opts = append(opts, resources.WithGracePeriod(0))
+	}
+	// A deletion asked again after a lost answer may find the pod gone: it was deleted.
+	err = kube.Retry(ctx, func(ctx context.Context) error { return t.Client.Resources(t.Namespace).Delete(ctx, pod, opts...) })
+	if err != nil && !apierrors.IsNotFound(err) {
+		return pod.Name, fmt.Errorf("%s %s/%s: %w", kind, t.Namespace, pod.Name, err)
+	}
+	t.Logf("%s: deleted pod %s", kind, pod.Name)
+	if info.RestartsKubelet {
+		select {
+		case <-ctx.Done():
+			return pod.Name, ctx.Err()
+		case <-time.After(check.KubeletRestartAfter):
+		}
+		rec.KubeletRestarted = time.Now()
+		if err := t.RestartKubelet(ctx, pod.Spec.NodeName); err != nil {
+			return pod.Name, fmt.Errorf("%s: node %s: %w", kind, pod.Spec.NodeName, err)
+		}
+		rec.KubeletBack = time.Now()
+		t.Logf("%s: kubelet of node %s restarted %s after deleting %s, running again %s later", kind, pod.Spec.NodeName,
+			rec.KubeletRestarted.Sub(rec.Started).Round(10*time.Millisecond), pod.Name, rec.KubeletBack.Sub(rec.KubeletRestarted).Round(10*time.Millisecond))
+	}
+	if err := Settle(ctx, t); err != nil {
+		return pod.Name, err
+	}
+	return pod.Name, nil
+}
+
+func scaleDown(ctx context.Context, t Target, _ Kind, _ *Record) (string, error) {
+	n, err := replicas(ctx, t)
+	if err != nil {
+		return "", fmt.Errorf("scale down %s/%s: %w", t.Namespace, t.Deployment, err)
+	}
+	if n < 2 {
+		return "", fmt.Errorf("scale down %s/%s: %d replica(s), need at least 2", t.Namespace, t.Deployment, n)
+	}
+	if err := scale(ctx, t, n-1); err != nil {
+		return "", err
+	}
+	if err := Settle(ctx, t); err != nil {
+		return "", err
+	}
+	if err := scale(ctx, t, n); err != nil {
+		return "", err
+	}
+	return "", Settle(ctx, t)
+}
+
+func scaleToZero(ctx context.Context, t Target, kind Kind, rec *Record) (string, error) {
+	n, err := replicas(ctx, t)
+	if err != nil {
+		return "", fmt.Errorf("scale to zero %s/%s: %w", t.Namespace, t.Deployment, err)
+	}
+	if err := scale(ctx, t, 0); err != nil {
+		return "", err
+	}
+	if err := Settle(ctx, t); err != nil {
+		return "", err
+	}
+	t.Logf("%s: no pod left after %s; scaling back to %d", kind, time.Since(rec.Started).Round(10*time.Millisecond), n)
+	if err := scale(ctx, t, n); err != nil {
+		return "", err
+	}
+	return "", Settle(ctx, t)
 }
 
 // Settle waits until the Deployment's rollout is complete and none of its pods is

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/kube/kubefake"
 )
@@ -252,5 +253,19 @@ func TestRepeat(t *testing.T) {
 	recs, err = Repeat(context.Background(), target, DeletePod, 3, nil, nil)
 	if len(recs) != 0 || err == nil || err.Error() != "delete-pod 1 of 3: no ready pod app=none in ns to delete" {
 		t.Errorf("Repeat with no pod = %v, %v", recs, err)
+	}
+}
+
+// Every kind of check's table has its runner, and no runner is for a kind the table lacks.
+func TestEveryKindHasARunner(t *testing.T) {
+	for _, k := range check.DisruptionKinds {
+		if runners[k] == nil {
+			t.Errorf("%s: no runner: add one to runners in internal/disrupt/disrupt.go", k)
+		}
+	}
+	for k := range runners {
+		if !slices.Contains(check.DisruptionKinds, k) {
+			t.Errorf("runner for %s, which check.Disruptions does not hold: add its entry there", k)
+		}
 	}
 }

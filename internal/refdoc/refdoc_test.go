@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
@@ -353,5 +354,31 @@ func TestSchemasDescribeAuditJSON(t *testing.T) {
 				t.Errorf("%s, %s: %s", c.name, name, e)
 			}
 		}
+	}
+}
+
+// The reference's table of disruption kinds has one row per kind of check.Disruptions, in its
+// order: a kind added to the table shows in docs/reference.md (after make docs).
+func TestReferenceListsEveryDisruption(t *testing.T) {
+	doc, err := ReferenceMarkdown(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), DisruptionsMark+"\n")
+	var kinds []string
+	for line := range strings.Lines(table) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		if k, ok := strings.CutPrefix(line, "| `"); ok {
+			kinds = append(kinds, k[:strings.Index(k, "`")])
+		}
+	}
+	want := make([]string, len(check.DisruptionKinds))
+	for i, k := range check.DisruptionKinds {
+		want[i] = string(k)
+	}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("%s's table of disruptions lists %v, want %v", ReferenceDoc, kinds, want)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func writeDrains(p func(string, ...any), rows []Row) {
 	var drained []Row
 	for _, r := range rows {
-		if r.Config.Disruption == check.DrainNode && len(r.Disruptions) > 0 {
+		if r.Config.Disruption.Info().Evicts && len(r.Disruptions) > 0 {
 			drained = append(drained, r)
 		}
 	}

@@ -57,7 +57,7 @@ func Lifecycle(rows []Row) []Finding {
 func kubeletRestart(rows []Row) Finding {
 	restartOf := func(r Row, t check.Termination) (time.Duration, bool) {
 		for _, d := range r.Disruptions {
-			if d.Kind == check.KubeletRestart && !d.KubeletBack.IsZero() && !t.Deleting.Before(d.Started) && (d.Complete.IsZero() || t.Deleting.Before(d.Complete)) {
+			if d.Kind.Info().RestartsKubelet && !d.KubeletBack.IsZero() && !t.Deleting.Before(d.Started) && (d.Complete.IsZero() || t.Deleting.Before(d.Complete)) {
 				return d.KubeletBack.Sub(t.Deleting), true
 			}
 		}
@@ -67,7 +67,7 @@ func kubeletRestart(rows []Row) Finding {
 		Finding: Finding{Claim: "A kubelet restarted while a pod terminates starts the termination over, with the full grace period again: a container that ignores SIGTERM is killed a whole grace period after the kubelet is back, not at the end of the first",
 			Source: podLifecycleDoc, Tolerance: "±" + (2 * lifecycleTolerance).String() + " (the kubelet takes a moment to take the pod up again)",
 			Quote: "If the kubelet or the container runtime's management service is restarted while waiting for processes to terminate, the cluster retries from the start including the full original grace period."},
-		rows: func(r Row) bool { return r.Config.Disruption == check.KubeletRestart },
+		rows: func(r Row) bool { return r.Config.Disruption.Info().RestartsKubelet },
 		terms: func(r Row, t check.Termination) bool {
 			_, ok := restartOf(r, t)
 			return ok && t.Exit > 0 && t.How == check.EndedKilled
@@ -292,11 +292,11 @@ func (c claim) measure(rows []Row) Finding {
 	return f
 }
 
-func notForced(r Row) bool { return r.Config.Disruption != check.ForceDelete }
+func notForced(r Row) bool { return !r.Config.Disruption.Info().Forced }
 
 // unrestarted: a graceful termination that no kubelet restart started over (the grace period
 // claims count from the deletion).
-func unrestarted(r Row) bool { return notForced(r) && r.Config.Disruption != check.KubeletRestart }
+func unrestarted(r Row) bool { return notForced(r) && !r.Config.Disruption.Info().RestartsKubelet }
 
 func exited(_ Row, t check.Termination) bool { return t.Exit > 0 }
 
@@ -387,7 +387,10 @@ func replacement(rows []Row) Finding {
 			Quote:     "A ReplicaSet's purpose is to maintain a stable set of replica Pods running at any given time.",
 			Tolerance: "replacement created before the old Pod was gone (its container's exit when the Pod's removal was not seen), within the watch's lag"},
 		rows: func(r Row) bool {
-			return r.Config.Disruption == check.DeletePod || r.Config.Disruption == check.ForceDelete
+			// a deletion of one pod that the ReplicaSet replaces (not a scale) and no kubelet
+			// restart delays
+			d := r.Config.Disruption.Info()
+			return d.Takes == check.TakesOne && !d.Scales && !d.RestartsKubelet
 		},
 		terms: func(_ Row, t check.Termination) bool { return t.Replacement != "" && t.Exit > 0 },
 		none:  "no deleted pod with both its exit and a replacement seen",
