@@ -80,6 +80,9 @@ func (p Plan) inPlaceProblems() []error {
 	if h := shortHost(p.Load.URL); h != "" && p.Load.From == LoadFromCluster {
 		bad("load url %s: a load pod resolves the short name %s in rollcheck's own namespace, not in %s: write %s.%s.svc (or the address your clients use)", p.Load.URL, h, a.Namespace, h, a.Namespace)
 	}
+	if r := p.Load.Resolve; r != "" && !strings.Contains(strings.TrimSuffix(r, "."), ".") {
+		bad("load resolve %s: a load pod asks for the short name %s in rollcheck's own namespace, not in %s: write %s.%s.svc", r, r, a.Namespace, r, a.Namespace)
+	}
 	if p.Load.From == LoadFromHost && !p.Load.Through() {
 		bad("load from the host: an app checked in place has no NodePort of rollcheck's; send the load from the cluster (load pods, to its Service) or give load url, an address the host reaches (the ingress or load balancer its clients use)")
 	}

@@ -207,7 +207,11 @@ type Load struct {
 	// Resolve is a DNS name the proxy at URL resolves to find the pods (a headless Service of the
 	// app, by its short name), which the load pods ask the cluster's DNS for too, four times a
 	// second: the row then says when the DNS stopped answering with each deleted pod's address,
-	// and the TTL it gave. Load from the cluster only. Empty: not asked.
+	// and the TTL it gave. Without a URL (the load goes to rollcheck's load Service) it is
+	// measured only: the row carries the DNS window (Explanation's DNS, DNSTTL), which no proxy
+	// of the row's path resolves, so the recommendation and the verdict do not read it. Load
+	// from the cluster only; for an app checked in place, a full name (NAME.NAMESPACE.svc): the
+	// load pods ask from a namespace of rollcheck's. Empty: not asked.
 	Resolve string
 	// ResolveRefresh is how long the proxy at URL keeps what it resolved for Resolve before it
 	// resolves the name again (nginx's resolver valid=, HAProxy's timeout resolve, Caddy's
@@ -216,7 +220,7 @@ type Load struct {
 	// The recommendation bounds how long such a proxy sends to a deleted pod by the DNS window
 	// plus ResolveRefresh, when the proxy names no upstream to measure it by. Zero: not known
 	// (a proxy of your own): the TTL of the DNS answers stands in, and the recommendation says
-	// so. Needs Resolve.
+	// so. Needs Resolve and URL.
 	ResolveRefresh time.Duration
 	ResolveSetting string
 	// Protocol is what the load speaks (default loadgen.ProtocolHTTP1): loadgen.ProtocolH2C
@@ -426,8 +430,9 @@ type Applied struct {
 	// UpstreamHeader is Load.UpstreamHeader: the header in which the proxy named the pod
 	// address it chose; empty: requests were matched to pods by the app's answers and in time.
 	UpstreamHeader string `json:"upstreamHeader,omitempty"`
-	// Resolve is Load.Resolve: the name the proxy resolved to find the pods; ResolveRefresh and
-	// ResolveSetting say how long it kept an answer (zero: not known).
+	// Resolve is Load.Resolve: the name the proxy resolved to find the pods (without LoadURL, a
+	// name the load pods asked for, measured only); ResolveRefresh and ResolveSetting say how
+	// long the proxy kept an answer (zero: not known).
 	Resolve        string        `json:"resolve,omitempty"`
 	ResolveRefresh time.Duration `json:"resolveRefresh,omitempty"`
 	ResolveSetting string        `json:"resolveSetting,omitempty"`

@@ -150,8 +150,6 @@ func (p Plan) Validate() (warnings []string, err error) {
 	}
 	if r := p.Load.Resolve; r != "" {
 		switch {
-		case p.Load.URL == "":
-			bad("load resolve %q: only a proxy in front (a load url) resolves names", r)
 		case p.Load.From != LoadFromCluster:
 			bad("load resolve %q: the name is asked from a load pod; send the load from the cluster", r)
 		case !dnsName.MatchString(strings.TrimSuffix(r, ".")):
@@ -162,6 +160,8 @@ func (p Plan) Validate() (warnings []string, err error) {
 	case rr == 0 && rs == "":
 	case p.Load.Resolve == "":
 		bad("load resolveRefresh %s (%q): only a proxy that resolves a name (load resolve) refreshes it", rr, rs)
+	case !p.Load.Through():
+		bad("load resolveRefresh %s (%q): only a proxy in front (a load url) refreshes what it resolved; without one, load resolve is measured only", rr, rs)
 	case rr < 0 && rr != ResolveOnce:
 		bad("load resolveRefresh %s: want a positive duration, or ResolveOnce", rr)
 	case rr == 0:

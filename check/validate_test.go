@@ -208,6 +208,9 @@ func TestCheckAccepts(t *testing.T) {
 		{"a proxy that resolves once", func(_ *testing.T, p *Plan) {
 			p.Load.URL, p.Load.From, p.Load.Resolve, p.Load.ResolveRefresh = "http://front/", LoadFromCluster, "app-headless", ResolveOnce
 		}},
+		{"a name asked without a proxy (its DNS window measured only)", func(_ *testing.T, p *Plan) {
+			p.Load.From, p.Load.Resolve = LoadFromCluster, "web-headless"
+		}},
 		{"pull policy Never on the loaded image", func(t *testing.T, p *Plan) {
 			container(t, deploymentOf(t, p.App.Objects, "web"), "app").ImagePullPolicy = corev1.PullNever
 		}},
@@ -263,6 +266,11 @@ func TestCheckRejects(t *testing.T) {
 		{"upstream header without url", func(_ *testing.T, p *Plan) { p.Load.UpstreamHeader = "X-Upstream" }, `load upstreamHeader "X-Upstream": only a proxy in front`},
 		{"upstream header not a name", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.UpstreamHeader = "http://front/", "X Up" }, `load upstreamHeader "X Up": want an HTTP header name`},
 		{"resolve from the host", func(_ *testing.T, p *Plan) { p.Load.URL, p.Load.Resolve = "http://front/", "app-headless" }, `load resolve "app-headless": the name is asked from a load pod`},
+		{"resolve without a proxy from the host", func(_ *testing.T, p *Plan) { p.Load.Resolve = "web-headless" }, `load resolve "web-headless": the name is asked from a load pod`},
+		{"resolve not a name", func(_ *testing.T, p *Plan) { p.Load.From, p.Load.Resolve = LoadFromCluster, "web headless" }, `load resolve "web headless": want a DNS name`},
+		{"resolve refresh without a proxy", func(_ *testing.T, p *Plan) {
+			p.Load.From, p.Load.Resolve, p.Load.ResolveRefresh = LoadFromCluster, "web-headless", time.Second
+		}, `load resolveRefresh 1s (""): only a proxy in front (a load url) refreshes what it resolved; without one, load resolve is measured only`},
 		{"resolve refresh without resolve", func(_ *testing.T, p *Plan) {
 			p.Load.ResolveRefresh, p.Load.ResolveSetting = time.Second, "nginx resolver valid=1s"
 		},

@@ -584,12 +584,15 @@ func (r *runner) servingReplicas() int {
 }
 
 // loadConfig adds to cfg what every request of the row carries and records: the app's pod
-// header and, through a proxy in front (Load.URL), its Host header and the header naming the
-// upstream. A URL the user named may be any address the load's source reaches.
+// header, the name the load pods ask the cluster's DNS for (Load.Resolve: with or without a
+// proxy in front, which validation allows from the cluster only) and, through a proxy in front
+// (Load.URL), its Host header and the header naming the upstream. A URL the user named may be
+// any address the load's source reaches.
 func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 	l := r.p.Load
 	cfg.PodHeader = r.p.App.PodHeader
 	cfg.Protocol = l.Protocol
+	cfg.Resolve = l.Resolve
 	switch l.Protocol {
 	case loadgen.ProtocolGRPC:
 		g := l.GRPC
@@ -600,7 +603,7 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 		cfg.Target = strings.Replace(cfg.Target, "http://", "https://", 1)
 	}
 	if l.Through() {
-		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote, cfg.Resolve = true, l.UpstreamHeader, true, l.Resolve
+		cfg.Proxy, cfg.UpstreamHeader, cfg.AllowRemote = true, l.UpstreamHeader, true
 		if l.Host != "" {
 			cfg.Headers = map[string]string{"Host": l.Host}
 		}

@@ -93,10 +93,11 @@ type Config struct {
 	// proxy's own (ProxyClass) and Result.ProxyTold is set. Where no answer carries PodHeader
 	// the two cannot be told apart and 5xx answers keep their HTTP5xxClass.
 	Proxy bool `json:"proxy,omitempty"`
-	// Resolve is a DNS name (a headless Service the proxy in front resolves) that the attack
-	// asks the DNS server of its resolv.conf for, every ResolveEvery while it runs, from where it
-	// runs (a load pod): Result.DNS holds each change of the answer, with its TTL. A name without
-	// a dot gets resolv.conf's first search domain (the load pod's namespace). Empty: none.
+	// Resolve is a DNS name (a headless Service: the one a proxy in front resolves, or one whose
+	// DNS window alone is measured) that the attack asks the DNS server of its resolv.conf for,
+	// every ResolveEvery while it runs, from where it runs (a load pod): Result.DNS holds each
+	// change of the answer, with its TTL. A name without a dot gets resolv.conf's first search
+	// domain (the load pod's namespace). Empty: none.
 	Resolve string `json:"resolve,omitempty"`
 	// AllowRemote permits a target whose host is not a loopback address.
 	AllowRemote bool `json:"allowRemote,omitempty"`

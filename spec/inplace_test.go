@@ -51,6 +51,14 @@ app: {namespace: shop, deployment: web, port: 8080}
 load: {from: host, url: "http://127.0.0.1:8080/"}
 variants: [{name: as-is, expect: {failures: 0}}]
 `)
+	// A headless Service of the app's namespace asked by its full name: its DNS window, measured.
+	if p := inPlacePlans(t, `
+app: {namespace: shop, deployment: web, port: 8080}
+load: {from: cluster, resolve: web-headless.shop.svc}
+variants: [{name: as-is, expect: {failures: 0}}]
+`); p[0].Load.Resolve != "web-headless.shop.svc" {
+		t.Errorf("resolve %q", p[0].Load.Resolve)
+	}
 }
 
 // inPlacePlans are the plans of a check file that begins with inPlaceHead; a problem fails the test.
@@ -81,6 +89,7 @@ func TestInPlaceRejects(t *testing.T) {
 		{`{namespace: shop, deployment: web, port: 8080}`, ``, `externalTrafficPolicy: Local`, "externalTrafficPolicy Local: an app checked in place has no load Service"},
 		{`{namespace: shop, deployment: web, port: 8080}`, `{from: cluster, protocol: grpc, grpc: {balancing: round_robin}}`, ``, "load grpc balancing round_robin: it resolves rollcheck's headless Service"},
 		{`{namespace: shop, deployment: web, port: 8080}`, `{from: cluster, url: "http://front/"}`, ``, "load url http://front/: a load pod resolves the short name front in rollcheck's own namespace, not in shop: write front.shop.svc"},
+		{`{namespace: shop, deployment: web, port: 8080}`, `{from: cluster, resolve: web-headless}`, ``, "load resolve web-headless: a load pod asks for the short name web-headless in rollcheck's own namespace, not in shop: write web-headless.shop.svc"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			doc := inPlaceHead + "app: " + tc.app + "\n"

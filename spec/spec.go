@@ -175,13 +175,16 @@ type LoadSettings struct {
 	UpstreamHeader string `json:"upstreamHeader,omitempty"`
 	// Resolve is the DNS name the proxy at url resolves to find your pods (a headless Service),
 	// which the load pods ask the cluster's DNS for too: the report gives when the DNS stopped
-	// answering with each deleted pod's address, and its TTL. Needs url and from: cluster.
+	// answering with each deleted pod's address, and its TTL. Without url (the load goes to
+	// rollcheck's Service) the name is asked and its DNS window measured only (the row's
+	// explanation, rollcheck windows extract): the recommendation and the verdict do not read
+	// it. Needs from: cluster; with app.namespace, a full name (web-headless.shop.svc).
 	Resolve string `json:"resolve,omitempty"`
 	// ResolveRefresh is how long the proxy at url keeps an answer for resolve before it
 	// resolves the name again (nginx: resolver valid=; HAProxy: timeout resolve; Caddy: dynamic
 	// refresh), when you know it: the recommendation bounds how long the proxy sends to a
 	// deleted pod by the DNS window plus it. Left out, the TTL of the DNS answers stands in, and
-	// the recommendation says so. Needs resolve.
+	// the recommendation says so. Needs resolve and url.
 	ResolveRefresh *metav1.Duration `json:"resolveRefresh,omitempty"`
 }
 

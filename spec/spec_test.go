@@ -249,6 +249,29 @@ func TestResolveRefresh(t *testing.T) {
 	}
 }
 
+// resolve without url: the name reaches the plan (its DNS window measured only) from the
+// cluster; from the host, or with a refresh no proxy has, the check file is refused as the plan
+// would be.
+func TestResolveWithoutURL(t *testing.T) {
+	for load, want := range map[string]string{
+		"from: cluster, resolve: web-headless":                     "",
+		"resolve: web-headless":                                    `load resolve "web-headless": the name is asked from a load pod`,
+		"from: cluster, resolve: web-headless, resolveRefresh: 1s": "only a proxy in front (a load url) refreshes what it resolved",
+	} {
+		c, err := Parse(withLoad(load), "testdata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans, _, err := c.Plans()
+		switch {
+		case want == "" && (err != nil || plans[0].Load.Resolve != "web-headless" || plans[0].Load.Through()):
+			t.Errorf("%s: %v, load %+v", load, err, plans)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v, want %q", load, err, want)
+		}
+	}
+}
+
 // A gRPC load in a check file: the protocol, the method, a message in base64 (protobuf's wire
 // format) and the client's balancing reach the plan; a misspelt key is refused.
 func TestGRPCLoad(t *testing.T) {

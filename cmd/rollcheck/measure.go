@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -25,6 +27,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/oneline"
+	"github.com/rollcheck/rollcheck/internal/proxies"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
@@ -38,12 +41,13 @@ included) runs the sample app (rollcheck's own image, made of this executable: l
 cluster's nodes or pushed to --image-registry) with 3 replicas and no preStop, answering 15 s
 after SIGTERM (so that every request routed to a deleted pod is answered and its last answer
 dates the routing), under load from a load pod on that node (100 req/s, a new connection per
-request, the app naming its pod), and deletes one of its pods --deletions times. The rows are
+request, the app naming its pod; the load pod also asks the cluster's DNS for a headless Service
+of the pods 4 times a second), and deletes one of its pods --deletions times. The rows are
 rollcheck check's (engine.Run); the file holds their windows pooled (control plane, kube-proxy
-programming where its metrics can be read, data plane through the Service, the request p99 at the
-probe) and per node (the data plane as that node's kube-proxy routes); with --grpc, one more row
-measures a gRPC round_robin client's window over a headless Service. Not measured: the DNS window
-of a headless Service (rollcheck windows extract of a run with a resolving proxy has it).
+programming where its metrics can be read, data plane through the Service, the DNS window of the
+headless Service with its TTL, the request p99 at the probe) and per node (the data plane as that
+node's kube-proxy routes, the DNS window as the load pod on that node was answered); with --grpc,
+one more row measures a gRPC round_robin client's window over a headless Service.
 On rollcheck's kind cluster without --kubeconfig or --context. Exit 0 written, 1 when no row
 measured a window, 2 bad input or a cleanup that failed, 130 interrupted.`
 
@@ -141,10 +145,35 @@ func probePlan(s scenario.Scenario, image string, pull corev1.PullPolicy) (check
 	return p, nil
 }
 
+// measureHeadless is the headless Service of the pods of a windows measure row, which its load
+// pod asks the cluster's DNS for (the DNS window): the name the matrix's DNS proxies resolve.
+const measureHeadless = proxies.HeadlessServiceName
+
+// withHeadless adds to p a headless Service selecting its Deployment's ready pods on the app's
+// port (one A record per ready pod, as the cluster's DNS publishes them by default) and has the
+// load pods ask the cluster's DNS for it four times a second (check.Load.Resolve without a URL:
+// the row's DNS window, measured only; the load still goes to rollcheck's load Service).
+func withHeadless(p check.Plan) (check.Plan, error) {
+	d, err := p.Deployment()
+	if err != nil {
+		return check.Plan{}, err
+	}
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: measureHeadless},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: maps.Clone(d.Spec.Selector.MatchLabels),
+			Ports: []corev1.ServicePort{{Name: "http", Port: p.App.Port, TargetPort: intstr.FromInt32(p.App.Port), Protocol: corev1.ProtocolTCP}}},
+	}
+	p.App.Objects = append(slices.Clip(p.App.Objects), svc)
+	p.Load.Resolve = measureHeadless
+	return p, nil
+}
+
 // measurePlans are the probe's rows, one per node: the sample app running image (pull policy
 // pull: Never when the image was loaded into the nodes, IfNotPresent when pushed), 3 replicas, no
 // preStop, answering measureDrainDelay after SIGTERM, a graceful delete of one pod deletions
-// times, load from a load pod (the caller pins it to the row's node), keep-alive off.
+// times, load from a load pod (the caller pins it to the row's node), keep-alive off; and a
+// headless Service of the pods that the load pod asks the cluster's DNS for (withHeadless).
 func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletions int) ([]check.Plan, error) {
 	var plans []check.Plan
 	for i, node := range nodes {
@@ -157,6 +186,9 @@ func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletion
 			Load:       check.Load{Rate: 100, From: check.LoadFromCluster},
 		}
 		p, err := probePlan(s, image, pull)
+		if err == nil {
+			p, err = withHeadless(p)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -336,8 +368,7 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 	logf("measuring %s on %d node(s) (%s): %d deletions each, one node at a time", which, len(nodes), strings.Join(nodes, ", "), f.Deletions)
 	t.Logf = func(string, ...any) {}
 	_ = check.ClearRows(rowsDir)
-	var rows []check.Row
-	var perNode []audit.NodeMeasures
+	var perNode []nodeRow
 	for i, p := range plans {
 		if ctx.Err() != nil {
 			break
@@ -345,17 +376,11 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 		nt := t
 		nt.LoadNode = nodes[i] // the load pod on this node: the data plane as its kube-proxy routes
 		logf("node %d/%d %s: %d deletions", i+1, len(nodes), nodes[i], f.Deletions)
-		row := probeRow(ctx, nt, p, rowsDir, logf)
-		if row == nil {
-			continue
-		}
-		rows = append(rows, *row)
-		if w, err := audit.Extract([]check.Row{*row}, nodes[i]); err == nil {
-			perNode = append(perNode, audit.NodeMeasures{Node: nodes[i], Windows: w.Windows})
-		} else {
-			logf("node %s: %v", nodes[i], err)
+		if row := probeRow(ctx, nt, p, rowsDir, logf); row != nil {
+			perNode = append(perNode, nodeRow{Node: nodes[i], Row: *row})
 		}
 	}
+	var grpcRow *check.Row
 	if f.GRPC && ctx.Err() == nil {
 		p, err := grpcPlan(image, pull, f.Deletions)
 		if err != nil {
@@ -363,39 +388,85 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 			return exitBadInput
 		}
 		logf("gRPC round_robin client: %d deletions", f.Deletions)
-		if row := probeRow(ctx, t, p, rowsDir, logf); row != nil {
-			rows = append(rows, *row)
-		}
+		grpcRow = probeRow(ctx, t, p, rowsDir, logf)
 	}
 	if ctx.Err() != nil {
-		logf("interrupted after %d row(s); no windows file written", len(rows))
+		n := len(perNode)
+		if grpcRow != nil {
+			n++
+		}
+		logf("interrupted after %d row(s); no windows file written", n)
 		return exitSignal
 	}
-	w, err := audit.Extract(rows, "rollcheck windows measure")
+	w, err := measuredWindows(perNode, grpcRow, nodes, f, logf)
 	if err != nil {
 		logf("%v", err)
 		return exitFail
 	}
-	w.Nodes = perNode
 	w.Measured.Cluster = which
-	grpcWords := "no gRPC client window (--grpc measures one)"
-	if f.GRPC {
-		grpcWords = "and a gRPC round_robin client's window over a headless Service (one more row)"
-	}
-	w.Measured.Source = fmt.Sprintf("rollcheck windows measure: a row per node (%s), each %d graceful deletions of one of 3 pods of the sample app (no preStop, answering %s after SIGTERM) under 100 req/s from a load pod on that node, a new connection per request; %s; no DNS window",
-		strings.Join(nodes, ", "), f.Deletions, measureDrainDelay, grpcWords)
-	if err := w.Validate(); err != nil {
-		logf("%v", err)
-		return exitFail
-	}
 	if err := writeWindows(w, f.Output, stdout); err != nil {
 		logf("%v", err)
 		return exitBadInput
 	}
 	if f.Output != "" {
-		logf("windows of %d node(s): %s", len(perNode), f.Output)
+		logf("windows of %d node(s): %s", len(w.Nodes), f.Output)
 	}
 	return exitPass
+}
+
+// nodeRow is a row of windows measure and the node its load pod ran on.
+type nodeRow struct {
+	Node string
+	Row  check.Row
+}
+
+// measuredWindows is the windows file of the rows of windows measure, one per node that gave
+// one (of nodes, those asked for), and the gRPC client's row (nil: none): every row's windows
+// pooled, and per node those of its row (the control plane, the data plane as that node's kube-proxy
+// routes, the DNS window as its load pod was answered); a node whose row measured nothing is
+// logged and left out.
+func measuredWindows(rowsByNode []nodeRow, grpcRow *check.Row, nodes []string, f *measureFlags, logf func(string, ...any)) (*audit.WindowsFile, error) {
+	var rows []check.Row
+	var perNode []audit.NodeMeasures
+	for _, p := range rowsByNode {
+		rows = append(rows, p.Row)
+		if w, err := audit.Extract([]check.Row{p.Row}, p.Node); err == nil {
+			perNode = append(perNode, audit.NodeMeasures{Node: p.Node, Windows: w.Windows})
+		} else {
+			logf("node %s: %v", p.Node, err)
+		}
+	}
+	if grpcRow != nil {
+		rows = append(rows, *grpcRow)
+	}
+	w, err := audit.Extract(rows, "rollcheck windows measure")
+	if err != nil {
+		return nil, err
+	}
+	w.Nodes = perNode
+	w.Measured.Source = measureSource(nodes, f.Deletions, f.GRPC, w.Windows.DNS)
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// measureSource is a windows file's Measured.Source for rows on nodes of deletions each, with
+// the gRPC client's row or not, and the DNS window pooled over the rows (nil: none measured).
+func measureSource(nodes []string, deletions int, grpc bool, dns *audit.DNSMeasure) string {
+	dnsWords := fmt.Sprintf("the DNS window of a headless Service of the pods (deletion → the first DNS answer without the pod's address, asked %d times a second from the load pod on each node)",
+		time.Second/loadgen.ResolveEvery)
+	if dns != nil {
+		dnsWords += fmt.Sprintf(", TTL %d s", dns.TTLSeconds)
+	} else {
+		dnsWords += ": not measured (no answer dropped a deleted pod's address)"
+	}
+	grpcWords := "no gRPC client window (--grpc measures one)"
+	if grpc {
+		grpcWords = "a gRPC round_robin client's window over a headless Service (one more row)"
+	}
+	return fmt.Sprintf("rollcheck windows measure: a row per node (%s), each %d graceful deletions of one of 3 pods of the sample app (no preStop, answering %s after SIGTERM) under 100 req/s from a load pod on that node, a new connection per request; %s; %s",
+		strings.Join(nodes, ", "), deletions, measureDrainDelay, dnsWords, grpcWords)
 }
 
 // probeRow runs one of the probe's rows (engine.Run: its namespace deleted on every path) and

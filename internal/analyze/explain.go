@@ -226,12 +226,17 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 // windows and the requests' p99, with its fit and advice for cfg; nil when no deleted pod was
 // seen leaving the Service.
 func Recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
-	w := FromPropagation(ex.Propagation)
+	w, path := FromPropagation(ex.Propagation), PathOf(cfg)
+	if !path.Resolve {
+		// A DNS window the load pods measured with no proxy that resolves on the row's path
+		// (Load.Resolve without a URL) is no window of its requests.
+		w.DNS, w.DNSTTL = Window{}, 0
+	}
 	if !w.Measured() {
 		return nil
 	}
 	r := &check.Recommendation{RequestP99: ex.RequestP99, AppDelay: own, AppSpeaks: speaks}
-	rt := Route(w, PathOf(cfg))
+	rt := Route(w, path)
 	r.Routed, r.RoutedFrom, r.TTLStoodIn = rt.Window, rt.From, rt.TTLStoodIn
 	r.PreStop, r.GraceSeconds = Settings(r.Routed, r.RequestP99)
 	r.Fit, r.Advice = Advise(r, ex, cfg, times)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -322,5 +323,68 @@ func TestExplainBoundsADNSProxyByItsDNSWindow(t *testing.T) {
 	}
 	if r := ex.Recommendation; r == nil || r.RoutedFrom != "DNS window p99 250ms + nginx resolver valid=1s" || r.PreStop != 3*time.Second || r.Fit != "headroom" {
 		t.Errorf("recommendation %+v", r)
+	}
+}
+
+// A name the load pods ask the cluster's DNS for with no proxy in front (check.Load.Resolve
+// without a URL: rollcheck windows measure's headless Service) is measured only: the row carries
+// its DNS window, and its recommendation and verdict are those of the same row without it,
+// even when the DNS window is far longer than the data plane's.
+func TestResolveWithoutAProxyIsMeasuredOnly(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tl := timeline.Timeline{Started: at(0), Ended: at(20000),
+		Propagation: []timeline.Propagation{{Pod: "web-1", DeletingAt: at(5000), ToUnready: 90 * time.Millisecond, ToRemoved: -1}},
+		Events: []timeline.Event{
+			{Time: at(100), Kind: timeline.PodAddress, Pod: "web-1", Address: "10.244.1.5"},
+			{Time: at(100), Kind: timeline.PodAddress, Pod: "web-2", Address: "10.244.1.6"},
+			{Time: at(5000), Kind: timeline.PodDeleting, Pod: "web-1"},
+			{Time: at(19000), Kind: timeline.PodGone, Pod: "web-1"}, // it kept accepting until then
+		}}
+	res := &loadgen.Result{Started: at(0), Ended: at(20000), EndReason: loadgen.EndStopped, Valid: true, AchievedRate: 10,
+		DNS: []loadgen.DNSAnswer{
+			{Time: at(1000), Addrs: []string{"10.244.1.5", "10.244.1.6"}, TTL: 30},
+			{Time: at(9000), Addrs: []string{"10.244.1.6"}, TTL: 30}, // 4 s after the deletion
+		}}
+	for i := range 200 {
+		pod := []string{"web-1", "web-2"}[i%2]
+		if i > 52 && pod == "web-1" {
+			pod = "web-2" // web-1's last answer 5.2 s in: a data plane of 200 ms
+		}
+		res.Requests = append(res.Requests, loadgen.Request{Seq: uint64(i), Timestamp: at(i * 100), Latency: 5 * time.Millisecond, Class: loadgen.ClassOK, Pod: pod})
+	}
+	res.Totals = loadgen.Totals{Requests: 200, OK: 200}
+	plain := check.Applied{Name: "windows-1-node", PreStop: check.PreStop{None: true}, GraceSeconds: 30, Replicas: 3,
+		Disruption: check.DeletePod, Count: 1, LoadFrom: check.LoadFromCluster, Expect: check.Zero()}
+	resolving := plain
+	resolving.Resolve = "app-headless"
+	rowOf := func(cfg check.Applied) (Result, check.Verdict) {
+		in := Input{Config: cfg, Load: res, Timeline: tl,
+			Disruptions: []check.DisruptionResult{{Kind: check.DeletePod, N: 1, Pod: "web-1", Started: at(5000), Settled: at(8000)}}}
+		r := Row(in)
+		return r, Verdict(cfg, r)
+	}
+	without, vWithout := rowOf(plain)
+	with, vWith := rowOf(resolving)
+	if d := with.Explanation.Propagation.DNS; d.N != 1 || d.P99 != 4*time.Second || with.Explanation.Propagation.DNSTTL != 30 {
+		t.Fatalf("DNS window %+v TTL %d: want the deleted pod's 4 s, TTL 30", d, with.Explanation.Propagation.DNSTTL)
+	}
+	rw, rwo := with.Explanation.Recommendation, without.Explanation.Recommendation
+	if rw == nil || rwo == nil || !reflect.DeepEqual(*rw, *rwo) || !strings.HasPrefix(rw.RoutedFrom, "data plane p99 200ms") {
+		t.Errorf("recommendation with resolve %+v\nwithout %+v\nwant the same, from the data plane", rw, rwo)
+	}
+	if !reflect.DeepEqual(vWith, vWithout) || vWith.Status != check.Pass {
+		t.Errorf("verdict with resolve %+v, without %+v: want the same pass", vWith, vWithout)
+	}
+	// A row whose only window is the DNS one gets no recommendation, as without it.
+	ex := &check.Explanation{Propagation: check.PropagationSummary{DNS: with.Explanation.Propagation.DNS, DNSTTL: 30}}
+	if r := Recommend(ex, resolving, check.Durations{}, nil, true); r != nil {
+		t.Errorf("only a DNS window no request's path crosses: %+v, want none", r)
+	}
+	// Through a proxy that resolves the name, the same window is the route.
+	through := resolving
+	through.LoadURL = "http://front/"
+	if r := Recommend(with.Explanation, through, check.Durations{}, nil, true); r == nil || !strings.HasPrefix(r.RoutedFrom, "DNS window p99 4s + DNS TTL 30s") {
+		t.Errorf("through a resolving proxy: %+v, want the DNS window + TTL", r)
 	}
 }

@@ -90,7 +90,9 @@ type Path struct {
 	Pinned bool
 	// UpstreamNamed: the proxy in front names the pod it sent each request to.
 	UpstreamNamed bool
-	// Resolve: a proxy in front finds the pods by DNS (a headless Service's name).
+	// Resolve: a proxy in front finds the pods by DNS (a headless Service's name). A name the
+	// load pods ask for without a proxy in front (check.Load.Resolve without a URL) is measured
+	// only: no request of the row takes that path.
 	Resolve bool
 	// Refresh is how often that proxy resolves again (check.ResolveOnce: never; 0: not
 	// known), and RefreshSetting says it in the proxy's words.
@@ -98,9 +100,11 @@ type Path struct {
 	RefreshSetting string
 }
 
-// PathOf is the path of a row's requests.
+// PathOf is the path of a row's requests: by DNS only through a proxy in front that resolves
+// (cfg.Through and cfg.Resolve).
 func PathOf(cfg check.Applied) Path {
-	return Path{Pinned: cfg.PinsConnections(), UpstreamNamed: cfg.UpstreamHeader != "", Resolve: cfg.Resolve != "", Refresh: cfg.ResolveRefresh, RefreshSetting: cfg.ResolveSetting}
+	return Path{Pinned: cfg.PinsConnections(), UpstreamNamed: cfg.UpstreamHeader != "", Resolve: cfg.Through() && cfg.Resolve != "",
+		Refresh: cfg.ResolveRefresh, RefreshSetting: cfg.ResolveSetting}
 }
 
 // Routed is the routed time a preStop must outlast and where it came from.

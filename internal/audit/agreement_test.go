@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/check"
 )
@@ -128,4 +129,35 @@ func extracted(t *testing.T, dir string) ([]check.Row, *WindowsFile) {
 		t.Fatal(err)
 	}
 	return rows, f
+}
+
+// The DNS window is pooled from every row that asked a name (a proxy's, or one asked with no
+// proxy in front, as rollcheck windows measure's probe does), with the largest TTL; a node's
+// DNS window is validated as the cluster's.
+func TestExtractDNSWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	row := func(cfg check.Applied, dns []time.Duration, ttl uint32) check.Row {
+		return check.Row{Started: t0, Duration: time.Minute, Config: cfg, Explanation: &check.Explanation{Propagation: check.PropagationSummary{
+			ControlPlane: check.Summarize([]time.Duration{90 * time.Millisecond}), DNS: check.Summarize(dns), DNSTTL: ttl}}}
+	}
+	probe := row(check.Applied{LoadFrom: check.LoadFromCluster, Resolve: "app-headless"}, []time.Duration{300 * time.Millisecond, 400 * time.Millisecond}, 30)
+	proxy := row(check.Applied{LoadFrom: check.LoadFromCluster, LoadURL: "http://front/", Resolve: "app-headless"}, []time.Duration{2 * time.Second}, 5)
+	plain := row(check.Applied{LoadFrom: check.LoadFromCluster}, nil, 0)
+	f, err := Extract([]check.Row{probe, proxy, plain}, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.Windows.DNS; d == nil || d.N != 3 || d.P99.D() != 2*time.Second || d.TTLSeconds != 30 {
+		t.Errorf("DNS window %+v: want 3 pods, p99 2s, TTL 30", d)
+	}
+	if a := f.Windows.Analyze(); a.DNS.N != 3 || a.DNSTTL != 30 {
+		t.Errorf("as the formula reads it: %+v", a)
+	}
+	if f, err := Extract([]check.Row{plain}, "t"); err != nil || f.Windows.DNS != nil {
+		t.Errorf("no name asked: %+v (%v), want no DNS window", f, err)
+	}
+	f.Nodes = []NodeMeasures{{Node: "kind-worker", Windows: Measures{DNS: &DNSMeasure{N: 0, P99: Duration(time.Second), TTLSeconds: 30}}}}
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "nodes[0].windows.dns.n: 0") {
+		t.Errorf("a node's empty DNS window: %v", err)
+	}
 }
