@@ -270,7 +270,7 @@ func RowObjects(a check.Applied) ([]check.Object, error) {
 			PDB: a.PDB, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicy(a.ExternalTrafficPolicy), Expect: a.Expect},
 		Load:       check.Load{Rate: a.Rate, Method: a.Method, KeepAlive: a.KeepAlive, From: a.LoadFrom, Entry: a.LoadEntry, Protocol: a.Protocol},
 		Disruption: check.Disruption{Kind: a.Disruption, Count: a.Count, Node: a.DrainNode, DrainTimeout: a.DrainTimeout},
-		Settle:     a.Settle,
+		Quiet:      a.Quiet,
 	}
 	if a.GRPC != nil {
 		p.Load.GRPC = *a.GRPC
