@@ -62,11 +62,12 @@ const (
 
 // Progress is one step of a running row, for a front end to show.
 type Progress struct {
-	Row  string
-	Step Step
+	// Variant is the name of the plan's variant (check.Variant.Name).
+	Variant string
+	Step    Step
 	// N and Count number the disruption (StepDisruption, StepSettled).
 	N, Count int
-	// check.Load is the load so far.
+	// Load is the load so far.
 	Load loadgen.Progress
 	// Detail says more (the deleted pod, the namespace, the verdict).
 	Detail string
@@ -144,7 +145,7 @@ type runner struct {
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
 	if r.o.progress != nil {
-		r.o.progress(Progress{Row: r.p.Variant.Name, Step: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
+		r.o.progress(Progress{Variant: r.p.Variant.Name, Step: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
 	}
 }
 
