@@ -125,7 +125,7 @@ type App struct {
 	// OnSIGTERM says what the app does on SIGTERM, when known (the sample app): for reports.
 	OnSIGTERM string
 	// RequestDuration is how long the app takes to answer, when known: the load's timeout and
-	// the settle time add it.
+	// the quiet time add it.
 	RequestDuration time.Duration
 	// ReadyDelay is how long a new pod of the app takes after its start to report ready (a
 	// warm-up), when known (the sample app's --ready-delay): for reports.

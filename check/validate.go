@@ -200,7 +200,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 	}
 	// The Deployment as the variant changes it is checked whenever it can be built (a
 	// container declares the port), so that a bad patch is reported with the other problems.
-	// The load bound is checked only on an otherwise valid plan: a count or settle already
+	// The load bound is checked only on an otherwise valid plan: a count or quiet already
 	// reported would only make it say the same again.
 	if dep != nil && appContainer(dep, p.App) != nil {
 		valid := len(errs) == 0

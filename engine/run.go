@@ -52,7 +52,7 @@ type Step string
 const (
 	StepDeploy     Step = "deploy"      // applying the manifests and waiting for the rollout
 	StepServing    Step = "serving"     // waiting until the load Service answers
-	StepLoad       Step = "load"        // load started, settling before the first disruption
+	StepLoad       Step = "load"        // load started, its quiet time before the first disruption
 	StepDisruption Step = "disruption"  // a disruption started
 	StepSettled    Step = "settled"     // a disruption settled
 	StepDone       Step = "done"        // the row is judged

@@ -333,7 +333,7 @@ func (s AgreementSummary) Percent() float64 {
 	return 100 * float64(s.Agree) / float64(s.Predicted)
 }
 
-// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a row per
+// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a line per
 // recorded row, then every disagreement and every row not predicted with its reason.
 func WriteAgreementMarkdown(w io.Writer, t []AgreementRow, f *WindowsFile) error {
 	s := Summary(t)
