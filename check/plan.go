@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -66,10 +67,10 @@ const KubeletRestartAfter = 3 * time.Second
 
 // Defaults for the fields a Plan may leave zero.
 const (
-	DefaultCount  = 3
-	DefaultRate   = 100
-	DefaultSettle = 3 * time.Second
-	DefaultPath   = "/"
+	DefaultCount = 3
+	DefaultRate  = 100
+	DefaultQuiet = 3 * time.Second
+	DefaultPath  = "/"
 	// LoadServiceName is the Service rollcheck creates, next to the user's own, to send the
 	// load to the Deployment's pods.
 	LoadServiceName = "rollcheck-load"
@@ -122,7 +123,7 @@ type App struct {
 	// OnSIGTERM says what the app does on SIGTERM, when known (the sample app): for reports.
 	OnSIGTERM string
 	// RequestDuration is how long the app takes to answer, when known: the load's timeout and
-	// the settle time add it.
+	// the quiet time add it.
 	RequestDuration time.Duration
 	// ReadyDelay is how long a new pod of the app takes after its start to report ready (a
 	// warm-up), when known (the sample app's --ready-delay): for reports.
@@ -356,8 +357,9 @@ type Plan struct {
 	Variant    Variant
 	Disruption Disruption
 	Load       Load
-	// Settle is the load time before the first disruption and after the last (default 3 s).
-	Settle time.Duration
+	// Quiet is the quiet time: how long the load runs before the first disruption and after
+	// the last one settled (default DefaultQuiet).
+	Quiet time.Duration
 	// Repeat numbers this run when the same row is run several times (1-based; 0: once). It
 	// is copied into the Row, whose file name it keeps apart from the other runs'.
 	Repeat int
@@ -451,9 +453,33 @@ type Applied struct {
 	// default address).
 	LoadEntry LoadEntry `json:"loadEntry,omitempty"`
 	// ExternalTrafficPolicy is the load Service's, as applied (empty: Cluster, the default).
-	ExternalTrafficPolicy string        `json:"externalTrafficPolicy,omitempty"`
-	Settle                time.Duration `json:"settle"`
-	Expect                Outcome       `json:"expect"`
+	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
+	// Quiet is Plan.Quiet, the load time before the first disruption and after the last. Rows
+	// written before it had this name hold it under "settle", which UnmarshalJSON still reads.
+	Quiet  time.Duration `json:"quiet"`
+	Expect Outcome       `json:"expect"`
+}
+
+// UnmarshalJSON decodes an Applied as encoding/json would, and takes the quiet time of a row
+// written by an earlier rollcheck from its old key, "settle", when "quiet" is absent.
+func (c *Applied) UnmarshalJSON(b []byte) error {
+	type plain Applied // plain has no UnmarshalJSON: no recursion
+	var v struct {
+		plain
+		Quiet  *time.Duration `json:"quiet"` // shadows plain's, to tell absent from 0
+		Settle *time.Duration `json:"settle"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Applied(v.plain)
+	switch {
+	case v.Quiet != nil:
+		c.Quiet = *v.Quiet
+	case v.Settle != nil:
+		c.Quiet = *v.Settle
+	}
+	return nil
 }
 
 // Sidecar is a container of the pod besides the app's, as applied.

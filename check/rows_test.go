@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -156,5 +157,59 @@ func TestReadRowsMissingAndEmpty(t *testing.T) {
 	rows, err := ReadRows(dir)
 	if err != nil || len(rows) != 0 {
 		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
+	}
+}
+
+// TestReadRowsTakesTheOldSettleKey reads rows an earlier rollcheck wrote, whose quiet time is
+// under "settle" (a recorded run of internal/audit's testdata), and a row written now, under
+// "quiet": both give Applied.Quiet, and writing an old row again uses the new key only.
+func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
+	dir := filepath.Join("..", "internal", "audit", "testdata", "kind-run")
+	raw, err := os.ReadFile(filepath.Join(dir, "rows", "rollout--naive--rollout-restart--cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"settle":3000000000`) || strings.Contains(string(raw), `"quiet"`) {
+		t.Fatalf("the recorded row is not an old one (settle, no quiet)")
+	}
+	rows, err := ReadRows(dir)
+	if err != nil {
+		t.Fatalf("ReadRows: %v", err)
+	}
+	if len(rows) == 0 {
+		t.Fatal("ReadRows: no rows")
+	}
+	for _, r := range rows {
+		if r.Config.Quiet != 3*time.Second {
+			t.Errorf("%s: Quiet = %s, want the recorded settle, 3s", r.Config.Name, r.Config.Quiet)
+		}
+	}
+	again := mustJSON(t, rows[0].Config)
+	if !strings.Contains(again, `"quiet":3000000000`) || strings.Contains(again, `"settle"`) {
+		t.Errorf("an old row written again: %s", again)
+	}
+
+	for _, c := range []struct {
+		json string
+		want time.Duration
+	}{
+		{`{"name":"a","quiet":2000000000}`, 2 * time.Second},
+		{`{"name":"a","settle":4000000000}`, 4 * time.Second},
+		{`{"name":"a","quiet":2000000000,"settle":4000000000}`, 2 * time.Second}, // quiet wins
+		{`{"name":"a","quiet":0,"settle":4000000000}`, 0},
+		{`{"name":"a"}`, 0},
+	} {
+		var a Applied
+		if err := json.Unmarshal([]byte(c.json), &a); err != nil {
+			t.Errorf("%s: %v", c.json, err)
+			continue
+		}
+		if a.Quiet != c.want || a.Name != "a" {
+			t.Errorf("%s: Quiet %s, name %q; want %s, a", c.json, a.Quiet, a.Name, c.want)
+		}
+	}
+	var a Applied
+	if err := json.Unmarshal([]byte(`{"name":"a","quiet":"3s"}`), &a); err == nil {
+		t.Errorf("a quiet that is not a number decoded: %+v", a)
 	}
 }

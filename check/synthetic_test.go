@@ -78,13 +78,13 @@ func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c
 func syntheticRows() []Row {
 	good := Applied{Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation", App: "app",
 		PreStop: PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: RolloutRestart, Count: 2, Settle: 3 * time.Second, Expect: Zero().WithMinSuccessRatioPerDisruption(0.95)}
+		Disruption: RolloutRestart, Count: 2, Quiet: 3 * time.Second, Expect: Zero().WithMinSuccessRatioPerDisruption(0.95)}
 	naive := Applied{Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing", App: "app",
 		PreStop: PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "POST", KeepAlive: true,
-		Disruption: DeletePod, Count: 2, Settle: 3 * time.Second, Expect: Failures(loadgen.ClassReset)}
+		Disruption: DeletePod, Count: 2, Quiet: 3 * time.Second, Expect: Failures(loadgen.ClassReset)}
 	slow := Applied{Name: "slow", App: "web", PreStop: PreStop{Exec: []string{"/app", "sleep", "2s"}}, GraceSeconds: 10,
 		RequestDuration: 100 * time.Millisecond, Replicas: 2, Patched: true, Path: "/healthz", Rate: 100, Method: "GET",
-		Disruption: ScaleDown, Count: 1, Settle: time.Second, Expect: AtMost(0.001).WithMaxDisruptionSeconds(1)}
+		Disruption: ScaleDown, Count: 1, Quiet: time.Second, Expect: AtMost(0.001).WithMaxDisruptionSeconds(1)}
 	r1 := syntheticRow("rollout", good, t0, 20*time.Second, "", nil, []time.Duration{4 * time.Second, 11 * time.Second})
 	r2 := syntheticRow("delete", naive, t0.Add(time.Minute), 20*time.Second, loadgen.ClassReset,
 		map[int]int{56: 4, 57: 4, 58: 2, 136: 3}, []time.Duration{4 * time.Second, 12 * time.Second})

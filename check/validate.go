@@ -196,12 +196,12 @@ func (p Plan) Validate() (warnings []string, err error) {
 	if d := p.Load.Timeout; d <= 0 || d > 2*time.Minute {
 		bad("load timeout %s: want more than 0 and at most 2m", d)
 	}
-	if p.Settle < 0 || p.Settle > 5*time.Minute {
-		bad("settle %s: want 0 to 5m", p.Settle)
+	if p.Quiet < 0 || p.Quiet > 5*time.Minute {
+		bad("quiet %s: want 0 to 5m", p.Quiet)
 	}
 	// The Deployment as the variant changes it is checked whenever it can be built (a
 	// container declares the port), so that a bad patch is reported with the other problems.
-	// The load bound is checked only on an otherwise valid plan: a count or settle already
+	// The load bound is checked only on an otherwise valid plan: a count or quiet already
 	// reported would only make it say the same again.
 	if dep != nil && appContainer(dep, p.App) != nil {
 		valid := len(errs) == 0
@@ -309,15 +309,15 @@ func (p Plan) WithDefaults() Plan {
 	if p.Load.Timeout == 0 {
 		p.Load.Timeout = loadgen.DefaultTimeout + p.App.RequestDuration
 	}
-	if p.Settle == 0 {
-		p.Settle = DefaultSettle
+	if p.Quiet == 0 {
+		p.Quiet = DefaultQuiet
 	}
 	return p
 }
 
 // loadBound is how long the load may have to run for this plan with the Deployment d.
 func (p Plan) loadBound(d *appsv1.Deployment) time.Duration {
-	return limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, grace(d), p.Disruption.DrainTimeout)
+	return limits.Load(p.Quiet, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, grace(d), p.Disruption.DrainTimeout)
 }
 
 // check validates the budget: exactly one of its two fields, a number of pods or a percentage.
@@ -738,7 +738,7 @@ func (p Plan) Applied() Applied {
 	a := Applied{
 		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration, ReadyDelay: p.App.ReadyDelay,
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
-		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Settle: p.Settle,
+		KeepAlive: p.Load.KeepAlive, LoadFrom: p.Load.From, Disruption: p.Disruption.Kind, Count: p.Disruption.Count, Quiet: p.Quiet,
 		Expect: p.Variant.Expect,
 	}
 	a.Namespace = p.App.Namespace

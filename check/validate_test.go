@@ -361,7 +361,7 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
 		{"rate", func(_ *testing.T, p *Plan) { p.Load.Rate = 2001 }, "load rate 2001 req/s: want 1 to 2000"},
 		{"method", func(_ *testing.T, p *Plan) { p.Load.Method = "PUT" }, `load method "PUT": want GET or POST`},
 		{"timeout", func(_ *testing.T, p *Plan) { p.Load.Timeout = 3 * time.Minute }, "load timeout 3m0s: want more than 0 and at most 2m"},
-		{"settle", func(_ *testing.T, p *Plan) { p.Settle = -time.Second }, "settle -1s: want 0 to 5m"},
+		{"quiet", func(_ *testing.T, p *Plan) { p.Quiet = -time.Second }, "quiet -1s: want 0 to 5m"},
 		{"drainTimeout of another disruption", func(_ *testing.T, p *Plan) { p.Disruption.DrainTimeout = time.Minute },
 			"disruption drainTimeout 1m0s: only for drain-node, not rollout-restart"},
 		{"drainTimeout too short", func(_ *testing.T, p *Plan) { p.Disruption.Kind, p.Disruption.DrainTimeout = DrainNode, time.Second },
@@ -509,17 +509,17 @@ spec:
 func TestWithDefaults(t *testing.T) {
 	p := Plan{App: App{RequestDuration: 5 * time.Second}}.WithDefaults()
 	if p.App.Path != DefaultPath || p.App.PodHeader == "" || p.Disruption.Count != DefaultCount ||
-		p.Load.Rate != DefaultRate || p.Load.Method != "GET" || p.Settle != DefaultSettle {
+		p.Load.Rate != DefaultRate || p.Load.Method != "GET" || p.Quiet != DefaultQuiet {
 		t.Errorf("WithDefaults = %+v", p)
 	}
 	if p.Load.Timeout <= 5*time.Second {
 		t.Errorf("load timeout %s: want the default plus the request duration (5s)", p.Load.Timeout)
 	}
 	set := Plan{App: App{Path: "/x", PodHeader: "X-Who"}, Disruption: Disruption{Count: 1},
-		Load: Load{Rate: 7, Method: "POST", Timeout: time.Second}, Settle: time.Second}
+		Load: Load{Rate: 7, Method: "POST", Timeout: time.Second}, Quiet: time.Second}
 	got := set.WithDefaults()
 	if got.App.Path != "/x" || got.App.PodHeader != "X-Who" || got.Disruption.Count != 1 || got.Load.Rate != 7 ||
-		got.Load.Method != "POST" || got.Load.Timeout != time.Second || got.Settle != time.Second {
+		got.Load.Method != "POST" || got.Load.Timeout != time.Second || got.Quiet != time.Second {
 		t.Errorf("WithDefaults changed set fields: %+v", got)
 	}
 }

@@ -13,7 +13,7 @@
 // pods; once that Service answers, constant-rate load (package loadgen) and a watch of the
 // pods, EndpointSlices and Events start; the disruption is repeated Count times, each
 // until it settled (the rollout complete and no pod left terminating); the load runs its quiet
-// time (Plan.Settle), stops, and
+// time (Plan.Quiet), stops, and
 // what was recorded is analysed (internal/analyze, a pure function of the recorded data, which
 // rollcheck report --reanalyze replays) and judged against check.Variant.Expect. The namespace is deleted before Run returns,
 // also when it fails or its context is cancelled.

@@ -117,7 +117,7 @@ func (f *fakeRow) run(t *testing.T, expect check.Outcome) (*check.Row, []Progres
 	p.App.Images = nil
 	p.Variant.Expect = expect
 	p.Load.Rate = 50
-	p.Settle = 500 * time.Millisecond
+	p.Quiet = 500 * time.Millisecond
 	p.Disruption.Count = 2
 	var mu sync.Mutex
 	var steps []Progress

@@ -49,7 +49,7 @@ func inPlaceRow(t *testing.T, f *fakeRow) (*appsv1.Deployment, check.Plan) {
 	}
 	p.App = check.App{Namespace: "shop", Deployment: "web", Port: 8080, Path: "/hello"}
 	p.Load = check.Load{Rate: 50, From: check.LoadFromHost, URL: f.srv.URL + "/hello"}
-	p.Settle = 500 * time.Millisecond
+	p.Quiet = 500 * time.Millisecond
 	p.Disruption.Count = 1
 	p.Variant = check.Variant{Name: "as-is", Expect: check.Zero()}
 	return dep, p

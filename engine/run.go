@@ -52,7 +52,7 @@ type Step string
 const (
 	StepDeploy     Step = "deploy"      // applying the manifests and waiting for the rollout
 	StepServing    Step = "serving"     // waiting until the load Service answers
-	StepLoad       Step = "load"        // load started, settling before the first disruption
+	StepLoad       Step = "load"        // load started, its quiet time before the first disruption
 	StepDisruption Step = "disruption"  // a disruption started
 	StepSettled    Step = "settled"     // a disruption settled
 	StepDone       Step = "done"        // the row is judged
@@ -62,11 +62,12 @@ const (
 
 // Progress is one step of a running row, for a front end to show.
 type Progress struct {
-	Row  string
-	Step Step
+	// Variant is the name of the plan's variant (check.Variant.Name).
+	Variant string
+	Step    Step
 	// N and Count number the disruption (StepDisruption, StepSettled).
 	N, Count int
-	// check.Load is the load so far.
+	// Load is the load so far.
 	Load loadgen.Progress
 	// Detail says more (the deleted pod, the namespace, the verdict).
 	Detail string
@@ -96,7 +97,7 @@ const stallLimit = 3 * time.Second
 // changes it) into a fresh namespace with a load Service of its own, waits until the Service
 // answers, starts the constant load and the lifecycle observer, disrupts check.Disruption.Count
 // times (each until it settled: the rollout complete and no pod left terminating), runs the
-// load for the quiet time (Plan.Settle), stops it and judges the result against check.Variant.Expect. The namespace is deleted
+// load for the quiet time (Plan.Quiet), stops it and judges the result against check.Variant.Expect. The namespace is deleted
 // before Run returns.
 //
 // Run never asserts. A row that could not run to the end (bad plan, deploy, serving wait,
@@ -144,7 +145,7 @@ type runner struct {
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
 	if r.o.progress != nil {
-		r.o.progress(Progress{Row: r.p.Variant.Name, Step: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
+		r.o.progress(Progress{Variant: r.p.Variant.Name, Step: ph, N: n, Count: r.p.Disruption.Count, Load: load, Detail: detail})
 	}
 }
 
@@ -420,14 +421,14 @@ type driven struct {
 }
 
 // drive runs the constant load on url (from the host) or on the load Service's cluster address
-// (from a load pod) for the quiet time (Plan.Settle), disrupts Disruption.Count times (each until
+// (from a load pod) for the quiet time (Plan.Quiet), disrupts Disruption.Count times (each until
 // it settled) and runs the quiet time again; it stops the load and waits for the requests in
 // flight.
 func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string, obs *observe.Observer) (*driven, error) {
 	p := r.p
 	cfg := r.loadConfig(loadgen.Config{
 		Name: "rollcheck-" + p.Variant.Name, Target: url, Method: p.Load.Method, Rate: p.Load.Rate,
-		Duration: limits.Load(p.Settle, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds, r.row.Config.DrainTimeout),
+		Duration: limits.Load(p.Quiet, p.App.RequestDuration, p.Load.Timeout, p.Disruption.Count, r.row.Config.GraceSeconds, r.row.Config.DrainTimeout),
 		Timeout:  p.Load.Timeout, KeepAlive: p.Load.KeepAlive,
 	})
 	atk, err := r.startLoad(ctx, cs, cfg)
@@ -454,7 +455,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	defer mon.stop()
 
 	// Let every replica reach a steady state under load, slow requests included.
-	sleep(dctx, p.Settle+p.App.RequestDuration)
+	sleep(dctx, p.Quiet+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
 		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
 	if p.Disruption.Node == check.DrainEntry {
@@ -472,7 +473,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 			})
 	}
 	if d.disruptErr == nil {
-		sleep(dctx, p.Settle)
+		sleep(dctx, p.Quiet)
 	}
 	// Stopping the load leaves the requests in flight to finish (up to the timeout) with
 	// nothing new sent: the stall monitor must not read that as a stalled generator.

@@ -55,7 +55,7 @@ type Cluster struct {
 // are Ready and its system pods run, deletes the namespaces earlier runs left behind and loads
 // the WithImages images into its nodes. Creating takes a minute or two; reusing, seconds.
 //
-// Bad options give an error before any work. When a later step fails, Acquire releases what it
+// Bad options give an error before any work. When a later part fails, Acquire releases what it
 // created before it returns the error; on success the caller must call Release.
 func Acquire(ctx context.Context, options ...Option) (*Cluster, error) {
 	s, err := applyOptions(options)

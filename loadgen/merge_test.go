@@ -58,8 +58,8 @@ func TestMergeStaggeredStarts(t *testing.T) {
 	attack := func(start time.Time, rate int, until time.Time, keep float64) *Result {
 		cfg := Config{Target: "http://127.0.0.1:1/", Rate: rate, Duration: time.Minute}.WithDefaults()
 		var reqs []Request
-		step := time.Second / time.Duration(rate)
-		for at, k := start, 0; at.Before(until); at, k = at.Add(step), k+1 {
+		gap := time.Second / time.Duration(rate)
+		for at, k := start, 0; at.Before(until); at, k = at.Add(gap), k+1 {
 			if float64(k%100) < keep*100 {
 				reqs = append(reqs, Request{Timestamp: at, Latency: time.Millisecond, Code: 200, Class: ClassOK})
 			}

@@ -255,12 +255,12 @@ func Join(ctx context.Context, suite string, data []byte) (*Cluster, map[string]
 func logProgress(p engine.Progress) {
 	switch p.Step {
 	case engine.StepDisruption:
-		Logf("%s: disruption %d/%d starts (load %+v)", p.Row, p.N, p.Count, p.Load)
+		Logf("%s: disruption %d/%d starts (load %+v)", p.Variant, p.N, p.Count, p.Load)
 	case engine.StepSettled:
-		Logf("%s: disruption %d/%d settled %s (load %+v)", p.Row, p.N, p.Count, p.Detail, p.Load)
+		Logf("%s: disruption %d/%d settled %s (load %+v)", p.Variant, p.N, p.Count, p.Detail, p.Load)
 	case engine.StepLoadTicker:
-		Logf("%s: load %+v", p.Row, p.Load)
+		Logf("%s: load %+v", p.Variant, p.Load)
 	default:
-		Logf("%s: %s %s", p.Row, p.Step, p.Detail)
+		Logf("%s: %s %s", p.Variant, p.Step, p.Detail)
 	}
 }

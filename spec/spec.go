@@ -66,8 +66,12 @@ type Check struct {
 	// Disruptions are how the pods are taken away, each kind at most once: every variant runs
 	// under each of them, a row each.
 	Disruptions []Disruption `json:"disruptions"`
-	// Settle is how long the load runs before the first disruption and after the last one
-	// settled, a Go duration (5s, 1m30s); more than 0.
+	// Quiet is the quiet time: how long the load runs before the first disruption and after
+	// the last one settled, a Go duration (5s, 1m30s); more than 0.
+	Quiet *metav1.Duration `json:"quiet,omitempty"`
+	// Settle is quiet's former name: still read, with a warning; refused beside quiet.
+	//
+	// Deprecated: use quiet.
 	Settle *metav1.Duration `json:"settle,omitempty"`
 	// Repeat runs every row this many times, 1 to 20 (default 1): the report gives each row's
 	// runs, pooled failure ratio with its interval and verdict stability.
@@ -487,12 +491,12 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 			warnings = append(warnings, "app.images and app.build are not loaded into an existing cluster (cluster:): it pulls the manifests' images as their pull policies say")
 		}
 	}
-	var settle time.Duration
-	if c.Settle != nil {
-		settle = c.Settle.Duration
-		if settle <= 0 {
-			bad("settle %s: want more than 0", settle)
-		}
+	quiet, qerr, qwarn := c.quiet()
+	if qerr != "" {
+		bad("%s", qerr)
+	}
+	if qwarn != "" {
+		warnings = append(warnings, qwarn)
 	}
 	if inPlace && load.From == "" && load.URL == "" {
 		load.From = check.LoadFromCluster // no NodePort of rollcheck's reaches an app in place
@@ -508,7 +512,8 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
 	}
-	plans, warnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Settle: settle}, objs != nil || inPlace)
+	plans, vwarnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Quiet: quiet}, objs != nil || inPlace)
+	warnings = append(warnings, vwarnings...)
 	errs = append(errs, verrs...)
 	if len(errs) > 0 {
 		return nil, warnings, errors.New(strings.Join(errs, "; "))
@@ -516,8 +521,27 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	return plans, warnings, nil
 }
 
+// quiet is the check's quiet time (0: the default), from quiet or from its former name,
+// settle, which gives a warning; both set, or a value not above 0, is a problem.
+func (c *Check) quiet() (d time.Duration, problem, warning string) {
+	key, v := "quiet", c.Quiet
+	switch {
+	case c.Settle != nil && c.Quiet != nil:
+		return 0, "settle and quiet: settle is quiet's former name; give quiet only", ""
+	case c.Settle != nil:
+		key, v = "settle", c.Settle
+		warning = "settle: deprecated, now named quiet (the same quiet time): rename it"
+	case v == nil:
+		return 0, "", ""
+	}
+	if v.Duration <= 0 {
+		return 0, fmt.Sprintf("%s %s: want more than 0", key, v.Duration), warning
+	}
+	return v.Duration, "", warning
+}
+
 // variantPlans builds and validates the rows of every variant under every disruption from the
-// base Plan (suite, app, load, settle). A problem every variant has is the app's own: said once,
+// base Plan (suite, app, load, quiet time). A problem every variant has is the app's own: said once,
 // without a variant's name. manifestsOK is false when the manifests did not decode (their error
 // is reported already): the variants are then checked on their own only.
 func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.Plan, warnings, errs []string) {

@@ -215,6 +215,63 @@ func TestLoadFrom(t *testing.T) {
 	}
 }
 
+// quiet: is the quiet time; settle:, its former name, still gives it, with a warning; both, or
+// a length not above 0, are refused.
+func TestQuietAndItsFormerNameSettle(t *testing.T) {
+	for _, tc := range []struct {
+		top         string
+		quiet       time.Duration
+		warn, error string
+	}{
+		{"", check.DefaultQuiet, "", ""},
+		{"quiet: 7s", 7 * time.Second, "", ""},
+		{"settle: 6s", 6 * time.Second, "settle: deprecated, now named quiet", ""},
+		{"settle: 6s\nquiet: 7s", 0, "", "settle and quiet: settle is quiet's former name; give quiet only"},
+		{"quiet: 0s", 0, "", "quiet 0s: want more than 0"},
+		{"settle: -1s", 0, "settle: deprecated", "settle -1s: want more than 0"},
+	} {
+		c, err := Parse(append(withLoad("rate: 50"), tc.top+"\n"...), "testdata")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.top, err)
+		}
+		plans, warnings, err := c.Plans()
+		if w := strings.Join(warnings, "; "); (tc.warn == "") != (w == "") || !strings.Contains(w, tc.warn) {
+			t.Errorf("%q: warnings %q, want %q", tc.top, warnings, tc.warn)
+		}
+		switch {
+		case tc.error != "":
+			if err == nil || !strings.Contains(err.Error(), tc.error) {
+				t.Errorf("%q: %v, want %q", tc.top, err, tc.error)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tc.top, err)
+		case plans[0].WithDefaults().Quiet != tc.quiet:
+			t.Errorf("%q: quiet %s, want %s", tc.top, plans[0].WithDefaults().Quiet, tc.quiet)
+		}
+	}
+}
+
+// The warnings of the check file itself come with those of its variants: images that an
+// existing cluster does not get, beside a variant's missing readiness probe.
+func TestCheckAndVariantWarningsTogether(t *testing.T) {
+	c, err := Parse([]byte(`
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+app: {manifests: [noprobe.yaml], images: [example/web:dev], port: 8080}
+disruptions: [{kind: rollout-restart}]
+variants: [{name: as-is, expect: {failures: 0}}]
+cluster: {context: staging}
+`), "testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warnings, err := c.Plans()
+	w := strings.Join(warnings, "; ")
+	if err != nil || !strings.Contains(w, "not loaded into an existing cluster") || !strings.Contains(w, "no readiness probe") {
+		t.Errorf("Plans: %v, warnings %q; want the images' and the readiness probe's", err, warnings)
+	}
+}
+
 // withLoad is a check file of web.yaml whose load section holds load.
 func withLoad(load string) []byte {
 	return []byte(`

@@ -103,7 +103,7 @@ func (r Entry) Timeout() time.Duration {
 	a := p.Applied()
 	pre, _ := a.PreStop.Duration()
 	perDisruption := time.Duration(2*a.GraceSeconds+int64(a.Replicas*20))*time.Second + pre.Round(time.Second) + a.DrainTimeout
-	return 3*time.Minute + 2*a.Settle + time.Duration(a.Count)*perDisruption
+	return 3*time.Minute + 2*a.Quiet + time.Duration(a.Count)*perDisruption
 }
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the

@@ -1,7 +1,7 @@
 package timeline
 
 // The lifecycle lines rollcheck reads: the "event" of an app's JSON line on stdout
-// (docs/reference.md, "What your app can tell rollcheck", has a row for each; a test checks it).
+// (docs/reference.md, "What your app can tell rollcheck", has an entry for each; a test checks it).
 // The sample app (internal/sampleapp) writes them, internal/observe records them as AppEvent
 // and internal/attribute reads them.
 const (

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// docs/reference.md's table of lifecycle lines has a row for each line rollcheck reads, in
+// docs/reference.md's table of lifecycle lines has an entry for each line rollcheck reads, in
 // ReadLines' order, and names the lines that are only drawn.
 func TestReferenceNamesTheLines(t *testing.T) {
 	b, err := os.ReadFile("../docs/reference.md")

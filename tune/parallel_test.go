@@ -156,7 +156,7 @@ func gridCases() []gridCase {
 		{0, 20 * sec, 500 * time.Millisecond}, // the defaults
 		{0, 10 * sec, sec},                    // the native sleep's whole seconds
 		{2 * sec, 7 * sec, 500 * time.Millisecond},
-		{0, 3 * sec, 700 * time.Millisecond}, // the last step is cut by the range's end
+		{0, 3 * sec, 700 * time.Millisecond}, // the last interval is cut by the range's end
 		{0, sec, 500 * time.Millisecond},
 	} {
 		for d := r.min; ; d = min(d+r.res, r.max) {

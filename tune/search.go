@@ -43,7 +43,7 @@ type ending struct {
 // next is the serial search over the verdicts at gives: the key it needs next (ending nil), or
 // how it ends. It probes index 0; when that fails, 1, 2, 4, ... (capped at kMax) until one
 // passes, then bisects between the last failing and the first passing index; then confirms
-// the index found, stepping one up after each failed confirmation.
+// the index found, moving one up after each failed confirmation.
 func (t *tuner) next(at outcomes) (key, *ending) {
 	first := key{0, false}
 	pass, ok := at(first)
@@ -53,8 +53,8 @@ func (t *tuner) next(at outcomes) (key, *ending) {
 	lo, hi := -1, 0 // lo: the largest index that failed; hi: the smallest that passed
 	if !pass {
 		lo = 0
-		for step := 1; ; step *= 2 {
-			k := key{min(step, t.kMax), false}
+		for stride := 1; ; stride *= 2 {
+			k := key{min(stride, t.kMax), false}
 			if pass, ok = at(k); !ok {
 				return k, nil
 			}

@@ -19,8 +19,9 @@ const (
 	DefaultResolution = 500 * time.Millisecond
 	// Longest is the longest preStop a tune tries.
 	Longest = 10 * time.Minute
-	// Step is the unit of the range and the resolution, and the finest resolution.
-	Step = 100 * time.Millisecond
+	// Unit is the grid unit: the range and the resolution are multiples of it, and it is the
+	// finest resolution.
+	Unit = 100 * time.Millisecond
 	// Confirmations is how many confirmation runs a tune makes at most: the value the search
 	// found, then one resolution higher after each failed confirmation.
 	Confirmations = 3
@@ -51,14 +52,14 @@ type options struct {
 }
 
 // WithRange bounds the preStop values tried (default 0 to DefaultMax; max at most Longest).
-// Both are multiples of Step.
+// Both are multiples of Unit.
 func WithRange(min, max time.Duration) Option {
 	return func(o *options) { o.min, o.max = min, max }
 }
 
 // WithResolution is the precision of the answer: the search stops when the smallest passing
 // value and the largest failing one are this close (default DefaultResolution; a multiple of
-// Step).
+// Unit).
 func WithResolution(d time.Duration) Option { return func(o *options) { o.resolution = d } }
 
 // WithPreStop turns a preStop length into the hook a probe's Variant gets. Without it:
@@ -126,7 +127,7 @@ type Probe struct {
 	Round int `json:"round"`
 	// Confirm marks a run started as a confirmation; Retry the second run at a value whose
 	// first run was a harness fault or an error. Ahead marks a run started ahead of the search
-	// (WithParallel) that the search did not reach: a point of the curve, no step of the search.
+	// (WithParallel) that the search did not reach: a point of the curve, not one the search asked for.
 	Confirm bool          `json:"confirm,omitempty"`
 	Retry   bool          `json:"retry,omitempty"`
 	Ahead   bool          `json:"ahead,omitempty"`
@@ -291,8 +292,8 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 		name string
 		d    time.Duration
 	}{{"min", o.min}, {"max", o.max}, {"resolution", o.resolution}} {
-		if f.d%Step != 0 {
-			bad("%s %s: want a multiple of %s", f.name, f.d, Step)
+		if f.d%Unit != 0 {
+			bad("%s %s: want a multiple of %s", f.name, f.d, Unit)
 		}
 	}
 	if o.min < 0 {

@@ -600,19 +600,19 @@ func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
 	return func(p engine.Progress) {
 		switch p.Step {
 		case engine.StepDisruption:
-			logf("  %s: disruption %d/%d starts; %d requests, %d failed so far", p.Row, p.N, p.Count, p.Load.Sent, p.Load.Failed)
+			logf("  %s: disruption %d/%d starts; %d requests, %d failed so far", p.Variant, p.N, p.Count, p.Load.Sent, p.Load.Failed)
 		case engine.StepSettled:
 			pod := "" // the deleted pod, for delete-pod and force-delete
 			if p.Detail != "" {
 				pod = " (pod " + p.Detail + ")"
 			}
-			logf("  %s: disruption %d/%d settled%s; %d requests, %d failed so far", p.Row, p.N, p.Count, pod, p.Load.Sent, p.Load.Failed)
+			logf("  %s: disruption %d/%d settled%s; %d requests, %d failed so far", p.Variant, p.N, p.Count, pod, p.Load.Sent, p.Load.Failed)
 		case engine.StepLoadTicker:
-			logf("  %s: %d requests, %d failed so far", p.Row, p.Load.Sent, p.Load.Failed)
+			logf("  %s: %d requests, %d failed so far", p.Variant, p.Load.Sent, p.Load.Failed)
 		case engine.StepTeardown:
-			logf("  %s: teardown of namespace %s", p.Row, p.Detail)
+			logf("  %s: teardown of namespace %s", p.Variant, p.Detail)
 		default:
-			logf("  %s: %s %s", p.Row, p.Step, p.Detail)
+			logf("  %s: %s %s", p.Variant, p.Step, p.Detail)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 func compareRow(name string, rate, repeat, failed int) check.Row {
 	c := check.Applied{Name: name, App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30,
 		Replicas: 3, Path: "/", Rate: rate, Method: "GET", Disruption: check.RolloutRestart, Count: 2,
-		Settle: 3 * time.Second, Expect: check.Zero()}
+		Quiet: 3 * time.Second, Expect: check.Zero()}
 	s := loadgen.Summary{Requests: 1100, Failed: failed, OK: 1100 - failed, Valid: true,
 		FailureRatio: float64(failed) / 1100, Failures: map[loadgen.Class]int{}}
 	if failed > 0 {

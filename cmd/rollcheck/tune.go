@@ -69,6 +69,7 @@ type tuneArgs struct {
 	runFlags
 	sample     scenario.Shutdown // the sample app's mode, or "" for a check file
 	check      *spec.Check
+	warnings   []string // the check file's (spec.Check.Plans)
 	base       check.Plan
 	opts       tuneSettings
 	disruption check.DisruptionKind
@@ -111,6 +112,9 @@ func runTuneCmd(ctx context.Context, f *tuneFlags, args []string, stdout, stderr
 	ta, err := f.args(args)
 	if err != nil {
 		return bad("%v", err)
+	}
+	for _, w := range ta.warnings {
+		fmt.Fprintf(stderr, "rollcheck tune: warning: %s\n", w)
 	}
 	if ta.DryRun {
 		fmt.Fprintln(stdout, ta.describe())
@@ -172,7 +176,7 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 		ta.base, err = sampleBase(ta.sample, ta.disruption, f.Count, sampleImage)
 		ta.opts.PreStop = samplePreStop
 	} else {
-		ta.check, ta.base, err = checkBase(f.File, f.Variant, ta.disruption, f.Count)
+		ta.check, ta.base, ta.warnings, err = checkBase(f.File, f.Variant, ta.disruption, f.Count)
 		if err == nil && f.Exec != "" {
 			ta.opts.PreStop, err = execPreStop(f.Exec)
 		}
@@ -271,34 +275,38 @@ func execPreStop(cmd string) (func(time.Duration) check.PreStop, error) {
 
 // checkBase is the check file's Plan of the variant named (or its only one) under the
 // disruption named (or its only one; one it does not list runs DefaultCount times), with
-// count disruptions when count is not 0.
-func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spec.Check, check.Plan, error) {
+// count disruptions when count is not 0, and the check file's warnings.
+func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spec.Check, check.Plan, []string, error) {
 	c, err := spec.Load(file)
 	if err != nil {
-		return nil, check.Plan{}, err
+		return nil, check.Plan{}, nil, err
 	}
 	plans, _, err := c.Plans()
 	if err != nil {
-		return nil, check.Plan{}, fmt.Errorf("%s: %v", c.Name(), err)
+		return nil, check.Plan{}, nil, fmt.Errorf("%s: %v", c.Name(), err)
 	}
+	// The warnings as tune runs the file: on its own kind cluster, the cluster section unused.
+	onKind := *c
+	onKind.Cluster = nil
+	_, warnings, _ := onKind.Plans()
 	var names []string
 	for _, v := range c.Variants {
 		names = append(names, v.Name)
 	}
 	switch {
 	case variant == "" && len(names) > 1:
-		return nil, check.Plan{}, fmt.Errorf("%s has %d variants (%s): name the base with --variant", file, len(names), strings.Join(names, ", "))
+		return nil, check.Plan{}, nil, fmt.Errorf("%s has %d variants (%s): name the base with --variant", file, len(names), strings.Join(names, ", "))
 	case variant == "":
 		variant = names[0]
 	case !slices.Contains(names, variant):
-		return nil, check.Plan{}, fmt.Errorf("--variant %q: %s has %s", variant, file, strings.Join(names, ", "))
+		return nil, check.Plan{}, nil, fmt.Errorf("--variant %q: %s has %s", variant, file, strings.Join(names, ", "))
 	}
 	var kinds []string
 	for _, d := range c.Disruptions {
 		kinds = append(kinds, string(d.Kind))
 	}
 	if kind == "" && len(kinds) > 1 {
-		return nil, check.Plan{}, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
+		return nil, check.Plan{}, nil, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
 	}
 	var base check.Plan
 	for _, p := range plans {
@@ -317,9 +325,9 @@ func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spe
 	}
 	base.Repeat = 0
 	if base.InPlace() {
-		return nil, check.Plan{}, fmt.Errorf("%s checks an app where it already runs (app.namespace %s): tune changes its preStop for every probe, and runs on rollcheck's kind cluster only; use rollcheck check --in-place with the preStops to compare", file, base.App.Namespace)
+		return nil, check.Plan{}, nil, fmt.Errorf("%s checks an app where it already runs (app.namespace %s): tune changes its preStop for every probe, and runs on rollcheck's kind cluster only; use rollcheck check --in-place with the preStops to compare", file, base.App.Namespace)
 	}
-	return c, base, nil
+	return c, base, warnings, nil
 }
 
 // runTune runs the tune on the cluster, writes every probe's row as it ends and the reports at

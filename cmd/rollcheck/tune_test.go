@@ -293,3 +293,32 @@ func TestTuneParallelAloneRefused(t *testing.T) {
 	}
 	noToolCalls(t, calls)
 }
+
+// A check file's warnings reach stderr from check and tune alike: settle, quiet's former name,
+// gives one. Tune, which runs on its own kind cluster, does not warn about the cluster section's
+// images.
+func TestSettleWarnsInCheckAndTune(t *testing.T) {
+	calls := fakeTools(t)
+	base := clusterLoad(t) // beside web.yaml
+	b, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle, onCluster := filepath.Join(filepath.Dir(base), "settle.yaml"), filepath.Join(filepath.Dir(base), "on-cluster.yaml")
+	if err := os.WriteFile(settle, append(b, "settle: 4s\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(onCluster, append(b, "settle: 4s\ncluster: {context: staging}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "warning: settle: deprecated, now named quiet"
+	code, stdout, stderr := checkCLI(t, "-f", settle, "--dry-run")
+	if code != exitPass || !strings.Contains(stderr, "rollcheck check: "+want) {
+		t.Errorf("check: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, want)
+	}
+	code, stdout, stderr = tuneCLI(t, "-f", onCluster, "--variant", "as-is", "--dry-run")
+	if code != exitPass || !strings.Contains(stderr, "rollcheck tune: "+want) || strings.Contains(stderr, "not loaded into an existing cluster") {
+		t.Errorf("tune: exit %d, stdout %q, stderr %q; want exit 0 and %q, not the images' warning", code, stdout, stderr, want)
+	}
+	noToolCalls(t, calls)
+}

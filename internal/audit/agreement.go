@@ -273,7 +273,7 @@ func RowObjects(a check.Applied) ([]check.Object, error) {
 			PDB: a.PDB, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicy(a.ExternalTrafficPolicy), Expect: a.Expect},
 		Load:       check.Load{Rate: a.Rate, Method: a.Method, KeepAlive: a.KeepAlive, From: a.LoadFrom, Entry: a.LoadEntry, Protocol: a.Protocol},
 		Disruption: check.Disruption{Kind: a.Disruption, Count: a.Count, Node: a.DrainNode, DrainTimeout: a.DrainTimeout},
-		Settle:     a.Settle,
+		Quiet:      a.Quiet,
 	}
 	if a.GRPC != nil {
 		p.Load.GRPC = *a.GRPC
@@ -336,7 +336,7 @@ func (s AgreementSummary) Percent() float64 {
 	return 100 * float64(s.Agree) / float64(s.Predicted)
 }
 
-// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a row per
+// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a line per
 // recorded row, then every disagreement and every row not predicted with its reason.
 func WriteAgreementMarkdown(w io.Writer, t []AgreementRow, f *WindowsFile) error {
 	s := Summary(t)

@@ -309,15 +309,15 @@ func TestTeardownPolicy(t *testing.T) {
 	}
 }
 
-// Setup stops at the first failing step and marks the run failed; Teardown runs every step
+// Setup stops at the first failing Func and marks the run failed; Teardown runs every Func
 // even when the context is cancelled.
 func TestSetupAndTeardownOrder(t *testing.T) {
 	var ran []string
-	step := func(name string, err error) Func {
+	fn := func(name string, err error) Func {
 		return func(ctx context.Context, r *Run) error { ran = append(ran, name); return err }
 	}
 	r := &Run{}
-	if err := r.Setup(context.Background(), step("a", nil), step("b", errors.New("b failed")), step("c", nil)); err == nil || !r.Failed {
+	if err := r.Setup(context.Background(), fn("a", nil), fn("b", errors.New("b failed")), fn("c", nil)); err == nil || !r.Failed {
 		t.Fatalf("Setup: %v, failed %v", err, r.Failed)
 	}
 	if got := strings.Join(ran, ""); got != "ab" {
@@ -327,7 +327,7 @@ func TestSetupAndTeardownOrder(t *testing.T) {
 	r.Cluster = &Cluster{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := r.Teardown(ctx, step("x", errors.New("x failed")), func(ctx context.Context, r *Run) error {
+	err := r.Teardown(ctx, fn("x", errors.New("x failed")), func(ctx context.Context, r *Run) error {
 		ran = append(ran, "y")
 		return ctx.Err()
 	})

@@ -330,7 +330,7 @@ func TestAppLogsStop(t *testing.T) {
 	if got := kindsOf(o.Snapshot(), "app-1"); !equalKinds(got, kindsOf(tl, "app-1")) || len(events(tl, AppLogEnded, "app-1")) != 0 {
 		t.Errorf("recorded after Stop: %v", got)
 	}
-	settleGoroutines(t, before+2)
+	waitGoroutines(t, before+2)
 }
 
 // TestAppLogsStartFails: a Start that fails after a baseline pod's stream opened ends it.
@@ -346,7 +346,7 @@ func TestAppLogsStartFails(t *testing.T) {
 	if _, err := Start(w.ctx, w.client, testNS, testSel, testSvc, t.Logf, WithAppLogs("app"), withLogOpener(logs.open)); err == nil {
 		t.Fatal("Start did not fail")
 	}
-	settleGoroutines(t, before+2)
+	waitGoroutines(t, before+2)
 }
 
 // TestAppLogsGetLogs: the production path asks GetLogs for a follow stream of the container.

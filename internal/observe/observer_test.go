@@ -507,8 +507,8 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-// settleGoroutines waits until the goroutine count is at most n.
-func settleGoroutines(t *testing.T, n int) {
+// waitGoroutines waits until the goroutine count is at most n.
+func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for runtime.NumGoroutine() > n {
@@ -567,7 +567,7 @@ func TestStopIdempotentNoLeak(t *testing.T) {
 	if n := len(o.Snapshot().Events); n != len(tl.Events) {
 		t.Errorf("Mark after Stop was recorded")
 	}
-	settleGoroutines(t, before+2)
+	waitGoroutines(t, before+2)
 }
 
 func TestContextCancelEndsWatches(t *testing.T) {
@@ -578,7 +578,7 @@ func TestContextCancelEndsWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	settleGoroutines(t, before+2)
+	waitGoroutines(t, before+2)
 	done := make(chan struct{})
 	go func() { o.Stop(); close(done) }()
 	select {

@@ -48,7 +48,7 @@ var constDefaults = map[string]constDefault{
 	"load.timeout":                     {"loadgen.DefaultTimeout", loadgen.DefaultTimeout},
 	"disruptions[].count":              {"check.DefaultCount", check.DefaultCount},
 	"disruptions[].drainTimeout":       {"check.DefaultDrainTimeout", check.DefaultDrainTimeout},
-	"settle":                           {"check.DefaultSettle", check.DefaultSettle},
+	"quiet":                            {"check.DefaultQuiet", check.DefaultQuiet},
 	"variants[].externalTrafficPolicy": {"corev1.ServiceExternalTrafficPolicyCluster", corev1.ServiceExternalTrafficPolicyCluster},
 }
 
@@ -266,8 +266,8 @@ func cutDefault(doc string) (rest, stated string) {
 	return strings.Join(strings.Fields(rest), " "), inner
 }
 
-// yamlName replaces the Go name a doc comment starts with ("Settle is …") by the field's YAML
-// name ("`settle` is …").
+// yamlName replaces the Go name a doc comment starts with ("Quiet is …") by the field's YAML
+// name ("`quiet` is …").
 func yamlName(doc, goName, name string) string {
 	if rest, ok := strings.CutPrefix(doc, goName); ok && (rest == "" || strings.ContainsRune(" :,", rune(rest[0]))) {
 		return "`" + name + "`" + rest

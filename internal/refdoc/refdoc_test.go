@@ -75,7 +75,7 @@ func TestEveryCheckFileFieldIsDocumented(t *testing.T) {
 	}
 	// The fields issues found undocumented are there, with their defaults.
 	for path, def := range map[string]string{
-		"metadata.name": "the check file's name without its extension", "settle": "3s", "app.podHeader": "X-Pod-Name",
+		"metadata.name": "the check file's name without its extension", "quiet": "3s", "app.podHeader": "X-Pod-Name",
 		"app.build[].dockerfile": "Dockerfile", "variants[].why": "", "cluster.kubeconfig": "", "cluster.context": "",
 		"cluster.loadImage": "", "variants[].expect.failures": "",
 	} {
@@ -95,7 +95,7 @@ func TestEveryCheckFileFieldIsDocumented(t *testing.T) {
 
 func TestCutDefault(t *testing.T) {
 	for _, c := range []struct{ doc, rest, stated string }{
-		{"Settle is the time (default 3s).", "Settle is the time.", "3s"},
+		{"Quiet is the time (default 3s).", "Quiet is the time.", "3s"},
 		{"Repeat runs, 1 to 20 (default 1): the report", "Repeat runs, 1 to 20: the report", "1"},
 		{"From is host (default) or cluster.", "From is host or cluster.", ""},
 		{"Name (default the file's name (without .yaml)) names it.", "Name names it.", "the file's name (without .yaml)"},

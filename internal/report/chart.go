@@ -369,20 +369,20 @@ func shortDur(d time.Duration) string {
 	return fmt.Sprintf("%g s", d.Seconds())
 }
 
-// xTicks returns at most maxXTicks ticks at a round step over [0, end].
+// xTicks returns at most maxXTicks ticks at a round interval over [0, end].
 func xTicks(end time.Duration, xOf func(time.Duration) float64) []axisTick {
-	steps := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second,
+	intervals := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second,
 		10 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
 		5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour}
-	step := steps[len(steps)-1]
-	for _, s := range steps {
+	every := intervals[len(intervals)-1]
+	for _, s := range intervals {
 		if int(end/s) < maxXTicks {
-			step = s
+			every = s
 			break
 		}
 	}
 	var ts []axisTick
-	for t := time.Duration(0); t <= end; t += step {
+	for t := time.Duration(0); t <= end; t += every {
 		ts = append(ts, axisTick{X: xOf(t), Label: fmt.Sprintf("%gs", t.Seconds())})
 	}
 	return ts

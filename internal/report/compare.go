@@ -108,9 +108,8 @@ func changed(sep string, fs ...field) []string {
 
 // ConfigDiffs lists the differences in how two rows were measured, which make their failure
 // ratios incomparable: disruption count, rate, method, keep-alive, path and where the load came
-// from (the settle time
-// changes how many requests are sent, not what happens to each). Empty when they match. What
-// the app does differently (AppChanges) is what a comparison is for.
+// from (the quiet time changes how many requests are sent, not what happens to each). Empty
+// when they match. What the app does differently (AppChanges) is what a comparison is for.
 func ConfigDiffs(base, next check.Applied) []string {
 	return changed(": ",
 		field{"count", base.Count, next.Count}, field{"rate", base.Rate, next.Rate},

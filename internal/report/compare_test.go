@@ -125,9 +125,9 @@ func TestConfigDiffs(t *testing.T) {
 		t.Errorf("ConfigDiffs of equal configs = %q", d)
 	}
 	b := a
-	b.Why, b.Settle = "another reason", 0 // neither changes what is measured per request
+	b.Why, b.Quiet = "another reason", 0 // neither changes what is measured per request
 	if d := ConfigDiffs(a, b); d != nil {
-		t.Errorf("ConfigDiffs ignoring why and settle = %q", d)
+		t.Errorf("ConfigDiffs ignoring why and quiet = %q", d)
 	}
 	b.PreStop, b.KeepAlive, b.Count, b.Path, b.Expect, b.Replicas = check.PreStop{None: true}, true, 3, "/slow", check.AtMost(0.01), 2
 	b.ReadyDelay = 2 * time.Second

@@ -43,13 +43,13 @@ type htmlRow struct {
 	Why         string
 	Facts       []fact
 	Chart       chart
-	Propagation []propRow
+	Propagation []propLine
 	Artifacts   []fact
 }
 
 type fact struct{ Name, Value string }
 
-type propRow struct{ Pod, DeletingAt, ToUnready, ToRemoved string }
+type propLine struct{ Pod, DeletingAt, ToUnready, ToRemoved string }
 
 // legend holds the lifecycle colors for the template.
 type legend struct {
@@ -89,7 +89,7 @@ func (run Run) WriteHTML(w io.Writer) error {
 		hr.Facts = facts(r)
 		if r.Timeline != nil {
 			for _, pr := range r.Timeline.Propagation {
-				hr.Propagation = append(hr.Propagation, propRow{
+				hr.Propagation = append(hr.Propagation, propLine{
 					Pod:        pr.Pod,
 					DeletingAt: "+" + secs(pr.DeletingAt.Sub(r.Started)),
 					ToUnready:  propDur(pr.ToUnready),

@@ -11,7 +11,7 @@ import (
 )
 
 // WriteMarkdown writes the conformance table for humans and PR comments: the versions the
-// run was measured with, one table row per Row, the reason of every row that did not pass,
+// run was measured with, one line per Row, the reason of every row that did not pass,
 // and a count line "N rows: P pass, F fail, H harness-fault". When a row repeats, a Repeats
 // section gives each row's statistics over its runs, and the count line counts rows by their
 // combined status (a flaky row does not pass).

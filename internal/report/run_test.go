@@ -100,8 +100,8 @@ func TestJSONSchemaVersion(t *testing.T) {
 	if err := (Run{Rows: []Row{}}).WriteJSON(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(buf.String(), "{\n  \"schemaVersion\": 1,\n") {
-		t.Errorf("WriteJSON does not start with schemaVersion 1:\n%.200s", buf.String())
+	if !strings.HasPrefix(buf.String(), "{\n  \"schemaVersion\": 2,\n") {
+		t.Errorf("WriteJSON does not start with schemaVersion 2:\n%.200s", buf.String())
 	}
 	if run := NewRun(nil); run.SchemaVersion != SchemaVersion {
 		t.Errorf("NewRun: SchemaVersion %d, want %d", run.SchemaVersion, SchemaVersion)
@@ -109,9 +109,14 @@ func TestJSONSchemaVersion(t *testing.T) {
 	if run, err := ReadRun(strings.NewReader(`{"rows": []}`)); err != nil || run.SchemaVersion != 0 {
 		t.Errorf("ReadRun of a file without schemaVersion = %d, %v; want 0, no error", run.SchemaVersion, err)
 	}
-	_, err := ReadRun(strings.NewReader(`{"schemaVersion": 2, "rows": []}`))
-	if want := "schemaVersion 2: this rollcheck reads up to 1"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("ReadRun of schemaVersion 2: %v, want %q", err, want)
+	// Version 1 held a row's quiet time under config.settle.
+	run, err := ReadRun(strings.NewReader(`{"schemaVersion": 1, "rows": [{"suite": "s", "config": {"name": "n", "settle": 5000000000}}]}`))
+	if err != nil || len(run.Rows) != 1 || run.Rows[0].Config.Quiet != 5*time.Second {
+		t.Errorf("ReadRun of schemaVersion 1 = %+v, %v; want one row, quiet 5s", run.Rows, err)
+	}
+	_, err = ReadRun(strings.NewReader(`{"schemaVersion": 3, "rows": []}`))
+	if want := "schemaVersion 3: this rollcheck reads up to 2"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("ReadRun of schemaVersion 3: %v, want %q", err, want)
 	}
 }
 

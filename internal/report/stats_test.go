@@ -17,7 +17,7 @@ import (
 func statsConfig(name string, d check.DisruptionKind) check.Applied {
 	return check.Applied{
 		Name: name, App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3,
-		Path: "/", Rate: 100, Method: "GET", Disruption: d, Count: 2, Settle: 3 * time.Second,
+		Path: "/", Rate: 100, Method: "GET", Disruption: d, Count: 2, Quiet: 3 * time.Second,
 		Expect: check.Zero(),
 	}
 }

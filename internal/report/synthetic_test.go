@@ -163,19 +163,19 @@ func syntheticRows() []Row {
 	good := check.Applied{
 		Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation; drain finishes in-flight requests",
 		App: "app", PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: check.RolloutRestart, Count: 2, Settle: 3 * time.Second,
+		Disruption: check.RolloutRestart, Count: 2, Quiet: 3 * time.Second,
 		Expect: check.Zero().WithMinSuccessRatioPerDisruption(0.95),
 	}
 	naive := check.Applied{
 		Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing & the app exits at once",
 		App: "app", PreStop: check.PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET", KeepAlive: true,
-		Disruption: check.DeletePod, Count: 2, Settle: 3 * time.Second,
+		Disruption: check.DeletePod, Count: 2, Quiet: 3 * time.Second,
 		Expect: check.Failures(loadgen.ClassRefused, loadgen.ClassReset),
 	}
 	atMost := check.Applied{
 		Name: "exit-at-most", App: "app", PreStop: check.PreStop{Exec: []string{"/app", "sleep", "2s"}}, OnSIGTERM: "exit",
 		GraceSeconds: 10, RequestDuration: 100 * time.Millisecond, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: check.RolloutRestart, Count: 1, Settle: 3 * time.Second, Expect: check.AtMost(0.001),
+		Disruption: check.RolloutRestart, Count: 1, Quiet: 3 * time.Second, Expect: check.AtMost(0.001),
 	}
 	r1 := syntheticRow("rollout", good, 5, t0, 2*time.Second, 20*time.Second, nil, []time.Duration{4 * time.Second, 11 * time.Second})
 	r2 := syntheticRow("delete", naive, 0, t0.Add(time.Minute), 3*time.Second, 20*time.Second, []failSpan{

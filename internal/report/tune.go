@@ -25,7 +25,7 @@ const (
 	TuneHTMLFile     = "tune.html"
 )
 
-// tuneCells is one probe as a table row, plain text.
+// tuneCells is one probe as a line of the table, plain text.
 func tuneCells(p tune.Probe) []string {
 	n := strconv.Itoa(p.N)
 	if p.Retry {
@@ -288,7 +288,7 @@ func buildTuneChart(r *tune.Result) tuneChart {
 }
 
 // tuneEnd is the x axis' end: a tenth past the largest preStop drawn (a probe or the value
-// found), rounded up to a round step. Not the search's upper bound: a search up to 20 s that
+// found), rounded up to a round unit. Not the search's upper bound: a search up to 20 s that
 // found 1 s would crowd every point into the plot's left tenth.
 func tuneEnd(r *tune.Result) time.Duration {
 	hi := r.Found
@@ -296,9 +296,9 @@ func tuneEnd(r *tune.Result) time.Duration {
 		hi = max(hi, p.PreStop)
 	}
 	hi = max(hi+hi/10, time.Second)
-	for _, step := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second} {
-		if hi <= 10*step {
-			return (hi + step - 1) / step * step
+	for _, unit := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second} {
+		if hi <= 10*unit {
+			return (hi + unit - 1) / unit * unit
 		}
 	}
 	return (hi + time.Minute - 1) / time.Minute * time.Minute

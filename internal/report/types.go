@@ -15,7 +15,8 @@ type (
 // SchemaVersion is the version of conformance.json's schema (Run.SchemaVersion,
 // docs/conformance.schema.json). It goes up when a field is removed or changes its type or
 // meaning; a field added leaves it as it is, so a reader ignores fields it does not know.
-const SchemaVersion = 1
+// Version 2 renamed a row's config.settle to config.quiet (ReadRun reads either).
+const SchemaVersion = 2
 
 // Run is a whole conformance run: every row, in the order they ran. It is conformance.json.
 type Run struct {

@@ -113,7 +113,7 @@ type Scenario struct {
 	Variant    check.Variant
 	Disruption check.Disruption
 	Load       check.Load
-	Settle     time.Duration
+	Quiet      time.Duration
 	// Front, when set, is a real proxy in front of the app: the load goes through it.
 	Front *Front
 }
@@ -232,7 +232,7 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 		Suite: suite,
 		App: check.App{Objects: objs, Deployment: AppName, Port: SampleAppPort, Container: container, Path: "/", Images: []string{image},
 			OnSIGTERM: onSIGTERM, RequestDuration: s.App.RequestDuration, ReadyDelay: s.App.ReadyDelay},
-		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Settle: s.Settle,
+		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Quiet: s.Quiet,
 	}
 	if s.Front != nil {
 		if p, err = s.Front.withFront(p); err != nil {

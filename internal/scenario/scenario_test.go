@@ -93,10 +93,10 @@ func TestRender(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	s := good()
-	s.Disruption.Count, s.Load.Rate, s.Settle, s.Load.Method = 2, 50, 5*time.Second, "POST"
+	s.Disruption.Count, s.Load.Rate, s.Quiet, s.Load.Method = 2, 50, 5*time.Second, "POST"
 	s.Variant.Replicas = ptr.To[int32](4)
 	p, dep, svc := planned(t, s)
-	if p.Suite != "rollout" || p.Variant.Name != "good" || p.Disruption != s.Disruption || !reflect.DeepEqual(p.Load, s.Load) || p.Settle != s.Settle ||
+	if p.Suite != "rollout" || p.Variant.Name != "good" || p.Disruption != s.Disruption || !reflect.DeepEqual(p.Load, s.Load) || p.Quiet != s.Quiet ||
 		p.App.Deployment != AppName || p.App.Port != SampleAppPort || !slices.Equal(p.App.Images, []string{image}) {
 		t.Errorf("Plan = %+v", p)
 	}

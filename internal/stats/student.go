@@ -81,16 +81,16 @@ func betaCF(x, a, b float64) float64 {
 	}
 	c, d := 1.0, 1/nonzero(1-(a+b)*x/(a+1))
 	h := d
-	// step takes the next term num of the fraction and returns the factor it changes h by.
-	step := func(num float64) float64 {
+	// next takes the next term num of the fraction and returns the factor it changes h by.
+	next := func(num float64) float64 {
 		d = 1 / nonzero(1+num*d)
 		c = nonzero(1 + num/c)
 		return d * c
 	}
 	for m := 1; m <= 1000; m++ {
 		fm := float64(m)
-		h *= step(fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)))              // the even term
-		del := step(-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))) // the odd term
+		h *= next(fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm)))              // the even term
+		del := next(-(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))) // the odd term
 		h *= del
 		if math.Abs(del-1) < eps {
 			break
