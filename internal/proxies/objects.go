@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"strconv"
 	"text/template"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -133,7 +135,7 @@ func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: ConfigMapName, Labels: podLabels},
 			Data:       map[string]string{e.configFile: conf},
 		},
-		deployment(e, image, podLabels, conf),
+		deployment(e, image, podLabels, conf, awaitPods(ce, app)),
 		service(FrontName, podLabels, FrontSelector, corev1.ServicePort{
 			Name: "http", Port: ServicePort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
 		}, ""),
@@ -246,7 +248,7 @@ func service(name string, lbls, selector map[string]string, port corev1.ServiceP
 // capabilities, the runtime's default seccomp profile. Only a proxy that reads the API server
 // (Traefik) gets an API token (its ServiceAccount's). The pods carry the hash of conf, so that applying another configuration
 // rolls them.
-func deployment(e entry, image string, podLabels map[string]string, conf string) *appsv1.Deployment {
+func deployment(e entry, image string, podLabels map[string]string, conf string, inits []corev1.Container) *appsv1.Deployment {
 	sum := sha256.Sum256([]byte(conf))
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -314,5 +316,32 @@ func deployment(e entry, image string, podLabels map[string]string, conf string)
 		ps := &d.Spec.Template.Spec
 		ps.ServiceAccountName, ps.AutomountServiceAccountToken = ServiceAccountName, ptr.To(true)
 	}
+	for _, c := range inits {
+		c.SecurityContext = d.Spec.Template.Spec.Containers[0].SecurityContext.DeepCopy()
+		d.Spec.Template.Spec.InitContainers = append(d.Spec.Template.Spec.InitContainers, c)
+	}
 	return d
+}
+
+// AwaitPodsWithin bounds how long a proxy that resolves once waits for every pod of the app in
+// the DNS before it starts (AppRef.Image): the app's pods are ready well before that.
+const AwaitPodsWithin = 90 * time.Second
+
+// awaitPods is the init container of a proxy that resolves HeadlessServiceName once, at its
+// start, when app names its image and replicas: it waits until the DNS answers that many
+// addresses (internal/sampleapp.AwaitDNS), so that the proxy starts with every pod.
+func awaitPods(ce configEntry, app AppRef) []corev1.Container {
+	if !ce.resolves || ce.refresh != check.ResolveOnce || app.Image == "" || app.Replicas < 1 {
+		return nil
+	}
+	return []corev1.Container{{
+		Name:            "await-pods",
+		Image:           app.Image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"/app", "await-dns", HeadlessServiceName, strconv.Itoa(int(app.Replicas)), AwaitPodsWithin.String()},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+	}}
 }

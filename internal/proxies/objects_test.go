@@ -21,7 +21,7 @@ import (
 var (
 	testImages = Images{HAProxy: "rollcheck/proxy-haproxy:0123456789ab", Nginx: "rollcheck/proxy-nginx:0123456789ab", Caddy: "rollcheck/proxy-caddy:0123456789ab",
 		Traefik: "rollcheck/proxy-traefik:0123456789ab"}
-	testApp = AppRef{Selector: map[string]string{"app": "app"}, Port: 8080}
+	testApp = AppRef{Selector: map[string]string{"app": "app"}, Port: 8080, Image: "rollcheck/app:0123456789ab", Replicas: 3}
 )
 
 // objectsOf returns Objects' ConfigMaps, Deployments and Services by name; the other objects
@@ -168,6 +168,41 @@ func TestObjects(t *testing.T) {
 
 // Objects refuses what cannot work: an unknown config, no image, no selector, a selector that
 // takes the proxy's own pods, no port.
+// A proxy that resolves the pods once, at its start, waits for every one of them in the DNS
+// first (an init container of the app's image); the others start at once; without the app's
+// image or replicas no proxy waits.
+func TestAwaitPods(t *testing.T) {
+	for _, c := range Configs {
+		_, deps, _, _ := objectsOf(t, c)
+		inits := deps[FrontName].Spec.Template.Spec.InitContainers
+		if refresh, _ := c.Refresh(); refresh == check.ResolveOnce {
+			if len(inits) != 1 {
+				t.Fatalf("%s: %d init containers, want the await-pods one", c, len(inits))
+			}
+			ic := inits[0]
+			if ic.Image != testApp.Image || !slices.Equal(ic.Command, []string{"/app", "await-dns", HeadlessServiceName, "3", AwaitPodsWithin.String()}) ||
+				ic.SecurityContext == nil || *ic.SecurityContext.ReadOnlyRootFilesystem != true {
+				t.Errorf("%s: init container %s %v, security %+v", c, ic.Image, ic.Command, ic.SecurityContext)
+			}
+			continue
+		}
+		if len(inits) != 0 {
+			t.Errorf("%s: %d init containers, want none (it does not resolve once)", c, len(inits))
+		}
+	}
+	for _, app := range []AppRef{{Selector: testApp.Selector, Port: 8080}, {Selector: testApp.Selector, Port: 8080, Image: testApp.Image}} {
+		objs, err := Objects(NginxStatic, testImages, app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if d, ok := o.(*appsv1.Deployment); ok && len(d.Spec.Template.Spec.InitContainers) != 0 {
+				t.Errorf("app %+v: an init container without the app's image and replicas", app)
+			}
+		}
+	}
+}
+
 func TestObjectsRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		c      Config

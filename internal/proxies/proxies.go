@@ -138,4 +138,12 @@ type AppRef struct {
 	Selector map[string]string
 	// Port is the app container's port the proxy sends requests to.
 	Port int32
+	// Image and Replicas, when both are set, make a proxy that resolves HeadlessServiceName
+	// once, at its start (check.ResolveOnce: NginxStatic), wait for the DNS to answer Replicas
+	// addresses first: an init container of Image (the sample app's, whose "/app await-dns"
+	// does it; internal/sampleapp.AwaitDNS). Without it the proxy starts with the pods the DNS
+	// answered with at that moment, often the first one ready only; with one server, nginx
+	// ignores max_fails and never finds its upstream down, and the row's mechanism changes.
+	Image    string
+	Replicas int32
 }

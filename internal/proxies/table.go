@@ -97,7 +97,9 @@ const (
 	// server; non-idempotent requests are not), max_fails 1, fail_timeout 10s (a failed server
 	// is skipped for 10 s), HTTP/1.0 to the upstream, a connection per request.
 	// proxy_next_upstream_timeout 2s bounds the retries. nginx must start after the app's
-	// pods are ready: a name with no address fails its start.
+	// pods are ready: a name with no address fails its start; and with every one of them in the
+	// DNS (AppRef.Image and Replicas: an init container waits for them), since for a lone server
+	// nginx ignores max_fails and never finds its upstream down.
 	//
 	// Predicted: the classic negative control. On one pod delete, the dead address's requests
 	// are retried on the other pod (few errors, maybe none), and the replacement pod is never

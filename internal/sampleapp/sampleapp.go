@@ -85,13 +85,15 @@
 //	/stats         JSON: pod, ready, in-flight and served counts of "/" requests
 //
 // The image is FROM scratch, with no shell and no sleep binary, so an exec preStop hook runs
-// the app itself: "/app sleep 5s" sleeps (at most 5m) and exits 0 (Main's "sleep" argument).
+// the app itself: "/app sleep 5s" sleeps (at most 5m) and exits 0 (Main's "sleep" argument);
+// "/app await-dns NAME COUNT WITHIN" waits for a DNS name to answer COUNT addresses (AwaitDNS).
 //
 // A bad flag or variable is reported on one line of stderr and the process
 // exits with status 2 before it listens.
 package sampleapp
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -101,6 +103,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -118,6 +123,9 @@ import (
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "sleep" {
 		return sleepCommand(args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == AwaitDNS {
+		return awaitDNSCommand(context.Background(), args[1:], net.DefaultResolver.LookupHost, stdout, stderr)
 	}
 	return run(args, os.Getenv, stdout, stderr)
 }
@@ -156,6 +164,64 @@ func sleepCommand(args []string, stderr io.Writer) int {
 	}
 	time.Sleep(d)
 	return 0
+}
+
+// AwaitDNS is the sample app's command "app await-dns NAME COUNT WITHIN": it asks the cluster's
+// DNS for NAME every 250 ms until the answer holds at least COUNT addresses, and exits 0 naming
+// them; 1 when WITHIN passed first, naming the last answer. An init container of a proxy that
+// resolves its upstream once, at its start (internal/proxies), runs it, so that the proxy starts
+// with every pod of the app, not with the first one the DNS answered with.
+const AwaitDNS = "await-dns"
+
+// awaitDNSCommand is AwaitDNS, resolving with lookup.
+func awaitDNSCommand(ctx context.Context, args []string, lookup func(context.Context, string) ([]string, error), stdout, stderr io.Writer) int {
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "app: "+AwaitDNS+": "+format+" (usage: app "+AwaitDNS+" NAME COUNT WITHIN, e.g. app-headless 3 60s)\n", a...)
+		return 2
+	}
+	if len(args) != 3 {
+		return usage("want 3 arguments, got %d", len(args))
+	}
+	name := args[0]
+	count, err := strconv.Atoi(args[1])
+	if err != nil || count < 1 {
+		return usage("count %q: want a whole number of addresses, at least 1", args[1])
+	}
+	within, err := time.ParseDuration(args[2])
+	if err != nil || within <= 0 || within > maxSleep {
+		return usage("within %q: want a duration above 0 and at most %s", args[2], maxSleep)
+	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	var last []string
+	var lastErr error
+	for {
+		qctx, qcancel := context.WithTimeout(ctx, time.Second)
+		addrs, err := lookup(qctx, name)
+		qcancel()
+		if err == nil {
+			slices.Sort(addrs)
+			last, lastErr = addrs, nil
+			if len(addrs) >= count {
+				fmt.Fprintf(stdout, "app: %s answers %d address(es): %s\n", name, len(addrs), strings.Join(addrs, " "))
+				return 0
+			}
+		} else {
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			if lastErr != nil {
+				fmt.Fprintf(stderr, "app: %s: fewer than %d addresses after %s: %v\n", name, count, within, lastErr)
+			} else {
+				fmt.Fprintf(stderr, "app: %s: fewer than %d addresses after %s: the last answer held %d (%s)\n", name, count, within, len(last), strings.Join(last, " "))
+			}
+			return 1
+		case <-tick.C:
+		}
+	}
 }
 
 // run starts the app and returns its exit status once the shutdown mode says

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/proxies"
 )
@@ -28,12 +30,16 @@ type Front struct {
 
 // withFront adds the proxy's objects and image to p and sends the load through it, from a load
 // pod (the host reaches only rollcheck's own NodePort).
-func (f *Front) withFront(p check.Plan) (check.Plan, error) {
+//
+// A proxy that resolves the app's pods once, at its start, first waits for every one of them in
+// the DNS (proxies.AppRef.Image and Replicas: an init container of the app's image, which is
+// loaded for the row anyway).
+func (f *Front) withFront(p check.Plan, image string, replicas int32) (check.Plan, error) {
 	im := f.Images
 	if len(im) == 0 {
 		im = proxies.Unbuilt()
 	}
-	objs, err := proxies.Objects(f.Config, im, proxies.AppRef{Selector: map[string]string{"app": AppName}, Port: SampleAppPort})
+	objs, err := proxies.Objects(f.Config, im, proxies.AppRef{Selector: map[string]string{"app": AppName}, Port: SampleAppPort, Image: image, Replicas: replicas})
 	if err != nil {
 		return p, fmt.Errorf("front %s: %w", f.Config, err)
 	}
@@ -50,4 +56,18 @@ func (f *Front) withFront(p check.Plan) (check.Plan, error) {
 		p.Load.ResolveRefresh, p.Load.ResolveSetting = f.Config.Refresh()
 	}
 	return p, nil
+}
+
+// replicasOf is how many pods the row's app runs: the variant's replicas, else the rendered
+// Deployment's (objs), else Kubernetes' default of 1.
+func replicasOf(objs []check.Object, v check.Variant) int32 {
+	if v.Replicas != nil {
+		return *v.Replicas
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok && d.Spec.Replicas != nil {
+			return *d.Spec.Replicas
+		}
+	}
+	return 1
 }

@@ -1,7 +1,11 @@
 package scenario
 
 import (
+	"fmt"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/proxies"
@@ -56,6 +60,38 @@ func TestFrontPlan(t *testing.T) {
 		}
 		if c == proxies.TraefikIngress && (!names["Ingress/"+proxies.IngressName] || !names["RoleBinding/"+proxies.ServiceAccountName]) {
 			t.Errorf("%s: objects %v; want the Ingress and the RoleBinding", c, names)
+		}
+	}
+}
+
+// A proxy that resolves the pods once waits for as many addresses as the app has replicas (the
+// variant's, else the rendered Deployment's), with the app's image.
+func TestFrontAwaitsEveryPod(t *testing.T) {
+	for _, replicas := range []*int32{nil, ptr.To[int32](2)} {
+		s := Scenario{App: Sample{OnSIGTERM: ShutdownDrain}, Variant: check.Variant{Name: "static", PreStop: &check.PreStop{None: true}, Replicas: replicas, Expect: check.Zero()},
+			Disruption: check.Disruption{Kind: check.RolloutRestart}, Front: &Front{Config: proxies.NginxStatic}}
+		p, err := s.Plan("matrix", "rollcheck/app:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int32(0)
+		for _, o := range p.App.Objects {
+			if d, ok := o.(*appsv1.Deployment); ok && d.Name == AppName {
+				want = *d.Spec.Replicas
+			}
+		}
+		if replicas != nil {
+			want = *replicas
+		}
+		for _, o := range p.App.Objects {
+			d, ok := o.(*appsv1.Deployment)
+			if !ok || d.Name != proxies.FrontName {
+				continue
+			}
+			ic := d.Spec.Template.Spec.InitContainers
+			if len(ic) != 1 || ic[0].Image != "rollcheck/app:1" || ic[0].Command[3] != fmt.Sprint(want) {
+				t.Errorf("replicas %v: init containers %+v, want one of rollcheck/app:1 awaiting %d", replicas, ic, want)
+			}
 		}
 	}
 }

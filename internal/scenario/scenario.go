@@ -235,7 +235,7 @@ func (s Scenario) Plan(suite, image string) (check.Plan, error) {
 		Variant: s.Variant, Disruption: s.Disruption, Load: s.Load, Quiet: s.Quiet,
 	}
 	if s.Front != nil {
-		if p, err = s.Front.withFront(p); err != nil {
+		if p, err = s.Front.withFront(p, image, replicasOf(objs, s.Variant)); err != nil {
 			errs = append(errs, err)
 		}
 	}
