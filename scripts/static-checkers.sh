@@ -9,9 +9,9 @@
 #   KUBE_SCORE=/path/to/kube-score POLARIS=/path/to/polaris KUBE_LINTER=/path/to/kube-linter \
 #     scripts/static-checkers.sh [MANIFEST...]
 #
-# Each checker is optional; at least one is required. docs/audit.md quotes kube-score v1.20.0 and
-# Polaris v10.2.2-4-gc0e23a23 (built from source). kube-linter (v0.8.3-86-g35de568) did not build
-# there, so its part, which reads its JSON as kube-linter's own e2e tests do, has not been run.
+# Each checker is optional; at least one is required. docs/audit.md quotes kube-score v1.20.0,
+# Polaris v10.2.2-4-gc0e23a23 and kube-linter v0.8.3-86-g35de568 (both built from source; how is
+# in docs/audit.md).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 KUBE_SCORE=${KUBE_SCORE:-} POLARIS=${POLARIS:-} KUBE_LINTER=${KUBE_LINTER:-}
