@@ -1,7 +1,7 @@
 // Command rowmanifests writes the objects recorded rows of the built-in matrix applied, rendered
 // from their configuration by audit.RowObjects (the sample app's Deployment as the row changed
 // it, rollcheck's load Service, the row's PodDisruptionBudget), one YAML file per row, for static
-// checkers to read beside rollcheck audit (scripts/kube-score.sh).
+// checkers to read beside rollcheck audit (scripts/static-checkers.sh).
 //
 //	go run ./internal/audit/rowmanifests OUT ROWSDIR...
 package main
