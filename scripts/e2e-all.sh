@@ -8,8 +8,10 @@
 #   - a failing target does not stop the next one; an interrupt does (the running target cleans
 #     up first);
 #   - at the end a table, also in $ARTIFACTS/e2e-all.txt: each target's exit code (its recipe's,
-#     as make reports it), wall time, and rows passed and failed (the closing line
-#     `conformance: N passed, M failed` rollcheck e2e prints with its report; e2e-rbac has none).
+#     as make reports it), wall time, rows passed and failed (the closing line
+#     `conformance: N passed, M failed` rollcheck e2e prints with its report; e2e-rbac has none),
+#     and the Ginkgo specs that failed in every suite it ran, the matrix's and the examples' (a
+#     target whose rows all passed fails when an example's spec did).
 # Exit 0 when every target passed, 1 when any failed, 130 (143) when interrupted by SIGINT (SIGTERM).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=e2e-all
@@ -59,19 +61,24 @@ for t in "${TARGETS[@]}"; do
   fi
   rows=$(sed -n 's/^conformance: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$dir/make.log" | tail -n 1)
   rows=${rows:-- -}
-  results+=("$t|$code|$(elapsed "$secs")|${rows% *}|${rows#* }|$dir")
+  # Every Ginkgo suite the target ran ends with "SUCCESS! ..." (under --procs without counts) or
+  # "FAIL! -- N Passed | M Failed ...": the specs that failed in all of them, the matrix's and the
+  # rest's (the examples' suites), so that a target that failed outside the matrix's rows says so.
+  specs=$({ grep -Eo '^ ?(SUCCESS!|FAIL! -- [0-9]+ Passed \| [0-9]+ Failed)' "$dir/make.log" || true; } |
+    awk '{n++} /FAIL!/ {s+=$6} END {print (n ? s + 0 : "-")}')
+  results+=("$t|$code|$(elapsed "$secs")|${rows% *}|${rows#* }|$specs|$dir")
   [ "$rc" -eq 0 ] || failed+=("$t")
   log "make $t: exit $code in $(elapsed "$secs")"
 done
 
 {
-  printf '%-14s %4s %9s %6s %6s  %s\n' target exit time passed failed artifacts
+  printf '%-14s %4s %9s %6s %6s %12s  %s\n' target exit time passed failed specs-failed artifacts
   for r in "${results[@]}"; do
-    IFS='|' read -r t code took passed nfailed dir <<<"$r"
-    printf '%-14s %4s %9s %6s %6s  %s\n' "$t" "$code" "$took" "$passed" "$nfailed" "$dir"
+    IFS='|' read -r t code took passed nfailed specs dir <<<"$r"
+    printf '%-14s %4s %9s %6s %6s %12s  %s\n' "$t" "$code" "$took" "$passed" "$nfailed" "$specs" "$dir"
   done
   for t in "${TARGETS[@]:${#results[@]}}"; do
-    printf '%-14s %4s %9s %6s %6s  %s\n' "$t" - "not run" - - -
+    printf '%-14s %4s %9s %6s %6s %12s  %s\n' "$t" - "not run" - - - -
   done
   if [ -n "$interrupted" ]; then
     echo "interrupted: the targets marked not run did not run"
