@@ -64,7 +64,7 @@ for t in "${TARGETS[@]}"; do
   # Every Ginkgo suite the target ran ends with "SUCCESS! ..." (under --procs without counts) or
   # "FAIL! -- N Passed | M Failed ...": the specs that failed in all of them, the matrix's and the
   # rest's (the examples' suites), so that a target that failed outside the matrix's rows says so.
-  specs=$({ grep -Eo '^ ?(SUCCESS!|FAIL! -- [0-9]+ Passed \| [0-9]+ Failed)' "$dir/make.log" || true; } |
+  specs=$({ grep -Eo '(SUCCESS!|FAIL! -- [0-9]+ Passed \| [0-9]+ Failed)' "$dir/make.log" || true; } |
     awk '{n++} /FAIL!/ {s+=$6} END {print (n ? s + 0 : "-")}')
   results+=("$t|$code|$(elapsed "$secs")|${rows% *}|${rows#* }|$specs|$dir")
   [ "$rc" -eq 0 ] || failed+=("$t")

@@ -244,7 +244,7 @@ t=${*: -1}
 echo "make $t ARTIFACTS=$ARTIFACTS" >>"$FAKE_CALLS"
 case "$t" in
   e2e-proxy) echo "conformance: 11 passed, 2 failed"; echo "make: *** [Makefile:28: e2e-proxy] Error 1" >&2; exit 2 ;;
-  e2e-nftables) echo "FAIL! -- 33 Passed | 2 Failed | 0 Pending | 0 Skipped"; echo "FAIL! -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped"
+  e2e-nftables) echo "••• FAIL! -- 33 Passed | 2 Failed | 0 Pending | 0 Skipped"; echo "FAIL! -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped"
     echo "conformance: 35 passed, 0 failed"; echo "make: *** [Makefile:40: e2e-nftables] Error 1" >&2; exit 2 ;;
   e2e-rbac) echo "rbac: ok" ;;
   *) echo "conformance: 3 passed, 0 failed" ;;
