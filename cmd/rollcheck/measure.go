@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -158,12 +156,7 @@ func withHeadless(p check.Plan) (check.Plan, error) {
 	if err != nil {
 		return check.Plan{}, err
 	}
-	svc := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: measureHeadless},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: maps.Clone(d.Spec.Selector.MatchLabels),
-			Ports: []corev1.ServicePort{{Name: "http", Port: p.App.Port, TargetPort: intstr.FromInt32(p.App.Port), Protocol: corev1.ProtocolTCP}}},
-	}
+	svc := proxies.HeadlessService(proxies.AppRef{Selector: d.Spec.Selector.MatchLabels, Port: p.App.Port})
 	p.App.Objects = append(slices.Clip(p.App.Objects), svc)
 	p.Load.Resolve = measureHeadless
 	return p, nil

@@ -139,7 +139,7 @@ func Objects(c Config, images Images, app AppRef) ([]check.Object, error) {
 		service(FrontName, podLabels, FrontSelector, corev1.ServicePort{
 			Name: "http", Port: ServicePort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP,
 		}, ""),
-		service(HeadlessServiceName, nil, app.Selector, appPort(app), corev1.ClusterIPNone),
+		HeadlessService(app),
 	}
 	if ce.clusterIP {
 		objs = append(objs, service(ClusterIPServiceName, nil, app.Selector, appPort(app), ""))
@@ -228,6 +228,13 @@ func appPort(app AppRef) corev1.ServicePort {
 
 // service is a Service name selecting selector on port; clusterIP "None" makes it headless.
 // Not-ready pods are never published: a pod leaves the Service when it stops being ready.
+// HeadlessService is HeadlessServiceName: a Service without a virtual IP selecting app's ready
+// pods on its port, for which the cluster's DNS answers one A record per ready pod. The proxies
+// that find the pods by DNS resolve it; rollcheck windows measure's load pods ask for it.
+func HeadlessService(app AppRef) *corev1.Service {
+	return service(HeadlessServiceName, nil, app.Selector, appPort(app), corev1.ClusterIPNone)
+}
+
 func service(name string, lbls, selector map[string]string, port corev1.ServicePort, clusterIP string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
