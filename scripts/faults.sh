@@ -43,7 +43,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=faults
 validate_knobs
 cd "$REPO_ROOT"
-ALL_FAULTS=(ctrl-c-deploy ctrl-c-load ctrl-c-teardown freeze-load load-pod-killed apiserver-restart ctrl-c-existing node-stopped load-node-drained worker-stopped)
+# The faults on the one-node cluster, then those on the two-worker one.
+SINGLE=(ctrl-c-deploy ctrl-c-load ctrl-c-teardown freeze-load load-pod-killed apiserver-restart ctrl-c-existing node-stopped)
+MULTI=(load-node-drained worker-stopped)
+ALL_FAULTS=("${SINGLE[@]}" "${MULTI[@]}")
 read -r -a SELECTED <<<"${FAULTS:-${ALL_FAULTS[*]}}"
 for f in "${SELECTED[@]}"; do
   [[ " ${ALL_FAULTS[*]} " == *" $f "* ]] || die "FAULTS: no fault named '$f' (the faults: ${ALL_FAULTS[*]})"
@@ -70,7 +73,6 @@ step docker bash scripts/docker-engine.sh up
 step tools bash scripts/tools.sh
 step example-image bash scripts/example-image.sh hello
 choose_node_image
-SINGLE=(ctrl-c-deploy ctrl-c-load ctrl-c-teardown freeze-load load-pod-killed apiserver-restart ctrl-c-existing node-stopped)
 if selected "${SINGLE[@]}"; then
   state=$("$RC" cluster up | tail -n 1)
   [ "$state" = created ] && created=1
@@ -225,7 +227,7 @@ elif [ -n "${created:-}" ] && [ "$(knob ROLLCHECK_KEEP_CLUSTER)" != true ]; then
 fi
 
 # Two workers, a cluster of its own: the faults that need a second node.
-if selected load-node-drained worker-stopped; then
+if selected "${MULTI[@]}"; then
   export ROLLCHECK_CLUSTER_NAME=rollcheck-faults ROLLCHECK_WORKERS=2
   NODE=rollcheck-faults-control-plane NODE_PREFIX=rollcheck-faults
   "$RC" cluster up >/dev/null
