@@ -10,7 +10,8 @@ import (
 )
 
 // An at-most row (check.ExpectAtMost) is a race the mechanics cannot decide: endpoint removal
-// against SIGTERM when no replacement pod holds kube-proxy back. Its bound comes from its
+// against SIGTERM when no replacement pod holds kube-proxy back, or a proxy's cached answer
+// against the exited pod's sandbox (nginx-resolver). Its bound comes from its
 // recorded runs by one rule, PredictionBound, and from nothing else: the rows in rows.go name
 // no number, Matrix gives each row the bound of its configuration on its load path (Bound),
 // and a test holds the bounds as they are (goldenBounds), so that a bound moves only with
@@ -171,13 +172,19 @@ type Provisional struct {
 const noHostRuns = "no recorded run from the host (every table of docs/matrix.md ran this row from a load pod): the bound the old rule gave, twice the worst ratio seen before the tables on either path " +
 	"rounded up to 0.5 %, kept as it was until five runs from the host (ROLLCHECK_LOAD_FROM=host) are recorded"
 
+// nginxResolverRuns is the reason of nginx-resolver's provisional bound.
+const nginxResolverRuns = "a proxy row, in no table of docs/matrix.md (make e2e-proxy, not the default matrix): its four runs in make e2e-all, " +
+	"0 of 2,471 (b6b1ada), 0 of 4,959 (fe9fb62), 0 of 2,585 and 32 of 2,370 (1.35 %, both 6d984aa), were judged zero-failure; " +
+	"twice the worst rounded up to 0.5 %, the old rule, until five runs are recorded"
+
 // provisional are the bounds of the at-most rows' configurations with fewer than MinRuns
-// recorded runs: the same rows from the host, where no table ever ran them.
+// recorded runs: the same rows from the host, where no table ever ran them, and a proxy row.
 var provisional = map[string]Provisional{
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3":                          {0.125, noHostRuns + "; the worst, 73 of 1,197, from a load pod with three rows at once"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3":                        {0.13, noHostRuns + "; the worst, 79 of 1,239, from the host"},
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3": {0.015, noHostRuns + "; the worst, 9 of 1,242, from the host"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3":                          {0.035, noHostRuns + "; the worst, 43 of 2,597, from a load pod with three rows at once"},
+	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.03, nginxResolverRuns},
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3":                                               {0.125, noHostRuns + "; the worst, 73 of 1,197, from a load pod with three rows at once"},
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3":                                             {0.13, noHostRuns + "; the worst, 79 of 1,239, from the host"},
+	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3":                      {0.015, noHostRuns + "; the worst, 9 of 1,242, from the host"},
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3":                                               {0.035, noHostRuns + "; the worst, 43 of 2,597, from a load pod with three rows at once"},
 }
 
 // The rule's constants.

@@ -29,6 +29,9 @@ type goldenBound struct {
 // TestBoundsGolden until this list says the new bound, so that the diff shows it move. The
 // old bounds (twice the worst measured) are in the comments.
 var goldenBounds = map[string]goldenBound{
+	// New: judged zero-failure until make e2e-all's run at 6d984aa lost 32 of 2,370 (1.35 %); the
+	// three runs before it lost none. Provisional: a proxy row, in no table of docs/matrix.md.
+	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.03, 0, true},
 	// Old: 12.5 %. Eleven runs, 0.2 % to 6.7 % (3.7 %, 3.4 %, 2.4 %, 5.4 % and 1.9 % at 189affa,
 	// 79c3d80, 6713fda, d568eee and 191dadd, three rows at once); 2.46 %, 1.87 % and 0.60 % in the
 	// clean-clone CI runs at c750b7f, d931559 and aa53930.
@@ -163,6 +166,7 @@ var wantProvisional = []string{
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3",
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3",
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3",
+	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3",
 	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3",
 }
 
