@@ -226,8 +226,6 @@ func appPort(app AppRef) corev1.ServicePort {
 	return corev1.ServicePort{Name: "http", Port: app.Port, TargetPort: intstr.FromInt32(app.Port), Protocol: corev1.ProtocolTCP}
 }
 
-// service is a Service name selecting selector on port; clusterIP "None" makes it headless.
-// Not-ready pods are never published: a pod leaves the Service when it stops being ready.
 // HeadlessService is HeadlessServiceName: a Service without a virtual IP selecting app's ready
 // pods on its port, for which the cluster's DNS answers one A record per ready pod. The proxies
 // that find the pods by DNS resolve it; rollcheck windows measure's load pods ask for it.
@@ -235,6 +233,8 @@ func HeadlessService(app AppRef) *corev1.Service {
 	return service(HeadlessServiceName, nil, app.Selector, appPort(app), corev1.ClusterIPNone)
 }
 
+// service is a Service name selecting selector on port; clusterIP "None" makes it headless.
+// Not-ready pods are never published: a pod leaves the Service when it stops being ready.
 func service(name string, lbls, selector map[string]string, port corev1.ServicePort, clusterIP string) *corev1.Service {
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
