@@ -368,6 +368,13 @@ func Lives(tl timeline.Timeline, container string) []Life {
 					}
 				}
 				l.narrowExit(from, by)
+				// finishedAt is the kubelet's own record of the exit; the log-end bound below
+				// assumes the end is seen within 2 s, which a loaded machine can break (a killed
+				// app's log end seen 3.05 s after the kill). Where the two disagree, the status
+				// stands.
+				if l.ExitBy.Before(from) || l.ExitFrom.After(by) {
+					l.ExitFrom, l.ExitBy = from, by
+				}
 			}
 		case timeline.AppLogEnded:
 			if container != "" && e.Container != "" && e.Container != container {

@@ -286,6 +286,22 @@ func TestExitWindowNarrowed(t *testing.T) {
 	}
 }
 
+func TestExitWindowStatusOverLateLogEnd(t *testing.T) {
+	// finishedAt says [4, 5); the log stream's end was seen only at 8.05 s, past the 2 s its
+	// bound allows (a loaded machine), and reported before the status: the status stands.
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(2, timeline.AppEvent, "web-1", "sigterm"),
+		ev(8.05, timeline.AppLogEnded, "web-1", ""),
+		exited(8.1, "web-1", 137, 4),
+	)
+	ls := Lives(b.timeline(), "app")
+	if len(ls) != 1 || !ls[0].ExitFrom.Equal(at(4)) || !ls[0].ExitBy.Equal(at(5)) {
+		t.Fatalf("lives %+v: want exit within [4, 5], the status's window", ls)
+	}
+	q := failed(1, 0.5, 3.7, loadgen.ClassEOF) // fails at 4.2 s, cut by the kill
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseSIGKILL, "web-1")
+}
+
 func TestOKRequestsNotAttributed(t *testing.T) {
 	res := Attribute(Input{Requests: []loadgen.Request{{Seq: 1, Timestamp: t0, Class: loadgen.ClassOK}}})
 	if len(res.Failed) != 0 || len(res.Counts) != 0 {

@@ -202,7 +202,7 @@ var Rules = []Rule{
 	{
 		Phase: timeline.PhaseSIGKILL,
 		Doc:   "in flight when the container was killed at the end of its grace period",
-		Ref:   Ref{Rule: "sent before the kill, failed (not by timeout, nor by a proxy's own 504) when the container was killed at the end of its grace period", Evidence: "exit code 137; or the app's log ended after `sigterm` with no `exiting` (a forced delete removes the Pod before any status says how it ended)", Tolerance: "exit window: `finishedAt` to +1 s (its resolution) or log end −2 s, narrowed by both; ± 250 ms"},
+		Ref:   Ref{Rule: "sent before the kill, failed (not by timeout, nor by a proxy's own 504) when the container was killed at the end of its grace period", Evidence: "exit code 137; or the app's log ended after `sigterm` with no `exiting` (a forced delete removes the Pod before any status says how it ended)", Tolerance: "exit window: `finishedAt` to +1 s (its resolution) or log end −2 s, narrowed by both (where they disagree, `finishedAt` stands); ± 250 ms"},
 		Pod: func(r *request, l *Life) (match, bool) {
 			if !r.cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, r.t0, r.t1) {
 				return match{}, false
