@@ -183,11 +183,12 @@ func TestGRPCServerStops(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s", res)
-			texts := map[Class]string{}
+			texts, ok := map[Class]string{}, 0
 			for _, q := range res.Requests {
 				sentBefore := q.Timestamp.Before(stopAt)
 				switch {
 				case q.OK():
+					ok++
 				case !tc.want[q.Class] && !(sentBefore && !tc.graceful && q.Class == "grpc_unavailable"):
 					t.Errorf("RPC %d at +%s: %s (%s)", q.Seq, q.Timestamp.Sub(res.Started), q.Class, q.Error)
 				default:
@@ -197,12 +198,6 @@ func TestGRPCServerStops(t *testing.T) {
 			// GracefulStop lets every RPC the server began finish: the server's own count is the
 			// truth here, not the send time, since an RPC issued just before the stop may reach
 			// the server only after its listener closed (a loaded machine).
-			var ok int
-			for _, q := range res.Requests {
-				if q.OK() {
-					ok++
-				}
-			}
 			if calls := int(s.calls.Load()); tc.graceful && ok != calls {
 				t.Errorf("GracefulStop: the server began %d RPCs, %d finished OK", calls, ok)
 			}

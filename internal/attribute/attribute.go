@@ -367,14 +367,11 @@ func Lives(tl timeline.Timeline, container string) []Life {
 						by = r
 					}
 				}
-				l.narrowExit(from, by)
 				// finishedAt is the kubelet's own record of the exit; the log-end bound below
 				// assumes the end is seen within 2 s, which a loaded machine can break (a killed
 				// app's log end seen 3.05 s after the kill). Where the two disagree, the status
 				// stands.
-				if l.ExitBy.Before(from) || l.ExitFrom.After(by) {
-					l.ExitFrom, l.ExitBy = from, by
-				}
+				l.narrowExit(from, by, true)
 			}
 		case timeline.AppLogEnded:
 			if container != "" && e.Container != "" && e.Container != container {
@@ -385,7 +382,7 @@ func Lives(tl timeline.Timeline, container string) []Life {
 				// status is): with four rows at once on 2 cores the end of a killed app's log was
 				// seen 1.3 s after the kill, so 1 s, the bound until then, put the exit after
 				// the requests it cut (122 of 204 sigkill failures left unknown).
-				l.narrowExit(e.Time.Add(-2*time.Second), e.Time)
+				l.narrowExit(e.Time.Add(-2*time.Second), e.Time, false)
 			}
 			if l.Exit == ExitUnknown && sawSIGTERM[e.Pod] && !sawExiting[e.Pod] {
 				l.Exit, l.ExitWhy = ExitKilled, "app log ended after \"sigterm\" with no \"exiting\""
@@ -424,9 +421,10 @@ func deletionGraces(tl timeline.Timeline) map[string]time.Duration {
 }
 
 // narrowExit intersects the exit window with [from, by]; when they do not overlap (clocks
-// disagree), the window already known stays.
-func (e *End) narrowExit(from, by time.Time) {
-	if e.ExitBy.IsZero() {
+// disagree), [from, by] replaces it if it is authoritative (a container status), else the
+// window already known stays.
+func (e *End) narrowExit(from, by time.Time, authoritative bool) {
+	if e.ExitBy.IsZero() || authoritative && (e.ExitBy.Before(from) || e.ExitFrom.After(by)) {
 		e.ExitFrom, e.ExitBy = from, by
 		return
 	}
