@@ -6,18 +6,25 @@
 #   2. the example check (examples/check) with that kubeconfig: it must pass;
 #   3. one required right taken away (create pods): one refusal line, exit 2, no namespace made;
 #   4. every other disruption (delete-pod, force-delete, scale-down, drain-node) as the
-#      ServiceAccount with drain.yaml bound too: no call forbidden, no row an error;
+#      ServiceAccount with drain.yaml bound too: no call forbidden, every row passes (the cluster
+#      has two workers: a drain's replacements start on the other one);
 #   5. the example check again with ROLLCHECK_POD_SECURITY=restricted: the run's namespaces
 #      enforce the restricted Pod Security Standard (a pod that does not meet it is refused
 #      there), and it must pass; without the optional node-info right, it must warn and go on;
 #   6. the token searched for in everything the runs wrote (rows, reports, logs) and in the run's
 #      cluster objects (snapshots taken while they ran): it must be found nowhere.
-# The cluster is deleted at the end (unless this script only reused it, or
-# ROLLCHECK_KEEP_CLUSTER is set), and the temporary directory with the kubeconfigs always.
+# The cluster (two workers unless ROLLCHECK_WORKERS says more) is deleted at the end (unless this
+# script only reused it, or ROLLCHECK_KEEP_CLUSTER is set), and the temporary directory with the
+# kubeconfigs always.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=e2e-rbac
 export ROLLCHECK_CLUSTER_NAME=${ROLLCHECK_CLUSTER_NAME:-rollcheck-rbac}
+# Two workers: step 4 drains one of them, and the replacements of its pods start on the other, as
+# on any cluster a drain is meant for. On one node they had nowhere to start until the uncordon,
+# and the row failed by no-endpoint whatever the app did.
+export ROLLCHECK_WORKERS=${ROLLCHECK_WORKERS:-2}
 validate_knobs
+[ "$ROLLCHECK_WORKERS" -ge 2 ] || die "ROLLCHECK_WORKERS=$ROLLCHECK_WORKERS: make e2e-rbac drains a node and needs two workers or more"
 sa_setup rbac
 CHECK_FILE=$REPO_ROOT/examples/check/check.yaml
 watcher=""
@@ -79,9 +86,9 @@ log "no namespace was created"
 admin apply -f - <"$RBAC/core.yaml"
 
 # 4. Every other disruption, as the ServiceAccount with drain.yaml bound too: each right the
-# engine uses for them is in the list (a forbidden call would make its row an error, exit 2).
-# The verdicts are the app's business (one node: a drain's pods come back on the node it
-# cordoned); only the rights are judged here.
+# engine uses for them is in the list (a forbidden call would make its row an error, exit 2), and
+# the example's 5 s preStop passes each of them (the drain's replacements start on the other
+# worker).
 log "applying examples/rbac/drain.yaml; delete-pod, force-delete, scale-down and drain-node as the ServiceAccount"
 admin apply -f - <"$RBAC/drain.yaml"
 rc=0
@@ -90,8 +97,14 @@ rc=0
   --kubeconfig "$kubeconfig" --artifacts "$OUT/disruptions" >"$OUT/disruptions.log" 2>&1 || rc=$?
 grep -v 'so far$' "$OUT/disruptions.log" | grep -v '^|'
 log "exit code: $rc"
-[ "$rc" -le 1 ] || die "the disruptions as the ServiceAccount exited $rc: a row could not run (a right missing?)"
 if grep -ril forbidden "$OUT/disruptions.log" "$OUT/disruptions"; then die "a call was forbidden"; fi
+[ "$rc" -le 1 ] || die "the disruptions as the ServiceAccount exited $rc: a row could not run (a right missing?)"
+[ "$rc" -eq 0 ] || die "the disruptions as the ServiceAccount exited $rc: a row failed"
+passed=$(grep -c ': done pass: ' "$OUT/disruptions.log" || true)
+[ "$passed" -eq 4 ] || die "$passed of the 4 disruption rows passed"
+drained=$(jq -r '.disruptions[].drain.node // empty' "$OUT"/disruptions/rows/*--drain-node--*.json | sort -u | paste -sd, -)
+log "the drain-node row drained node(s): $drained"
+[[ "$drained" == *-worker* ]] || die "the drain-node row drained no worker (drained: ${drained:-none})"
 
 # 5. The same check in namespaces that enforce the restricted Pod Security Standard; a watcher
 # keeps the run's namespaces (with their enforce label) and objects while they exist.

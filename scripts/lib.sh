@@ -235,8 +235,8 @@ sa_finish() {
 admin() { docker exec -i "$NODE" kubectl --kubeconfig /etc/kubernetes/admin.conf "$@"; }
 
 # sa_cluster_up: the Docker engine, the tools, the node image and the cluster (sets created=1 when
-# this run created it); the example app's image into the node's containerd (as a user's registry
-# would hold it) and the load pod's image (exports ROLLCHECK_LOAD_IMAGE).
+# this run created it); the example app's image into every node's containerd (as a user's
+# registry would hold it) and the load pod's image (exports ROLLCHECK_LOAD_IMAGE).
 sa_cluster_up() {
   local up
   step docker bash "$REPO_ROOT/scripts/docker-engine.sh" up
@@ -246,7 +246,15 @@ sa_cluster_up() {
   [ "$up" = created ] && created=1
   log "cluster $ROLLCHECK_CLUSTER_NAME: $up"
   step example-image bash "$REPO_ROOT/scripts/example-image.sh" hello
-  docker save rollcheck-example/hello:dev | docker exec -i "$NODE" ctr -n k8s.io images import - >/dev/null
+  # Into every node of the cluster (the control plane and its workers, by kind's own label): a
+  # pod may start on any of them.
+  timeout 300 docker save -o "$work/hello.tar" rollcheck-example/hello:dev || die "docker save rollcheck-example/hello:dev failed or took over 300 s"
+  local n
+  for n in $(docker ps --filter "label=io.x-k8s.kind.cluster=$ROLLCHECK_CLUSTER_NAME" --format '{{.Names}}'); do
+    timeout 300 docker exec -i "$n" ctr -n k8s.io images import - <"$work/hello.tar" >/dev/null \
+      || die "importing rollcheck-example/hello:dev into node $n failed or took over 300 s"
+  done
+  rm -f "$work/hello.tar"
   ROLLCHECK_LOAD_IMAGE=$("$RC" cluster load-image)
   export ROLLCHECK_LOAD_IMAGE
   log "load pod image: $ROLLCHECK_LOAD_IMAGE"
