@@ -42,7 +42,7 @@ e2e-nftables: ## make e2e's rows with kube-proxy in nftables mode, on a cluster 
 e2e-stopsignal: ## the row whose pod spec sets lifecycle.stopSignal (label stop-signal-field), on a cluster of its own whose node image has containerd 2.3+ (offline-containerd2: built from the Go module proxy over the offline image, cached; artifacts in _artifacts/stopsignal)
 	@bash scripts/e2e.sh e2e-stopsignal
 
-e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, every other disruption passing, restricted Pod Security, no token in anything written (cluster of its own, two workers)
+e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, every other disruption run (all but force-delete passing), restricted Pod Security, no token in anything written (cluster of its own, two workers)
 	@bash scripts/e2e-rbac.sh
 
 smoke: ## only the smoke suite on kind

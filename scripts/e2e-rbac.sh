@@ -6,8 +6,9 @@
 #   2. the example check (examples/check) with that kubeconfig: it must pass;
 #   3. one required right taken away (create pods): one refusal line, exit 2, no namespace made;
 #   4. every other disruption (delete-pod, force-delete, scale-down, drain-node) as the
-#      ServiceAccount with drain.yaml bound too: no call forbidden, every row passes (the cluster
-#      has two workers: a drain's replacements start on the other one);
+#      ServiceAccount with drain.yaml bound too: no call forbidden, no row an error; delete-pod,
+#      scale-down and drain-node pass (the cluster has two workers: a drain's replacements start
+#      on the other one); force-delete is a race whatever the preStop, and only runs;
 #   5. the example check again with ROLLCHECK_POD_SECURITY=restricted: the run's namespaces
 #      enforce the restricted Pod Security Standard (a pod that does not meet it is refused
 #      there), and it must pass; without the optional node-info right, it must warn and go on;
@@ -87,8 +88,10 @@ admin apply -f - <"$RBAC/core.yaml"
 
 # 4. Every other disruption, as the ServiceAccount with drain.yaml bound too: each right the
 # engine uses for them is in the list (a forbidden call would make its row an error, exit 2), and
-# the example's 5 s preStop passes each of them (the drain's replacements start on the other
-# worker).
+# the example's 5 s preStop passes delete-pod, scale-down and drain-node (the drain's
+# replacements start on the other worker). A forced delete gives the preStop 1 s and removes the
+# endpoint with the Pod at once: a race the matrix bounds rather than zeroes (the force-delete
+# suite), so its verdict is not judged here, only that it ran.
 log "applying examples/rbac/drain.yaml; delete-pod, force-delete, scale-down and drain-node as the ServiceAccount"
 admin apply -f - <"$RBAC/drain.yaml"
 rc=0
@@ -99,9 +102,17 @@ grep -v 'so far$' "$OUT/disruptions.log" | grep -v '^|'
 log "exit code: $rc"
 if grep -ril forbidden "$OUT/disruptions.log" "$OUT/disruptions"; then die "a call was forbidden"; fi
 [ "$rc" -le 1 ] || die "the disruptions as the ServiceAccount exited $rc: a row could not run (a right missing?)"
-[ "$rc" -eq 0 ] || die "the disruptions as the ServiceAccount exited $rc: a row failed"
-passed=$(grep -c ': done pass: ' "$OUT/disruptions.log" || true)
-[ "$passed" -eq 4 ] || die "$passed of the 4 disruption rows passed"
+for kind in delete-pod force-delete scale-down drain-node; do
+  f=$(ls "$OUT"/disruptions/rows/*--"$kind"--*.json 2>/dev/null | grep -v '\.attempt' | head -n1)
+  [ -n "$f" ] || die "no row file of the $kind row"
+  verdict=$(jq -r '.verdict.status + ": " + (.verdict.reason // "")' "$f")
+  log "$kind: $verdict"
+  case "$kind:${verdict%%:*}" in
+    force-delete:pass | force-delete:fail) ;;
+    *:pass) ;;
+    *) die "the $kind row as the ServiceAccount: $verdict" ;;
+  esac
+done
 drained=$(jq -r '.disruptions[].drain.node // empty' "$OUT"/disruptions/rows/*--drain-node--*.json | sort -u | paste -sd, -)
 log "the drain-node row drained node(s): $drained"
 [[ "$drained" == *-worker* ]] || die "the drain-node row drained no worker (drained: ${drained:-none})"
