@@ -239,8 +239,40 @@ type Verdict struct {
 	Reason string `json:"reason"`
 }
 
+// Fault is the verdict of a row the harness could not judge as a whole for reason (the load
+// stalled or ended early, fewer disruptions ran, the observer was blind to a row judged by
+// phase): a harness fault, unless the requests that were sent already break the row's rule.
+// A zero-failure or at-most row is judged on the requests actually sent, less only the
+// failures of a stall the app did not cause (loadgen.Summary.StallFailed): an app that failed
+// them fails, whatever else went wrong, and a second attempt cannot turn that into a pass.
+func (o Outcome) Fault(s loadgen.Summary, reason string) Verdict {
+	fault := Verdict{HarnessFault, reason}
+	judged := s.Failed - s.StallFailed
+	if s.Requests == 0 || judged <= 0 {
+		return fault
+	}
+	ratio := float64(judged) / float64(s.Requests)
+	counted := fmt.Sprintf("%d of %d requests failed (%.3f%%)", judged, s.Requests, 100*ratio)
+	if s.StallFailed > 0 {
+		counted += fmt.Sprintf(" besides the %d in flight while the load stalled", s.StallFailed)
+	}
+	switch {
+	case o.Kind == ExpectZero:
+		return Verdict{Fail, fmt.Sprintf("%s, expected none; the app failed them whatever the harness did: %s", counted, reason)}
+	case o.Kind == ExpectAtMost && ratio > o.MaxRatio:
+		return Verdict{Fail, fmt.Sprintf("%s, expected at most %.2f%%; the app failed them whatever the harness did: %s", counted, 100*o.MaxRatio, reason)}
+	}
+	return fault
+}
+
+// JudgedByPhase reports whether o's verdict needs the failures' phases: a negative control
+// that names its mechanism. Only such a row becomes a harness fault when the observer was
+// blind; every other row is judged on the requests sent.
+func (o Outcome) JudgedByPhase() bool { return o.Kind == ExpectFailures && len(o.Phases) > 0 }
+
 // Judge compares a load result, and the results of each disruption, with the expected
-// Outcome. An invalid load run is a harness fault whatever its failures. The per-disruption
+// Outcome. An invalid load run is a harness fault unless its failures outside the load's own
+// stalls already break the rule (Fault). The per-disruption
 // and disruption-seconds bounds apply on top of the Kind's own rule. A negative control
 // (ExpectFailures) judged with its disruptions must show failures in most of them (at least
 // half, rounded up), not once by chance.
@@ -463,7 +495,7 @@ func pctString(r float64) string { return strconv.FormatFloat(100*r, 'f', 2, 64)
 
 func (o Outcome) judgeKind(s loadgen.Summary) Verdict {
 	if !s.Valid {
-		return Verdict{HarnessFault, "invalid load run: " + s.InvalidReason}
+		return o.Fault(s, "invalid load run: "+s.InvalidReason)
 	}
 	if s.Requests == 0 {
 		return Verdict{HarnessFault, "no request was sent"}

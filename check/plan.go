@@ -586,7 +586,11 @@ type Row struct {
 	Summary  loadgen.Summary `json:"summary"`
 	// Disruptions are the disruptions as they happened, each with its own requests.
 	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
-	Verdict     Verdict            `json:"verdict"`
+	// LoadFault is what went wrong with the run itself while the row ran, as the engine saw it
+	// (the load stalled or lost its pod, or ended before the disruptions did); empty when
+	// nothing did. The verdict is judged with it (Outcome.Fault), and so is a replay.
+	LoadFault string  `json:"loadFault,omitempty"`
+	Verdict   Verdict `json:"verdict"`
 	// PodIdentity is true when the app named the answering pod (App.PodHeader) in at least
 	// one response; false: per-pod views of the reports are missing.
 	PodIdentity bool `json:"podIdentity"`

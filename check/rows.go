@@ -94,6 +94,17 @@ func safeName(s string) string {
 // or name, is an error naming the file. A missing rows directory is an error that
 // wraps fs.ErrNotExist; an empty one gives no rows and no error.
 func ReadRows(dir string) ([]Row, error) {
+	return readRows(dir, func(name string) bool { return !attemptFile.MatchString(name) })
+}
+
+// ReadAttempts reads the attempts that WriteAttempt kept in dir/rows (the first attempt of
+// every row that was run again), sorted as ReadRows sorts rows. A run with none gives none.
+func ReadAttempts(dir string) ([]Row, error) {
+	return readRows(dir, attemptFile.MatchString)
+}
+
+// readRows reads the row files of dir/rows whose names take says.
+func readRows(dir string, take func(name string) bool) ([]Row, error) {
 	rowsDir := filepath.Join(dir, rowsDir)
 	entries, err := os.ReadDir(rowsDir)
 	if err != nil {
@@ -105,7 +116,7 @@ func ReadRows(dir string) ([]Row, error) {
 	}
 	var got []named
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || attemptFile.MatchString(e.Name()) {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || !take(e.Name()) {
 			continue
 		}
 		path := filepath.Join(rowsDir, e.Name())

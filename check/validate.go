@@ -195,6 +195,8 @@ func (p Plan) Validate() (warnings []string, err error) {
 	}
 	if d := p.Load.Timeout; d <= 0 || d > 2*time.Minute {
 		bad("load timeout %s: want more than 0 and at most 2m", d)
+	} else if n := loadgen.InFlight(p.Load.Rate, d); n > loadgen.MaxInFlight {
+		bad("load rate %d req/s with timeout %s: an app that stops answering would hold %d requests in flight, more than the load's %d workers; lower the rate or the timeout", p.Load.Rate, d, n, loadgen.MaxInFlight)
 	}
 	if p.Quiet < 0 || p.Quiet > 5*time.Minute {
 		bad("quiet %s: want 0 to 5m", p.Quiet)

@@ -361,6 +361,8 @@ rules: [{apiGroups: [""], resources: [pods], verbs: [get]}]
 		{"rate", func(_ *testing.T, p *Plan) { p.Load.Rate = 2001 }, "load rate 2001 req/s: want 1 to 2000"},
 		{"method", func(_ *testing.T, p *Plan) { p.Load.Method = "PUT" }, `load method "PUT": want GET or POST`},
 		{"timeout", func(_ *testing.T, p *Plan) { p.Load.Timeout = 3 * time.Minute }, "load timeout 3m0s: want more than 0 and at most 2m"},
+		{"rate × timeout", func(_ *testing.T, p *Plan) { p.Load.Rate, p.Load.Timeout = 2000, 2*time.Minute },
+			"load rate 2000 req/s with timeout 2m0s: an app that stops answering would hold 240000 requests in flight, more than the load's 20000 workers"},
 		{"quiet", func(_ *testing.T, p *Plan) { p.Quiet = -time.Second }, "quiet -1s: want 0 to 5m"},
 		{"drainTimeout of another disruption", func(_ *testing.T, p *Plan) { p.Disruption.DrainTimeout = time.Minute },
 			"disruption drainTimeout 1m0s: only for drain-node, not rollout-restart"},

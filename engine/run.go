@@ -617,8 +617,15 @@ func (r *runner) loadConfig(cfg loadgen.Config) loadgen.Config {
 // it writes the raw files and sets the verdict, a harness fault when the run itself failed.
 func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp analyze.KubeProxy) error {
 	row, res := r.row, d.res
+	derr := d.disruptErr
+	switch {
+	case d.loadFault != nil:
+		row.LoadFault = d.loadFault.Error()
+	case derr != nil && res.EndReason != loadgen.EndStopped:
+		row.LoadFault = fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)
+	}
 	in := analyze.Input{Config: row.Config, Load: res, Timeline: tl, Disruptions: records(d.recs), KubeProxy: kp,
-		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime}
+		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime, Fault: row.LoadFault}
 	if r.row.Config.LocalOnly() {
 		in.EntryNode = r.t.EntryNode
 	}
@@ -633,16 +640,10 @@ func (r *runner) judge(ctx context.Context, d *driven, tl timeline.Timeline, kp 
 			return err
 		}
 	}
-	switch derr := d.disruptErr; {
-	case d.loadFault != nil:
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: d.loadFault.Error()}
-	case derr != nil && res.EndReason != loadgen.EndStopped:
-		row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("the load ended (%s) before the disruptions did: %v", res.EndReason, derr)}
-	case derr != nil:
+	if derr != nil && row.LoadFault == "" {
 		return fmt.Errorf("disruption: %w%s", derr, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
-	default:
-		row.Verdict = analyze.Verdict(row.Config, a)
 	}
+	row.Verdict = analyze.Verdict(row.Config, a)
 	r.progress(StepDone, 0, d.atk.Progress(), fmt.Sprintf("%s: %s", row.Verdict.Status, row.Verdict.Reason))
 	return nil
 }

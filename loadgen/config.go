@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +25,10 @@ const (
 	MaxRequests = 10_000_000
 	// maxWorkersLimit is the highest MaxWorkers a Config may ask for.
 	maxWorkersLimit = 100_000
+	// MaxInFlight bounds the default MaxWorkers, sized from Rate × Timeout: the requests that
+	// may be in flight at once when the app stops answering, each a worker (and a connection)
+	// of its own. rollcheck's checks refuse a rate and timeout whose product exceeds it.
+	MaxInFlight = 20_000
 
 	// DefaultMethod is the HTTP method used when Config.Method is empty.
 	DefaultMethod = http.MethodGet
@@ -79,7 +84,8 @@ type Config struct {
 	// vegeta.DefaultWorkers.
 	Workers uint64 `json:"workers"`
 	// MaxWorkers bounds the number of workers, i.e. concurrent requests.
-	// Default DefaultMaxWorkers; never unbounded.
+	// Default: enough for every request of Rate × Timeout to be in flight at once
+	// (InFlight), at least DefaultMaxWorkers and at most MaxInFlight; never unbounded.
 	MaxWorkers uint64 `json:"maxWorkers"`
 	// PodHeader is the response header naming the responding pod. Default
 	// DefaultPodHeader.
@@ -182,12 +188,32 @@ func (c Config) WithDefaults() Config {
 		c.Workers = vegeta.DefaultWorkers
 	}
 	if c.MaxWorkers == 0 {
-		c.MaxWorkers = DefaultMaxWorkers
+		c.MaxWorkers = sizedWorkers(c.Rate, c.Timeout)
 	}
 	if c.PodHeader == "" {
 		c.PodHeader = DefaultPodHeader
 	}
 	return c
+}
+
+// InFlight is how many requests of rate per second may be in flight at once when each takes
+// up to timeout (0: DefaultTimeout): the workers a load needs so that an app that stops
+// answering makes its requests time out, not the generator stall.
+func InFlight(rate int, timeout time.Duration) uint64 {
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	if rate <= 0 || timeout < 0 {
+		return 0
+	}
+	return uint64(math.Ceil(float64(rate) * timeout.Seconds()))
+}
+
+// sizedWorkers is the default MaxWorkers of a load of rate with timeout: InFlight, at least
+// DefaultMaxWorkers and at most MaxInFlight. A load that needs more is judged by its stalls: one
+// with every worker waiting on the app is the app's (Stall.Saturated).
+func sizedWorkers(rate int, timeout time.Duration) uint64 {
+	return min(max(DefaultMaxWorkers, InFlight(rate, timeout)), MaxInFlight)
 }
 
 // Validate reports every problem of c, one error per problem, joined. Each

@@ -166,6 +166,13 @@ type Result struct {
 	// InvalidReason says why.
 	Valid         bool   `json:"valid"`
 	InvalidReason string `json:"invalidReason,omitempty"`
+	// Stalls are the spans in which nothing was sent for longer than StallGap (plus the pacing
+	// interval), the run's tail included, each saying whether the app caused it (Stall.Saturated).
+	Stalls []Stall `json:"stalls,omitempty"`
+	// StallFailed counts the failed requests that were in flight during a stall the app did not
+	// cause (Stall.Saturated false): the harness's, not judged against the app. Every other
+	// failure is the app's to answer for, whatever the load's validity.
+	StallFailed int `json:"stallFailed,omitempty"`
 	// ProxyTold is true when the load went through a proxy (Config.Proxy) and the app's answers
 	// named their pod, so that the proxy's own 5xx answers (ProxyClass) could be told from the
 	// app's. False through a proxy: every 5xx kept its HTTP5xxClass, whoever gave it.
@@ -215,8 +222,10 @@ type Summary struct {
 	AchievedRate      float64       `json:"achievedRate"`
 	Valid             bool          `json:"valid"`
 	InvalidReason     string        `json:"invalidReason,omitempty"`
-	TransparentRetry  bool          `json:"transparentRetry"`
-	Latency           Latency       `json:"latency"`
+	// StallFailed is Result.StallFailed: the failures a stall of the load, not the app, explains.
+	StallFailed      int     `json:"stallFailed,omitempty"`
+	TransparentRetry bool    `json:"transparentRetry"`
+	Latency          Latency `json:"latency"`
 	// Proxy and ProxyTold are Config.Proxy and Result.ProxyTold.
 	Proxy     bool `json:"proxy,omitempty"`
 	ProxyTold bool `json:"proxyTold,omitempty"`
@@ -245,6 +254,7 @@ func (r *Result) Summary() Summary {
 		AchievedRate:      r.AchievedRate,
 		Valid:             r.Valid,
 		InvalidReason:     r.InvalidReason,
+		StallFailed:       r.StallFailed,
 		TransparentRetry:  r.TransparentRetry,
 		Latency:           r.Latency,
 		Proxy:             r.Config.Proxy,
@@ -517,22 +527,30 @@ func (r *Result) judge(shares []share) {
 	if r.Config.Rate > 0 {
 		limit += time.Second / time.Duration(r.Config.Rate)
 	}
+	r.Stalls, r.StallFailed = nil, 0
 	prev := r.Started
 	for i := range r.Requests {
 		t := r.Requests[i].Timestamp
 		if gap := t.Sub(prev); gap > limit {
-			reasons = append(reasons, fmt.Sprintf("stalled: no request sent for %s from +%s",
-				gap.Round(time.Millisecond), offset(r.Started, prev).Round(time.Millisecond)))
+			st := r.stall(prev, t)
+			reasons = append(reasons, fmt.Sprintf("stalled: no request sent for %s from +%s%s",
+				gap.Round(time.Millisecond), offset(r.Started, prev).Round(time.Millisecond), st.note()))
 		}
 		prev = t
 	}
 	if tail := r.Window - offset(r.Started, prev); tail > limit {
+		st := r.stall(prev, r.Started.Add(r.Window))
 		if r.EndReason == EndDuration {
-			reasons = append(reasons, fmt.Sprintf("ended early: last request at +%s of a %s run",
-				offset(r.Started, prev).Round(time.Millisecond), r.Window))
+			reasons = append(reasons, fmt.Sprintf("ended early: last request at +%s of a %s run%s",
+				offset(r.Started, prev).Round(time.Millisecond), r.Window, st.note()))
 		} else {
-			reasons = append(reasons, fmt.Sprintf("stalled: no request sent in the last %s before it was %s",
-				tail.Round(time.Millisecond), r.EndReason))
+			reasons = append(reasons, fmt.Sprintf("stalled: no request sent in the last %s before it was %s%s",
+				tail.Round(time.Millisecond), r.EndReason, st.note()))
+		}
+	}
+	for i := range r.Requests {
+		if q := &r.Requests[i]; !q.OK() && r.inHarnessStall(q) {
+			r.StallFailed++
 		}
 	}
 	if len(reasons) > 5 {
@@ -540,6 +558,57 @@ func (r *Result) judge(shares []share) {
 	}
 	r.Valid = len(reasons) == 0
 	r.InvalidReason = strings.Join(reasons, "; ")
+}
+
+// Stall is a span of a run in which no request was sent for longer than StallGap.
+type Stall struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// InFlight is how many requests were in flight when the sending stopped.
+	InFlight int `json:"inFlight"`
+	// Saturated: InFlight reached SaturatedShare of Config.MaxWorkers, so the generator stopped
+	// because the app held every worker (requests that hang), not because the generator itself
+	// was stopped, frozen or starved. Such a stall is the app's: the failures in it are judged.
+	Saturated bool `json:"saturated,omitempty"`
+}
+
+// SaturatedShare is the share of Config.MaxWorkers in flight at which a stall is the app's:
+// every worker (but a few finishing) waits on an answer that does not come.
+const SaturatedShare = 0.9
+
+// stall records the stall from..to and returns it.
+func (r *Result) stall(from, to time.Time) Stall {
+	n := 0
+	for i := range r.Requests {
+		q := &r.Requests[i]
+		if q.Timestamp.After(from) {
+			break // sending order
+		}
+		if q.Timestamp.Add(q.Latency).After(from) {
+			n++
+		}
+	}
+	st := Stall{From: from, To: to, InFlight: n, Saturated: r.Config.MaxWorkers > 0 && float64(n) >= SaturatedShare*float64(r.Config.MaxWorkers)}
+	r.Stalls = append(r.Stalls, st)
+	return st
+}
+
+// note says, for a stall the app caused, why it is the app's.
+func (st Stall) note() string {
+	if !st.Saturated {
+		return ""
+	}
+	return fmt.Sprintf(" (all %d workers waited on the app: its stall)", st.InFlight)
+}
+
+// inHarnessStall reports whether q was in flight during a stall the app did not cause.
+func (r *Result) inHarnessStall(q *Request) bool {
+	for _, st := range r.Stalls {
+		if !st.Saturated && q.Timestamp.Before(st.To) && q.Timestamp.Add(q.Latency).After(st.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // offset returns t - start, or 0 when t is before start.

@@ -444,3 +444,77 @@ func TestShiftClock(t *testing.T) {
 		t.Errorf("shifted: %+v", r)
 	}
 }
+
+// A stall is the harness's only when the generator itself stopped sending (a frozen or starved
+// load): the failures in flight across it are StallFailed, not the app's. A stall in which
+// every worker waited on the app (a hanging app at 2,000 req/s with a 2 min timeout fills
+// 1,000 workers in half a second) is the app's: none of its failures is excused.
+func TestStallsTellTheHarnessFromTheApp(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	req := func(i int, at, lat time.Duration, c Class) Request {
+		return Request{Seq: uint64(i), Timestamp: t0.Add(at), Latency: lat, Class: c}
+	}
+	// A hanging app: 1,000 requests sent in 0.5 s, each held until its 2 min timeout; the
+	// generator, out of workers, sends the next only when the first times out.
+	hang := Config{Target: "http://127.0.0.1:1/", Rate: 2000, Duration: 5 * time.Minute, Timeout: 2 * time.Minute, MaxWorkers: 1000}
+	var reqs []Request
+	for i := range 1000 {
+		reqs = append(reqs, req(i, time.Duration(i)*500*time.Microsecond, 2*time.Minute, ClassTimeout))
+	}
+	reqs = append(reqs, req(1000, 2*time.Minute, 2*time.Minute, ClassTimeout))
+	res := aggregate(hang.WithDefaults(), run{started: t0, ended: t0.Add(3 * time.Minute), endReason: EndStopped, stopAt: t0.Add(2*time.Minute + time.Second)}, reqs)
+	if res.Valid || len(res.Stalls) == 0 || !res.Stalls[0].Saturated || res.StallFailed != 0 {
+		t.Fatalf("a hanging app: valid %v, stalls %+v, stall failures %d; want an invalid run whose stall is the app's, no failure excused", res.Valid, res.Stalls, res.StallFailed)
+	}
+	if !strings.Contains(res.InvalidReason, "all 1000 workers waited on the app") {
+		t.Errorf("reason %q does not say the stall is the app's", res.InvalidReason)
+	}
+
+	// A frozen load pod at 100 req/s: 4 s without sending, one request in flight across the
+	// freeze times out; one failure before it, well outside, is the app's.
+	frozen := Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 10 * time.Second}
+	reqs = nil
+	for i := range 1000 {
+		at := time.Duration(i) * 10 * time.Millisecond
+		if at >= 5*time.Second {
+			at += 4 * time.Second
+		}
+		if at >= 10*time.Second {
+			break
+		}
+		c, lat := ClassOK, 5*time.Millisecond
+		switch {
+		case at == 4990*time.Millisecond:
+			c, lat = ClassTimeout, 4*time.Second // in flight across the freeze
+		case at == time.Second:
+			c = ClassRefused
+		}
+		reqs = append(reqs, req(i, at, lat, c))
+	}
+	res = aggregate(frozen.WithDefaults(), run{started: t0, ended: t0.Add(10 * time.Second), endReason: EndDuration}, reqs)
+	if res.Valid || len(res.Stalls) != 1 || res.Stalls[0].Saturated || res.Stalls[0].InFlight != 1 || res.StallFailed != 1 || res.Totals.Failed != 2 {
+		t.Fatalf("a frozen load: valid %v, stalls %+v, stall failures %d of %d; want one harness stall excusing 1 of 2", res.Valid, res.Stalls, res.StallFailed, res.Totals.Failed)
+	}
+	if s := res.Summary(); s.StallFailed != 1 {
+		t.Errorf("Summary().StallFailed = %d, want 1", s.StallFailed)
+	}
+}
+
+// The default workers are sized from the rate and the timeout, so that an app that stops
+// answering makes its requests time out instead of stalling the generator; within MaxInFlight.
+func TestMaxWorkersSizedFromRateAndTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		rate    int
+		timeout time.Duration
+		want    uint64
+	}{
+		{100, 0, DefaultMaxWorkers},
+		{2000, 2 * time.Second, 4000},
+		{2000, 2 * time.Minute, MaxInFlight},
+	} {
+		c := Config{Rate: tc.rate, Timeout: tc.timeout}.WithDefaults()
+		if c.MaxWorkers != tc.want {
+			t.Errorf("rate %d, timeout %s: MaxWorkers %d, want %d", tc.rate, tc.timeout, c.MaxWorkers, tc.want)
+		}
+	}
+}

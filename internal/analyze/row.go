@@ -34,6 +34,10 @@ type Input struct {
 	EntryNode string
 	// StopSignalReported and Runtime are check.Row.StopSignalReported and Versions.Runtime.
 	StopSignalReported, Runtime string
+	// Fault is what went wrong with the run itself, as the engine saw it while the row ran
+	// (check.Row.LoadFault: the load stalled, lost its pod, or ended before the disruptions
+	// did); "" when nothing did.
+	Fault string
 }
 
 // KubeProxy is the change of kube-proxy's programming histogram over a row, or why there is
@@ -54,9 +58,11 @@ type Result struct {
 	Times       *check.Times
 	Explanation *check.Explanation
 	Attribution attribute.Result
-	// Blind says why the failures cannot be judged (the observer could not watch the cluster
-	// while the load ran); "" when they can.
+	// Blind says why the failures' phases cannot be trusted (the observer could not watch the
+	// cluster while the load ran); "" when they can.
 	Blind string
+	// Fault is Input.Fault.
+	Fault string
 }
 
 // Row analyses one row: every failed request attributed to a phase, each disruption's
@@ -67,7 +73,7 @@ func Row(in Input) Result {
 	in = wallClock(in)
 	res, tl, cfg := in.Load, in.Timeline, in.Config
 	attr := attribute.Attribute(attributeInput(in))
-	out := Result{Summary: res.Summary(), Attribution: attr, Blind: blindFailures(tl, res)}
+	out := Result{Summary: res.Summary(), Attribution: attr, Blind: blindFailures(tl, res), Fault: in.Fault}
 	out.Disruptions = windows(in.Disruptions, res.Requests, attr.BySeq)
 	out.Times = check.NewTimes(terminations(attr.Lives, out.Disruptions, tl.Events), out.Disruptions)
 	for i := range res.Requests {
@@ -85,18 +91,27 @@ func Row(in Input) Result {
 	return out
 }
 
-// Verdict judges an analysed row against cfg.Expect: a harness fault when fewer disruptions
-// ran than cfg.Count or the observer was blind to the failures, else the Outcome's judgement
-// of the summary and the disruptions, and of the mechanism by the phases. Faults of the run
-// itself (a load that stalled or ended early, a disruption that failed) are the engine's.
+// Verdict judges an analysed row against cfg.Expect. When the run itself went wrong (r.Fault:
+// the load stalled or ended early), fewer disruptions ran than cfg.Count, or the observer was
+// blind to the failures of a row judged by phase, the row is a harness fault, unless the
+// requests sent already break a zero-failure or at-most rule (check.Outcome.Fault): a failure
+// the app caused is never a fault of the harness. Else it is the Outcome's judgement of the
+// summary and the disruptions, and of the mechanism by the phases; a row judged on its
+// requests says when its phases come from late events.
 func Verdict(cfg check.Applied, r Result) check.Verdict {
 	switch {
+	case r.Fault != "":
+		return cfg.Expect.Fault(r.Summary, r.Fault)
 	case len(r.Disruptions) != cfg.Count:
-		return check.Verdict{Status: check.HarnessFault, Reason: fmt.Sprintf("%d of %d disruptions ran", len(r.Disruptions), cfg.Count)}
-	case r.Blind != "":
-		return check.Verdict{Status: check.HarnessFault, Reason: r.Blind}
+		return cfg.Expect.Fault(r.Summary, fmt.Sprintf("%d of %d disruptions ran", len(r.Disruptions), cfg.Count))
+	case r.Blind != "" && cfg.Expect.JudgedByPhase():
+		return cfg.Expect.Fault(r.Summary, r.Blind)
 	}
-	return cfg.Expect.JudgeMechanism(cfg.Expect.Judge(r.Summary, r.Disruptions...), r.Explanation.Phases)
+	v := cfg.Expect.JudgeMechanism(cfg.Expect.Judge(r.Summary, r.Disruptions...), r.Explanation.Phases)
+	if r.Blind != "" && v.Status == check.Fail {
+		v.Reason += "; its phases come from late events: " + r.Blind
+	}
+	return v
 }
 
 // attributeInput is the attribution's view of a row, every switch derived here once from the
@@ -302,5 +317,5 @@ func blindFailures(tl timeline.Timeline, res *loadgen.Result) string {
 	for i, g := range gaps {
 		s[i] = g.String()
 	}
-	return fmt.Sprintf("the observer could not watch the cluster while the load ran (%s): %d failed requests, whose phases come from late events; no verdict", strings.Join(s, "; "), res.Totals.Failed)
+	return fmt.Sprintf("the observer could not watch the cluster while the load ran (%s): %d failed requests, whose phases come from late events", strings.Join(s, "; "), res.Totals.Failed)
 }

@@ -161,7 +161,9 @@ func TestBlindFailures(t *testing.T) {
 }
 
 // The verdict is a harness fault when fewer disruptions ran than asked, or when the observer was
-// blind to the failures; otherwise the Outcome's judgement, of the mechanism too.
+// blind to the failures of a row judged by phase, unless the requests sent already break the
+// rule: a zero-failure row with a failure fails whatever the harness saw. Otherwise it is the
+// Outcome's judgement, of the mechanism too.
 func TestVerdict(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := &loadgen.Result{Started: t0, Ended: t0.Add(10 * time.Second), EndReason: loadgen.EndStopped, Valid: true, AchievedRate: 10}
@@ -184,12 +186,28 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("one failure, zero expected: %+v", v)
 	}
 	cfg.Count = 2
-	if v := Verdict(cfg, a); v.Status != check.HarnessFault || v.Reason != "1 of 2 disruptions ran" {
-		t.Errorf("fewer disruptions than asked: %+v", v)
+	if v := Verdict(cfg, a); v.Status != check.Fail || !strings.HasSuffix(v.Reason, "the app failed them whatever the harness did: 1 of 2 disruptions ran") {
+		t.Errorf("fewer disruptions than asked, a failure in a zero-failure row: %+v", v)
 	}
-	cfg.Count = 1
+	neg := cfg
+	neg.Expect = check.Failures().ByPhase(timeline.PhasePropagation)
+	if v := Verdict(neg, a); v.Status != check.HarnessFault || v.Reason != "1 of 2 disruptions ran" {
+		t.Errorf("fewer disruptions than asked, a negative control: %+v", v)
+	}
+	cfg.Count, neg.Count = 1, 1
 	in.Timeline.Gaps = []timeline.Gap{{What: "pods", From: t0.Add(3 * time.Second), To: t0.Add(7 * time.Second), Error: "EOF"}}
-	if v := Verdict(cfg, Row(in)); v.Status != check.HarnessFault || !strings.Contains(v.Reason, "the observer could not watch the cluster") {
-		t.Errorf("blind: %+v", v)
+	if v := Verdict(cfg, Row(in)); v.Status != check.Fail || !strings.Contains(v.Reason, "its phases come from late events: the observer could not watch the cluster") {
+		t.Errorf("blind, a zero-failure row (judged on its requests): %+v", v)
+	}
+	if v := Verdict(neg, Row(in)); v.Status != check.HarnessFault || !strings.Contains(v.Reason, "the observer could not watch the cluster") {
+		t.Errorf("blind, a negative control judged by phase: %+v", v)
+	}
+	in.Timeline.Gaps = nil
+	in.Fault = "the load generator sent nothing for 4s"
+	if v := Verdict(cfg, Row(in)); v.Status != check.Fail || !strings.HasSuffix(v.Reason, "whatever the harness did: the load generator sent nothing for 4s") {
+		t.Errorf("the run's own fault, a failure the app caused: %+v", v)
+	}
+	if v := Verdict(neg, Row(in)); v.Status != check.HarnessFault || v.Reason != in.Fault {
+		t.Errorf("the run's own fault, a negative control: %+v", v)
 	}
 }

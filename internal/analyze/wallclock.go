@@ -21,6 +21,7 @@ func wallClock(in Input) Input {
 		l.Requests = walls(l.Requests, func(q *loadgen.Request) { wall(&q.Timestamp) })
 		l.DNS = walls(l.DNS, func(a *loadgen.DNSAnswer) { wall(&a.Time) })
 		l.Bursts = walls(l.Bursts, func(b *loadgen.Burst) { wall(&b.First, &b.Last) })
+		l.Stalls = walls(l.Stalls, func(s *loadgen.Stall) { wall(&s.From, &s.To) })
 		in.Load = &l
 	}
 	tl := &in.Timeline

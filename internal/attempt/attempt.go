@@ -22,9 +22,20 @@ import (
 const Max = 2
 
 // Again reports whether a row whose attempt n (1-based) ended with row runs once more: a
-// harness fault, before Max attempts, while ctx lives.
+// harness fault, before Max attempts, while ctx lives, and only one whose failures were shown
+// to be the harness's (Settle): an attempt in which the app failed requests is not run again.
 func Again(ctx context.Context, row *check.Row, n int) bool {
-	return ctx.Err() == nil && row != nil && row.Verdict.Status == check.HarnessFault && n < Max
+	return ctx.Err() == nil && row != nil && Settle(row).Status == check.HarnessFault && n < Max
+}
+
+// Settle is the verdict of an attempt: a harness fault stays one only when the requests sent
+// do not already break the row's rule (check.Outcome.Fault); else the app's failures fail it,
+// so that no second attempt can make a pass of them.
+func Settle(row *check.Row) check.Verdict {
+	if row.Verdict.Status != check.HarnessFault {
+		return row.Verdict
+	}
+	return row.Config.Expect.Fault(row.Summary, row.Verdict.Reason)
 }
 
 // Mark records on second that it is a row run again after an attempt that ended for reason
@@ -82,6 +93,9 @@ func Keep(dir string, first check.Row) (string, error) {
 // to keep the first attempt is returned with the second's row, which is still the result.
 func Run(ctx context.Context, dir string, run func(context.Context) (*check.Row, error), retrying func(first *check.Row)) (*check.Row, error) {
 	row, err := run(ctx)
+	if err == nil && row != nil {
+		row.Verdict = Settle(row)
+	}
 	if err != nil || !Again(ctx, row, 1) {
 		return row, err
 	}
@@ -90,6 +104,9 @@ func Run(ctx context.Context, dir string, run func(context.Context) (*check.Row,
 	}
 	_, kerr := Keep(dir, *row)
 	second, err := run(ctx)
+	if err == nil && second != nil {
+		second.Verdict = Settle(second)
+	}
 	Mark(second, row.Verdict.Reason)
 	return second, errors.Join(err, kerr)
 }

@@ -60,7 +60,8 @@ func (r Report) Count() (changed, unchanged, skipped int) {
 	return changed, unchanged, skipped
 }
 
-// Dir replays every row of the run in dir. A directory without rows, a row that does not
+// Dir replays every row of the run in dir, and every first attempt kept of a row that was run
+// again (check.ReadAttempts), so that a retried row's first verdict is judged again too. A directory without rows, a row that does not
 // decode and a ledger that does not are errors; a row that kept no ledger is Skipped.
 func Dir(dir string) (Report, error) {
 	rows, err := check.ReadRows(dir)
@@ -70,18 +71,28 @@ func Dir(dir string) (Report, error) {
 	if len(rows) == 0 {
 		return Report{}, fmt.Errorf("replay %s: no rows in %s", dir, filepath.Join(dir, "rows"))
 	}
+	attempts, err := check.ReadAttempts(dir)
+	if err != nil {
+		return Report{}, fmt.Errorf("replay %s: %w", dir, err)
+	}
 	out := Report{Dir: dir}
-	for _, row := range rows {
+	for i, row := range append(rows, attempts...) {
+		file := row.FileName()
+		if i >= len(rows) {
+			file = row.AttemptFileName(1) // attempt.Max is 2: a kept attempt is the first
+		}
 		name := ledgerPath(row)
 		ledger, err := readLedger(filepath.Join(dir, name))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			out.Rows = append(out.Rows, Row{File: row.FileName(), Skipped: fmt.Sprintf("no ledger (%s): the row kept no raw files", name)})
+			out.Rows = append(out.Rows, Row{File: file, Skipped: fmt.Sprintf("no ledger (%s): the row kept no raw files", name)})
 			continue
 		case err != nil:
-			return Report{}, fmt.Errorf("replay %s: row %s: %w", dir, row.FileName(), err)
+			return Report{}, fmt.Errorf("replay %s: row %s: %w", dir, file, err)
 		}
-		out.Rows = append(out.Rows, Replay(row, ledger))
+		r := Replay(row, ledger)
+		r.File = file
+		out.Rows = append(out.Rows, r)
 	}
 	return out, nil
 }
@@ -119,10 +130,16 @@ func Replay(row check.Row, ledger *loadgen.Result) Row {
 	out.Kept = kept
 	a := analyze.Row(in)
 	now, was := analyze.Verdict(row.Config, a), row.Verdict
-	if (was.Status == check.Error || was.Status == check.HarnessFault) && now != was {
-		// A fault of the run itself (a load that stalled or ended early, a disruption or
-		// the cluster failing) is not in the data the analysis reads.
-		out.Kept = append(out.Kept, fmt.Sprintf("the verdict, a fault of the run itself that its data do not show (%s: %s)", was.Status, was.Reason))
+	switch {
+	case was.Status == check.HarnessFault && row.LoadFault == "" && now.Status != check.Fail && now != was:
+		// A fault of the run itself that a row written before LoadFault did not record: judged
+		// with its recorded reason, so that failures the app caused still fail.
+		out.Kept = append(out.Kept, fmt.Sprintf("the run's own fault, from the recorded verdict (%s)", was.Reason))
+		now = row.Config.Expect.Fault(a.Summary, was.Reason)
+	case was.Status == check.Error && now != was:
+		// An error of the run (a disruption or the cluster failing) is not in the data the
+		// analysis reads.
+		out.Kept = append(out.Kept, fmt.Sprintf("the verdict, an error of the run itself that its data do not show (%s: %s)", was.Status, was.Reason))
 		now = was
 	}
 	if now.Status != was.Status {
@@ -163,7 +180,7 @@ func Replay(row check.Row, ledger *loadgen.Result) Row {
 func input(row check.Row, ledger *loadgen.Result) (analyze.Input, []string) {
 	var kept []string
 	in := analyze.Input{Config: row.Config, Load: ledger, Timeline: row.Timeline.Upgraded(), Disruptions: row.Disruptions,
-		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime}
+		StopSignalReported: row.StopSignalReported, Runtime: row.Versions.Runtime, Fault: row.LoadFault}
 	if ex := row.Explanation; ex != nil {
 		p := ex.Propagation
 		in.KubeProxy = analyze.KubeProxy{Durations: p.KubeProxy, Buckets: p.KubeProxyBuckets, Err: p.KubeProxyError}

@@ -61,13 +61,14 @@ func TestReplaySaysWhatChanged(t *testing.T) {
 	}
 }
 
-// A harness fault of the run itself (the load stalled) is not in the recorded data: the
-// replay keeps it and says so; one the data show (fewer disruptions than asked) is judged again.
+// A harness fault of the run itself (the load stalled) is not in the recorded data of a row
+// written before rows recorded LoadFault: the replay judges it with the recorded reason and says
+// so; one the data show (fewer disruptions than asked) is judged again.
 func TestReplayKeepsTheRunsOwnFaults(t *testing.T) {
 	row, ledger := recorded(t)
 	row.Verdict = check.Verdict{Status: check.HarnessFault, Reason: "the load generator sent nothing for 4s"}
 	got := Replay(row, ledger)
-	if len(got.Changes) > 0 || len(got.Kept) != 1 || !strings.Contains(got.Kept[0], "a fault of the run itself that its data do not show (harness-fault: the load generator sent nothing") {
+	if len(got.Changes) > 0 || len(got.Kept) != 1 || !strings.Contains(got.Kept[0], "the run's own fault, from the recorded verdict (the load generator sent nothing") {
 		t.Errorf("a stalled load: %+v", got)
 	}
 	row.Config.Count++
