@@ -26,6 +26,22 @@ func PID1Note(unheard int, speaks bool, grace int64) string {
 	}
 }
 
+// cond is s when ok, else "".
+func cond(ok bool, s string) string {
+	if ok {
+		return s
+	}
+	return ""
+}
+
+// capitalFirst is s with its first letter a capital ("the client's window" → "The client's window").
+func capitalFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // ownDelayNoted is the least app delay worth naming: below it the app closes its listener at
 // SIGTERM, as far as anyone can tell.
 const ownDelayNoted = 100 * time.Millisecond
@@ -33,6 +49,13 @@ const ownDelayNoted = 100 * time.Millisecond
 // Advise is the prose of a row's recommendation: it compares the row's configuration with the recommendation and, for failures, names the
 // smallest change the dominant phase calls for.
 func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, times *check.Times) (fit, advice string) {
+	return advise(r, Routed{}, ex, cfg, times)
+}
+
+// advise is Advise with the routed time's lower bounds (Route: rt.Cut, rt.AtLeast) known: a
+// sender's window that the pods' own end cut is said as the lower bound it is, and a routed
+// time that is only such a bound does not judge the row's preStop (fit "").
+func advise(r *check.Recommendation, rt Routed, ex *check.Explanation, cfg check.Applied, times *check.Times) (fit, advice string) {
 	var parts []string
 	pre, known := cfg.PreStop.Duration()
 	// The app's own delay, when its lines tell it, counts as preStop: the smallest, since the
@@ -42,8 +65,21 @@ func Advise(r *check.Recommendation, ex *check.Explanation, cfg check.Applied, t
 		own = r.AppDelay.Samples[0]
 	}
 	fit = Fit(pre, known, own, cfg.GraceSeconds, r.PreStop, r.GraceSeconds)
-	if known {
+	switch {
+	case rt.AtLeast:
+		// Only a lower bound, which the pods' own serving (this row's preStop) set: a row
+		// that passed with it is not short on its strength, nor one that failed for another
+		// reason.
+		fit = ""
+		parts = append(parts, fmt.Sprintf("%s ≥ %s (%d pod(s)): the pod answered until it exited, so this is a lower bound of %s, set by the pods' own preStop, not a measure of it; nothing this row measured bounds it, so the %s, %ds it gives count the lower bound as the window and do not judge the row's own preStop%s: "+
+			"a row that failed with a shorter preStop measures the window, or what bounds the sender does (its re-resolve interval, the DNS TTL)",
+			capitalFirst(rt.Whose), ms(rt.Cut.P99), rt.Cut.N, rt.Whose, r.PreStop, r.GraceSeconds, cond(known, fmt.Sprintf(" (%s, grace %ds)", pre, cfg.GraceSeconds))))
+	case known:
 		parts = append(parts, fmt.Sprintf("preStop %s vs %s recommended, grace %ds vs %ds", pre, r.PreStop, cfg.GraceSeconds, r.GraceSeconds))
+		if rt.Cut.Measured() {
+			parts = append(parts, fmt.Sprintf("for %d pod(s) %s is ≥ %s: the pod answered until it exited, so this is a lower bound of %s, set by the preStop itself, and not counted; the recommendation comes from what bounds it: %s",
+				rt.Cut.N, rt.Whose, ms(rt.Cut.P99), rt.Whose, rt.Bound))
+		}
 		if own > 0 {
 			parts = append(parts, fmt.Sprintf("the app itself kept accepting %s to %s after SIGTERM (its own lines, %d pods): preStop %s + %s = %s before it stops accepting, vs the %s routing needs; the app's delay does what a preStop sleep does",
 				own.Round(10*time.Millisecond), r.AppDelay.Max.Round(10*time.Millisecond), r.AppDelay.N, pre, own.Round(10*time.Millisecond), (pre+own).Round(10*time.Millisecond), r.PreStop))

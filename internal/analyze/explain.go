@@ -32,9 +32,14 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 		}
 	}
 	ex.Propagation.ControlPlane = check.Summarize(cp)
+	// A window that the pod's own serving life ended is censored (cutByItsEnd): the proxy's and
+	// the client's summaries keep it, as what the sender did, and the recommendation counts it
+	// as a lower bound only (cut, Censor); the data plane leaves it out.
+	held := heldFor(cfg)
+	var cut sendersCut
 	if cfg.LoadURL != "" {
 		var w []time.Duration
-		w, ex.Propagation.ProxyStale = proxyWindow(attr.Lives)
+		w, cut.Proxy, ex.Propagation.ProxyStale = proxyWindow(attr.Lives, held)
 		ex.Propagation.Proxy = check.Summarize(w)
 	}
 	if len(dns) > 0 {
@@ -42,7 +47,7 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 	}
 	if g := cfg.GRPC; g != nil && g.Balancing == loadgen.BalancingRoundRobin {
 		var w []time.Duration
-		w, ex.Propagation.ClientStale, ex.Propagation.ClientNoAddress = clientWindow(attr, reqs)
+		w, cut.Client, ex.Propagation.ClientStale, ex.Propagation.ClientNoAddress = clientWindow(attr, reqs, held)
 		ex.Propagation.Client = check.Summarize(w)
 	}
 	if identity && !cfg.KeepAlive {
@@ -51,7 +56,7 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 		// A gRPC channel that does not balance itself is pinned too (cfg.PinsConnections): its
 		// data plane is kept as what it is, how long the pod answered, and Route does not count
 		// it as routing.
-		ex.Propagation.DataPlane = check.Summarize(dataPlane(reqs, attr.Lives))
+		ex.Propagation.DataPlane = check.Summarize(dataPlane(reqs, attr.Lives, held))
 	}
 	var lat []time.Duration
 	for i := range reqs {
@@ -61,7 +66,7 @@ func explain(reqs []loadgen.Request, dns []loadgen.DNSAnswer, tl timeline.Timeli
 	}
 	l := check.Summarize(lat)
 	ex.RequestP99, ex.RequestMax = l.P99, l.Max // latencies are many: no samples kept
-	ex.Recommendation = Recommend(ex, cfg, appDelay(attr.Lives), times, speaks(tl))
+	ex.Recommendation = recommend(ex, cut, cfg, appDelay(attr.Lives), times, speaks(tl))
 	if r := ex.Recommendation; r != nil {
 		r.Unheard = unheard(attr.Lives, cfg)
 		if n := PID1Note(r.Unheard, r.AppSpeaks, cfg.GraceSeconds); n != "" {
@@ -112,8 +117,8 @@ func appDelay(lives []attribute.Life) check.Durations {
 
 // dataPlane measures, per deleted pod, deletion → the last request it answered, for the pods
 // that still accepted connections after it (so that the data plane, not the pod, ended their
-// traffic).
-func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
+// traffic): a pod that answered until it stopped serving (cutByItsEnd) is left out.
+func dataPlane(reqs []loadgen.Request, lives []attribute.Life, held time.Duration) []time.Duration {
 	last := map[string]time.Time{}
 	for i := range reqs {
 		q := &reqs[i]
@@ -130,14 +135,7 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 			continue
 		}
 		// The pod must have kept accepting for a while after its last request.
-		stop := l.ListenerClosed
-		if stop.IsZero() {
-			stop = l.ExitFrom
-		}
-		if stop.IsZero() {
-			stop = l.Gone
-		}
-		if stop.IsZero() || !t.Add(attribute.Tolerance).Before(stop) {
+		if servedUntil(&l, held).IsZero() || cutByItsEnd(&l, t, t, held) {
 			continue
 		}
 		out = append(out, t.Sub(l.Deleting))
@@ -145,19 +143,57 @@ func dataPlane(reqs []loadgen.Request, lives []attribute.Life) []time.Duration {
 	return out
 }
 
+// servedUntil is when a deleted pod stopped serving, as far as the row tells: its listener
+// closed (its own line); else the earliest of its SIGTERM (its line), its preStop's end (the
+// deletion + the sleep that certainly held SIGTERM back, held: heldFor) and the start of its
+// exit window; else its removal. Zero when none is known.
+func servedUntil(l *attribute.Life, held time.Duration) time.Time {
+	if !l.ListenerClosed.IsZero() {
+		return l.ListenerClosed
+	}
+	var preStopEnd time.Time
+	if held > 0 && !l.Deleting.IsZero() {
+		preStopEnd = l.Deleting.Add(held)
+	}
+	var first time.Time
+	for _, t := range []time.Time{l.SIGTERM, preStopEnd, l.ExitFrom} {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
+	}
+	if first.IsZero() {
+		return l.Gone
+	}
+	return first
+}
+
+// cutByItsEnd tells whether a deleted pod's window, which a sender's last request to it at end
+// closes, was cut by the pod's own end (censored) rather than ended by the sender: the pod
+// answered it (its last answer, answered) at or after it stopped serving (servedUntil, within
+// attribute.Tolerance), and nothing was sent to it after that answer. The sender would have
+// gone on using the pod: its window is a lower bound, as long as the pod served (its preStop),
+// not the routing window. This is the one test of censoring, for the data plane (which leaves
+// such a pod out), a proxy's window and a client's (which count it as a lower bound only).
+func cutByItsEnd(l *attribute.Life, end, answered time.Time, held time.Duration) bool {
+	stop := servedUntil(l, held)
+	return !stop.IsZero() && !answered.IsZero() && !answered.Before(stop.Add(-attribute.Tolerance)) && !end.After(answered.Add(attribute.Tolerance))
+}
+
 // proxyWindow measures, per deleted pod, deletion → the last request the proxy in front sent to
-// it (attribute.Life.LastSent), and counts the pods it still sent to after they were gone.
-func proxyWindow(lives []attribute.Life) (w []time.Duration, stale int) {
-	w, stale, _ = sendWindow(lives, time.Time{})
-	return w, stale
+// it (attribute.Life.LastSent), the pods whose window their own end cut apart (cut: lower
+// bounds), and counts the pods it still sent to after they were gone.
+func proxyWindow(lives []attribute.Life, held time.Duration) (w, cut []time.Duration, stale int) {
+	w, cut, stale, _ = sendWindow(lives, time.Time{}, held)
+	return w, cut, stale
 }
 
 // clientWindow is the window of a client that balances itself: proxyWindow's, and more. A
 // pod's address stops drawing RPCs once the pod stops accepting, so a client that then held no
 // live address at all (its RPCs stale-address with no peer) shows a window cut short by the
 // pod's own end: for each pod it had sent to and that was deleted before such an RPC, the
-// window lasts at least until the last one (noAddress counts them).
-func clientWindow(attr attribute.Result, reqs []loadgen.Request) (w []time.Duration, stale, noAddress int) {
+// window lasts at least until the last one (noAddress counts them). A pod it sent to until the
+// pod stopped serving, with no such RPC after, is cut (a lower bound).
+func clientWindow(attr attribute.Result, reqs []loadgen.Request, held time.Duration) (w, cut []time.Duration, stale, noAddress int) {
 	bySeq := make(map[uint64]*loadgen.Request, len(attr.Failed))
 	for i := range reqs {
 		if !reqs[i].OK() {
@@ -170,13 +206,15 @@ func clientWindow(attr attribute.Result, reqs []loadgen.Request) (w []time.Durat
 			last = q.Timestamp
 		}
 	}
-	return sendWindow(attr.Lives, last)
+	return sendWindow(attr.Lives, last, held)
 }
 
 // sendWindow is, per deleted pod that something sent to after its deletion, deletion → the last
 // request sent to it, or → until when that is later and the pod was deleted before it
-// (extended counts those); stale counts the pods sent to after they were gone.
-func sendWindow(lives []attribute.Life, until time.Time) (w []time.Duration, stale, extended int) {
+// (extended counts those); w holds every pod's, and cut, of them, those the pod's own end cut
+// (cutByItsEnd, from its last answer, attribute.Life.LastAnswered); stale counts the pods sent
+// to after they were gone.
+func sendWindow(lives []attribute.Life, until time.Time, held time.Duration) (w, cut []time.Duration, stale, extended int) {
 	for _, l := range lives {
 		if l.Deleting.IsZero() || l.LastSent.IsZero() || !l.LastSent.After(l.Deleting) {
 			continue
@@ -185,13 +223,15 @@ func sendWindow(lives []attribute.Life, until time.Time) (w []time.Duration, sta
 		if until.After(l.Deleting) && until.Sub(l.Deleting) > d {
 			d = until.Sub(l.Deleting)
 			extended++
+		} else if cutByItsEnd(&l, l.LastSent, l.LastAnswered, held) {
+			cut = append(cut, d)
 		}
 		w = append(w, d)
 		if !l.Gone.IsZero() && l.LastSent.After(l.Gone.Add(attribute.Tolerance)) {
 			stale++
 		}
 	}
-	return w, stale, extended
+	return w, cut, stale, extended
 }
 
 // dnsWindow measures, per deleted pod with a known address, deletion → the first DNS answer
@@ -222,11 +262,23 @@ func dnsWindow(answers []loadgen.DNSAnswer, lives []attribute.Life) (check.Durat
 	return check.Summarize(w), ttl
 }
 
+// sendersCut are, of a row's proxy and client windows (check.PropagationSummary's Proxy and
+// Client), those the pods' own end cut (sendWindow): lower bounds.
+type sendersCut struct{ Proxy, Client []time.Duration }
+
 // Recommend applies the formula of check.Recommendation (Route, Settings) to an explanation's
 // windows and the requests' p99, with its fit and advice for cfg; nil when no deleted pod was
-// seen leaving the Service.
+// seen leaving the Service. The explanation alone does not tell which proxy or client windows
+// the pods' own end cut: each counts as measured (the row's analysis tells them, explain).
 func Recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
+	return recommend(ex, sendersCut{}, cfg, own, times, speaks)
+}
+
+// recommend is Recommend with the windows the pods' own end cut known (Censor): lower bounds.
+func recommend(ex *check.Explanation, cut sendersCut, cfg check.Applied, own check.Durations, times *check.Times, speaks bool) *check.Recommendation {
 	w, path := FromPropagation(ex.Propagation), PathOf(cfg)
+	w.Proxy, w.ProxyCut = Censor(ex.Propagation.Proxy, cut.Proxy)
+	w.Client, w.ClientCut = Censor(ex.Propagation.Client, cut.Client)
 	if !path.Resolve {
 		// A DNS window the load pods measured with no proxy that resolves on the row's path
 		// (Load.Resolve without a URL) is no window of its requests.
@@ -239,7 +291,7 @@ func Recommend(ex *check.Explanation, cfg check.Applied, own check.Durations, ti
 	rt := Route(w, path)
 	r.Routed, r.RoutedFrom, r.TTLStoodIn = rt.Window, rt.From, rt.TTLStoodIn
 	r.PreStop, r.GraceSeconds = Settings(r.Routed, r.RequestP99)
-	r.Fit, r.Advice = Advise(r, ex, cfg, times)
+	r.Fit, r.Advice = advise(r, rt, ex, cfg, times)
 	return r
 }
 

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -181,13 +182,13 @@ func TestClientWindow(t *testing.T) {
 		{Seq: 1, Phase: timeline.PhaseStaleAddress}, {Seq: 2, Phase: timeline.PhaseStaleAddress},
 		{Seq: 3, Phase: timeline.PhaseStaleAddress, Pod: "a"}, {Seq: 4, Phase: timeline.PhaseInFlightCut},
 	}}
-	w, stale, none := clientWindow(attr, reqs)
+	w, cut, stale, none := clientWindow(attr, reqs, 0)
 	want := []time.Duration{20 * time.Second, 19 * time.Second, 5 * time.Second}
-	if !slices.Equal(w, want) || none != 2 || stale != 0 {
+	if !slices.Equal(w, want) || none != 2 || stale != 0 || len(cut) != 0 {
 		t.Errorf("clientWindow = %v, stale %d, extended %d; want %v, 0, 2", w, stale, none, want)
 	}
 	attr.Failed = attr.Failed[2:]
-	if w, _, none := clientWindow(attr, reqs); none != 0 || w[0] != 5*time.Second {
+	if w, _, _, none := clientWindow(attr, reqs, 0); none != 0 || w[0] != 5*time.Second {
 		t.Errorf("with no RPC that found no address: %v, extended %d; want the last RPCs alone", w, none)
 	}
 }
@@ -386,5 +387,201 @@ func TestResolveWithoutAProxyIsMeasuredOnly(t *testing.T) {
 	through.LoadURL = "http://front/"
 	if r := Recommend(with.Explanation, through, check.Durations{}, nil, true); r == nil || !strings.HasPrefix(r.RoutedFrom, "DNS window p99 4s + DNS TTL 30s") {
 		t.Errorf("through a resolving proxy: %+v, want the DNS window + TTL", r)
+	}
+}
+
+// censoredRow is a round_robin row over a headless Service, as agnhost's gRPC health server
+// gives it: no lifecycle lines, no pod header (each RPC names only its peer address), exits
+// from container statuses. Three old pods deleted 0, 1 and 2 s in, each with a native preStop
+// sleep of pre; last[i] is when, after its deletion, the client sent its last RPC to old pod i,
+// which answered every RPC until then. From failFrom after the first deletion until noneUntil
+// the client held no live address (no peer, UNAVAILABLE) while the new pods were ready.
+func censoredRow(pre time.Duration, last []time.Duration, failFrom, noneUntil time.Duration) ([]loadgen.Request, timeline.Timeline, attribute.Result, check.Applied) {
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	start := t0.Add(-5 * time.Second)
+	tl := timeline.Timeline{Started: start, Ended: t0.Add(60 * time.Second)}
+	var reqs []loadgen.Request
+	seq := uint64(0)
+	rpc := func(at time.Time, peer string, class loadgen.Class) {
+		seq++
+		reqs = append(reqs, loadgen.Request{Seq: seq, Timestamp: at, Latency: 2 * time.Millisecond, Class: class, Peer: peer})
+	}
+	code0 := int32(0)
+	for i, l := range last {
+		old, nw := fmt.Sprintf("old-%d", i), fmt.Sprintf("new-%d", i)
+		oldIP, newIP := fmt.Sprintf("10.244.0.%d", 10+i), fmt.Sprintf("10.244.0.%d", 20+i)
+		del := t0.Add(time.Duration(i) * time.Second)
+		exit := del.Add(pre + 40*time.Millisecond)
+		tl.Propagation = append(tl.Propagation, timeline.Propagation{Pod: old, DeletingAt: del, ToUnready: 50 * time.Millisecond, ToRemoved: -1})
+		tl.Events = append(tl.Events,
+			timeline.Event{Time: start, Kind: timeline.PodAddress, Pod: old, Address: oldIP},
+			timeline.Event{Time: del.Add(-3 * time.Second), Kind: timeline.PodCreated, Pod: nw},
+			timeline.Event{Time: del.Add(-3 * time.Second), Kind: timeline.PodAddress, Pod: nw, Address: newIP},
+			timeline.Event{Time: del.Add(-time.Second), Kind: timeline.EndpointReady, Pod: nw},
+			timeline.Event{Time: del, Kind: timeline.PodDeleting, Pod: old},
+			timeline.Event{Time: exit.Add(300 * time.Millisecond), Kind: timeline.ContainerExited, Pod: old, ExitCode: &code0, Reported: exit.Truncate(time.Second)},
+			timeline.Event{Time: exit.Add(time.Second), Kind: timeline.PodGone, Pod: old},
+		)
+		for at := start.Add(time.Duration(i) * 10 * time.Millisecond); !at.After(del.Add(l)); at = at.Add(100 * time.Millisecond) {
+			rpc(at, oldIP+":8080", loadgen.ClassOK)
+		}
+		if at := del.Add(l); !reqs[len(reqs)-1].Timestamp.Equal(at) {
+			rpc(at, oldIP+":8080", loadgen.ClassOK)
+		}
+	}
+	for at := t0.Add(failFrom); at.Before(t0.Add(noneUntil)); at = at.Add(100 * time.Millisecond) {
+		rpc(at, "", loadgen.GRPCClass(14))
+	}
+	slices.SortFunc(reqs, func(a, b loadgen.Request) int { return a.Timestamp.Compare(b.Timestamp) })
+	cfg := check.Applied{Protocol: loadgen.ProtocolGRPC, GRPC: &check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin},
+		PreStop: check.PreStop{Sleep: pre}, GraceSeconds: 50, Disruption: check.RolloutRestart}
+	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl, HeldFor: heldFor(cfg), Context: attribute.Context{Balanced: true}})
+	return reqs, tl, attr, cfg
+}
+
+// A window that the pod's own serving life ends is censored: a lower bound, not the routing
+// window. The client's last RPC to a pod that answered until it exited (at or after its
+// preStop's end) says only that the client would have gone on using it: a row that passed with
+// it is not called short on its strength, and its recommendation comes from the windows the
+// client ended itself, or, with none, says it cannot judge the row's preStop. A row whose client
+// held no live address after the pods stopped keeps the recommendation of that window.
+func TestCensoredClientWindow(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	kp := &check.Durations{N: 40, P99: 3290 * time.Millisecond}
+	for _, c := range []struct {
+		name              string
+		pre               time.Duration
+		last              []time.Duration
+		failFrom, failTo  time.Duration
+		stale             int // stale-address failures
+		client, cut       int // windows: all, censored
+		routed            time.Duration
+		preStop           time.Duration
+		fit               string
+		from, advice, not []string
+	}{
+		{name: "35 s preStop, every pod used until it exited: only a lower bound", pre: s(35), last: []time.Duration{s(35.039), s(35.02), s(35)},
+			client: 3, cut: 3, routed: s(35.039), preStop: s(37), fit: "",
+			from:   []string{"the client's window ≥ 35.039s for 3 pod(s) (deletion → its last RPC to the pod's address): the pod answered until it exited, so this is a lower bound of the client's window; nothing this row measured bounds it"},
+			advice: []string{"The client's window ≥ 35.039s (3 pod(s)): the pod answered until it exited, so this is a lower bound of the client's window", "do not judge the row's own preStop (35s, grace 50s)"},
+			not:    []string{"leaves no margin", "vs 37s recommended"}},
+		{name: "35 s preStop, two pods left before they stopped: the bound is theirs", pre: s(35), last: []time.Duration{s(22.233), s(33.094), s(35.112)},
+			client: 3, cut: 1, routed: s(33.094), preStop: s(35), fit: "headroom",
+			from:   []string{"the client's window p99 33.094s (deletion → its last RPC to the pod's address); ≥ 35.112s for 1 pod(s): the pod answered until it exited, so this is a lower bound of the client's window, not counted"},
+			advice: []string{"preStop 35s vs 35s recommended, grace 50s vs 38s", "for 1 pod(s) the client's window is ≥ 35.112s: the pod answered until it exited, so this is a lower bound"},
+			not:    []string{"leaves no margin"}},
+		{name: "5 s preStop, then no live address until the client resolved again: the failing window stands", pre: s(5), last: []time.Duration{s(5), s(4.99), s(5)},
+			failFrom: s(7.1), failTo: s(24.95), stale: 179,
+			client: 3, cut: 0, routed: s(24.9), preStop: s(26), fit: "short",
+			from:   []string{"the client's window p99 24.9s (deletion → its last RPC to the pod's address, or, for 3 pod(s), to its last RPC that found no live address"},
+			advice: []string{"preStop 5s vs 26s recommended", "most failures (179) went to pod addresses the client still held", "preStop sleep ≥ 26s"},
+			not:    []string{"lower bound"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reqs, tl, attr, cfg := censoredRow(c.pre, c.last, c.failFrom, c.failTo)
+			if got := attr.Counts[timeline.PhaseStaleAddress]; got != c.stale || len(attr.Failed) != c.stale {
+				t.Fatalf("failures %v, want %d stale-address", attr.Counts, c.stale)
+			}
+			ex := explain(reqs, nil, tl, attr, KubeProxy{Durations: kp}, cfg, false, nil)
+			_, cut, _, _ := clientWindow(attr, reqs, heldFor(cfg))
+			if ex.Propagation.Client.N != c.client || len(cut) != c.cut {
+				t.Errorf("client window %+v, %d censored (%v); want %d, %d", ex.Propagation.Client, len(cut), cut, c.client, c.cut)
+			}
+			r := ex.Recommendation
+			if r == nil {
+				t.Fatal("no recommendation")
+			}
+			if r.Routed != c.routed || r.PreStop != c.preStop || r.Fit != c.fit {
+				t.Errorf("routed %s, preStop %s, fit %q; want %s, %s, %q", r.Routed, r.PreStop, r.Fit, c.routed, c.preStop, c.fit)
+			}
+			for _, w := range c.from {
+				if !strings.Contains(r.RoutedFrom, w) {
+					t.Errorf("routed from %q\nwant it to say %q", r.RoutedFrom, w)
+				}
+			}
+			for _, w := range c.advice {
+				if !strings.Contains(r.Advice, w) {
+					t.Errorf("advice %q\nwant it to say %q", r.Advice, w)
+				}
+			}
+			for _, w := range c.not {
+				if strings.Contains(r.Advice, w) || r.Fit == w {
+					t.Errorf("advice %q (fit %q) says %q", r.Advice, r.Fit, w)
+				}
+			}
+		})
+	}
+}
+
+// The same rule through a proxy in front: its window from its last request to a pod (named by
+// its upstream header, no pod header) that answered until its preStop ended is a lower bound,
+// not counted; the pod it left while it still served bounds the window. Without the upstream
+// named, a proxy that finds the pods by DNS has its window from the pods' answers: one cut by
+// the pod's end no longer outweighs the DNS bound.
+func TestCensoredProxyWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	at := func(f float64) time.Time { return t0.Add(time.Duration(math.Round(f*1000)) * time.Millisecond) }
+	code0 := int32(0)
+	tl := timeline.Timeline{Started: at(-5), Ended: at(40)}
+	var reqs []loadgen.Request
+	// a: the proxy sent to it until 10.02 s after its deletion, past its 10 s preStop's end;
+	// b: the proxy left it 1.2 s after its deletion, while it still served.
+	for i, c := range []struct {
+		pod, ip string
+		last    float64
+	}{{"a", "10.244.0.5", 10.02}, {"b", "10.244.0.6", 1.2}} {
+		del := float64(i * 15)
+		tl.Propagation = append(tl.Propagation, timeline.Propagation{Pod: c.pod, DeletingAt: at(del), ToUnready: 50 * time.Millisecond, ToRemoved: -1})
+		tl.Events = append(tl.Events,
+			timeline.Event{Time: at(-5), Kind: timeline.PodAddress, Pod: c.pod, Address: c.ip},
+			timeline.Event{Time: at(del), Kind: timeline.PodDeleting, Pod: c.pod},
+			timeline.Event{Time: at(del + 10.5), Kind: timeline.ContainerExited, Pod: c.pod, ExitCode: &code0, Reported: at(del + 10)},
+			timeline.Event{Time: at(del + 11), Kind: timeline.PodGone, Pod: c.pod})
+		for f := -4.0; f < c.last; f += 0.5 {
+			reqs = append(reqs, loadgen.Request{Timestamp: at(del + f), Latency: time.Millisecond, Class: loadgen.ClassOK, Upstream: c.ip + ":8080"})
+		}
+		reqs = append(reqs, loadgen.Request{Timestamp: at(del + c.last), Latency: time.Millisecond, Class: loadgen.ClassOK, Upstream: c.ip + ":8080"})
+	}
+	slices.SortFunc(reqs, func(a, b loadgen.Request) int { return a.Timestamp.Compare(b.Timestamp) })
+	for i := range reqs {
+		reqs[i].Seq = uint64(i + 1)
+	}
+	cfg := check.Applied{PreStop: check.PreStop{Sleep: 10 * time.Second}, GraceSeconds: 30, Disruption: check.RolloutRestart,
+		LoadURL: "http://front/", LoadFrom: check.LoadFromCluster, UpstreamHeader: "X-Upstream"}
+	attr := attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl, HeldFor: heldFor(cfg), Context: attribute.Context{Proxy: true, UpstreamNamed: true}})
+	kp := KubeProxy{Durations: &check.Durations{N: 40, P99: 3 * time.Second}}
+	ex := explain(reqs, nil, tl, attr, kp, cfg, false, nil)
+	if p := ex.Propagation.Proxy; p.N != 2 || p.P99 != 10020*time.Millisecond {
+		t.Fatalf("proxy window %+v: want both pods, up to 10.02 s", p)
+	}
+	r := ex.Recommendation
+	if r == nil || r.Routed != 1200*time.Millisecond || r.PreStop != 3*time.Second || r.Fit != "headroom" ||
+		!strings.HasPrefix(r.RoutedFrom, "the proxy's window p99 1.2s (deletion → its last request to the pod); ≥ 10.02s for 1 pod(s): the pod answered until it exited, so this is a lower bound of the proxy's window, not counted") ||
+		!strings.Contains(r.Advice, "for 1 pod(s) the proxy's window is ≥ 10.02s") {
+		t.Errorf("upstream named: %+v\nwant 1.2 s from pod b, pod a's 10.02 s said as a lower bound, headroom", r)
+	}
+
+	// Through a proxy that resolves the name, without the upstream named: pod a's last answer,
+	// at its preStop's end, is cut; the DNS window + the refresh bound the path.
+	dns := cfg
+	dns.UpstreamHeader, dns.Resolve, dns.ResolveRefresh, dns.ResolveSetting = "", "web-headless", time.Second, "nginx resolver valid=1s"
+	answers := []loadgen.DNSAnswer{
+		{Time: at(-5), Addrs: []string{"10.244.0.5", "10.244.0.6"}, TTL: 30},
+		{Time: at(0.4), Addrs: []string{"10.244.0.6"}, TTL: 30},
+		{Time: at(15.4), Addrs: []string{"10.244.0.7"}, TTL: 30},
+	}
+	for i := range reqs {
+		if reqs[i].Upstream == "10.244.0.5:8080" {
+			reqs[i].Pod = "a" // the pod header: the proxy names no upstream
+		} else {
+			reqs[i].Pod = "b"
+		}
+		reqs[i].Upstream = ""
+	}
+	attr = attribute.Attribute(attribute.Input{Requests: reqs, Timeline: tl, HeldFor: heldFor(dns), Context: attribute.Context{Proxy: true}})
+	ex = explain(reqs, answers, tl, attr, kp, dns, true, nil)
+	if r := ex.Recommendation; r == nil || r.Routed != 1400*time.Millisecond || r.Fit != "headroom" ||
+		!strings.HasPrefix(r.RoutedFrom, "DNS window p99 400ms + nginx resolver valid=1s; ≥ 10.02s for 1 pod(s): the pod answered until it exited, so this is a lower bound of the proxy's window, not counted") {
+		t.Errorf("DNS proxy: %+v\nwant the DNS bound 1.4 s, pod a's 10.02 s said as a lower bound (not 'longer than': it does not win)", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -53,6 +54,13 @@ type Windows struct {
 	// ClientNoAddress counts the pods whose window was extended to an RPC that found no address.
 	Client          Window
 	ClientNoAddress int
+	// ClientCut and ProxyCut are the windows, of the client's and the proxy's pods, that the
+	// pod's own end cut (censored): the pod answered until it stopped serving (its listener
+	// closed, its SIGTERM or preStop's end, its exit), so the sender would have gone on using
+	// it, and its window is a lower bound, not the routing window. Client and Proxy then hold
+	// only the windows the sender ended itself. Zero when not known (a window file, a row's
+	// summary alone): every window counts as measured.
+	ClientCut, ProxyCut Window
 	// DNS: deletion → the first answer of the cluster's DNS without the pod's address; DNSTTL
 	// is the largest TTL answered, in seconds.
 	DNS    Window
@@ -62,7 +70,8 @@ type Windows struct {
 // Measured tells whether any window a routed time comes from was measured (kube-proxy's
 // programming alone is not one: it only adds to the control plane).
 func (w Windows) Measured() bool {
-	return w.ControlPlane.Measured() || w.DataPlane.Measured() || w.Proxy.Measured() || w.Client.Measured() || w.DNS.Measured()
+	return w.ControlPlane.Measured() || w.DataPlane.Measured() || w.Proxy.Measured() || w.Client.Measured() || w.DNS.Measured() ||
+		w.ProxyCut.Measured() || w.ClientCut.Measured()
 }
 
 // FromPropagation is the windows of a row's propagation summary.
@@ -79,6 +88,22 @@ func FromPropagation(p check.PropagationSummary) Windows {
 }
 
 func window(d check.Durations) Window { return Window{N: d.N, P99: d.P99} }
+
+// Censor splits a sender's window (a row's Client or Proxy summary, whose Samples hold every
+// pod's) into the windows the sender ended itself and those the pods' own end cut (cut, each
+// one of all's samples): the Windows' Client and ClientCut, or Proxy and ProxyCut.
+func Censor(all check.Durations, cut []time.Duration) (measured, censored Window) {
+	if len(cut) == 0 {
+		return window(all), Window{}
+	}
+	rest := slices.Clone(all.Samples)
+	for _, c := range cut {
+		if i := slices.Index(rest, c); i >= 0 {
+			rest = slices.Delete(rest, i, i+1)
+		}
+	}
+	return window(check.Summarize(rest)), window(check.Summarize(cut))
+}
 
 // Path is what the formula needs to know of the way requests reach the pods, besides which
 // windows were measured: a proxy in front that names the pod it sent to, or one that finds
@@ -114,13 +139,26 @@ type Routed struct {
 	From string
 	// TTLStoodIn: the DNS answers' TTL counted for a proxy's re-resolve interval not known.
 	TTLStoodIn bool
+	// Cut is a sender's windows that the pods' own end cut (Windows.ClientCut, ProxyCut) when
+	// they reach past Window: lower bounds, said in From and not counted, since the pod
+	// answered until it stopped serving; Whose names the window ("the client's window").
+	Cut   Window
+	Whose string
+	// Bound is From without Cut's words: what the routed time came from.
+	Bound string
+	// AtLeast: nothing the row measured bounds the sender's window, so Window is Cut's lower
+	// bound itself (set by the pods' own serving life, its preStop): the recommendation is an
+	// "at least", and the row's preStop is not judged by it (Fit "").
+	AtLeast bool
 }
 
 // Route is the routed window by the path the requests take (check.Recommendation's formula):
 // a client that balances itself, its window; a proxy in front with its own list of pods, its
 // window; one that finds the pods by DNS, the DNS window + its refresh; else the data plane
 // when measured and each request was routed afresh (not over a pinned connection: p.Pinned),
-// else the control plane + kube-proxy's programming (measured or assumed).
+// else the control plane + kube-proxy's programming (measured or assumed). A client's or a
+// proxy's window that the pod's own end cut (w.ClientCut, w.ProxyCut) is a lower bound, not
+// the routing window: what bounds that path counts instead, and the bound is said (censored).
 func Route(w Windows, p Path) Routed {
 	lag, lagFrom := AssumedProgrammingLag, fmt.Sprintf("an assumed %s of kube-proxy programming", AssumedProgrammingLag)
 	if w.KubeProxy.Measured() {
@@ -131,18 +169,18 @@ func Route(w Windows, p Path) Routed {
 	// when no pod kept serving after its deletion, or when the requests rode connections
 	// pinned to the pods (the data plane then measures the pod's shutdown, not routing).
 	switch {
-	case w.Client.Measured():
+	case w.Client.Measured() || w.ClientCut.Measured():
 		// A client that balances itself sends to a pod until it resolves again: its window is
-		// the one a preStop must outlast.
+		// the one a preStop must outlast, where the client ended it (not the pod's own end).
 		r := Routed{Window: w.Client.P99, From: fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address)", ms(w.Client.P99))}
 		if w.ClientNoAddress > 0 {
 			r.From = fmt.Sprintf("the client's window p99 %s (deletion → its last RPC to the pod's address, or, for %d pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", ms(w.Client.P99), w.ClientNoAddress)
 		}
-		return r
-	case w.Proxy.Measured() && (p.UpstreamNamed || !p.Resolve):
+		return censored(r, w.Client.Measured(), w.ClientCut, "the client's window", "its last RPC to the pod's address")
+	case (w.Proxy.Measured() || w.ProxyCut.Measured()) && (p.UpstreamNamed || !p.Resolve):
 		// Through a proxy with its own list of pods, its window is the one a preStop must
 		// outlast, not kube-proxy's: measured by request where it names its upstream.
-		return Routed{Window: w.Proxy.P99, From: proxyWindowFrom(w.Proxy)}
+		return censored(Routed{Window: w.Proxy.P99, From: proxyWindowFrom(w.Proxy)}, w.Proxy.Measured(), w.ProxyCut, "the proxy's window", "its last request to the pod")
 	case p.Resolve:
 		// A proxy that finds the pods by DNS sends to their addresses, never through the
 		// ClusterIP: kube-proxy's window is not its path. Naming no upstream, its window is
@@ -162,6 +200,27 @@ func Route(w Windows, p Path) Routed {
 	}
 }
 
+// censored folds a sender's cut windows (cut: Windows.ClientCut or ProxyCut) into r, the routed
+// time of what bounds that sender's window (bounded: its windows the sender ended itself, or
+// another bound of its path; false when there is none). A cut window is a lower bound, never
+// the routing window: the pod answered until it stopped serving, so the sender would have gone
+// on using it, and the pod's preStop, not routing, set its length; counting it would make any
+// preStop that outlives routing recommend a longer one. Where it reaches past r it is said
+// (Cut), not counted; with nothing that bounds the window, it is the routed time as a lower
+// bound (AtLeast). One rule for every sender: a client that balances itself, a proxy in front.
+func censored(r Routed, bounded bool, cut Window, whose, end string) Routed {
+	if !cut.Measured() || bounded && cut.P99 <= r.Window {
+		return r
+	}
+	if !bounded {
+		return Routed{Window: cut.P99, AtLeast: true, Cut: cut, Whose: whose,
+			From: fmt.Sprintf("%s ≥ %s for %d pod(s) (deletion → %s): the pod answered until it exited, so this is a lower bound of %s; nothing this row measured bounds it", whose, ms(cut.P99), cut.N, end, whose)}
+	}
+	r.Bound, r.Cut, r.Whose = r.From, cut, whose
+	r.From += fmt.Sprintf("; ≥ %s for %d pod(s): the pod answered until it exited, so this is a lower bound of %s, not counted", ms(cut.P99), cut.N, whose)
+	return r
+}
+
 // proxyWindowFrom says where a routed time from the proxy's window came from.
 func proxyWindowFrom(w Window) string {
 	return fmt.Sprintf("the proxy's window p99 %s (deletion → its last request to the pod)", ms(w.P99))
@@ -172,7 +231,7 @@ func proxyWindowFrom(w Window) string {
 // stands in when it was not measured, since the cluster's DNS answers from the EndpointSlices),
 // plus how long the proxy keeps an answer: its refresh, else, not known, the answers' TTL,
 // which a proxy that honours it keeps an answer for. The proxy's window, where measured longer
-// (from the pods' answers: a lower bound), wins.
+// (from the pods' answers: a lower bound), wins, unless the pod's own end cut it (censored).
 func dnsRouted(w Windows, p Path) Routed {
 	r := Routed{Window: w.DNS.P99, From: fmt.Sprintf("DNS window p99 %s", ms(w.DNS.P99))}
 	if !w.DNS.Measured() {
@@ -192,9 +251,10 @@ func dnsRouted(w Windows, p Path) Routed {
 		r.From += " (the proxy's own re-resolve interval is not known, nor the DNS TTL: not counted)"
 	}
 	if w.Proxy.Measured() && w.Proxy.P99 > r.Window {
-		return Routed{Window: w.Proxy.P99, From: fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(w.Proxy), ms(r.Window), r.From)}
+		r = Routed{Window: w.Proxy.P99, From: fmt.Sprintf("%s, longer than %s (%s)", proxyWindowFrom(w.Proxy), ms(r.Window), r.From)}
 	}
-	return r
+	// A window from the answers that the pod's own end cut bounds nothing: DNS does.
+	return censored(r, true, w.ProxyCut, "the proxy's window", "its last request to the pod")
 }
 
 // Settings is the recommendation for a routed window and the requests' p99:

@@ -124,3 +124,62 @@ func TestRoutePinnedConnection(t *testing.T) {
 		t.Error("the data plane is still the row's, reported")
 	}
 }
+
+// A sender's window that the pods' own end cut (Windows.ClientCut, ProxyCut) is a lower bound:
+// one rule for a client that balances itself and a proxy in front, its own list or DNS. Where it
+// reaches past what bounds the window (the windows the sender ended itself; DNS + the refresh)
+// it is said and not counted; with nothing that bounds it, it is the routed time as a lower
+// bound (AtLeast); within the bound, nothing changes.
+func TestRouteCensored(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	win := func(n int, p99 time.Duration) Window { return Window{N: n, P99: p99} }
+	cp := win(3, s(0.08))
+	dnsPath := Path{Resolve: true, Refresh: time.Second, RefreshSetting: "nginx resolver valid=1s"}
+	for _, c := range []struct {
+		name    string
+		w       Windows
+		p       Path
+		routed  time.Duration
+		from    string
+		cut     Window
+		atLeast bool
+	}{
+		{"client: cut past the windows it ended itself", Windows{ControlPlane: cp, Client: win(7, s(33.094)), ClientCut: win(2, s(35.112))}, Path{},
+			s(33.094), "the client's window p99 33.094s (deletion → its last RPC to the pod's address); ≥ 35.112s for 2 pod(s): the pod answered until it exited, so this is a lower bound of the client's window, not counted", win(2, s(35.112)), false},
+		{"client: every window cut, nothing bounds it", Windows{ControlPlane: cp, ClientCut: win(3, s(35.039))}, Path{},
+			s(35.039), "the client's window ≥ 35.039s for 3 pod(s) (deletion → its last RPC to the pod's address): the pod answered until it exited, so this is a lower bound of the client's window; nothing this row measured bounds it", win(3, s(35.039)), true},
+		{"client: cut within the windows it ended itself", Windows{ControlPlane: cp, Client: win(3, s(24)), ClientNoAddress: 3, ClientCut: win(1, s(5))}, Path{},
+			s(24), "the client's window p99 24s (deletion → its last RPC to the pod's address, or, for 3 pod(s), to its last RPC that found no live address: at least that long, since it had not resolved again by then)", Window{}, false},
+		{"proxy with its own list: cut past its measured window", Windows{ControlPlane: cp, Proxy: win(2, s(1.9)), ProxyCut: win(1, s(10.02))}, Path{UpstreamNamed: true},
+			s(1.9), "the proxy's window p99 1.9s (deletion → its last request to the pod); ≥ 10.02s for 1 pod(s): the pod answered until it exited, so this is a lower bound of the proxy's window, not counted", win(1, s(10.02)), false},
+		{"proxy with its own list: every window cut", Windows{ControlPlane: cp, ProxyCut: win(2, s(10.02))}, Path{},
+			s(10.02), "the proxy's window ≥ 10.02s for 2 pod(s) (deletion → its last request to the pod): the pod answered until it exited, so this is a lower bound of the proxy's window; nothing this row measured bounds it", win(2, s(10.02)), true},
+		{"DNS proxy: a cut window past the DNS bound does not win", Windows{ControlPlane: cp, DNS: win(3, s(0.37)), DNSTTL: 30, ProxyCut: win(3, s(10))}, dnsPath,
+			s(1.37), "DNS window p99 370ms + nginx resolver valid=1s; ≥ 10s for 3 pod(s): the pod answered until it exited, so this is a lower bound of the proxy's window, not counted", win(3, s(10)), false},
+		{"DNS proxy: a window it ended itself past the bound still wins", Windows{ControlPlane: cp, DNS: win(3, s(0.37)), Proxy: win(2, s(4.2)), ProxyCut: win(1, s(10))}, dnsPath,
+			s(4.2), "the proxy's window p99 4.2s (deletion → its last request to the pod), longer than 1.37s (DNS window p99 370ms + nginx resolver valid=1s); ≥ 10s for 1 pod(s)", win(1, s(10)), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !c.w.Measured() {
+				t.Fatal("not measured")
+			}
+			r := Route(c.w, c.p)
+			if r.Window != c.routed || !strings.HasPrefix(r.From, c.from) || r.Cut != c.cut || r.AtLeast != c.atLeast {
+				t.Errorf("routed %s (%s), cut %+v, at least %t\nwant %s (%s…), %+v, %t", r.Window, r.From, r.Cut, r.AtLeast, c.routed, c.from, c.cut, c.atLeast)
+			}
+		})
+	}
+}
+
+// Censor splits a row's summary of a sender's windows into those the sender ended and those cut.
+func TestCensor(t *testing.T) {
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	all := check.Summarize([]time.Duration{s(22), s(33), s(35.1), s(35)})
+	m, c := Censor(all, []time.Duration{s(35.1), s(35)})
+	if m != (Window{N: 2, P99: s(33)}) || c != (Window{N: 2, P99: s(35.1)}) {
+		t.Errorf("Censor = %+v, %+v; want 2 ≤ 33s, 2 ≥ 35.1s", m, c)
+	}
+	if m, c := Censor(all, nil); m != (Window{N: 4, P99: s(35.1)}) || c.Measured() {
+		t.Errorf("nothing cut: %+v, %+v", m, c)
+	}
+}

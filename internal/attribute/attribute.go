@@ -126,6 +126,10 @@ type Life struct {
 	// LastSent is when the load sent its last request that named this pod: answered by it (the
 	// app's pod header) or, through a proxy, sent to its address (Request.Upstream).
 	LastSent time.Time `json:"lastSent,omitzero"`
+	// LastAnswered is when the pod last answered a request, named as LastSent names it: a
+	// window that ends there, at or after the pod stopped serving, was cut by the pod's own end
+	// (analyze's censored windows), not ended by the sender.
+	LastAnswered time.Time `json:"lastAnswered,omitzero"`
 	// Front is the sidecar in front of the app (Input.Front) in this pod: its own end, from its
 	// lines and its container status; nil without one.
 	Front *Sidecar `json:"front,omitempty"`

@@ -11,7 +11,8 @@ import (
 
 // lastSent names, for each request, the pod it went to as far as the ledger says: the pod that
 // answered (its pod header) or, through a proxy that names its upstream, the pod whose address
-// it named (the last address, when a proxy tried several). It sets each Life's LastSent.
+// it named (the last address, when a proxy tried several). It sets each Life's LastSent, and
+// LastAnswered from the requests answered.
 //
 // direct reports whether any upstream the proxy named is a pod's address: it sends to the pods
 // itself, not through a Service's virtual IP.
@@ -43,8 +44,13 @@ func lastSent(reqs []loadgen.Request, lives []Life) (named []string, direct bool
 			pod = podAt(lives, byIP[upstreamIP(q.Peer)], q.Timestamp)
 		}
 		named[i] = pod
-		if j, ok := byPod[pod]; ok && pod != "" && q.Timestamp.After(lives[j].LastSent) {
-			lives[j].LastSent = q.Timestamp
+		if j, ok := byPod[pod]; ok && pod != "" {
+			if q.Timestamp.After(lives[j].LastSent) {
+				lives[j].LastSent = q.Timestamp
+			}
+			if q.OK() && q.Timestamp.After(lives[j].LastAnswered) {
+				lives[j].LastAnswered = q.Timestamp
+			}
 		}
 	}
 	return named, direct
