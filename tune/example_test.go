@@ -34,9 +34,11 @@ spec:
 //
 //	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
 //
-// Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on. The
-// hook is an exec of sleep (the image needs a sleep binary), so half seconds are possible; with
-// the default, the native sleep action, the resolution would be whole seconds.
+// Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on (its
+// rows: exampleRow). The hook is an exec of sleep (the image needs a sleep binary), so half
+// seconds are possible; with the default, the native sleep action, the resolution would be
+// whole seconds. The answer rests on runs alone that count 59 pod deletions, none failing
+// (WithBound's default, 5 %): 15 a run here, so the search's run at 3 s and three confirmations.
 func ExampleRun() {
 	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(manifest), nil, nil)
 	if err != nil {
@@ -55,8 +57,7 @@ func ExampleRun() {
 		if pre < 3*time.Second {
 			failed = 10
 		}
-		sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
-		return &check.Row{Suite: p.Suite, Config: p.Applied(), Summary: sum, Verdict: p.Variant.Expect.Judge(sum)}, nil
+		return exampleRow(p, failed), nil
 	}
 	opts := []tune.Option{
 		tune.WithRange(0, 10*time.Second),
@@ -84,6 +85,8 @@ func ExampleRun() {
 		return
 	}
 	fmt.Println(res.Status, res.Found)
+	fmt.Println("at", res.AtFound.PreStop, res.AtFound)
+	fmt.Println("at", res.Below.PreStop, res.Below)
 	// Output:
 	// the probe at 1.5s: web-prestop-1p5s
 	// probe 1: preStop 0s: 10 of 1000 failed: fail
@@ -94,5 +97,32 @@ func ExampleRun() {
 	// probe 6: preStop 3s: 0 of 1000 failed: pass
 	// probe 7: preStop 2.5s: 10 of 1000 failed: fail
 	// probe 8: preStop 3s: 0 of 1000 failed: pass
+	// probe 9: preStop 3s: 0 of 1000 failed: pass
+	// probe 10: preStop 3s: 0 of 1000 failed: pass
 	// found 3s
+	// at 3s 0 of 60 deletions failed in 4 runs alone: p ≤ 4.9 % (95 % confidence)
+	// at 2.5s 3 of 15 deletions failed in 1 run alone: p ≤ 44.0 % (95 % confidence)
+}
+
+// exampleRow is what engine.Run would return for p: 1,000 requests, failed of them, under
+// five rollouts of three pods (15 deletions, the first rollout losing the failed requests),
+// judged against p's threshold.
+func exampleRow(p check.Plan, failed int) *check.Row {
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var ds []check.DisruptionResult
+	var terms []check.Termination
+	for i := range 5 {
+		d := check.DisruptionResult{Kind: check.RolloutRestart, N: i + 1, Started: start.Add(time.Duration(i) * time.Minute),
+			Requests: 200, SuccessRatio: 1}
+		if i == 0 {
+			d.Failed, d.SuccessRatio = failed, float64(200-failed)/200
+		}
+		ds = append(ds, d)
+		for j := range 3 {
+			terms = append(terms, check.Termination{Pod: fmt.Sprintf("web-%d-%d", i, j), Deleting: d.Started.Add(time.Duration(j) * 10 * time.Second)})
+		}
+	}
+	sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
+	return &check.Row{Suite: p.Suite, Config: p.Applied(), Summary: sum, Disruptions: ds, Times: check.NewTimes(terms, ds),
+		Verdict: p.Variant.Expect.Judge(sum, ds...)}
 }

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/tune"
 )
 
@@ -39,7 +38,12 @@ spec:
 //
 //	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
 //
-// Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on.
+// Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on (its
+// rows: exampleRow, 15 deletions a run). The search runs probes at once; the answer rests on
+// runs alone only, confirmations one a round: the search's last probe ran alone, three more
+// runs at 3 s bring 60 deletions, none failing (the default bound needs 59), and one at 2 s,
+// one resolution below (whole seconds: the native sleep), fails alone, where the search's
+// probe ran beside others.
 func ExampleWithParallel() {
 	objs, err := decoder.DecodeAll(context.Background(), strings.NewReader(parallelWebYAML))
 	if err != nil {
@@ -62,8 +66,7 @@ func ExampleWithParallel() {
 		if pre < 3*time.Second {
 			failed = 10
 		}
-		sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
-		return &check.Row{Suite: p.Suite, Config: p.Applied(), Summary: sum, Verdict: p.Variant.Expect.Judge(sum)}, nil
+		return exampleRow(p, failed), nil
 	}
 	n := min(3, tune.Parallelism(base))
 	res, err := tune.Run(context.Background(), run, base, tune.WithRange(0, 10*time.Second), tune.WithParallel(n))
@@ -71,7 +74,8 @@ func ExampleWithParallel() {
 		fmt.Println("no answer:", err)
 		return
 	}
-	// Each round's probes, in the order they started; those the search did not reach ran ahead.
+	// Each round's probes, in the order they started; those the search did not reach ran ahead,
+	// and a round of one runs its probe alone.
 	probes := append(res.Probes, res.Confirm...)
 	slices.SortFunc(probes, func(a, b tune.Probe) int { return a.N - b.N })
 	rounds := map[int][]string{}
@@ -82,6 +86,9 @@ func ExampleWithParallel() {
 		}
 		if p.Ahead {
 			s += " (ahead)"
+		}
+		if p.Alone && !p.Confirm {
+			s += " (alone)"
 		}
 		rounds[p.Round] = append(rounds[p.Round], s)
 	}
@@ -94,7 +101,11 @@ func ExampleWithParallel() {
 	// Output:
 	// round 1: 0s fail, 1s fail, 2s fail
 	// round 2: 4s pass, 8s pass (ahead), 6s pass (ahead)
-	// round 3: 3s pass, confirm 4s pass (ahead), confirm 3s pass
+	// round 3: 3s pass (alone)
+	// round 4: confirm 3s pass
+	// round 5: confirm 3s pass
+	// round 6: confirm 3s pass
+	// round 7: confirm 2s fail
 	// found 3s
-	// rounds 3, serial 6
+	// rounds 7, serial 8
 }

@@ -22,8 +22,10 @@ const (
 	// Unit is the grid unit: the range and the resolution are multiples of it, and it is the
 	// finest resolution.
 	Unit = 100 * time.Millisecond
-	// Confirmations is how many confirmation runs a tune makes at most: the value the search
-	// found, then one resolution higher after each failed confirmation.
+	// Confirmations is how many values that runs alone failed the confirmation steps over,
+	// going up one resolution at a time from the value the search found, before it gives up
+	// (Unconfirmed). Only values at or above one where a run alone was clean count: below
+	// those, a failure only shows that the search's probes, beside others, were too kind.
 	Confirmations = 3
 	// MaxParallel is the most probes a tune runs at once (WithParallel). Each probe is a full
 	// row on the cluster (the app's replicas, load pods, a rollout): more than this only queue on
@@ -49,6 +51,7 @@ type options struct {
 	preStop              func(time.Duration) check.PreStop
 	progress             func(Probe)
 	parallel             int
+	bound                float64
 }
 
 // WithRange bounds the preStop values tried (default 0 to DefaultMax; max at most Longest).
@@ -92,6 +95,14 @@ func WithProgress(f func(Probe)) Option { return func(o *options) { o.progress =
 // shares: the caller decides, for example with Parallelism.
 func WithParallel(n int) Option { return func(o *options) { o.parallel = n } }
 
+// WithBound is the most probability that one pod deletion fails which the answer may leave, at
+// 95 % confidence (default DefaultBound, 5 %; MinBound to MaxBound): the answer's runs alone
+// must count enough deletions, none failing, for the exact upper bound (UpperBound) to fall
+// below it, DeletionsNeeded(p) of them (59 for 5 %). The confirmation runs the value alone until
+// they do, or until a deletion fails. The number of runs follows from the deletions each run
+// counts: a rollout of 3 replicas repeated 5 times deletes 15 pods, 4 runs for 5 %.
+func WithBound(p float64) Option { return func(o *options) { o.bound = p } }
+
 // Parallelism is the most probes of base that may run at once when its Runner is engine.Run:
 // 1 when base must run alone (check.Plan.RunsAlone), MaxParallel otherwise.
 func Parallelism(base check.Plan) int {
@@ -106,9 +117,12 @@ type Status string
 
 // Statuses of a tune.
 const (
-	// Found: a value passed in the search and an independent run confirmed it.
+	// Found: runs alone at the value found bound the probability that a deletion fails below
+	// the bound (WithBound), and a run alone one resolution below failed (or the value is the
+	// range's start).
 	Found Status = "found"
-	// Unconfirmed: the search found a value, but no confirmation run passed.
+	// Unconfirmed: the search found a value, but runs alone failed it and the values above it
+	// (Confirmations in all), or could not count the deletions to bound it.
 	Unconfirmed Status = "unconfirmed"
 	// NotFound: no value up to the range's end passed.
 	NotFound Status = "not-found"
@@ -125,12 +139,15 @@ type Probe struct {
 	// (WithParallel), a round starts when the one before has ended; serial, Round is N.
 	N     int `json:"n"`
 	Round int `json:"round"`
-	// Confirm marks a run started as a confirmation; Retry the second run at a value whose
-	// first run was a harness fault or an error. Ahead marks a run started ahead of the search
-	// (WithParallel) that the search did not reach: a point of the curve, not one the search asked for.
+	// Confirm marks a run started as a confirmation (always alone); Retry the second run at a
+	// value whose first run was a harness fault or an error. Ahead marks a run started ahead of
+	// the search (WithParallel) that the search did not reach: a point of the curve, not one the
+	// search asked for. Alone marks a run with no other probe beside it (its round ran it only):
+	// only such runs decide the answer (Evidence).
 	Confirm bool          `json:"confirm,omitempty"`
 	Retry   bool          `json:"retry,omitempty"`
 	Ahead   bool          `json:"ahead,omitempty"`
+	Alone   bool          `json:"alone,omitempty"`
 	PreStop time.Duration `json:"preStop"`
 	// Variant is the probe's variant name (the base's, suffixed with the value); Hook the
 	// preStop as the row applied it (its String: "sleep:2s", "httpGet:/prestop?sleep=1.5s", "none").
@@ -145,6 +162,11 @@ type Probe struct {
 	// ratio of the worst of them (0 when none was).
 	Disruptions       int     `json:"disruptions"`
 	WorstSuccessRatio float64 `json:"worstSuccessRatio"`
+	// Deletions counts the pods the run deleted, FailingDeletions those whose disruption failed
+	// the threshold on its own (see Deletions: a deletion of a disruption that lost a request,
+	// for a zero-failure threshold).
+	Deletions        int `json:"deletions"`
+	FailingDeletions int `json:"failingDeletions"`
 	// Exit (each deleted pod's deletion → exit) and DisruptionTime (each disruption's start →
 	// the Deployment settled) are what this preStop costs in time (check.Times).
 	Exit           check.Durations `json:"exit"`
@@ -181,24 +203,33 @@ type Result struct {
 	// Parallel is the most probes run at once (WithParallel); Rounds how many rounds ran.
 	Parallel int `json:"parallel"`
 	Rounds   int `json:"rounds"`
+	// Bound is the most probability that one deletion fails the answer may leave, at
+	// Confidence (WithBound); DeletionsNeeded how many deletions alone, none failing, show it.
+	Bound           float64 `json:"bound"`
+	Confidence      float64 `json:"confidence"`
+	DeletionsNeeded int     `json:"deletionsNeeded"`
 
 	Status Status `json:"status"`
-	// Probes are the search's runs and those run ahead that it did not reach (Ahead, a
-	// confirmation among them), Confirm the confirmation runs the search read; each in the
-	// order the probes started (N).
+	// Probes are the search's runs, those run ahead that it did not reach (Ahead) among them;
+	// Confirm the confirmation runs, each alone; each in the order the probes started (N).
 	Probes  []Probe `json:"probes"`
 	Confirm []Probe `json:"confirm,omitempty"`
-	// Found is the confirmed value (FoundOK), or the search's answer when no confirmation
-	// passed (Unconfirmed); 0 otherwise.
+	// Found is the confirmed value (FoundOK), or the search's answer when no value was
+	// confirmed (Unconfirmed); 0 otherwise.
 	Found   time.Duration `json:"found"`
 	FoundOK bool          `json:"foundOK"`
+	// AtFound is what the runs alone at Found showed, Below what those one resolution below it
+	// showed (nil when none ran there): the bound the answer has, and the one it would leave
+	// a step shorter.
+	AtFound *Evidence `json:"atFound,omitempty"`
+	Below   *Evidence `json:"below,omitempty"`
 	// Note says what the caller should know: a resolution raised, a confirmation that needed a
 	// higher value, values above the grace period.
 	Note    string        `json:"note,omitempty"`
 	Started time.Time     `json:"started"`
 	Wall    time.Duration `json:"wall"`
-	// Recommendation is the confirming row's (Explanation.Recommendation): the preStop and
-	// grace period its measurements call for; nil when there is none.
+	// Recommendation is the last confirming row's (Explanation.Recommendation): the preStop
+	// and grace period its measurements call for; nil when there is none.
 	Recommendation *check.Recommendation `json:"recommendation,omitempty"`
 	Versions       check.Versions        `json:"versions"`
 }
@@ -226,9 +257,18 @@ func (r *Result) Curve() []Probe {
 //
 // The search probes the range's start; when that fails, start + resolution·2^k for k = 0, 1,
 // 2... (capped at the range's end) until a probe passes, then bisects between the last failing
-// and the first passing value down to the resolution. An independent run then confirms the
-// value found; when it fails, the next value (one resolution up) is confirmed instead,
-// Confirmations runs at most, and the Note says so. No passing value is NotFound, not an error.
+// and the first passing value down to the resolution. No passing value is NotFound, not an
+// error.
+//
+// The answer then rests on runs alone, never beside another probe (probes in parallel slow
+// each other's rollouts, and may fail less or more than a run alone): the confirmation runs
+// the value found alone until its deletions bound the probability that one fails below the
+// bound (WithBound, at Confidence), or until a deletion fails; then it tries the next value
+// up (the Note says so; see Confirmations). Once a value is bounded, the value
+// one resolution below must have failed alone (a search probe that ran alone counts): if none
+// ran there, it runs there alone, and should that value be bounded too, the answer moves down
+// to it. So the answer is the smallest value bounded by runs alone whose lower neighbour
+// failed alone, whatever the parallelism.
 //
 // A probe that ends as a harness fault or an error is run again once; a second one ends the
 // tune with the result so far and an error, as does the end of ctx (the error wraps
@@ -271,11 +311,12 @@ type tuner struct {
 	res     *Result
 	runs    map[time.Duration]int // runs per value so far, for Plan.Repeat
 	tallies map[key]*tally        // what the runs of each key gave
+	alone   map[int]*Evidence     // what the judged runs alone at each index gave
 	ran     []ran                 // every probe, in the order of N
 }
 
 func newTuner(base check.Plan, opts []Option) (*tuner, error) {
-	o := options{parallel: 1}
+	o := options{parallel: 1, bound: DefaultBound}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -308,6 +349,9 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 	if o.resolution < 0 {
 		bad("resolution %s: want more than 0", o.resolution)
 	}
+	if !(o.bound >= MinBound && o.bound <= MaxBound) {
+		bad("bound %g: want %g to %g (the most probability that one deletion fails)", o.bound, MinBound, MaxBound)
+	}
 	if o.parallel < 1 || o.parallel > MaxParallel {
 		bad("parallel %d: want 1 to %d probes at once", o.parallel, MaxParallel)
 	}
@@ -331,7 +375,7 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 		return nil, fmt.Errorf("tune %s: %w", base.Variant.Name, oneline.Join(errs))
 	}
 	base = base.WithDefaults()
-	t := &tuner{base: base, o: o, runs: map[time.Duration]int{}, tallies: map[key]*tally{},
+	t := &tuner{base: base, o: o, runs: map[time.Duration]int{}, tallies: map[key]*tally{}, alone: map[int]*Evidence{},
 		kMax: int((o.max - o.min + o.resolution - 1) / o.resolution)}
 	// The probes at the ends of the range (and next to them: the longest names) stand for all.
 	for _, k := range slices.Compact([]int{0, 1, t.kMax - 1, t.kMax}) {
@@ -346,7 +390,8 @@ func newTuner(base check.Plan, opts []Option) (*tuner, error) {
 	}
 	t.res = &Result{Suite: base.Suite, Base: base.Variant.Name, Disruption: base.Disruption,
 		Expect: base.Variant.Expect, GraceSeconds: grace, Min: o.min, Max: o.max, Resolution: o.resolution,
-		Parallel: o.parallel, Probes: []Probe{}, Note: strings.Join(notes, "; ")}
+		Parallel: o.parallel, Bound: o.bound, Confidence: Confidence, DeletionsNeeded: DeletionsNeeded(o.bound),
+		Probes: []Probe{}, Note: strings.Join(notes, "; ")}
 	return t, nil
 }
 
@@ -379,13 +424,15 @@ func Name(base string, d time.Duration) string {
 	return base + suffix
 }
 
-// fill sets the probe's numbers and verdict from its row; a run error makes it an Error.
-func (p *Probe) fill(row *check.Row, err error) {
+// fill sets the probe's numbers and verdict from its row, its deletions counted against
+// expect; a run error makes it an Error.
+func (p *Probe) fill(row *check.Row, err error, expect check.Outcome) {
 	p.Row = row
 	if row != nil {
 		s := row.Summary
 		p.Hook, p.Requests, p.Failed, p.FailureRatio = row.Config.PreStop, s.Requests, s.Failed, s.FailureRatio
 		p.Disruptions = len(row.Disruptions)
+		p.Deletions, p.FailingDeletions = Deletions(row, expect)
 		p.WorstSuccessRatio = check.WorstDisruption(row.Disruptions).SuccessRatio
 		if row.Times != nil {
 			p.Exit, p.DisruptionTime = row.Times.Exit, row.Times.Disruption

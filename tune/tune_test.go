@@ -44,15 +44,34 @@ func preStopOf(t testing.TB, p check.Plan) time.Duration {
 	return d
 }
 
-// fakeRow is what Run would return for p: 1,000 requests, failed of them, in one disruption,
-// judged against p's threshold.
+// fakeRow is what Run would return for p: 1,000 requests, failed of them, in p's disruptions,
+// each deleting fakeReplicas pods (failed > 0: the first disruption lost them all), judged
+// against p's threshold.
 func fakeRow(p check.Plan, failed int) *check.Row {
 	p = p.WithDefaults()
 	sum := loadgen.Summary{Requests: 1000, OK: 1000 - failed, Failed: failed, FailureRatio: float64(failed) / 1000, Valid: true}
-	ds := []check.DisruptionResult{{Kind: p.Disruption.Kind, N: 1, Requests: 200, Failed: failed, SuccessRatio: float64(200-failed) / 200}}
+	var ds []check.DisruptionResult
+	var terms []check.Termination
+	for i := range p.Disruption.Count {
+		d := check.DisruptionResult{Kind: p.Disruption.Kind, N: i + 1, Started: t0.Add(time.Duration(i) * time.Minute), Requests: 200, SuccessRatio: 1}
+		if i == 0 {
+			d.Failed, d.SuccessRatio = failed, float64(200-failed)/200
+		}
+		ds = append(ds, d)
+		for j := range fakeReplicas {
+			terms = append(terms, check.Termination{Pod: fmt.Sprintf("web-%d-%d", i, j), Deleting: d.Started.Add(time.Duration(j+1) * time.Second)})
+		}
+	}
 	return &check.Row{Suite: p.Suite, Repeat: p.Repeat, Summary: sum, Disruptions: ds, Verdict: p.Variant.Expect.Judge(sum, ds...),
-		Config: check.Applied{Name: p.Variant.Name, Disruption: p.Disruption.Kind, PreStop: *p.Variant.PreStop}}
+		Times: check.NewTimes(terms, ds), Config: check.Applied{Name: p.Variant.Name, Disruption: p.Disruption.Kind, PreStop: *p.Variant.PreStop}}
 }
+
+// fakeReplicas is how many pods each disruption of a fakeRow deletes: with 5 disruptions, 15
+// deletions a run, 4 runs alone (60) for the default bound.
+const fakeReplicas = 3
+
+// t0 is the fake rows' clock.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // threshold is a runner whose probes pass from preStop at on (never when on < 0), failing
 // less the closer they get; it records the values it ran.
@@ -92,11 +111,13 @@ func TestTuneThresholds(t *testing.T) {
 		status  Status
 		found   time.Duration
 	}{
-		{"at 0", 0, []float64{0}, []float64{0}, Found, 0},
-		{"at 0.5s", 500 * time.Millisecond, []float64{0, 0.5}, []float64{0.5}, Found, 500 * time.Millisecond},
+		// The search's run alone at the value found counts 15 deletions: 3 confirmation runs
+		// bring them to 60, past the 59 the default bound needs.
+		{"at 0", 0, []float64{0}, []float64{0, 0, 0}, Found, 0},
+		{"at 0.5s", 500 * time.Millisecond, []float64{0, 0.5}, []float64{0.5, 0.5, 0.5}, Found, 500 * time.Millisecond},
 		// Exponential 0, 0.5, 1, 2, 4 (passes), then bisection 3, 3.5.
-		{"at 3.5s", 3500 * time.Millisecond, []float64{0, 0.5, 1, 2, 4, 3, 3.5}, []float64{3.5}, Found, 3500 * time.Millisecond},
-		{"at 20s", 20 * sec, []float64{0, 0.5, 1, 2, 4, 8, 16, 20, 18, 19, 19.5}, []float64{20}, Found, 20 * sec},
+		{"at 3.5s", 3500 * time.Millisecond, []float64{0, 0.5, 1, 2, 4, 3, 3.5}, []float64{3.5, 3.5, 3.5}, Found, 3500 * time.Millisecond},
+		{"at 20s", 20 * sec, []float64{0, 0.5, 1, 2, 4, 8, 16, 20, 18, 19, 19.5}, []float64{20, 20, 20}, Found, 20 * sec},
 		{"never", -1, []float64{0, 0.5, 1, 2, 4, 8, 16, 20}, nil, NotFound, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,6 +141,24 @@ func TestTuneThresholds(t *testing.T) {
 			if res.Resolution != 500*time.Millisecond || res.Max != 20*sec || res.Note != "" {
 				t.Errorf("resolution %s, max %s, note %q", res.Resolution, res.Max, res.Note)
 			}
+			// The bound at the answer: 4 runs alone, 60 deletions, none failing; one resolution
+			// below: the search's run there, whose first disruption lost requests.
+			want := &Evidence{PreStop: tc.found, Runs: 4, Clean: 4, Deletions: 60, Upper: UpperBound(60, 0)}
+			if tc.status != Found {
+				want = nil
+			}
+			if got := res.AtFound; (got == nil) != (want == nil) || (got != nil && *got != *want) {
+				t.Errorf("at the answer %+v, want %+v", got, want)
+			}
+			below := res.Below
+			switch {
+			case tc.status != Found || tc.found == 0:
+				if below != nil {
+					t.Errorf("below %+v, want none", below)
+				}
+			case below == nil || below.PreStop != tc.found-500*time.Millisecond || below.Runs != 1 || below.Failing != 3 || below.Deletions != 15:
+				t.Errorf("below %+v", below)
+			}
 			// Every probe is numbered in order and has a file of its own.
 			files := map[string]bool{}
 			for i, p := range append(res.Probes, res.Confirm...) {
@@ -142,7 +181,7 @@ func TestTuneProbeNamesAndPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plans) != 2 || plans[0].Variant.Name != "web-drain-prestop-1p5s" || plans[0].Repeat != 1 || plans[1].Repeat != 2 {
+	if len(plans) != 4 || plans[0].Variant.Name != "web-drain-prestop-1p5s" || plans[0].Repeat != 1 || plans[3].Repeat != 4 {
 		t.Fatalf("plans %+v", plans)
 	}
 	if _, err := plans[0].Validate(); err != nil {
@@ -188,10 +227,11 @@ func TestTuneConfirmation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := secsOf(res.Confirm); !slices.Equal(got, []float64{3.5, 4}) {
+	// 3.5 s fails alone; 4 s has the search's run alone, and 3 more.
+	if got := secsOf(res.Confirm); !slices.Equal(got, []float64{3.5, 4, 4, 4}) {
 		t.Fatalf("confirmations %v", got)
 	}
-	if res.Status != Found || res.Found != 4*sec || !res.FoundOK || !strings.Contains(res.Note, "confirmation failed at 3.5s, 4s passed") {
+	if res.Status != Found || res.Found != 4*sec || !res.FoundOK || !strings.Contains(res.Note, "runs alone failed at 3.5s; 4s met the bound") {
 		t.Errorf("status %s, found %s, note %q", res.Status, res.Found, res.Note)
 	}
 	if res.Recommendation == nil || res.Recommendation.GraceSeconds != 9 {
@@ -224,7 +264,7 @@ func TestTuneConfirmationNeverPasses(t *testing.T) {
 		t.Fatalf("confirmations %v", got)
 	}
 	if res.Status != Unconfirmed || res.FoundOK || res.Found != 3500*time.Millisecond || res.Recommendation != nil ||
-		!strings.Contains(res.Note, "no confirmation passed (failed at 3.5s, 4s, 4.5s)") {
+		!strings.Contains(res.Note, "no value met the bound (runs alone failed at 3.5s, 4s, 4.5s)") {
 		t.Errorf("status %s, found %s (ok %v), note %q", res.Status, res.Found, res.FoundOK, res.Note)
 	}
 }
@@ -272,7 +312,7 @@ func TestTuneHarnessFaultRetriedOnce(t *testing.T) {
 	if res.Status != Found || res.Found != 2*sec {
 		t.Errorf("status %s, found %s", res.Status, res.Found)
 	}
-	if c := res.Curve(); len(c) != 6 || c[1].PreStop != 500*time.Millisecond || c[2].PreStop != sec || !c[2].Retry {
+	if c := res.Curve(); len(c) != 8 || c[1].PreStop != 500*time.Millisecond || c[2].PreStop != sec || !c[2].Retry {
 		t.Errorf("curve %v: want the judged probes by preStop", secsOf(c))
 	}
 }
@@ -356,7 +396,8 @@ func TestTuneProgress(t *testing.T) {
 	if _, err := Run(context.Background(), threshold(t, 0, &ran), tunePlan(t), WithPreStop(execSleep), WithRange(0, 2*sec), progress); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`1 0s false ""`, `1 0s false "pass"`, `2 0s true ""`, `2 0s true "pass"`}
+	want := []string{`1 0s false ""`, `1 0s false "pass"`, `2 0s true ""`, `2 0s true "pass"`,
+		`3 0s true ""`, `3 0s true "pass"`, `4 0s true ""`, `4 0s true "pass"`}
 	if !slices.Equal(seen, want) {
 		t.Errorf("progress %q, want %q", seen, want)
 	}

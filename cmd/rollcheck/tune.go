@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -27,9 +28,13 @@ disruptions, on the kind cluster (created or reused as rollcheck check does; nev
 cluster: KUBECONFIG and a check file's cluster section are not used). Each probe is one
 full run at one preStop value: first --min; if it fails, --min + resolution·2^k (0.5, 1, 2, 4, 8,
 16 s, then --max) until one passes; then bisection between the last failing and the first passing
-value down to --resolution. An independent run then confirms the value found; if it fails, the
-next value up is confirmed instead (3 runs at most). A probe that is a harness fault or an error is
-run once more; twice ends the tune.
+value down to --resolution. Probes may run at once (--parallel), but the answer rests on runs
+alone only: the value found runs alone until its pod deletions, none failing, bound the chance
+that one deletion fails below --bound at 95 % confidence (59 deletions for 5 %), or until one
+fails, and then the next value up is tried; the value one step below must have failed alone
+(it runs there alone if it has not), or the answer moves down to it. The report gives the bound
+at the answer and one step below. A probe that is a harness fault or an error is run once more;
+twice ends the tune.
 Exit 0 found and confirmed, 1 not found up to --max or not confirmed, 2 bad input, a harness fault
 or an error, 130 interrupted.`
 
@@ -40,6 +45,27 @@ type tuneFlags struct {
 	Sample, Variant, Disruption, Exec string
 	Count                             int
 	Min, Max, Resolution              time.Duration
+	Bound                             boundFlag
+}
+
+// boundFlag is --bound: a probability, as 0.05 or 5%.
+type boundFlag float64
+
+func (b *boundFlag) String() string {
+	return strconv.FormatFloat(100*float64(*b), 'f', -1, 64) + "%"
+}
+
+func (b *boundFlag) Set(s string) error {
+	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return fmt.Errorf("want a probability, as 0.05 or 5%%")
+	}
+	if pct {
+		f /= 100
+	}
+	*b = boundFlag(f)
+	return nil
 }
 
 func newTuneFlags(fs *flag.FlagSet) *tuneFlags {
@@ -61,6 +87,9 @@ func newTuneFlags(fs *flag.FlagSet) *tuneFlags {
 	fs.DurationVar(&f.Min, "min", 0, "smallest preStop")
 	fs.DurationVar(&f.Max, "max", tune.DefaultMax, "largest preStop")
 	fs.DurationVar(&f.Resolution, "resolution", tune.DefaultResolution, "the search's resolution")
+	f.Bound = boundFlag(tune.DefaultBound)
+	fs.Var(&f.Bound, "bound", fmt.Sprintf("the answer's runs alone must show, at 95 %% confidence, that one pod deletion fails\n"+
+		"with a probability below `P` (0.05 or 5%%; %g%% to %g%%): 5%% takes 59 deletions, none failing", 100*tune.MinBound, 100*tune.MaxBound))
 	return f
 }
 
@@ -79,7 +108,8 @@ type tuneArgs struct {
 type tuneSettings struct {
 	Min, Max, Resolution time.Duration
 	PreStop              func(time.Duration) check.PreStop
-	Parallel             int // probes at once (--parallel, or the default: see tuneFlags.args)
+	Parallel             int     // probes at once (--parallel, or the default: see tuneFlags.args)
+	Bound                float64 // --bound; 0: tune.DefaultBound
 }
 
 // options are the settings as tune's options, with progress reported to f.
@@ -93,6 +123,9 @@ func (o tuneSettings) options(f func(tune.Probe)) []tune.Option {
 	}
 	if o.Parallel > 1 {
 		opts = append(opts, tune.WithParallel(o.Parallel))
+	}
+	if o.Bound != 0 {
+		opts = append(opts, tune.WithBound(o.Bound))
 	}
 	return opts
 }
@@ -166,7 +199,7 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 		return nil, fmt.Errorf("--count %d: want 1 to 20", f.Count)
 	}
 	ta := &tuneArgs{runFlags: f.runFlags, disruption: check.DisruptionKind(f.Disruption),
-		opts: tuneSettings{Min: f.Min, Max: f.Max, Resolution: f.Resolution, Parallel: f.Parallel}}
+		opts: tuneSettings{Min: f.Min, Max: f.Max, Resolution: f.Resolution, Parallel: f.Parallel, Bound: float64(f.Bound)}}
 	var err error
 	if f.Sample != "" {
 		if f.Variant != "" || f.Exec != "" {
@@ -215,9 +248,10 @@ func (ta *tuneArgs) describe() string {
 	if threshold == "" {
 		threshold = check.Zero().String()
 	}
-	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; %d probe(s) at once; artifacts in %s",
+	bound := cmp.Or(o.Bound, tune.DefaultBound)
+	return fmt.Sprintf("would tune %s under %s×%d: preStop %s to %s by %s as %s; threshold %s; answer bound: a deletion fails with p < %g %% at 95 %% (%d deletions alone, none failing); %d probe(s) at once; artifacts in %s",
 		b.Variant.Name, b.Disruption.Kind, b.WithDefaults().Disruption.Count, o.Min, o.Max, o.Resolution, hook,
-		threshold, o.Parallel, ta.Artifacts)
+		threshold, 100*bound, tune.DeletionsNeeded(bound), o.Parallel, ta.Artifacts)
 }
 
 // defaultTuneArtifacts is $ARTIFACTS/tune, or _artifacts/tune: a directory of its own, so that
@@ -396,7 +430,8 @@ func exitCode(ctx context.Context, code int) int {
 }
 
 // probeLine is a probe's progress line: "probe 3: preStop 2s: starts" when it starts,
-// "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass" when it ends.
+// "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %; 0 of 15 deletions
+// failed): pass" when it ends.
 func probeLine(p tune.Probe) string {
 	s := fmt.Sprintf("probe %d: preStop %s: ", p.N, p.PreStop)
 	switch {
@@ -411,8 +446,12 @@ func probeLine(p tune.Probe) string {
 	case !p.Judged():
 		return s + string(p.Status) + ": " + p.Reason
 	}
-	return fmt.Sprintf("%s%s of %s failed (worst disruption %.2f %%): %s", s, thousands(p.Failed), thousands(p.Requests),
-		100*p.WorstSuccessRatio, p.Status)
+	deletions := ""
+	if p.Deletions > 0 {
+		deletions = fmt.Sprintf("; %d of %d deletions failed", p.FailingDeletions, p.Deletions)
+	}
+	return fmt.Sprintf("%s%s of %s failed (worst disruption %.2f %%%s): %s", s, thousands(p.Failed), thousands(p.Requests),
+		100*p.WorstSuccessRatio, deletions, p.Status)
 }
 
 // thousands formats n with commas between groups of three digits: 1,523.

@@ -86,6 +86,8 @@ func TestTuneBadInputExits2(t *testing.T) {
 		{[]string{"--sample", "exit", "--max", "11m"}, "max 11m0s: want at most 10m0s"},
 		{[]string{"--sample", "exit", "--resolution", "50ms"}, "resolution 50ms: want a multiple of 100ms"},
 		{[]string{"--sample", "exit", "extra"}, "unexpected arguments"},
+		{[]string{"--sample", "exit", "--bound", "0.5%"}, "bound 0.005: want 0.01 to 0.5"},
+		{[]string{"--sample", "exit", "--bound", "lots"}, `invalid value "lots" for flag -bound: want a probability, as 0.05 or 5%`},
 		{[]string{"--bogus"}, "flag provided but not defined"},
 		{[]string{"--min", "soon", "--sample", "exit"}, `invalid value "soon" for flag -min`},
 		{[]string{"-f", "nope.yaml"}, "no such file"},
@@ -130,7 +132,10 @@ func TestTuneDryRun(t *testing.T) {
 		want string
 	}{
 		{[]string{"--sample", "exit"}, "would tune sample-exit under rollout-restart×5: preStop 0s to 20s by 500ms as httpGet " +
-			"/prestop?sleep=<d> on the sample app (exit on SIGTERM), grace period 30s; threshold 0 failures; 1 probe(s) at once; artifacts in "},
+			"/prestop?sleep=<d> on the sample app (exit on SIGTERM), grace period 30s; threshold 0 failures; answer bound: a deletion fails " +
+			"with p < 5 % at 95 % (59 deletions alone, none failing); 1 probe(s) at once; artifacts in "},
+		{[]string{"--sample", "exit", "--bound", "10%"}, "answer bound: a deletion fails with p < 10 % at 95 % (29 deletions alone, none failing)"},
+		{[]string{"--sample", "exit", "--bound", "0.2"}, "answer bound: a deletion fails with p < 20 % at 95 % (14 deletions alone, none failing)"},
 		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "as-is", "--exec", "sleep {}", "--max", "10s"},
 			"would tune as-is under rollout-restart×3: preStop 0s to 10s by 500ms as exec sleep 1.5 (for 1.5s); threshold ≥ 99% per disruption;"},
 		{[]string{"-f", "../../spec/testdata/good.yaml", "--variant", "prestop-5s"}, "as the native sleep action"},
@@ -229,7 +234,8 @@ func TestProbeLine(t *testing.T) {
 		t.Errorf("end: %q, want %q", got, want)
 	}
 	p.Confirm, p.PreStop, p.Failed, p.WorstSuccessRatio, p.Status = true, 1500*time.Millisecond, 12, 0.9725, check.Fail
-	if got, want := probeLine(p), "confirmation probe 3: preStop 1.5s: 12 of 1,523 failed (worst disruption 97.25 %): fail"; got != want {
+	p.Deletions, p.FailingDeletions = 15, 3
+	if got, want := probeLine(p), "confirmation probe 3: preStop 1.5s: 12 of 1,523 failed (worst disruption 97.25 %; 3 of 15 deletions failed): fail"; got != want {
 		t.Errorf("confirmation: %q, want %q", got, want)
 	}
 	p.Confirm, p.Retry, p.Status, p.Reason = false, true, check.HarnessFault, "the load stalled"

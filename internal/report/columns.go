@@ -160,6 +160,7 @@ var (
 			{Header: "worst disruption %", Numeric: true, Meaning: "the success ratio of the requests of the disruption that lost the most"},
 			{Header: "termination p50", Numeric: true, Meaning: "p50 of deletion → the container's exit"},
 			{Header: "disruption time p50", Numeric: true, Meaning: "p50 of a disruption's start → the Deployment settled"},
+			{Header: "deletions failed", Numeric: true, Meaning: "pod deletions whose disruption failed the threshold, of all the probe's; alone: no probe ran beside it, so it counts toward the bound"},
 			{Header: "verdict", Meaning: "the probe's verdict against the threshold"},
 		}}
 	endpointTable = Table{Name: "timeline.html: endpoint propagation per pod",

@@ -31,7 +31,7 @@ func tuneCells(p tune.Probe) []string {
 	if p.Retry {
 		n += " (retry)"
 	}
-	c := []string{n, seconds(p.PreStop), "—", "—", "—", "—", "—", "—", verdictLabel(p.Status)}
+	c := []string{n, seconds(p.PreStop), "—", "—", "—", "—", "—", "—", "—", verdictLabel(p.Status)}
 	if p.Exit.N > 0 {
 		c[6] = p.Exit.P50.Round(100 * time.Millisecond).String()
 	}
@@ -43,6 +43,12 @@ func tuneCells(p tune.Probe) []string {
 	}
 	if p.Disruptions > 0 {
 		c[5] = fmt.Sprintf("%.2f%%", 100*p.WorstSuccessRatio)
+	}
+	if p.Deletions > 0 {
+		c[8] = fmt.Sprintf("%d of %d", p.FailingDeletions, p.Deletions)
+	}
+	if p.Alone && p.Judged() {
+		c[8] += ", alone"
 	}
 	return c
 }
@@ -61,9 +67,14 @@ func byPreStop(ps []tune.Probe) []tune.Probe {
 func tuneHeadline(r *tune.Result) string {
 	switch r.Status {
 	case tune.Found:
-		return fmt.Sprintf("Found: preStop %s s, confirmed by an independent run.", seconds(r.Found))
+		if e := r.AtFound; e != nil {
+			return fmt.Sprintf("Found: preStop %s s, confirmed alone: %d of %d deletions failed, so a deletion fails with p ≤ %.2f %% (95 %% confidence).",
+				seconds(r.Found), e.Failing, e.Deletions, 100*e.Upper)
+		}
+		return fmt.Sprintf("Found: preStop %s s, confirmed by runs alone.", seconds(r.Found))
 	case tune.Unconfirmed:
-		return fmt.Sprintf("Not confirmed: the search found preStop %s s, but no confirmation run passed.", seconds(r.Found))
+		return fmt.Sprintf("Not confirmed: the search found preStop %s s, but runs alone did not bound the chance that a deletion fails below %s %%.",
+			seconds(r.Found), percentOf(r.Bound))
 	case tune.NotFound:
 		return fmt.Sprintf("Not found: no preStop from %s s to %s s met the threshold.", seconds(r.Min), seconds(r.Max))
 	}
@@ -78,7 +89,8 @@ func tuneFacts(r *tune.Result) []fact {
 		{"threshold", r.Expect.String()},
 		{"grace period", fmt.Sprintf("%d s", r.GraceSeconds)},
 		{"search", fmt.Sprintf("%s s to %s s, resolution %s s", seconds(r.Min), seconds(r.Max), seconds(r.Resolution))},
-		{"probes", fmt.Sprintf("%d search, %d confirmation", len(r.Probes), len(r.Confirm))},
+		{"bound", fmt.Sprintf("a deletion fails with p below %s %% at 95 %% confidence: %d deletions alone, none failing", percentOf(r.Bound), r.DeletionsNeeded)},
+		{"probes", fmt.Sprintf("%d search, %d confirmation (alone), up to %d at once", len(r.Probes), len(r.Confirm), max(r.Parallel, 1))},
 		{"wall time", r.Wall.Round(time.Second).String()},
 	}
 }
@@ -101,6 +113,22 @@ func recommendationLines(rec *check.Recommendation) []string {
 	return ls
 }
 
+// percentOf is 100·r, as short as it goes: "5", "0.5".
+func percentOf(r float64) string { return strconv.FormatFloat(100*r, 'f', -1, 64) }
+
+// boundLines say what the runs alone showed at the answer and one resolution below it; nil
+// when none ran there.
+func boundLines(r *tune.Result) []string {
+	var out []string
+	if e := r.AtFound; e != nil {
+		out = append(out, fmt.Sprintf("at %s s, the answer: %s", seconds(e.PreStop), e))
+	}
+	if e := r.Below; e != nil {
+		out = append(out, fmt.Sprintf("at %s s, one step below: %s", seconds(e.PreStop), e))
+	}
+	return out
+}
+
 // unjudged lists the probes that have no verdict on the app, with their reasons.
 func unjudged(r *tune.Result) []string {
 	var out []string
@@ -114,8 +142,9 @@ func unjudged(r *tune.Result) []string {
 
 // TuneMarkdown writes what Tune found for humans and PR comments: the answer in a sentence,
 // the settings, the curve (the search's probes by preStop: requests, failures, the worst
-// disruption's success ratio, the verdict), the confirmation runs, the recommendation with its
-// inputs when the confirming run has one, and the wall time.
+// disruption's success ratio, failing deletions, the verdict), the confirmation runs, the bound
+// at the answer and one step below, the recommendation with its inputs when the confirming run
+// has one, and the wall time.
 func TuneMarkdown(w io.Writer, r *tune.Result) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
@@ -142,6 +171,12 @@ func TuneMarkdown(w io.Writer, r *tune.Result) error {
 	if len(r.Confirm) > 0 {
 		p("\n## Confirmation\n\n")
 		table(r.Confirm)
+	}
+	if ls := boundLines(r); ls != nil {
+		p("\n## Bound\n\n")
+		for _, l := range ls {
+			p("- %s\n", mdEscape(l))
+		}
 	}
 	if u := unjudged(r); len(u) > 0 {
 		p("\nNo verdict on the app:\n\n")
@@ -329,7 +364,7 @@ type tunePage struct {
 	Facts                                     []fact
 	Header                                    []string
 	Curve, Confirm                            [][]string
-	Unjudged                                  []string
+	Unjudged, Bound                           []string
 	FoundOK                                   bool
 	Recommendation                            []string
 	Chart                                     tuneChart
@@ -342,7 +377,7 @@ type tunePage struct {
 func TuneHTML(w io.Writer, r *tune.Result) error {
 	p := tunePage{Base: r.Base, Headline: tuneHeadline(r), Note: r.Note, Status: string(r.Status),
 		Versions: strings.Join(versionsLine(r.Versions), " · "), Facts: tuneFacts(r), Header: tuneTable.Headers(),
-		Unjudged: unjudged(r), FoundOK: r.FoundOK, Recommendation: recommendationLines(r.Recommendation),
+		Unjudged: unjudged(r), Bound: boundLines(r), FoundOK: r.FoundOK, Recommendation: recommendationLines(r.Recommendation),
 		Chart: buildTuneChart(r), Generated: time.Now().UTC().Format(time.RFC3339)}
 	for _, pr := range byPreStop(r.Probes) {
 		p.Curve = append(p.Curve, tuneCells(pr))
