@@ -61,24 +61,28 @@ for t in "${TARGETS[@]}"; do
   fi
   rows=$(sed -n 's/^conformance: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$dir/make.log" | tail -n 1)
   rows=${rows:-- -}
+  # "conformance: N rows: P pass, ..., T retried" (rollcheck's count line): the rows that needed a
+  # second attempt after a harness fault, passed or not; 0 when the line has none, - without one.
+  retried=$(sed -n 's/^conformance: [0-9][0-9]* rows.*: .*error\(, \([0-9][0-9]*\) retried\)\{0,1\}$/x\2/p' "$dir/make.log" | tail -n 1)
+  case "$retried" in "") retried=- ;; x) retried=0 ;; *) retried=${retried#x} ;; esac
   # Every Ginkgo suite the target ran ends with "SUCCESS! ..." (under --procs without counts) or
   # "FAIL! -- N Passed | M Failed ...": the specs that failed in all of them, the matrix's and the
   # rest's (the examples' suites), so that a target that failed outside the matrix's rows says so.
   specs=$({ grep -Eo '(SUCCESS!|FAIL! -- [0-9]+ Passed \| [0-9]+ Failed)' "$dir/make.log" || true; } |
     awk '{n++} /FAIL!/ {s+=$6} END {print (n ? s + 0 : "-")}')
-  results+=("$t|$code|$(elapsed "$secs")|${rows% *}|${rows#* }|$specs|$dir")
+  results+=("$t|$code|$(elapsed "$secs")|${rows% *}|${rows#* }|$retried|$specs|$dir")
   [ "$rc" -eq 0 ] || failed+=("$t")
   log "make $t: exit $code in $(elapsed "$secs")"
 done
 
 {
-  printf '%-14s %4s %9s %6s %6s %12s  %s\n' target exit time passed failed specs-failed artifacts
+  printf '%-14s %4s %9s %6s %6s %7s %12s  %s\n' target exit time passed failed retried specs-failed artifacts
   for r in "${results[@]}"; do
-    IFS='|' read -r t code took passed nfailed specs dir <<<"$r"
-    printf '%-14s %4s %9s %6s %6s %12s  %s\n' "$t" "$code" "$took" "$passed" "$nfailed" "$specs" "$dir"
+    IFS='|' read -r t code took passed nfailed retried specs dir <<<"$r"
+    printf '%-14s %4s %9s %6s %6s %7s %12s  %s\n' "$t" "$code" "$took" "$passed" "$nfailed" "$retried" "$specs" "$dir"
   done
   for t in "${TARGETS[@]:${#results[@]}}"; do
-    printf '%-14s %4s %9s %6s %6s %12s  %s\n' "$t" - "not run" - - - -
+    printf '%-14s %4s %9s %6s %6s %7s %12s  %s\n' "$t" - "not run" - - - - -
   done
   if [ -n "$interrupted" ]; then
     echo "interrupted: the targets marked not run did not run"

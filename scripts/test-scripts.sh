@@ -237,17 +237,17 @@ r=0; { [ "$rc" -eq 2 ] && grep -q "e2e-nope: no such target" <<<"$out" && ! grep
 ok_if "e2e.sh with an unknown target stops before any work (exit 2)" "$r" "exit $rc; calls: $calls; output: $out"
 
 # --- e2e-all.sh with a fake make: every target in turn, each with its own ARTIFACTS, on after a
-# failure, a table of exit codes (the recipe's), times and rows; exit 1 when one failed -----------
+# failure, a table of exit codes (the recipe's), times, rows and rows retried; exit 1 when one failed -----------
 cat >"$F/make" <<'EOT'
 #!/usr/bin/env bash
 t=${*: -1}
 echo "make $t ARTIFACTS=$ARTIFACTS" >>"$FAKE_CALLS"
 case "$t" in
-  e2e-proxy) echo "conformance: 11 passed, 2 failed"; echo "make: *** [Makefile:28: e2e-proxy] Error 1" >&2; exit 2 ;;
+  e2e-proxy) echo "conformance: 13 rows: 11 pass, 1 fail, 1 harness-fault, 0 error, 2 retried"; echo "conformance: 11 passed, 2 failed"; echo "make: *** [Makefile:28: e2e-proxy] Error 1" >&2; exit 2 ;;
   e2e-nftables) echo "••• FAIL! -- 33 Passed | 2 Failed | 0 Pending | 0 Skipped"; echo "FAIL! -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped"
     echo "conformance: 35 passed, 0 failed"; echo "make: *** [Makefile:40: e2e-nftables] Error 1" >&2; exit 2 ;;
   e2e-rbac) echo "rbac: ok" ;;
-  *) echo "conformance: 3 passed, 0 failed" ;;
+  *) echo "conformance: 3 rows: 3 pass, 0 fail, 0 harness-fault, 0 error"; echo "conformance: 3 passed, 0 failed" ;;
 esac
 EOT
 chmod +x "$F/make"
@@ -258,10 +258,10 @@ made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
 want_made=""
 for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
 r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
-  && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2 +-  $F/all/e2e-proxy$" <<<"$out" \
-  && grep -Eq "^e2e-nftables +1 +[0-9]+s +35 +0 +3  $F/all/e2e-nftables$" <<<"$out" \
-  && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +- +-  $F/all/e2e-rbac$" <<<"$out" \
-  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy e2e-nftables$" <<<"$out" \
+  && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2 +2 +-  $F/all/e2e-proxy$" <<<"$out" \
+  && grep -Eq "^e2e-nftables +1 +[0-9]+s +35 +0 +- +3  $F/all/e2e-nftables$" <<<"$out" \
+  && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +- +- +-  $F/all/e2e-rbac$" <<<"$out" \
+  && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy e2e-nftables$" <<<"$out" \
   && [ "$(tail -n 10 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
 ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 

@@ -152,8 +152,9 @@ func writeReport(dir string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "reports: %v\n", paths)
 	c := report.Summarize(run)
+	fmt.Fprintf(stdout, "\nconformance: %s\n", c)
 	// The plain closing line CI reads.
-	fmt.Fprintf(stdout, "\nconformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
+	fmt.Fprintf(stdout, "conformance: %d passed, %d failed\n", c.Pass, c.NotPassed())
 	if c.NotPassed() > 0 {
 		return fmt.Errorf("%d row(s) failed, %d flaky, %d harness fault(s), %d error(s)", c.Fail, c.Flaky, c.HarnessFault, c.Error)
 	}

@@ -41,6 +41,7 @@ func NewRun(rows []Row) Run {
 		run.Stats = Group(rows)
 	}
 	run.Lifecycle = Lifecycle(rows)
+	run.Counts = Summarize(run)
 	for _, r := range rows {
 		if r.Explanation != nil {
 			p := Pool(rows)
@@ -54,23 +55,35 @@ func NewRun(rows []Row) Run {
 // Counts are the rows of a run by verdict status. When rows repeat, they count rows grouped
 // over their runs (Group), and Runs is the number of runs.
 type Counts struct {
-	Pass, Fail, HarnessFault, Error int
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	HarnessFault int `json:"harnessFault"`
+	Error        int `json:"error"`
 	// Flaky counts repeated rows whose runs disagree; Runs is 0 when no row repeats.
-	Flaky, Runs int
+	Flaky int `json:"flaky,omitempty"`
+	Runs  int `json:"runs,omitempty"`
+	// Retried counts the rows (runs, when rows repeat) that needed a second attempt after a
+	// harness fault, whatever their verdict: a pass that needed one says the harness faltered.
+	Retried int `json:"retried"`
 }
 
 // NotPassed is every row that did not pass.
 func (c Counts) NotPassed() int { return c.Fail + c.HarnessFault + c.Error + c.Flaky }
 
 // String is "N rows: P pass, F fail, H harness-fault, E error"; when rows repeat,
-// "N rows (R runs): P pass, F fail, K flaky, H harness-fault, E error".
+// "N rows (R runs): P pass, F fail, K flaky, H harness-fault, E error"; ", T retried" follows
+// when a row needed a second attempt.
 func (c Counts) String() string {
-	if c.Runs > 0 || c.Flaky > 0 {
-		return fmt.Sprintf("%d rows (%d runs): %d pass, %d fail, %d flaky, %d harness-fault, %d error",
-			c.Pass+c.NotPassed(), c.Runs, c.Pass, c.Fail, c.Flaky, c.HarnessFault, c.Error)
+	retried := ""
+	if c.Retried > 0 {
+		retried = fmt.Sprintf(", %d retried", c.Retried)
 	}
-	return fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault, %d error",
-		c.Pass+c.NotPassed(), c.Pass, c.Fail, c.HarnessFault, c.Error)
+	if c.Runs > 0 || c.Flaky > 0 {
+		return fmt.Sprintf("%d rows (%d runs): %d pass, %d fail, %d flaky, %d harness-fault, %d error%s",
+			c.Pass+c.NotPassed(), c.Runs, c.Pass, c.Fail, c.Flaky, c.HarnessFault, c.Error, retried)
+	}
+	return fmt.Sprintf("%d rows: %d pass, %d fail, %d harness-fault, %d error%s",
+		c.Pass+c.NotPassed(), c.Pass, c.Fail, c.HarnessFault, c.Error, retried)
 }
 
 // Summarize counts the rows of run by verdict. A row whose status is empty or unknown counts
@@ -78,6 +91,11 @@ func (c Counts) String() string {
 // combined status (RowStats.Status): a flaky row does not pass.
 func Summarize(run Run) Counts {
 	var c Counts
+	for _, r := range run.Rows {
+		if r.Attempts > 1 {
+			c.Retried++
+		}
+	}
 	if Repeated(run.Rows) {
 		c.Runs = len(run.Rows)
 		for _, s := range Group(run.Rows) {
@@ -134,6 +152,7 @@ func reason(r Row) string {
 // WriteJSON writes the whole run as indented JSON (conformance.json), with SchemaVersion.
 func (run Run) WriteJSON(w io.Writer) error {
 	run.SchemaVersion = SchemaVersion
+	run.Counts = Summarize(run)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(run); err != nil {

@@ -52,6 +52,12 @@ func TestSummarize(t *testing.T) {
 	if got, want := Summarize(run), (Counts{Pass: 2, HarnessFault: 1}); got != want {
 		t.Errorf("Summarize = %+v; want %+v", got, want)
 	}
+	// A row that needed a second attempt is counted as retried, whatever its verdict.
+	run.Rows[1].Attempts, run.Rows[1].Retried = 2, "invalid load run: stalled"
+	if got, want := Summarize(run), (Counts{Pass: 2, HarnessFault: 1, Retried: 1}); got != want || !strings.HasSuffix(got.String(), ", 1 retried") {
+		t.Errorf("Summarize with a retried row = %+v (%s); want %+v", got, got, want)
+	}
+	run.Rows[1].Attempts, run.Rows[1].Retried = 0, ""
 	run.Rows[0].Verdict.Status = check.Fail
 	run.Rows = append(run.Rows, Row{}, Row{Verdict: check.Verdict{Status: "weird"}},
 		Row{Verdict: check.Verdict{Status: check.Error, Reason: "deploy: timed out"}})

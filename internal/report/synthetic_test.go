@@ -196,10 +196,12 @@ func syntheticRows() []Row {
 		{Started: t0.Add(time.Minute + 4*time.Second), Complete: t0.Add(time.Minute + 13*time.Second)},
 		{Started: t0.Add(time.Minute + 12*time.Second), Complete: t0.Add(time.Minute + 23*time.Second)},
 	})
-	// r3's load missed its rate: a harness fault whatever its failures.
+	// r3's load missed its rate and stalled, every failure in flight across the stall: a harness
+	// fault (failures outside a stall of the load would be the app's, and judged).
 	r3.Summary.Valid = false
 	r3.Summary.AchievedRate = 91.3
-	r3.Summary.InvalidReason = "achieved rate 91.30/s misses the asked 100/s by 8.7% (tolerance 1%)"
+	r3.Summary.InvalidReason = "achieved rate 91.30/s misses the asked 100/s by 8.7% (tolerance 1%); stalled: no request sent for 1.5s from +7s"
+	r3.Summary.StallFailed = r3.Summary.Failed
 	r3.Verdict = r3.Config.Expect.Judge(r3.Summary, r3.Disruptions...)
 	return []Row{r1, r2, r3}
 }

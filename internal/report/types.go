@@ -30,6 +30,8 @@ type Run struct {
 	Versions Versions `json:"versions"`
 	// Rows are the rows, in the order they started.
 	Rows []Row `json:"rows"`
+	// Counts are the rows by verdict (Summarize), retried rows among them.
+	Counts Counts `json:"counts"`
 	// Stats are the rows grouped over their repeated runs (Group); set only when a row repeats.
 	Stats []RowStats `json:"stats,omitempty"`
 	// Propagation is endpoint propagation pooled over the run's rows (Pool); nil when no row
