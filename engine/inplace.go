@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -13,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -24,12 +28,44 @@ import (
 // the row, the row's own changes after it.
 const StepRestore Step = "restore"
 
+// leaseClock is the clock of the Deployments' Leases and records (tests: a fake).
+var leaseClock clock.WithTicker = clock.RealClock{}
+
+// holdLease holds the Lease of the Deployment checked in place for the run (Target.RunID; a row
+// without one makes an id of its own), before anything is read or changed: a live Lease of
+// another run is the row's error, one line that names that run. The front end usually holds it
+// for the whole run already (the row's hold shares it). The context returned ends when another
+// run takes the Lease over (this process could not renew it within its duration): the row stops
+// changing a Deployment it no longer holds. stop ends the watch.
+func (r *runner) holdLease(ctx context.Context) (context.Context, func(), error) {
+	r.runID = r.t.RunID
+	if r.runID == "" {
+		id := make([]byte, 6)
+		_, _ = rand.Read(id)
+		r.runID = hex.EncodeToString(id)
+	}
+	l, err := inplace.HoldLease(ctx, r.cs, r.p.App.Namespace, r.p.App.Deployment, r.runID, runlease.WithClock(leaseClock))
+	if err != nil {
+		return nil, nil, err
+	}
+	r.lease = l
+	lctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-l.Lost():
+			cancel(l.Err())
+		case <-lctx.Done():
+		}
+	}()
+	return lctx, func() { cancel(nil) }, nil
+}
+
 // readApp reads an app checked in place (check.Plan.InPlace): it restores first what a killed
 // run left on the Deployment, then reads the live Deployment into the Plan (validated again with
 // it), the row's configuration, and the Service the load goes to.
 func (r *runner) readApp(ctx context.Context) error {
 	a := r.p.App
-	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment)
+	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment, r.lease)
 	if err != nil {
 		return err
 	}
@@ -39,7 +75,7 @@ func (r *runner) readApp(ctx context.Context) error {
 	}
 	// The dead run's own namespaces (its load pods may still be sending) go too; in a load
 	// namespace of the user's, the row deletes the load pods it finds before it starts.
-	if dead != nil && dead.Run != "" && dead.Run != r.t.RunID && r.t.LoadNamespace == "" {
+	if dead != nil && dead.Run != "" && dead.Run != r.runID && r.t.LoadNamespace == "" {
 		n, err := kube.SweepNamespaces(ctx, r.client, labels.SelectorFromSet(labels.Set{check.PartOfLabel: check.PartOfValue, RunLabel: dead.Run}).String(), 3*time.Minute)
 		if err != nil {
 			return fmt.Errorf("the namespaces of run %s, which left Deployment %s/%s changed: %w", dead.Run, a.Namespace, a.Deployment, err)
@@ -90,7 +126,7 @@ func (r *runner) readApp(ctx context.Context) error {
 // hold records the live Deployment on itself before the row changes anything (a rollout restart
 // too changes its pod template).
 func (r *runner) hold(ctx context.Context) error {
-	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.t.RunID, Row: r.ns, Time: time.Now().UTC()})
+	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.runID, Row: r.ns, Time: r.lease.Now().UTC()})
 	return err
 }
 
@@ -99,7 +135,7 @@ func (r *runner) hold(ctx context.Context) error {
 // once more) and removes the record the Deployment controller copied onto its ReplicaSets, on
 // contexts of its own: it runs after errors and Ctrl-C too.
 func (r *runner) release(ctx context.Context) error {
-	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.t.RunID)
+	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.runID)
 	if r.p.Variant.PDB != nil {
 		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
 		err = errors.Join(err, berr)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -236,4 +238,83 @@ func TestReadAppFindsTheServiceAddress(t *testing.T) {
 	if got, want := r.loadTo(), "the app's Service web.shop.svc:80 at its cluster address 10.96.0.10:80"; got != want {
 		t.Errorf("loadTo %q, want %q", got, want)
 	}
+}
+
+// A second run started while another holds the Deployment (its Lease live, its variant's change
+// and record on the Deployment) is refused before it changes anything; once that run's Lease
+// expired (kill -9: renewed no more), the next row restores what it left. A row's Lease is
+// released after the row, an error's too.
+func TestRunInPlaceOneRunPerDeployment(t *testing.T) {
+	f := newFakeRow(t, false)
+	orig, p := inPlaceRow(t, f)
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0.Add(5 * time.Second))
+	saved := leaseClock
+	leaseClock = clk
+	t.Cleanup(func() { leaseClock = saved })
+	// The other run, as its process left it: its Lease renewed at t0, its record and its change.
+	if _, err := f.cs.CoordinationV1().Leases("shop").Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "rollcheck-web", Namespace: "shop"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("other"), LeaseDurationSeconds: ptr.To[int32](15),
+			AcquireTime: &metav1.MicroTime{Time: t0}, RenewTime: &metav1.MicroTime{Time: t0}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "other", Row: "rc-x", Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	theirs := orig.Spec.DeepCopy()
+	theirs.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](45)
+	if err := inplace.Change(ctx, f.cs, "shop", "web", *theirs); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.created = nil
+	f.mu.Unlock()
+
+	_, _, err := runInPlace(t, p, nil)
+	want := "deployment shop/web is held by rollcheck run other (renewed 5s ago, lease expires in 10s; Lease shop/rollcheck-web): wait for it or let its lease expire"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a row while another run holds the Deployment: %v, want %q", err, want)
+	}
+	var during appsv1.Deployment
+	if err := f.cluster.Fake.Get(ctx, client.ObjectKeyFromObject(orig), &during); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(during.Spec, *theirs) || !strings.Contains(during.Annotations[inplace.Annotation], `"run":"other"`) {
+		t.Errorf("the refused row changed the other run's Deployment: %+v", during)
+	}
+	f.mu.Lock()
+	created := len(f.created)
+	f.mu.Unlock()
+	if created != 0 {
+		t.Errorf("the refused row created %d namespace(s)", created)
+	}
+
+	clk.Step(10 * time.Second) // the other run's Lease expires
+	row, steps, err := runInPlace(t, p, nil)
+	if err != nil || row.Verdict.Status != check.Pass {
+		t.Fatalf("the row once the Lease expired: %v %+v", err, row.Verdict)
+	}
+	if first := steps[0]; first.Step != StepRestore || !strings.Contains(first.Detail, "restored: run other (row rc-x)") {
+		t.Errorf("first step %+v, want the other run's leftover restored", first)
+	}
+	unchanged(t, f, orig)
+	leaseGone := func(when string) {
+		t.Helper()
+		if l, err := f.cs.CoordinationV1().Leases("shop").Get(ctx, "rollcheck-web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s: the Deployment's Lease is left (%v, %v)", when, l, err)
+		}
+	}
+	leaseGone("after the row")
+
+	// An error after the Lease was taken (no Service for the load) releases it too.
+	if err := f.cluster.Fake.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runInPlace(t, p, nil); err == nil {
+		t.Fatal("a row without the app's Service: no error")
+	}
+	leaseGone("after a row's error")
 }

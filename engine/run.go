@@ -37,6 +37,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics/scrape"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -141,6 +142,10 @@ type runner struct {
 	// and port); live is the Deployment as read before the row.
 	appNS, svc, svcName, svcAddr string
 	live                         *appsv1.Deployment
+	// lease is the Deployment's Lease the row holds, in place, for runID (Target.RunID, else an
+	// id of the row's own).
+	lease *runlease.Lease
+	runID string
 }
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
@@ -174,6 +179,19 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return err
 	}
 	if r.p.InPlace() {
+		// One run per Deployment: its Lease is held before anything is read or changed, and
+		// released last, after the restore and the teardown.
+		lctx, stop, err := r.holdLease(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			stop()
+			if lerr := r.lease.Release(ctx); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
+		}()
+		ctx = lctx
 		if err := r.readApp(ctx); err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ package inplace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,11 +21,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
 // Annotation holds, on a Deployment checked in place, what it was before rollcheck changed it:
@@ -191,16 +195,76 @@ func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string)
 	return out, nil
 }
 
+// LeaseName is the name of the Lease (coordination.k8s.io/v1) a run holds in the Deployment's
+// namespace while it checks the Deployment in place: "rollcheck-" and the Deployment's name (a
+// hash of it for a name too long for that).
+func LeaseName(deployment string) string {
+	name := "rollcheck-" + deployment
+	if len(name) <= validation.DNS1123SubdomainMaxLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(deployment))
+	return name[:200] + "-" + hex.EncodeToString(sum[:8])
+}
+
+// HoldLease holds the Deployment's Lease (LeaseName) for the run, renewed until it is released:
+// one run checks a Deployment at a time. A live Lease of another run is a *runlease.HeldError,
+// one line that names it, and nothing is written.
+func HoldLease(ctx context.Context, cs kubernetes.Interface, ns, name, run string, opts ...runlease.Option) (*runlease.Lease, error) {
+	return runlease.Acquire(ctx, cs, ns, LeaseName(name), run, fmt.Sprintf("deployment %s/%s", ns, name), opts...)
+}
+
+// ErrLive is Leftover's error for a record that may be a live run's: it names no run that held
+// the Deployment's Lease, and it is younger than the Lease's duration.
+var ErrLive = errors.New("the record may be a live run's")
+
+// orphaned tells whether rec, found on the Deployment while the run holds its Lease l, is a run's
+// that no longer runs: this run's own (an earlier row's whose restore failed), one whose Lease
+// expired and this run took over (l.Took), or, for a run that held no Lease of the Deployment
+// (a rollcheck before Leases, a Lease deleted by hand), one older than the Lease's duration.
+func orphaned(rec *Record, l *runlease.Lease, ns, name string) error {
+	now := l.Now()
+	switch {
+	case rec.Run != "" && rec.Run == l.ID():
+		return nil
+	case rec.Run != "" && rec.Run == l.Took().Holder:
+		return nil
+	case now.Sub(rec.Time) >= l.Duration():
+		return nil
+	}
+	left := max(rec.Time.Add(l.Duration()).Sub(now), 0).Round(time.Second)
+	return fmt.Errorf("%w: Deployment %s/%s carries the record of %s, %s old, and no Lease of that run (a rollcheck without Leases, or a Lease deleted by hand): wait for that run, or %s more", ErrLive, ns, name, rec, max(now.Sub(rec.Time), 0).Round(time.Second), left)
+}
+
 // Leftover restores a Deployment whose record a run left that ended without restoring it (a
 // kill -9, or an API server gone for longer than the restore waited), and deletes the budget
 // such a run left (DeleteBudget). It returns the one line that says so ("" when nothing was
 // left) and the record it restored (nil for none), whose run's namespaces the caller may sweep.
-// One run checks a Deployment at a time: a record found before a row starts is taken for a dead
-// run's.
-func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string) (string, *Record, error) {
-	r, err := Restore(ctx, cs, ns, name, "")
+// l is the Deployment's Lease, which the run holds (HoldLease): a record is restored only when
+// its run no longer runs (orphaned); a record that may be a live run's is ErrLive, and nothing
+// is changed.
+func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string, l *runlease.Lease) (string, *Record, error) {
+	var d *appsv1.Deployment
+	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+		d, err = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
+	}
+	rec, err := recordOf(d)
 	if err != nil {
 		return "", nil, err
+	}
+	var r Restored
+	if rec != nil {
+		if err := orphaned(rec, l, ns, name); err != nil {
+			return "", nil, err
+		}
+		// The run's own record only: one that another run wrote since is not this one.
+		if r, err = Restore(ctx, cs, ns, name, rec.Run); err != nil {
+			return "", nil, err
+		}
 	}
 	deleted, err := DeleteBudget(ctx, cs, ns)
 	if err != nil {

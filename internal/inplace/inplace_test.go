@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
 // live is the Deployment as a user applied it, with an annotation of kubectl's and a template
@@ -109,15 +111,25 @@ func TestRecordChangeRestore(t *testing.T) {
 	}
 }
 
-// A run killed mid-variant (kill -9) leaves the record and its budget: the next run restores and
-// deletes them first, and says so in one line; a budget of the user's is left.
+// t0 is when the killed run of the tests recorded the Deployment.
+var t0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+
+// A run killed mid-variant (kill -9) leaves the record, its budget and its Lease: while its Lease
+// is live the next run is refused and changes nothing; once it expired, the next run takes the
+// Lease over, restores and deletes what the dead run left first, and says so in one line; a
+// budget of the user's is left.
 func TestLeftoverOfAKilledRun(t *testing.T) {
 	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(t0)
 	orig := live()
 	ours := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: check.PDBName, Namespace: "shop", Labels: map[string]string{check.PartOfLabel: check.PartOfValue}},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
 	cs := fake.NewClientset(orig.DeepCopy())
-	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "dead", Row: "rc-v-abc", Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}); err != nil {
+	dead, err := HoldLease(ctx, cs, "shop", "web", "dead", runlease.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "dead", Row: "rc-v-abc", Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
@@ -126,7 +138,22 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 	if err := CreateBudget(ctx, cs, ours); err != nil {
 		t.Fatal(err)
 	}
-	line, rec, err := Leftover(ctx, cs, "shop", "web")
+	_ = dead // kill -9: never released, renewed no more
+	clk.Step(10 * time.Second)
+	if _, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk)); !errors.Is(err, runlease.ErrHeld) ||
+		!strings.HasPrefix(err.Error(), "deployment shop/web is held by rollcheck run dead (renewed 10s ago, lease expires in 5s") {
+		t.Fatalf("the next run 10 s after the kill: %v, want refused", err)
+	}
+	if d := get(t, cs); d.Annotations[Annotation] == "" {
+		t.Fatal("the refused run removed the record")
+	}
+	clk.Step(5 * time.Second)
+	l, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk))
+	if err != nil {
+		t.Fatalf("the next run once the Lease expired: %v", err)
+	}
+	defer l.Release(ctx)
+	line, rec, err := Leftover(ctx, cs, "shop", "web", l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +165,7 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 		t.Errorf("line\n got %q\nwant %q", line, want)
 	}
 	same(t, get(t, cs), orig)
-	if line, rec, err := Leftover(ctx, cs, "shop", "web"); line != "" || rec != nil || err != nil {
+	if line, rec, err := Leftover(ctx, cs, "shop", "web", l); line != "" || rec != nil || err != nil {
 		t.Errorf("nothing left: %q %v, want no line", line, err)
 	}
 	// The user's own budget of that name is not rollcheck's to delete.
@@ -147,6 +174,48 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 	cs = fake.NewClientset(orig.DeepCopy(), theirs)
 	if deleted, err := DeleteBudget(ctx, cs, "shop"); deleted || err != nil {
 		t.Errorf("the user's budget: deleted %v, %v", deleted, err)
+	}
+}
+
+// A record of a run that held no Lease of the Deployment (a rollcheck before Leases) is restored
+// only once it is older than a Lease's duration: until then it may be a live run's.
+func TestLeftoverWithoutALease(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(t0.Add(4 * time.Second))
+	orig := live()
+	cs := fake.NewClientset(orig.DeepCopy())
+	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "old", Row: "rc-v-abc", Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	_, _, err = Leftover(ctx, cs, "shop", "web", l)
+	if !errors.Is(err, ErrLive) || !strings.Contains(err.Error(), "4s old") || !strings.Contains(err.Error(), "or 11s more") {
+		t.Fatalf("a record 4 s old without a Lease: %v, want ErrLive", err)
+	}
+	if d := get(t, cs); d.Annotations[Annotation] == "" || equality.Semantic.DeepEqual(d.Spec, orig.Spec) {
+		t.Fatal("the record of a run that may be live was restored")
+	}
+	clk.Step(11 * time.Second)
+	if line, rec, err := Leftover(ctx, cs, "shop", "web", l); err != nil || rec == nil || rec.Run != "old" || line == "" {
+		t.Fatalf("15 s old: %q %+v %v, want it restored", line, rec, err)
+	}
+	same(t, get(t, cs), orig)
+}
+
+func TestLeaseName(t *testing.T) {
+	if got := LeaseName("web"); got != "rollcheck-web" {
+		t.Errorf("LeaseName(web) = %q", got)
+	}
+	long := strings.Repeat("a", 253)
+	if got := LeaseName(long); len(got) > 253 || got == LeaseName(long[:252]+"b") {
+		t.Errorf("LeaseName of a 253-character name: %q (%d)", got, len(got))
 	}
 }
 
