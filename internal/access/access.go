@@ -175,6 +175,8 @@ var Rights = []Right{
 		"the observer's watch of the app's Service's endpoints"},
 	{InPlace, "", "events", "", []string{"list", "watch"}, false, AppNamespace,
 		"the observer's watch of the pods' events"},
+	{InPlace, "coordination.k8s.io", "leases", "", []string{"get", "create", "update", "delete"}, false, AppNamespace,
+		"the Deployment's Lease (rollcheck-DEPLOYMENT): one run checks it at a time, holding and renewing it, and deletes it at its end"},
 	{InPlaceBudget, "policy", "poddisruptionbudgets", "", []string{"create", "get", "delete"}, false, AppNamespace,
 		"the budget a variant asks for (pdb:, rollcheck check --in-place): created for the row, deleted after it"},
 	{InPlaceDrain, "", "nodes", "", []string{"get", "patch"}, true, "",
