@@ -24,6 +24,12 @@ import (
 // version, discovery, SelfSubjectAccessReviews, allowed unless deny says no) and records every
 // other request: none may come before the rights are known.
 func fakeAPIServer(t *testing.T, deny func(authorizationv1.ResourceAttributes) bool) (kubeconfig string, others func() []string) {
+	return fakeAPIServerServing(t, deny, nil)
+}
+
+// fakeAPIServerServing is fakeAPIServer that also answers the requests serve has ("GET /path":
+// a JSON body), recorded with the others.
+func fakeAPIServerServing(t *testing.T, deny func(authorizationv1.ResourceAttributes) bool, serve map[string]string) (kubeconfig string, others func() []string) {
 	var mu sync.Mutex
 	var rest []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +61,10 @@ func fakeAPIServer(t *testing.T, deny func(authorizationv1.ResourceAttributes) b
 			mu.Lock()
 			rest = append(rest, r.Method+" "+r.URL.Path)
 			mu.Unlock()
+			if body, ok := serve[r.Method+" "+r.URL.Path]; ok {
+				_, _ = io.WriteString(w, body)
+				return
+			}
 			http.Error(w, "not in this fake", http.StatusNotFound)
 		}
 	}))

@@ -298,7 +298,7 @@ type checkInput struct {
 }
 
 // runCheck runs `rollcheck check`; it returns the exit code.
-func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr io.Writer) int {
+func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr io.Writer) (code int) {
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "rollcheck check: "+format+"\n", a...)
 		return exitBadInput
@@ -326,10 +326,11 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, stdout, stderr)
 	}
 	if in.existing != nil {
-		t, which, notes, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
+		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
+		defer releaseHeld(ctx, held, logLine(stderr, "check"), &code)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
@@ -478,12 +479,18 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) int {
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) (code int) {
 	t, err := kindTarget(ctx, cl, plans...)
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput
 	}
+	held, err := holdInPlace(ctx, t.RESTConfig, plans, t.RunID)
+	if err != nil {
+		logf("%v", err)
+		return exitBadInput
+	}
+	defer releaseHeld(ctx, held, logf, &code)
 	t.LoadNamespace = loadNS
 	return runRows(ctx, t, plans, parallel, artifacts, out, logf)
 }

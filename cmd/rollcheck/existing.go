@@ -25,8 +25,10 @@ import (
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kube"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
 // A clusterRef names an existing cluster as kubectl does: a kubeconfig file (only that file,
@@ -145,9 +147,12 @@ func kindNote(cmd, unless string) string {
 // (cluster.PlanExistingImages refuses in one line, before any of that work, when neither can be).
 //
 // loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
-// namespace per row.
-func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, err error) {
-	fail := func(err error) (engine.Target, string, []string, error) { return engine.Target{}, "", nil, err }
+// namespace per row. held is the Lease of the Deployment checked in place (holdInPlace), which
+// the caller releases when the run ends (nil when the plans apply their app).
+func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, held *runlease.Lease, err error) {
+	fail := func(err error) (engine.Target, string, []string, *runlease.Lease, error) {
+		return engine.Target{}, "", nil, nil, err
+	}
 	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
 		return fail(errs[0])
 	}
@@ -176,20 +181,44 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 	if err := inPlacePreflight(ctx, probe, plans); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
+	id := make([]byte, 6)
+	_, _ = rand.Read(id)
+	runID := hex.EncodeToString(id)
+	// One run per Deployment: a live Lease of another run is one line here, before any change.
+	if held, err = holdInPlace(ctx, cfg, plans, runID); err != nil {
+		return fail(fmt.Errorf("%s: %w", ref.By, err))
+	}
 	if image == "" {
 		ei, err := cluster.PlanExistingImages(ctx, probe, registry)
 		if err == nil {
 			image, err = ei.LoadImage(ctx, logf)
 		}
 		if err != nil {
+			if rerr := held.Release(ctx); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
 			return fail(fmt.Errorf("%s: %w", ref.By, err))
 		}
 	}
-	id := make([]byte, 6)
-	_, _ = rand.Read(id)
 	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: hex.EncodeToString(id), NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: loadNS,
-		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, nil
+	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: runID, NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: loadNS,
+		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, held, nil
+}
+
+// holdInPlace holds, for the run, the Lease of the Deployment that plans check in place, renewed
+// until the caller releases it (every row holds it too, sharing it): a second run is refused
+// while this one lives, and a record this run leaves is restored by another only once the Lease
+// expired. Nil for plans that apply their app.
+func holdInPlace(ctx context.Context, cfg *rest.Config, plans []check.Plan, runID string) (*runlease.Lease, error) {
+	if len(plans) == 0 || !plans[0].InPlace() {
+		return nil, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := plans[0].App
+	return inplace.HoldLease(ctx, cs, a.Namespace, a.Deployment, runID)
 }
 
 // reviewAccess asks the API server for every right the plans need (access.PlansNeed: the core
@@ -275,4 +304,13 @@ func sweepRun(ctx context.Context, t engine.Target, logf func(string, ...any)) e
 		logf("the run's %d namespace(s) are gone; nothing of it is left in the cluster", n)
 	}
 	return err
+}
+
+// releaseHeld releases the run's Lease of a Deployment checked in place, after Ctrl-C too; a
+// release that fails is said and raises *code to exitBadInput (the Lease then expires on its own).
+func releaseHeld(ctx context.Context, held *runlease.Lease, logf func(string, ...any), code *int) {
+	if err := held.Release(ctx); err != nil {
+		logf("cleanup: %v (it expires %s after its last renewal)", err, held.Duration())
+		*code = max(*code, exitBadInput)
+	}
 }

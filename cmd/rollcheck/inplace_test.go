@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 )
@@ -134,5 +135,33 @@ func TestTuneRefusesInPlace(t *testing.T) {
 	}
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
+
+// A second run of a Deployment that another run checks (its Lease renewed seconds ago) is one
+// line naming that run and its last renewal, exit 2, before any change: it only reads.
+func TestCheckInPlaceRefusedWhileAnotherRunHoldsIt(t *testing.T) {
+	fakeTools(t)
+	t.Setenv("ROLLCHECK_LOAD_IMAGE", "rollcheck/load:v1")
+	renewed := time.Now().Add(-3 * time.Second).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	kubeconfig, others := fakeAPIServerServing(t, func(authorizationv1.ResourceAttributes) bool { return false }, map[string]string{
+		"GET /apis/apps/v1/namespaces/shop/deployments/web": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},
+			"spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},
+			"spec":{"containers":[{"name":"web","image":"example/web:1","ports":[{"containerPort":8080}]}]}}}}`,
+		"GET /api/v1/namespaces/shop/services": `{"apiVersion":"v1","kind":"ServiceList","items":[{"metadata":{"name":"web","namespace":"shop"},
+			"spec":{"clusterIP":"10.96.0.10","selector":{"app":"web"},"ports":[{"port":80,"targetPort":8080}]}}]}`,
+		"GET /apis/coordination.k8s.io/v1/namespaces/shop/leases/rollcheck-web": `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
+			"metadata":{"name":"rollcheck-web","namespace":"shop"},"spec":{"holderIdentity":"3f2a9c1b04de","leaseDurationSeconds":15,
+			"acquireTime":"` + renewed + `","renewTime":"` + renewed + `"}}`,
+	})
+	code, _, stderr := checkCLI(t, "--deployment", "shop/web", "--port", "8080", "--kubeconfig", kubeconfig, "--load-namespace", "rc-load", "--artifacts", t.TempDir())
+	want := "deployment shop/web is held by rollcheck run 3f2a9c1b04de (renewed 3s ago, lease expires in 12s; Lease shop/rollcheck-web): wait for it or let its lease expire"
+	if code != exitBadInput || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, want)
+	}
+	for _, o := range others() {
+		if !strings.HasPrefix(o, "GET ") {
+			t.Errorf("the refused run wrote: %s", o)
+		}
 	}
 }
