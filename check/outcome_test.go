@@ -402,7 +402,9 @@ func TestJudgeMechanism(t *testing.T) {
 }
 
 // A negative control that accepts several phases is for the first: besides the share of all of
-// them, some failures must be in that one, or only the phases it accepts besides showed.
+// them, at least MinMechanismShare of the failures must be in that one, or mostly the phases it
+// accepts besides showed. One failure in the mechanism among 400 no longer passes (it did when
+// the rule asked only for some).
 func TestJudgeMechanismFor(t *testing.T) {
 	o := Failures().ByPhase(timeline.PhaseInFlightCut, timeline.PhasePropagation)
 	if m := o.Mechanism(); m != timeline.PhaseInFlightCut {
@@ -411,13 +413,17 @@ func TestJudgeMechanismFor(t *testing.T) {
 	pass := Verdict{Status: Pass, Reason: "400 of 2500 requests failed"}
 	judgeMechanismCases(t, o, pass, []mechanismCase{
 		{"the row's mechanism and the other", map[timeline.Phase]int{timeline.PhaseInFlightCut: 300, timeline.PhasePropagation: 95, timeline.PhaseUnknown: 5}, Pass,
-			"; 395 of 400 failures are in-flight-cut|propagation; 300 of 400 failures are in-flight-cut, the mechanism this row is for"},
-		{"the row's mechanism, a few", map[timeline.Phase]int{timeline.PhaseInFlightCut: 1, timeline.PhasePropagation: 399}, Pass,
-			"1 of 400 failures are in-flight-cut, the mechanism this row is for"},
+			"; 395 of 400 failures are in-flight-cut|propagation; 300 of 400 failures (75%) are in-flight-cut, the mechanism this row is for (at least 25%)"},
+		{"the row's mechanism at the floor", map[timeline.Phase]int{timeline.PhaseInFlightCut: 100, timeline.PhasePropagation: 300}, Pass,
+			"100 of 400 failures (25%) are in-flight-cut, the mechanism this row is for (at least 25%)"},
+		{"the row's mechanism, once", map[timeline.Phase]int{timeline.PhaseInFlightCut: 1, timeline.PhasePropagation: 399}, Fail,
+			"400 of 2500 requests failed; only 1 of 400 failures (0.2%) are in-flight-cut, the mechanism this row is for (at least 25%); it accepts propagation besides, not instead (by phase: in-flight-cut 1, propagation 399)"},
+		{"the row's mechanism, just under the floor", map[timeline.Phase]int{timeline.PhaseInFlightCut: 99, timeline.PhasePropagation: 301}, Fail,
+			"only 99 of 400 failures (24.8%) are in-flight-cut"},
 		{"fails by share", map[timeline.Phase]int{timeline.PhaseInFlightCut: 200, timeline.PhasePropagation: 100, timeline.PhaseSteady: 100}, Fail,
 			"right count, wrong mechanism: only 300 of 400 failures are in-flight-cut|propagation, expected at least 80% (by phase: in-flight-cut 200, propagation 100, steady 100)"},
 		{"only the other shows", map[timeline.Phase]int{timeline.PhasePropagation: 396, timeline.PhaseUnknown: 4}, Fail,
-			"400 of 2500 requests failed; 0 of 400 failures are in-flight-cut, the mechanism this row is for; it accepts propagation besides, not alone (by phase: propagation 396, unknown 4)"},
+			"400 of 2500 requests failed; only 0 of 400 failures (0%) are in-flight-cut, the mechanism this row is for (at least 25%); it accepts propagation besides, not instead (by phase: propagation 396, unknown 4)"},
 	})
 	// One phase: the share alone says it (at least 80 % in it), and the reason stays as it was.
 	one := Failures().ByPhase(timeline.PhasePinnedConnection)

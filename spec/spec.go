@@ -323,7 +323,7 @@ type FailuresExpected struct {
 	Classes []loadgen.Class `json:"classes,omitempty"`
 	// Phases name the mechanism: at least 80 % of the failures must be attributed to these
 	// termination phases (docs/reference.md, "Why a request failed").
-	// With several, the first is the one the variant is for and some failures must be in it;
+	// With several, the first is the one the variant is for and at least 25 % of the failures must be in it;
 	// the others it accepts besides (check.Outcome.Mechanism).
 	Phases []timeline.Phase `json:"phases,omitempty"`
 }

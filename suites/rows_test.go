@@ -289,3 +289,35 @@ func TestStaleList(t *testing.T) {
 		t.Error("a row without an explanation passed")
 	}
 }
+
+// Every row that accepts several phases has its recorded shares in the table, every recorded
+// run clears the floor (or the floor would have failed a run that showed its mechanism), and
+// check.MinMechanismShare is the rule's number for the table as it is.
+func TestMechanismSharesHoldTheFloor(t *testing.T) {
+	multi := map[string]bool{}
+	for _, r := range AllEntries() {
+		if v := r.Scenario.Variant; len(v.Expect.Phases) > 1 {
+			k := mechanismKey(v.Name, r.Scenario.Disruption.Kind)
+			multi[k] = true
+			if _, ok := mechanismShares[k]; !ok {
+				t.Errorf("%s accepts several phases (%s) and has no entry in mechanismShares", k, v.Expect)
+			}
+		}
+	}
+	for k, runs := range mechanismShares {
+		if !multi[k] && k != "as-is rollout-restart" {
+			t.Errorf("mechanismShares has %s, which is no row of the matrix accepting several phases", k)
+		}
+		for _, r := range runs {
+			if r.Failures <= 0 || r.Mechanism > r.Failures {
+				t.Errorf("%s, %s: %d of %d", k, r.Source, r.Mechanism, r.Failures)
+			}
+			if r.Share() < check.MinMechanismShare {
+				t.Errorf("%s, %s: %d of %d (%.1f%%) in the mechanism, under the floor %.0f%%: that run would fail", k, r.Source, r.Mechanism, r.Failures, 100*r.Share(), 100*check.MinMechanismShare)
+			}
+		}
+	}
+	if got := mechanismFloor(); got != check.MinMechanismShare {
+		t.Errorf("the rule gives %v for the recorded shares, check.MinMechanismShare is %v", got, check.MinMechanismShare)
+	}
+}
