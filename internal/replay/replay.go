@@ -37,6 +37,10 @@ type Row struct {
 	// Changes say what the analysis gives now against what was recorded, one line each; none
 	// when nothing changed.
 	Changes []string
+	// Verdict is the verdict the replay gives now, the one Changes compares with the recorded
+	// one (a recorded error kept, a recorded harness fault judged with its reason); zero when
+	// Skipped.
+	Verdict check.Verdict
 }
 
 // Report is a replayed run: its rows in the order they ran.
@@ -172,6 +176,7 @@ func Replay(row check.Row, ledger *loadgen.Result) Row {
 	if w, n := recommendation(wasRec), recommendation(a.Explanation.Recommendation); w != n {
 		out.Changes = append(out.Changes, fmt.Sprintf("recommendation: %s → %s", w, n))
 	}
+	out.Verdict = now
 	return out
 }
 
