@@ -11,10 +11,12 @@
 // FromEnv reads the ROLLCHECK_* knobs instead, as make e2e, rctest and the rollcheck command
 // do. Bad options are reported all at once, on one line, before Docker is asked anything.
 //
-// The policy is the one every rollcheck front end follows: Acquire also deletes the namespaces
-// earlier runs left behind (they would hold the NodePort the rows need) and loads WithImages'
-// images; Release exports the cluster's logs when the run was marked failed (MarkFailed,
-// WithLogsDir), waits until the namespaces of this run's rows are gone, and deletes the cluster
+// The policy is the one every rollcheck front end follows: Acquire also holds a Lease for the run
+// (renewed until Release; its id labels the rows' namespaces), deletes the namespaces earlier
+// runs left behind (they would hold the NodePort the rows need), but not those of a run on the
+// same cluster that still holds its Lease, and loads WithImages' images; Release exports the
+// cluster's logs when the run was marked failed (MarkFailed, WithLogsDir), waits until the
+// namespaces of this run's rows are gone, releases the run's Lease, and deletes the cluster
 // only when Acquire created it and WithKeep is not set. A cluster that was reused is never
 // deleted: rollcheck cannot tell who else relies on it.
 package kindcluster
@@ -52,8 +54,8 @@ type Cluster struct {
 
 // Acquire creates the kind cluster the options describe, or reuses a running one of the same
 // name (which must run the same node image and map the same NodePort), waits until its nodes
-// are Ready and its system pods run, deletes the namespaces earlier runs left behind and loads
-// the WithImages images into its nodes. Creating takes a minute or two; reusing, seconds.
+// are Ready and its system pods run, holds the run's Lease, deletes the namespaces earlier runs
+// left behind (not a live run's) and loads the WithImages images into its nodes. Creating takes a minute or two; reusing, seconds.
 //
 // Bad options give an error before any work. When a later part fails, Acquire releases what it
 // created before it returns the error; on success the caller must call Release.

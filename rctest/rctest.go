@@ -108,8 +108,9 @@ func Artifacts() (string, error) {
 }
 
 // SweepStale deletes the namespaces earlier runs left behind (a killed run does) and waits until
-// they are gone; they would hold the NodePort. Acquire does it already; a suite calls it again
-// where it knows more may be left. It fails the spec if they do not go.
+// they are gone; they would hold the NodePort. Those of a run that still holds its Lease (another
+// run on the same cluster) and this suite's own stay. Acquire does it already; a suite calls it
+// again where it knows more may be left. It fails the spec if they do not go.
 func (c *Cluster) SweepStale(ctx context.Context) {
 	GinkgoHelper()
 	Expect(cluster.SweepStale(ctx, &cluster.Run{Cluster: c.kind})).To(Succeed())

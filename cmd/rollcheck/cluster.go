@@ -31,7 +31,7 @@ var clusterCommands = []command{
 				return err
 			}
 			fmt.Fprintln(stdout, map[bool]string{true: "created", false: "reused"}[r.Cluster.Created])
-			return nil
+			return cluster.ReleaseRun(ctx, r) // the run ends here: the cluster stays, its Lease goes
 		}))},
 	{name: "down", summary: "delete the cluster",
 		setup: withFlags(newNoFlags, clusterOp(func(ctx context.Context, opts cluster.Options, _ io.Writer) error {

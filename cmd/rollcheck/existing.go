@@ -210,8 +210,8 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 // while this one lives, and a record this run leaves is restored by another only once the Lease
 // expired. Nil for plans that apply their app.
 func holdInPlace(ctx context.Context, cfg *rest.Config, plans []check.Plan, runID string) (*runlease.Lease, error) {
-	if len(plans) == 0 || !plans[0].InPlace() {
-		return nil, nil
+	if len(plans) == 0 || !plans[0].InPlace() || runID == "" {
+		return nil, nil // without a run id, each row holds it under an id of its own
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

@@ -39,7 +39,10 @@ type Cluster struct {
 	Client klient.Client
 	// Created is true when Up created the cluster (false when it reused one).
 	Created bool
-	kind    kindAPI
+	// RunID is the id of the run that holds the cluster (HoldRun; Join's from Share): it labels
+	// the namespaces of the run's rows (Target), and names the run's Lease.
+	RunID string
+	kind  kindAPI
 	loadedImages
 }
 
@@ -192,19 +195,21 @@ func withScratchKubeconfig(f func(path string) error) error {
 // PartOfSelector selects the namespaces rollcheck's runs create (check.PartOfLabel).
 const PartOfSelector = check.PartOfLabel + "=" + check.PartOfValue
 
-// SweepNamespaces deletes every namespace labelled PartOfSelector and waits, at most 3 minutes,
-// until they are gone; it returns how many there were. Only one run uses a cluster at a time, so
-// at the start of a run such namespaces are what an earlier run left behind (a killed one does),
+// SweepNamespaces deletes the namespaces labelled PartOfSelector that runs left which no longer
+// run (their Lease, RunLeaseName, is gone or expired; or they name no run), and with own this
+// run's (c.RunID) too, and waits, at most 3 minutes, until they are gone; it returns how many
+// there were and the runs whose Lease is live, whose namespaces it left alone (another run on
+// the same cluster). At the start of a run such namespaces are what a killed run left behind,
 // and they would still hold the NodePort the next run's Service needs.
-func (c *Cluster) SweepNamespaces(ctx context.Context) (int, error) {
-	n, err := kube.SweepNamespaces(ctx, c.Client, PartOfSelector, 3*time.Minute)
+func (c *Cluster) SweepNamespaces(ctx context.Context, own bool) (int, []string, error) {
+	n, live, err := c.sweepRuns(ctx, own)
 	if err != nil {
-		return n, fmt.Errorf("sweep the namespaces of earlier runs: %w", err)
+		return n, live, fmt.Errorf("sweep the namespaces of earlier runs: %w", err)
 	}
 	if err := c.uncordonOrphans(ctx); err != nil {
-		return n, err
+		return n, live, err
 	}
-	return n, nil
+	return n, live, nil
 }
 
 // uncordonOrphans makes schedulable again the nodes that a drain left cordoned when its run was

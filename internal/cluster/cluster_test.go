@@ -17,17 +17,22 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/klient"
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 )
 
@@ -40,6 +45,7 @@ type fakeAPIServer struct {
 	deleted []string
 	coredns *corev1.ConfigMap // kube-system/coredns, got and updated
 	updates int
+	leases  map[string]*coordinationv1.Lease // the runs' Leases in RunsNamespace, by name
 }
 
 func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,6 +81,18 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cm.TypeMeta = metav1.TypeMeta{Kind: "ConfigMap", APIVersion: "v1"}
 		f.coredns, f.updates = cm, f.updates+1
 		reply(f.coredns)
+	case strings.HasPrefix(r.URL.Path, "/apis/coordination.k8s.io/v1/namespaces/"+RunsNamespace+"/leases/"):
+		name := strings.TrimPrefix(r.URL.Path, "/apis/coordination.k8s.io/v1/namespaces/"+RunsNamespace+"/leases/")
+		l, ok := f.leases[name]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			reply(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: 404})
+			return
+		}
+		if r.Method == http.MethodDelete {
+			delete(f.leases, name)
+		}
+		reply(l)
 	case r.URL.Path == "/api/v1/nodes" && r.Method == http.MethodGet:
 		reply(corev1.NodeList{TypeMeta: metav1.TypeMeta{Kind: "NodeList", APIVersion: "v1"}})
 	case r.URL.Path == "/api/v1/namespaces" && r.Method == http.MethodGet:
@@ -139,7 +157,7 @@ func namespaces(names ...string) map[string]*corev1.Namespace {
 func TestSweepNamespaces(t *testing.T) {
 	f := &fakeAPIServer{ns: namespaces("rc-old-1=rollcheck", "rc-old-2=rollcheck", "someone-else=other", "kube-system")}
 	c := clusterOn(t, f)
-	n, err := c.SweepNamespaces(context.Background())
+	n, _, err := c.SweepNamespaces(context.Background(), false)
 	if err != nil || n != 2 {
 		t.Fatalf("swept %d, error %v; want 2, nil", n, err)
 	}
@@ -151,7 +169,7 @@ func TestSweepNamespaces(t *testing.T) {
 		t.Fatalf("left %v, want someone-else and kube-system", f.ns)
 	}
 	// Nothing left: nothing to do.
-	if n, err := c.SweepNamespaces(context.Background()); n != 0 || err != nil {
+	if n, _, err := c.SweepNamespaces(context.Background(), false); n != 0 || err != nil {
 		t.Fatalf("second sweep: %d, %v; want 0, nil", n, err)
 	}
 }
@@ -161,9 +179,96 @@ func TestSweepNamespacesGivesUpOnAStuckNamespace(t *testing.T) {
 	c := clusterOn(t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	n, err := c.SweepNamespaces(ctx)
+	n, _, err := c.SweepNamespaces(ctx, false)
 	if err == nil || n != 1 || !strings.Contains(err.Error(), "rc-stuck") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("swept %d, error %v; want 1 and a one-line error naming rc-stuck", n, err)
+	}
+}
+
+// Two runs on one cluster: a sweep deletes the namespaces of runs whose Lease expired or is gone
+// and of none (no run label), and leaves those of a run whose Lease is live, and its own until
+// its teardown.
+func TestSweepSkipsLiveRuns(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	saved := leaseClock
+	leaseClock = clocktesting.NewFakeClock(now)
+	t.Cleanup(func() { leaseClock = saved })
+	lease := func(run string, renewed time.Time) *coordinationv1.Lease {
+		return &coordinationv1.Lease{TypeMeta: metav1.TypeMeta{Kind: "Lease", APIVersion: "coordination.k8s.io/v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: RunLeaseName(run), Namespace: RunsNamespace},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(run), LeaseDurationSeconds: ptr.To[int32](15),
+				AcquireTime: &metav1.MicroTime{Time: renewed}, RenewTime: &metav1.MicroTime{Time: renewed}}}
+	}
+	f := &fakeAPIServer{ns: namespaces("rc-unlabelled=rollcheck", "someone-else=other"), leases: map[string]*coordinationv1.Lease{
+		RunLeaseName("live"): lease("live", now.Add(-3*time.Second)),
+		RunLeaseName("dead"): lease("dead", now.Add(-20*time.Second)),
+		RunLeaseName("self"): lease("self", now),
+	}}
+	for name, run := range map[string]string{"rc-live": "live", "rc-dead": "dead", "rc-gone": "gone", "rc-self": "self"} {
+		f.ns[name] = &corev1.Namespace{TypeMeta: metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{check.PartOfLabel: check.PartOfValue, engine.RunLabel: run}}}
+	}
+	c := clusterOn(t, f)
+	c.RunID = "self"
+	n, live, err := c.SweepNamespaces(context.Background(), false)
+	if err != nil || n != 3 || !reflect.DeepEqual(live, []string{"live"}) {
+		t.Fatalf("swept %d, live %v, error %v; want 3, [live], nil", n, live, err)
+	}
+	sort.Strings(f.deleted)
+	if want := []string{"rc-dead", "rc-gone", "rc-unlabelled"}; !reflect.DeepEqual(f.deleted, want) {
+		t.Errorf("deleted %v, want %v", f.deleted, want)
+	}
+	if _, ok := f.leases[RunLeaseName("dead")]; ok {
+		t.Error("the dead run's Lease is left")
+	}
+	if _, ok := f.leases[RunLeaseName("live")]; !ok {
+		t.Error("the live run's Lease was deleted")
+	}
+	// The teardown: this run's namespaces go too; the live run's stay.
+	if n, _, err := c.SweepNamespaces(context.Background(), true); n != 1 || err != nil {
+		t.Fatalf("the run's own sweep: %d, %v; want its one namespace", n, err)
+	}
+	if _, ok := f.ns["rc-live"]; !ok {
+		t.Error("the teardown's sweep deleted the live run's namespace")
+	}
+	// Once the other run's Lease expired, its namespaces are swept too.
+	leaseClock.(*clocktesting.FakeClock).Step(15 * time.Second)
+	if n, live, err := c.SweepNamespaces(context.Background(), false); n != 1 || len(live) != 0 || err != nil {
+		t.Errorf("after the live run's Lease expired: %d, %v, %v; want its namespace swept", n, live, err)
+	}
+}
+
+// Each run holds a Lease of its own in RunsNamespace, which the first run makes; the sweep reads
+// them (staleRuns); a released run's Lease is gone, so its namespaces are stale at once.
+func TestHoldRunAndStaleRuns(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	saved := leaseClock
+	leaseClock = clocktesting.NewFakeClock(now)
+	t.Cleanup(func() { leaseClock = saved })
+	ns := func(name, run string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{check.PartOfLabel: check.PartOfValue, engine.RunLabel: run}}}
+	}
+	cs := fake.NewClientset(ns("rc-a", "a"), ns("rc-b", "b"), ns("rc-b2", "b"))
+	a, err := holdRun(ctx, cs, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := holdRun(ctx, cs, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release(ctx)
+	runs, err := staleRuns(ctx, cs, "a", now)
+	if err != nil || len(runs.Dead) != 0 || !reflect.DeepEqual(runs.Live, []string{"b"}) {
+		t.Fatalf("staleRuns while b holds its Lease: %+v, %v; want b live", runs, err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err = staleRuns(ctx, cs, "b", now)
+	if err != nil || !reflect.DeepEqual(runs.Dead, []string{"a"}) || len(runs.Live) != 0 {
+		t.Errorf("staleRuns after a released its Lease: %+v, %v; want a dead", runs, err)
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
 // A Func is one piece of a run's hold on a cluster, in the manner of e2e-framework's env funcs:
@@ -17,6 +20,8 @@ type Func func(ctx context.Context, r *Run) error
 // Run is one run's hold on a kind cluster: the options it asked for, the cluster once it has
 // one, whether anything failed (Teardown then exports the cluster's logs), and where they go.
 type Run struct {
+	// lease is the run's Lease (HoldRun), released by ReleaseRun.
+	lease   *runlease.Lease
 	Options Options
 	// LogsDir receives the cluster's logs when the run failed (ExportLogsIfFailed).
 	LogsDir string
@@ -27,13 +32,14 @@ type Run struct {
 	Failed bool
 }
 
-// DefaultSetup creates the cluster or reuses a running one, then deletes the namespaces earlier
-// runs left behind.
-var DefaultSetup = []Func{CreateOrReuse, SweepStale}
+// DefaultSetup creates the cluster or reuses a running one, holds the run's Lease, then deletes
+// the namespaces earlier runs left behind (not those of a run that still holds its Lease).
+var DefaultSetup = []Func{CreateOrReuse, HoldRun, SweepStale}
 
 // DefaultTeardown exports the cluster's logs if the run failed, waits until the run's namespaces
-// are gone, and deletes the cluster if this run created it and it is not to be kept.
-var DefaultTeardown = []Func{ExportLogsIfFailed, SweepOwn, Release}
+// are gone, releases its Lease, and deletes the cluster if this run created it and it is not to
+// be kept.
+var DefaultTeardown = []Func{ExportLogsIfFailed, SweepOwn, ReleaseRun, Release}
 
 // TeardownTimeout bounds Teardown: logs, namespaces and the deletion together.
 const TeardownTimeout = 5 * time.Minute
@@ -73,25 +79,30 @@ func CreateOrReuse(ctx context.Context, r *Run) error {
 }
 
 // SweepStale deletes the namespaces earlier runs left behind (a killed run does) and waits
-// until they are gone: they would hold the NodePort this run's Service needs.
+// until they are gone: they would hold the NodePort this run's Service needs. A run that still
+// holds its Lease (another run on the same cluster) keeps its namespaces.
 func SweepStale(ctx context.Context, r *Run) error {
 	if !r.connected() {
 		return nil
 	}
-	n, err := r.Cluster.SweepNamespaces(ctx)
+	n, live, err := r.Cluster.SweepNamespaces(ctx, false)
 	if n > 0 {
 		r.Cluster.Logf("swept %d namespace(s) that earlier runs left behind (label %s)", n, PartOfSelector)
+	}
+	if len(live) > 0 {
+		r.Cluster.Logf("left the namespaces of run(s) %s alone: they hold their Lease in %s (running on this cluster)", strings.Join(live, ", "), RunsNamespace)
 	}
 	return err
 }
 
 // SweepOwn waits until this run's namespaces are gone (the engine deletes each row's namespace
-// and leaves the rest of its deletion to the background), deleting any still there.
+// and leaves the rest of its deletion to the background), deleting any still there, and those
+// runs that ended since left; a live run's stay.
 func SweepOwn(ctx context.Context, r *Run) error {
 	if !r.connected() {
 		return nil
 	}
-	if _, err := r.Cluster.SweepNamespaces(ctx); err != nil {
+	if _, _, err := r.Cluster.SweepNamespaces(ctx, true); err != nil {
 		return fmt.Errorf("namespaces of this run left behind: %w", err)
 	}
 	return nil

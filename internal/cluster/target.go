@@ -51,6 +51,7 @@ func (c *Cluster) Target() engine.Target {
 			return err
 		},
 		RestartKubelet:  c.RestartKubelet,
+		RunID:           c.RunID,
 		NamespaceLabels: knobs.NamespaceLabels(c.PodSecurity),
 		Versions:        c.versions(),
 		Logf:            c.Logf,
@@ -282,11 +283,13 @@ type Shared struct {
 	Workers     int    `json:"workers,omitempty"`
 	NodePort    int32  `json:"nodePort"`
 	HostPort    int32  `json:"hostPort"`
+	// RunID is the run's (Cluster.RunID): every process labels its namespaces with it.
+	RunID string `json:"runID,omitempty"`
 }
 
 // Share describes c for Join.
 func (c *Cluster) Share() Shared {
-	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage, PodSecurity: c.PodSecurity, Workers: c.Workers}
+	s := Shared{Name: c.Name, NodeImage: c.NodeImage, ImageSource: c.ImageSource, LoadImage: c.LoadImage, PodSecurity: c.PodSecurity, Workers: c.Workers, RunID: c.RunID}
 	if c.Config != nil {
 		s.NodePort, s.HostPort = c.Config.NodePort, c.Config.HostPort
 	}
@@ -302,6 +305,7 @@ func Join(ctx context.Context, s Shared, logf func(string, ...any)) (*Cluster, e
 		return nil, fmt.Errorf("join cluster %q: %w", s.Name, err)
 	}
 	c.Config = &KindConfig{NodePort: s.NodePort, HostPort: s.HostPort}
+	c.RunID = s.RunID
 	return c, nil
 }
 
