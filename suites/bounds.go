@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -38,7 +39,7 @@ type MatrixRun struct {
 	Date string
 	// CILog, for a run with no table, says which CI run printed its figures and what of them:
 	// a failed CI prints the failed rows only. A run that failed a bound is recorded all the
-	// same: leaving it out would keep the bound that it just proved too tight.
+	// same, and named in failedRuns: the rule takes it only with its cause found.
 	CILog string
 }
 
@@ -72,6 +73,77 @@ var matrixRuns = map[string]MatrixRun{
 	"c750b7f": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, beside helpers' Go builds); its artifacts, not a table, hold the figures"},
 	"d931559": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, a quiet machine); its artifacts, not a table, hold the figures"},
 	"b252ea6": {"", "2026-11-27", "the CI of the submission at b252ea6 (.ci/run on a clean clone, three rows at once): it failed naive force-delete×3 with 92 of 2,506 against the 3.5 % bound, and printed only that row"},
+}
+
+// besideLoad are the runs of matrixRuns that shared the machine with other work (Go builds
+// and tests beside the cluster), by commit, with what ran beside them. They are kept, and shown,
+// but kept apart: the rule takes none of them (ruleRuns), so that a run under another load
+// moves no bound.
+var besideLoad = map[string]string{
+	"191dadd": "four Go builds and tests on the same two cores",
+	"c750b7f": "helpers' Go builds on the same two cores",
+}
+
+// failedRun is a recorded run that failed the bound in force when it ran: that bound, and the
+// cause found for it. A failing run moves a bound only with its cause found and named: the
+// rule takes it only when Cause is set; without one it stays recorded as an unexplained
+// failure of its row, and the bound is what the other runs give.
+type failedRun struct {
+	Bound float64
+	Cause string
+}
+
+// failedRuns are the recorded runs that failed their row's bound in force, by row and commit.
+// A run beside other load (besideLoad) that failed is kept apart already, and needs no entry.
+var failedRuns = map[string]map[string]failedRun{
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {
+		// The first run with three rows at once (from 189affa the matrix runs at the default
+		// parallelism): kube-proxy, sharing the node with two more rows, programs later. The
+		// 1.5 % in force came from six runs one row at a time; the rows' condition changed.
+		"189affa": {0.015, "the first run with three rows at once: kube-proxy shares the node with two more rows and drops the endpoint later; the bound in force came from runs one row at a time"},
+		// CI printed this row only; no cause was found beyond the race's spread.
+		"b252ea6": {0.035, ""},
+	},
+}
+
+// ruleRuns are the runs of the row named name that the rule takes: its recorded runs but those
+// beside other load and those that failed the bound in force with no cause found.
+func ruleRuns(name string) []Run {
+	var out []Run
+	for _, r := range recorded[name] {
+		if _, beside := besideLoad[r.Commit]; beside {
+			continue
+		}
+		if f, failed := failedRuns[name][r.Commit]; failed && f.Cause == "" {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Ceiling is the highest bound an at-most row may have whatever its runs, and why: the failure
+// ratio if the race the row measures lost every request it could. A bound above it says that
+// something other than the row's race failed the requests, so Bound refuses it.
+type Ceiling struct {
+	Max    float64
+	Reason string
+}
+
+// ceilings are the ceilings of every at-most row. Each is deletions × window × the deleted
+// pod's share of the rate ÷ the row's requests (about, from its recorded runs), rounded up to
+// 0.5 %: every request the race can reach, lost.
+var ceilings = map[string]Ceiling{
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.16,
+		"3 deletions × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync after the endpoint's removal) × a third of 100 req/s (3 replicas) ÷ about 1,250 requests"},
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.08,
+		"3 deletions × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync) × a third of 100 req/s ÷ about 2,500 requests"},
+	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.04,
+		"3 deletions × 1 s (what of kube-proxy's 2 s outlasts the 1 s a forced delete gives the preStop hook) × a third of 100 req/s ÷ about 2,500 requests"},
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {0.11,
+		"3 removals × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync) × a third of 100 req/s ÷ about 1,800 requests"},
+	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.06,
+		"3 deletions × 1.5 s (nginx's cached answer, valid=1s, and its 500 ms connect timeout) × a third of 100 req/s ÷ about 2,400 requests"},
 }
 
 // recorded are the recorded runs of the at-most rows, by the row's name as the reports give it
@@ -168,23 +240,17 @@ type Provisional struct {
 	Reason string
 }
 
-// noHostRuns is the reason of the host paths' provisional bounds.
-const noHostRuns = "no recorded run from the host (every table of docs/matrix.md ran this row from a load pod): the bound the old rule gave, twice the worst ratio seen before the tables on either path " +
-	"rounded up to 0.5 %, kept as it was until five runs from the host (ROLLCHECK_LOAD_FROM=host) are recorded"
-
 // nginxResolverRuns is the reason of nginx-resolver's provisional bound.
 const nginxResolverRuns = "a proxy row, in no table of docs/matrix.md (make e2e-proxy, not the default matrix): its four runs in make e2e-all, " +
 	"0 of 2,471 (b6b1ada), 0 of 4,959 (fe9fb62), 0 of 2,585 and 32 of 2,370 (1.35 %, both 6d984aa), were judged zero-failure; " +
 	"twice the worst rounded up to 0.5 %, the old rule, until five runs are recorded"
 
 // provisional are the bounds of the at-most rows' configurations with fewer than MinRuns
-// recorded runs: the same rows from the host, where no table ever ran them, and a proxy row.
+// recorded runs: a proxy row, whose one failing run has its cause named. The same rows from
+// the host, where no table ever ran them, have no bound (they had "twice the worst" of other
+// runs): Matrix leaves them out until five runs from the host are recorded (Unbounded).
 var provisional = map[string]Provisional{
 	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.03, nginxResolverRuns},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3":                                               {0.125, noHostRuns + "; the worst, 73 of 1,197, from a load pod with three rows at once"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3":                                             {0.13, noHostRuns + "; the worst, 79 of 1,239, from the host"},
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3":                      {0.015, noHostRuns + "; the worst, 9 of 1,242, from the host"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3":                                               {0.035, noHostRuns + "; the worst, 43 of 2,597, from a load pod with three rows at once"},
 }
 
 // The rule's constants.
@@ -253,7 +319,23 @@ func PredictionBound(runs []Run) (float64, error) {
 // rule's (PredictionBound) over its recorded runs, or its provisional bound while it has fewer
 // than MinRuns; an error when it has neither, or both.
 func Bound(name string) (float64, error) {
-	runs, p := recorded[name], provisional[name]
+	b, err := bound(name)
+	if err != nil {
+		return 0, err
+	}
+	c, ok := ceilings[name]
+	switch {
+	case !ok || c.Reason == "":
+		return 0, fmt.Errorf("%s: no ceiling: every at-most row has one, with its reason", name)
+	case b > c.Max:
+		return 0, fmt.Errorf("%s: bound %.1f %% above its ceiling %.1f %% (%s): the runs lost more than the row's race can; find what failed them", name, 100*b, 100*c.Max, c.Reason)
+	}
+	return b, nil
+}
+
+// bound is Bound before its ceiling.
+func bound(name string) (float64, error) {
+	runs, p := ruleRuns(name), provisional[name]
 	switch enough, hasP := len(runs) >= MinRuns, p.Reason != ""; {
 	case enough && hasP:
 		return 0, fmt.Errorf("%s: %d recorded runs and a provisional bound: drop the provisional one", name, len(runs))
@@ -262,8 +344,11 @@ func Bound(name string) (float64, error) {
 	case hasP:
 		return p.Bound, nil
 	}
-	return 0, fmt.Errorf("%s: no bound: %d recorded runs (the rule takes %d) and no provisional bound", name, len(runs), MinRuns)
+	return 0, fmt.Errorf("%s: %w: %d runs the rule takes (it takes %d) and no provisional bound", name, errNoBound, len(runs), MinRuns)
 }
+
+// errNoBound: a row with too few recorded runs and no provisional bound.
+var errNoBound = errors.New("no bound")
 
 // measured is base under disruption d as an at-most row: expected to fail at most the bound
 // of its recorded runs (Bound), because of why. As declared the row counts as from the host;
@@ -273,19 +358,31 @@ func measured(base scenario.Scenario, d check.DisruptionKind, why string) scenar
 }
 
 // withBound is s with the bound of its configuration (Bound of its name) when it is an at-most
-// row; any other row as it is. A row with no bound panics: the matrix is declared at the
-// suite's tree construction, which reports it before any cluster work, and TestBoundsFromRule
-// finds it first.
+// row; any other row as it is. An at-most row on a path with too few recorded runs keeps no
+// bound (MaxRatio 0, which no plan validates): Matrix leaves it out. A broken table (a bound
+// above its ceiling, no ceiling) panics: the matrix is declared at the suite's tree
+// construction, which reports it before any cluster work, and TestBoundsFromRule finds it first.
 func withBound(s scenario.Scenario) scenario.Scenario {
+	s, err := bounded(s)
+	if err != nil && !errors.Is(err, errNoBound) {
+		panic(err)
+	}
+	return s
+}
+
+// bounded is s with the bound of its configuration when it is an at-most row, and Bound's
+// error when it has none: errNoBound for a row on a path with too few runs (left out of the
+// matrix by Matrix), another for a broken table (withBound panics).
+func bounded(s scenario.Scenario) (scenario.Scenario, error) {
 	if s.Variant.Expect.Kind != check.ExpectAtMost {
-		return s
+		return s, nil
 	}
 	b, err := Bound(boundName(s))
 	if err != nil {
-		panic(err)
+		return s, err
 	}
 	s.Variant.Expect.MaxRatio = b
-	return s
+	return s, nil
 }
 
 // boundName is s's name as Row.Name gives it, whatever its outcome (which the name does not

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -32,36 +33,39 @@ var goldenBounds = map[string]goldenBound{
 	// New: judged zero-failure until make e2e-all's run at 6d984aa lost 32 of 2,370 (1.35 %); the
 	// three runs before it lost none. Provisional: a proxy row, in no table of docs/matrix.md.
 	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.03, 0, true},
-	// Old: 12.5 %. Eleven runs, 0.2 % to 6.7 % (3.7 %, 3.4 %, 2.4 %, 5.4 % and 1.9 % at 189affa,
-	// 79c3d80, 6713fda, d568eee and 191dadd, three rows at once); 2.46 %, 1.87 % and 0.60 % in the
-	// clean-clone CI runs at c750b7f, d931559 and aa53930.
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.09, 14, false},
+	// Old: 12.5 %, then 9 % from all fourteen runs. Eleven runs, 0.2 % to 6.7 % (3.7 %, 3.4 %, 2.4 %,
+	// 5.4 % and 1.9 % at 189affa, 79c3d80, 6713fda, d568eee and 191dadd, three rows at once);
+	// 2.46 %, 1.87 % and 0.60 % in the clean-clone CI runs at c750b7f, d931559 and aa53930. The
+	// runs beside other load (191dadd, c750b7f) are kept apart: twelve runs, 9.5 % (fewer runs,
+	// a wider t). Ceiling 16 %.
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.095, 12, false},
 	// Old: 13 %. Six runs one row at a time, 0.44 % to 0.87 %, and 1.79 % and 2.19 % at 189affa
 	// and 79c3d80 with three rows at once (the first failed the 1.5 % the six alone gave), 0.32 %
 	// at 6713fda; 3.67 % (92 of 2,506) in CI at b252ea6, which failed the 3.5 % of the nine
 	// before it; 3.42 % at d568eee, 1.28 % at 191dadd; 1.09 %, 1.01 % and 0.07 % in the clean-clone
-	// CI runs at c750b7f, d931559 and aa53930.
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.05, 15, false},
+	// CI runs at c750b7f, d931559 and aa53930. It went 3.5 → 5 % when b252ea6 failed it, with no
+	// cause found: that run is kept as an unexplained failure and moves nothing, and the runs
+	// beside other load are kept apart: twelve runs, 4.5 %. Ceiling 8 %.
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.045, 12, false},
 	// Old: 1.5 %. Fourteen runs, three failed any (5 of 2,519 at 6713fda, 2 of 2,776 and 4 of 2,876 in CI at c750b7f and aa53930, three rows at once): the
 	// rule's floor.
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.005, 14, false},
+	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.005, 12, false},
 	// Old: 3.5 %. Eight runs, 0.06 % to 0.53 % (0.12 % and 0.53 % at 189affa and 79c3d80, three
 	// rows at once), 0.61 % at 6713fda, 0.21 % at d568eee, 1.27 % at 191dadd (beside four Go
 	// builds), which failed the 1 % of the ten before it; 0.66 %, 0.32 % and 1.89 % in the
-	// clean-clone CI runs at c750b7f, d931559 and aa53930.
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {0.025, 14, false},
-	// From the host: no recorded run; the old bounds, provisional.
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3":                          {0.125, 0, true},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3":                        {0.13, 0, true},
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3": {0.015, 0, true},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3":                          {0.035, 0, true},
+	// clean-clone CI runs at c750b7f, d931559 and aa53930. It went 1 → 2.5 % after 191dadd, which
+	// ran beside four Go builds: kept apart now with c750b7f, twelve runs give 2.5 % all the same
+	// (aa53930's 1.89 % on a quiet machine). Ceiling 11 %.
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {0.025, 12, false},
+	// From the host no run was ever recorded: no bound (they had "twice the worst" of other
+	// runs, provisional), and Matrix leaves them out there (wantUnboundedFromHost).
 }
 
 // boundedEntries are the at-most rows of the matrix: as declared (AllEntries) and with every load
 // path Matrix gives them, by name.
 func boundedEntries() map[string]Entry {
 	out := map[string]Entry{}
-	rows := AllEntries()
+	var rows []Entry
 	for _, mode := range []knobs.MatrixLoad{knobs.LoadBoth, knobs.LoadHost, knobs.LoadCluster} {
 		rows = append(rows, Matrix(AllEntries(), mode)...)
 	}
@@ -89,7 +93,7 @@ func TestBoundsFromRule(t *testing.T) {
 		if got := r.Scenario.Variant.Expect.MaxRatio; got != want {
 			t.Errorf("%s: bound %v, want Bound's %v", name, got, want)
 		}
-		if runs := recorded[name]; len(runs) >= MinRuns {
+		if runs := ruleRuns(name); len(runs) >= MinRuns {
 			if rule, _ := PredictionBound(runs); rule != want {
 				t.Errorf("%s: Bound %v is not the rule's %v over its %d runs", name, want, rule, len(runs))
 			}
@@ -147,9 +151,9 @@ func TestBoundsGolden(t *testing.T) {
 		}
 		b, err := Bound(name)
 		_, prov := provisional[name]
-		if err != nil || b != g.bound || len(recorded[name]) != g.runs || prov != g.provisional {
+		if err != nil || b != g.bound || len(ruleRuns(name)) != g.runs || prov != g.provisional {
 			t.Errorf("%s: bound %v (%v) from %d runs, provisional %v; goldenBounds says %v from %d, provisional %v: a bound moved with its data, write the new one in goldenBounds",
-				name, b, err, len(recorded[name]), prov, g.bound, g.runs, g.provisional)
+				name, b, err, len(ruleRuns(name)), prov, g.bound, g.runs, g.provisional)
 		}
 	}
 	// The data are of rows that exist: a renamed row leaves its runs behind.
@@ -163,11 +167,7 @@ func TestBoundsGolden(t *testing.T) {
 // wantProvisional are the configurations whose bound is provisional, each with fewer than
 // MinRuns recorded runs; their reasons are in provisional.
 var wantProvisional = []string{
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off delete-pod×3",
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off force-delete×3",
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off scale-down×3",
 	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3",
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off force-delete×3",
 }
 
 // (c) Every bounded configuration has at least MinRuns recorded runs, or is provisional, named
@@ -176,7 +176,7 @@ var wantProvisional = []string{
 func TestBoundsHaveRuns(t *testing.T) {
 	var prov []string
 	for name := range boundedEntries() {
-		runs, p := recorded[name], provisional[name]
+		runs, p := ruleRuns(name), provisional[name]
 		switch {
 		case len(runs) >= MinRuns && p.Reason != "":
 			t.Errorf("%s: %d recorded runs and a provisional bound: drop the provisional one", name, len(runs))
@@ -299,5 +299,52 @@ func TestPredictionBoundRule(t *testing.T) {
 	}
 	if q := stats.StudentT(BoundQuantile, MinRuns-1); q < 4.6 || q > 4.61 {
 		t.Errorf("t(%v, %d) = %v, want 4.604", BoundQuantile, MinRuns-1, q)
+	}
+}
+
+// (e) A failing run moves a bound only with its cause found and named, a run beside other load
+// moves none, and no bound passes its row's ceiling: every at-most row has one, with its reason,
+// and every run recorded as failing did fail the bound it names.
+func TestBoundsMoveOnlyForACause(t *testing.T) {
+	const fd = "naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3"
+	all, _ := PredictionBound(recorded[fd])
+	if got, _ := Bound(fd); all != 0.05 || got != 0.045 {
+		t.Errorf("%s: %v over every recorded run (the old rule), %v now; want 0.05 and 0.045: b252ea6 failed 3.5 %% with no cause found, and the runs beside Go builds are kept apart", fd, all, got)
+	}
+	for name, runs := range failedRuns {
+		for commit, f := range runs {
+			i := slices.IndexFunc(recorded[name], func(r Run) bool { return r.Commit == commit })
+			if i < 0 || recorded[name][i].Ratio() <= f.Bound {
+				t.Errorf("%s at %s: recorded as failing %v, but no such run failed it", name, commit, f.Bound)
+			}
+			taken := slices.ContainsFunc(ruleRuns(name), func(r Run) bool { return r.Commit == commit })
+			if taken != (f.Cause != "") {
+				t.Errorf("%s at %s: taken by the rule %v with cause %q", name, commit, taken, f.Cause)
+			}
+		}
+	}
+	for name := range boundedEntries() {
+		for _, r := range ruleRuns(name) {
+			if _, beside := besideLoad[r.Commit]; beside {
+				t.Errorf("%s: the rule takes %s, which ran beside other load", name, r.Commit)
+			}
+		}
+		c, ok := ceilings[name]
+		if !ok || c.Reason == "" || c.Max <= 0 || c.Max >= 1 {
+			t.Errorf("%s: no ceiling with a reason: %+v", name, c)
+		}
+	}
+	for name := range ceilings {
+		if _, ok := boundedEntries()[name]; !ok {
+			t.Errorf("ceilings has %s, which is no at-most row of the matrix", name)
+		}
+	}
+	// A bound above its ceiling is refused, not run.
+	saved := ceilings[fd]
+	ceilings[fd] = Ceiling{0.04, "a test's"}
+	_, err := Bound(fd)
+	ceilings[fd] = saved
+	if err == nil || !strings.Contains(err.Error(), "above its ceiling 4.0 %") {
+		t.Errorf("a bound over its ceiling: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -108,24 +109,50 @@ func (r Entry) Timeout() time.Duration {
 
 // Matrix is rows with their load paths as mode asks: LoadBoth sends every row from inside the
 // cluster and keeps the host twins; LoadHost and LoadCluster send every row one way and drop
-// the twins of the other. Each at-most row gets the bound of its load path (Bound).
+// the twins of the other. Each at-most row gets the bound of its load path (Bound); one whose
+// path has too few recorded runs for a bound is left out (Unbounded says which).
 func Matrix(rows []Entry, mode knobs.MatrixLoad) []Entry {
+	var out []Entry
+	for _, r := range rows {
+		if r, ok, err := onPath(r, mode); ok && err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Unbounded are the at-most rows that Matrix leaves out in mode because on their load path
+// they have too few recorded runs for a bound (from the host, none was ever recorded): each
+// says why, so that a suite can print what it does not run.
+func Unbounded(rows []Entry, mode knobs.MatrixLoad) []string {
+	var out []string
+	for _, r := range rows {
+		if _, ok, err := onPath(r, mode); ok && err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+// onPath is r on the load path mode gives it, with the bound of that path (bounded): ok false
+// when mode drops r (the twin of another path); errNoBound when the path has too few recorded
+// runs for r's bound. A broken bounds table panics.
+func onPath(r Entry, mode knobs.MatrixLoad) (Entry, bool, error) {
 	def := check.LoadFromCluster
 	if mode == knobs.LoadHost {
 		def = check.LoadFromHost
 	}
-	var out []Entry
-	for _, r := range rows {
-		switch {
-		case r.Scenario.Load.From == "":
-			r.Scenario.Load.From = def
-		case mode != knobs.LoadBoth && r.Scenario.Load.From != def:
-			continue
-		}
-		r.Scenario = withBound(r.Scenario) // the bound of the path it now has
-		out = append(out, r)
+	switch {
+	case r.Scenario.Load.From == "":
+		r.Scenario.Load.From = def
+	case mode != knobs.LoadBoth && r.Scenario.Load.From != def:
+		return r, false, nil
 	}
-	return out
+	var err error
+	if r.Scenario, err = bounded(r.Scenario); err != nil && !errors.Is(err, errNoBound) {
+		panic(err)
+	}
+	return r, true, err
 }
 
 // Spec is one Ginkgo spec of the matrix as the suite's table declares it, everything read from

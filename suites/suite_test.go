@@ -3,6 +3,8 @@
 package suites_test
 
 import (
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -93,6 +95,10 @@ func table(title, suite string, rows []suites.Entry) bool {
 	mode, err := suites.LoadModeFromEnv()
 	if err != nil {
 		panic(err)
+	}
+	for _, why := range suites.Unbounded(rows, mode) {
+		// Said once, at tree construction: a row the matrix leaves out is not a row that passed.
+		fmt.Fprintf(os.Stderr, "rollcheck: not run (%s): %s\n", mode, why)
 	}
 	var entries []TableEntry
 	for _, sp := range suites.Specs(rows, mode, repeat) {
