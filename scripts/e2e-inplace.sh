@@ -9,8 +9,10 @@
 #      Deployment untouched (its resourceVersion too);
 #   4. the same with --in-place: it runs, and the Deployment is as it was;
 #   5. Ctrl-C (SIGINT) while the variant's change is on the Deployment: exit 130, restored;
-#   6. kill -9 while the change is on: the record stays on the Deployment; the next run (as-is)
-#      restores it first, says so in one line, and leaves the Deployment as it was.
+#   6. kill -9 while the change is on: the record and the run's Lease stay; a run at once is
+#      refused in one line (exit 2) naming the killed run, the Deployment untouched; once the
+#      Lease expired (15 s) the next run (as-is) restores it first, says so in one line, and
+#      leaves the Deployment as it was.
 # "As it was" is `kubectl get deploy -o json` with status, metadata.generation, resourceVersion,
 # managedFields and the deployment.kubernetes.io/revision annotation left out (docs/in-place.md
 # says why those differ). Run it by hand: bash scripts/e2e-inplace.sh (not part of make e2e-all).
@@ -142,6 +144,15 @@ kill -9 "$pid"
 wait "$pid" || true
 admin get deployment web -n shop -o jsonpath='{.metadata.annotations.rollcheck\.io/restore}' | grep -q '"run"' \
   || die "after kill -9 the record is not on the Deployment"
+# The killed run's Lease is still live: a run now is refused before it changes anything.
+rv=$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')
+rc=$(rc_check held -f "$work/as-is.yaml")
+cat "$OUT/held.log"
+[ "$rc" -eq 2 ] || die "a run while the killed run's Lease is live exited $rc, want 2"
+grep -q 'deployment shop/web is held by rollcheck run .* (renewed .* ago, lease expires in .*): wait for it or let its lease expire' "$OUT/held.log" \
+  || die "no line naming the run that holds the Deployment"
+[ "$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || die "the refused run wrote the Deployment"
+sleep 16 # runlease.Duration and a second: the killed run's Lease has expired
 rc=$(rc_check second -f "$work/as-is.yaml")
 grep -v 'so far$' "$OUT/second.log"
 [ "$rc" -le 1 ] || die "the run after kill -9 exited $rc"
