@@ -12,7 +12,9 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,7 +256,7 @@ func TestReplayRecordedRowsInDetail(t *testing.T) {
 					what     string
 					was, now any
 				}{
-					{"verdict", row.Verdict, analyze.Verdict(row.Config, a)}, {"summary", row.Summary, a.Summary}, {"pod identity", row.PodIdentity, a.PodIdentity},
+					{"verdict", reworded(row.Verdict), analyze.Verdict(row.Config, a)}, {"summary", row.Summary, a.Summary}, {"pod identity", row.PodIdentity, a.PodIdentity},
 					{"explanation", wasEx, a.Explanation}, {"times", row.Times, a.Times}, {"disruptions", row.Disruptions, a.Disruptions},
 				} {
 					if d := differ(reflect.ValueOf(c.was), reflect.ValueOf(c.now), c.what); d != "" {
@@ -388,4 +390,27 @@ func differ(was, now reflect.Value, path string) string {
 		return fmt.Sprintf("%s: %v → %v", path, was.Interface(), now.Interface())
 	}
 	return ""
+}
+
+// mechanismShare is the wording a recorded verdict gave the share of a multi-phase negative
+// control's mechanism before the verdict printed it as a percentage with its floor.
+var mechanismShare = regexp.MustCompile(`(\d+) of (\d+) failures are ([a-z-]+), the mechanism this row is for$|(\d+) of (\d+) failures are ([a-z-]+), the mechanism this row is for;`)
+
+// reworded is a recorded verdict in today's words, its status and figures as recorded: the
+// mechanism's share as "N of M failures (P%) are X, the mechanism this row is for (at least F%)".
+// Only the wording moves; the figures in it are the recorded ones.
+func reworded(v check.Verdict) check.Verdict {
+	v.Reason = mechanismShare.ReplaceAllStringFunc(v.Reason, func(m string) string {
+		sub := mechanismShare.FindStringSubmatch(m)
+		n, total, phase, tail := sub[1], sub[2], sub[3], ""
+		if n == "" {
+			n, total, phase, tail = sub[4], sub[5], sub[6], ";"
+		}
+		in, _ := strconv.Atoi(n)
+		all, _ := strconv.Atoi(total)
+		pct := strings.TrimSuffix(strconv.FormatFloat(100*float64(in)/float64(all), 'f', 1, 64), ".0")
+		return fmt.Sprintf("%s of %s failures (%s%%) are %s, the mechanism this row is for (at least %s%%)%s",
+			n, total, pct, phase, strconv.FormatFloat(100*check.MinMechanismShare, 'f', -1, 64), tail)
+	})
+	return v
 }
