@@ -46,8 +46,8 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off load=cluster rollout-restart×3", "rollout-restart zero-failures load-cluster sidecar", false, "sidecarOrder ok err ok"},
 		{"kubelet-restart: preStop=none sigterm=ignore grace=10s keepalive=off kubelet-restart×3", "kubelet-restart zero-failures load-host slow", true, "kubeletRestarted err err err"},
-		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off load=cluster drain-node×3", "drain-node zero-failures load-cluster multinode", true, ""},
-		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off load=cluster drain-node×3", "drain-node failures-expected load-cluster multinode negative-control", true, ""},
+		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off load=cluster drain-node×3", "drain-node zero-failures load-cluster family multinode", true, ""},
+		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off load=cluster drain-node×3", "drain-node failures-expected load-cluster family multinode negative-control", true, ""},
 		{"drain-single-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=minAvailable:1 keepalive=off load=cluster drain-node×3 drainTimeout=30s", "drain-node zero-failures load-cluster", true, ""},
 	},
 	knobs.LoadHost: {
@@ -85,8 +85,8 @@ var pinned = map[knobs.MatrixLoad][]pinnedSpec{
 		{"sidecar-native: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=none) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},
 		{"sidecar-native-prestop: preStop=sleep:5s sigterm=drain grace=30s sidecar=proxy(native,front,preStop=httpGet:/prestop?sleep=5s) keepalive=off rollout-restart×3", "rollout-restart zero-failures load-host sidecar", true, "sidecarOrder ok err ok"},
 		{"kubelet-restart: preStop=none sigterm=ignore grace=10s keepalive=off kubelet-restart×3", "kubelet-restart zero-failures load-host slow", true, "kubeletRestarted err err err"},
-		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off drain-node×3", "drain-node zero-failures load-host multinode", true, ""},
-		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off drain-node×3", "drain-node failures-expected load-host multinode negative-control", true, ""},
+		{"drain-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=maxUnavailable:1 keepalive=off drain-node×3", "drain-node zero-failures load-host family multinode", true, ""},
+		{"drain-colocated: preStop=sleep:5s sigterm=drain grace=30s +patch keepalive=off drain-node×3", "drain-node failures-expected load-host family multinode negative-control", true, ""},
 		{"drain-single-pdb: preStop=sleep:5s sigterm=drain grace=30s pdb=minAvailable:1 keepalive=off drain-node×3 drainTimeout=30s", "drain-node zero-failures load-host", true, ""},
 	},
 }

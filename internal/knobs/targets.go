@@ -45,6 +45,11 @@ var Targets = []Target{
 	{Name: "e2e-stopsignal", Labels: "stop-signal-field", Suites: "suites",
 		Cluster: "rollcheck-stopsignal", NodeImage: OfflineContainerd2, Artifacts: "stopsignal"},
 	{Name: "smoke", Labels: "smoke", Suites: "suites"},
+	// One passing row and one negative control of every family make e2e leaves out, for CI:
+	// those of one node on make e2e's cluster, those that need workers on a cluster of their own.
+	{Name: "e2e-families", Labels: "family && !multinode && !terminating-endpoints", Suites: "suites", Artifacts: "families"},
+	{Name: "e2e-families-multinode", Labels: "family && (multinode || terminating-endpoints)", Suites: "suites",
+		Cluster: "rollcheck-multinode", Workers: "2", Artifacts: "families-multinode"},
 }
 
 // LookupTarget is the target named name.
