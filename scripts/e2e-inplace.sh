@@ -9,10 +9,11 @@
 #      Deployment untouched (its resourceVersion too);
 #   4. the same with --in-place: it runs, and the Deployment is as it was;
 #   5. Ctrl-C (SIGINT) while the variant's change is on the Deployment: exit 130, restored;
-#   6. kill -9 while the change is on: the record and the run's Lease stay; a run at once is
-#      refused in one line (exit 2) naming the killed run, the Deployment untouched; once the
-#      Lease expired (15 s) the next run (as-is) restores it first, says so in one line, and
-#      leaves the Deployment as it was.
+#   6. a second run started while the first is in its variant row (the change on): refused in one
+#      line (exit 2) naming the run that holds the Deployment, which it leaves untouched; then
+#      kill -9 the first: the record and its Lease stay, and a run at once is refused too; once
+#      the Lease expired (15 s) a third run (as-is) restores the Deployment first, says so in one
+#      line, and leaves it as it was.
 # "As it was" is `kubectl get deploy -o json` with status, metadata.generation, resourceVersion,
 # managedFields and the deployment.kubernetes.io/revision annotation left out (docs/in-place.md
 # says why those differ). Run it by hand: bash scripts/e2e-inplace.sh (not part of make e2e-all).
@@ -137,21 +138,26 @@ grep -v 'so far$' "$OUT/ctrl-c.log"
 [ "$rc" -eq 130 ] || die "after Ctrl-C the check exited $rc, want 130"
 same_as_before ctrl-c
 
-# 6. kill -9 while the change is on, then a second run.
+# 6. A second run while the first is in its variant row (the change on): refused in one line
+# before it changes anything, naming the run that holds the Deployment; then kill -9 the first.
 start_prestop killed
 changed_on
+rv=$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')
+rc=$(rc_check held -f "$work/as-is.yaml")
+cat "$OUT/held.log"
+kill -0 "$pid" 2>/dev/null || die "the first run ended before the second was refused: the refusal was not shown against a live run"
+[ "$rc" -eq 2 ] || die "a second run while the first is in its variant row exited $rc, want 2"
+grep -q 'deployment shop/web is held by rollcheck run .* (renewed .* ago, lease expires in .*): wait for it or let its lease expire' "$OUT/held.log" \
+  || die "no line naming the run that holds the Deployment"
+[ "$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || die "the refused run wrote the Deployment"
 kill -9 "$pid"
 wait "$pid" || true
 admin get deployment web -n shop -o jsonpath='{.metadata.annotations.rollcheck\.io/restore}' | grep -q '"run"' \
   || die "after kill -9 the record is not on the Deployment"
-# The killed run's Lease is still live: a run now is refused before it changes anything.
-rv=$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')
-rc=$(rc_check held -f "$work/as-is.yaml")
-cat "$OUT/held.log"
+# The killed run's Lease is still live: a run now is refused too.
+rc=$(rc_check held-killed -f "$work/as-is.yaml")
+cat "$OUT/held-killed.log"
 [ "$rc" -eq 2 ] || die "a run while the killed run's Lease is live exited $rc, want 2"
-grep -q 'deployment shop/web is held by rollcheck run .* (renewed .* ago, lease expires in .*): wait for it or let its lease expire' "$OUT/held.log" \
-  || die "no line naming the run that holds the Deployment"
-[ "$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || die "the refused run wrote the Deployment"
 sleep 16 # runlease.Duration and a second: the killed run's Lease has expired
 rc=$(rc_check second -f "$work/as-is.yaml")
 grep -v 'so far$' "$OUT/second.log"
