@@ -65,7 +65,7 @@ var (
 			{Header: "disruption s", Numeric: true, Meaning: "one-second windows of the load, counted from its start, that held at least one failed request"},
 			{Header: "bursts", Numeric: true, Meaning: "runs of failures in which no two consecutive failures are more than 1 s apart (successes between them do not split a run)"},
 			{Header: "expected", Meaning: "the outcome the variant expects (0 failures, at most a share, failures by a phase for a negative control, per-disruption bounds)"},
-			{Header: "verdict", Meaning: "✅ pass, ❌ fail, ⚠️ harness-fault (the load itself was invalid: it says nothing about the app) or 💥 error (the row could not run to the end); \"(retried: reason)\" when the row's first attempt was a harness fault and it ran once more (the first attempt kept as rows/ROW.attempt1.json)"},
+			{Header: "verdict", Meaning: "✅ pass, ❌ fail, ⚠️ harness-fault (the run itself went wrong and the app failed no request outside the load's stalls) or 💥 error (the row could not run to the end); \"(retried: reason)\" when the row's first attempt was a harness fault and it ran once more (the first attempt kept as rows/ROW.attempt1.json)"},
 		}}
 	repeatsTable = Table{Name: "Repeats",
 		Where: "conformance.md, \"Repeats\" (rows run more than once: repeat, ROLLCHECK_REPEAT)",
