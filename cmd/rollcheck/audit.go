@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,13 +29,15 @@ import (
 const auditAbout = `Scores every Deployment and StatefulSet of the manifests (or of a cluster, read only, with
 --kubeconfig or --context: list calls, examples/rbac/audit.yaml's rights) against a cluster's
 measured windows, disrupting nothing: per termination mechanism (propagation, in-flight cut, SIGKILL,
-no endpoint, stale addresses, a sidecar that exits first) the failed requests it predicts per
-rollout (and per node drain) at --rate requests per second per pod, the setting that removes them
-and the measured window it comes from, the workloads ranked by predicted failures per rollout.
-The windows come from a windows file (--windows, made by rollcheck windows extract) or straight
-from a recorded run (--windows-from DIR, its rows/*.json). docs/audit.md says how it predicts.
-Exit 0 when no workload's predicted failures per rollout or per drain exceed --fail-above, 1 when
-one does, 2 bad input.`
+no endpoint, stale addresses, a sidecar that exits first) the failed requests it expects per
+rollout (and per node drain) at --rate requests per second per pod, over the measured windows'
+distribution, and their upper bound at the windows' p99; the setting that removes them and the
+measured window it comes from, the workloads ranked by expected failures per rollout. The
+windows come from a windows file (--windows, made by rollcheck windows extract) or straight from a
+recorded run (--windows-from DIR, its rows/*.json). Whether an app keeps serving after SIGTERM on
+its own is not in manifests: --app-delay says it (a recorded run's rows of the same Deployment
+measure it). docs/audit.md says how it predicts. Exit 0 when no workload's expected failures per
+rollout or per drain exceed --fail-above, 1 when one does, 2 bad input.`
 
 const windowsAbout = `Writes a windows file (a cluster's measured windows: control plane, kube-proxy programming,
 data plane, DNS, request p99; docs/audit.md) from a recorded run: DIR's rows/*.json as rollcheck
@@ -56,6 +60,8 @@ type auditFlags struct {
 	// Measure: the windows are measured on the cluster read first (rollcheck windows measure).
 	Measure       bool
 	ImageRegistry string
+	// AppDelay: [WORKLOAD=]DURATION, how long apps keep serving after SIGTERM on their own.
+	AppDelay multi
 }
 
 func newAuditFlags(fs *flag.FlagSet) *auditFlags {
@@ -75,7 +81,29 @@ func newAuditFlags(fs *flag.FlagSet) *auditFlags {
 		"rollcheck's probe, in a namespace of its own, deleted after")
 	fs.StringVar(&f.ImageRegistry, "image-registry", "", "with --measure: push rollcheck's images to `REGISTRY` (as rollcheck windows measure)")
 	fs.DurationVar(&f.RequestP99, "request-p99", 0, "the workloads' request p99, `DURATION` (default: the windows file's, measured at the probe)")
+	fs.Var(&f.AppDelay, "app-delay", "`[WORKLOAD=]DURATION`: the app keeps serving this long after SIGTERM on its own (a shutdown delay,\n"+
+		"such as Caddy's shutdown_delay), for the named workload (NAME or Kind/ns/name) or every one; repeat for several")
 	return f
+}
+
+// parseAppDelays reads --app-delay's values: DURATION for every workload, NAME=DURATION for one.
+func parseAppDelays(vs []string) (map[string]audit.AppDelay, error) {
+	out := map[string]audit.AppDelay{}
+	for _, v := range vs {
+		name, d, found := strings.Cut(v, "=")
+		if !found {
+			name, d = "", v
+		}
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur < 0 {
+			return nil, fmt.Errorf("--app-delay %q: want [WORKLOAD=]DURATION, a duration of 0 or more such as 5s", v)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--app-delay %q: %s given twice", v, cmp.Or(name, "every workload's"))
+		}
+		out[name] = audit.AppDelay{Delay: audit.Duration(dur), From: "given (--app-delay)"}
+	}
+	return out, nil
 }
 
 // runAudit runs `rollcheck audit`; it returns the exit code.
@@ -113,8 +141,11 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	case f.RequestP99 < 0:
 		return bad("--request-p99 %s: negative", f.RequestP99)
 	}
+	delays, err := parseAppDelays(f.AppDelay)
+	if err != nil {
+		return bad("%v", err)
+	}
 	var inv *audit.Inventory
-	var err error
 	from := fmt.Sprintf("%q", []string(f.Files))
 	if ref != nil {
 		inv, from, err = readCluster(ctx, *ref, f.Namespace, f.All, stderr)
@@ -137,12 +168,22 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	case f.Windows != "":
 		win, err = readWindows(f.Windows)
 	default:
-		win, err = extractWindows(f.WindowsFrom)
+		var rows []check.Row
+		if rows, err = readRunRows(f.WindowsFrom); err == nil {
+			win, err = audit.Extract(rows, filepath.Base(filepath.Clean(f.WindowsFrom)))
+			// The run's rows of a Deployment the manifests hold measure its app's own delay
+			// after SIGTERM; --app-delay wins.
+			for name, d := range audit.AppDelays(rows, func(a check.Applied) string { return a.App }, f.WindowsFrom) {
+				if _, given := delays[name]; !given && slices.ContainsFunc(inv.Workloads, func(w *audit.Workload) bool { return w.Name == name }) {
+					delays[name] = d
+				}
+			}
+		}
 	}
 	if err != nil {
 		return bad("%v", err)
 	}
-	rep := audit.Audit(inv, win, audit.Options{Rate: f.Rate, RequestP99: f.RequestP99})
+	rep := audit.Audit(inv, win, audit.Options{Rate: f.Rate, RequestP99: f.RequestP99, AppDelay: delays})
 	if f.Output == "json" {
 		err = rep.JSON(stdout)
 	} else {
@@ -245,6 +286,16 @@ func readWindows(path string) (*audit.WindowsFile, error) {
 // extractWindows is the windows file of a recorded run: a directory's rows/*.json (else its
 // conformance.json), or a conformance.json file.
 func extractWindows(path string) (*audit.WindowsFile, error) {
+	rows, err := readRunRows(path)
+	if err != nil {
+		return nil, err
+	}
+	return audit.Extract(rows, filepath.Base(filepath.Clean(path)))
+}
+
+// readRunRows is a recorded run's rows: a directory's rows/*.json (else its conformance.json),
+// or a conformance.json file.
+func readRunRows(path string) ([]check.Row, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -261,10 +312,7 @@ func extractWindows(path string) (*audit.WindowsFile, error) {
 		run, err = report.ReadRunFile(path)
 		rows = run.Rows
 	}
-	if err != nil {
-		return nil, err
-	}
-	return audit.Extract(rows, filepath.Base(filepath.Clean(path)))
+	return rows, err
 }
 
 // windowsFlags are rollcheck windows extract's flags.
@@ -318,6 +366,136 @@ func writeWindows(w *audit.WindowsFile, file string, stdout io.Writer) error {
 	return atomicfile.Write(file, b)
 }
 
+const agreementAbout = `Puts rollcheck audit's predictions beside what recorded rows of the built-in matrix measured: each
+row of RUN (DIR's rows/*.json, else DIR/conformance.json, or a conformance.json file), its
+configuration rendered as the Deployment it ran, audited at its own rate per pod and request p99
+against windows measured OUT OF SAMPLE: those of another run (--windows-from OTHER, or a windows
+file, --windows), or, for one run, --cross N: its rows dealt into N folds, each audited against the
+windows of the others. Windows measured while RUN's rows ran (the same run) are refused unless
+--in-sample. Prints the verdicts that agree, each row's expected/measured count ratio, the share
+within 2×, and both again counting the rows not predicted as misses (-o markdown, or json). Exit 0
+computed, 2 bad input.`
+
+// agreementFlags are rollcheck windows agreement's flags.
+type agreementFlags struct {
+	Windows     string
+	WindowsFrom string
+	Cross       int
+	InSample    bool
+	Output      string
+}
+
+func newAgreementFlags(fs *flag.FlagSet) *agreementFlags {
+	f := &agreementFlags{}
+	fs.StringVar(&f.Windows, "windows", "", "audit against this windows `FILE` (measured on another run)")
+	fs.StringVar(&f.WindowsFrom, "windows-from", "", "audit against the windows of another recorded run: `DIR` or a conformance.json file")
+	fs.IntVar(&f.Cross, "cross", 0, "one run out of sample: deal its rows into `N` folds, each audited against the windows of the others")
+	fs.BoolVar(&f.InSample, "in-sample", false, "allow windows measured on the rows they predict (an in-sample agreement, which flatters the audit)")
+	fs.StringVar(&f.Output, "o", "markdown", "output `FORMAT`: markdown or json")
+	return f
+}
+
+// runWindowsAgreement runs `rollcheck windows agreement`; it returns the exit code.
+func runWindowsAgreement(_ context.Context, f *agreementFlags, args []string, stdout, stderr io.Writer) int {
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "rollcheck windows agreement: "+format+"\n", a...)
+		return exitBadInput
+	}
+	given := 0
+	for _, set := range []bool{f.Windows != "", f.WindowsFrom != "", f.Cross != 0} {
+		if set {
+			given++
+		}
+	}
+	switch {
+	case len(args) != 1:
+		return bad("want one recorded run (DIR or conformance.json) whose rows to predict, got %d arguments", len(args))
+	case given != 1:
+		return bad("give exactly one of --windows FILE, --windows-from OTHER_RUN and --cross N")
+	case f.Cross < 0 || f.Cross == 1:
+		return bad("--cross %d: want 2 folds or more", f.Cross)
+	case f.Output != "markdown" && f.Output != "json":
+		return bad("-o %q: want markdown or json", f.Output)
+	}
+	rows, err := readRunRows(args[0])
+	if err != nil {
+		return bad("%v", err)
+	}
+	inSample := func(what string) int {
+		return bad("%s: measured on the rows they predict (in sample, which flatters the audit): give another run's windows (--windows-from OTHER_RUN), --cross N, or --in-sample to compute it anyway", what)
+	}
+	var table []audit.AgreementRow
+	var how string
+	switch {
+	case f.Cross != 0:
+		if table, err = audit.CrossAgreement(rows, f.Cross, filepath.Base(filepath.Clean(args[0]))); err != nil {
+			return bad("%v", err)
+		}
+		how = fmt.Sprintf("the windows of the same run's other rows (%d folds: each row's fold left out of the windows it is audited against, and of the apps' delays measured): **out of sample**", f.Cross)
+	case f.WindowsFrom != "":
+		if same(f.WindowsFrom, args[0]) && !f.InSample {
+			return inSample("the windows of " + f.WindowsFrom + " are the same run's")
+		}
+		wrows, err := readRunRows(f.WindowsFrom)
+		if err != nil {
+			return bad("%v", err)
+		}
+		var win *audit.WindowsFile
+		if table, win, err = audit.AgreementBetween(wrows, rows, filepath.Base(filepath.Clean(f.WindowsFrom))); err != nil {
+			return bad("%v", err)
+		}
+		if audit.InSample(win, rows) && !f.InSample {
+			return inSample("the windows of " + f.WindowsFrom + " were measured while the rows ran")
+		}
+		how = fmt.Sprintf("the windows of another run (%s)", win.Measured.Source)
+	default:
+		win, err := readWindows(f.Windows)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if audit.InSample(win, rows) && !f.InSample {
+			return inSample("the windows of " + f.Windows + " were measured while the rows ran")
+		}
+		table = audit.Agreement(rows, win)
+		how = fmt.Sprintf("the windows file %s (%s)", f.Windows, win.Measured.Source)
+	}
+	if f.InSample && (f.Cross == 0) {
+		how += ", asked in sample (--in-sample): where the windows were measured on the rows they predict, the figures flatter the audit"
+	} else if f.Cross == 0 {
+		how += ": **out of sample**"
+	}
+	if f.Output == "json" {
+		b, err := json.MarshalIndent(struct {
+			Windows string                 `json:"windows"`
+			Summary audit.AgreementSummary `json:"summary"`
+			Rows    []audit.AgreementRow   `json:"rows"`
+		}{how, audit.Summary(table), table}, "", "  ")
+		if err == nil {
+			_, err = fmt.Fprintf(stdout, "%s\n", b)
+		}
+		if err != nil {
+			return bad("%v", err)
+		}
+		return exitPass
+	}
+	if err := audit.WriteAgreementTable(stdout, table, how); err != nil {
+		return bad("%v", err)
+	}
+	return exitPass
+}
+
+// same tells whether two paths name the same run (a directory, or its conformance.json).
+func same(a, b string) bool {
+	abs := func(p string) string {
+		p, _ = filepath.Abs(p)
+		if filepath.Base(p) == report.JSONFile {
+			p = filepath.Dir(p)
+		}
+		return filepath.Clean(p)
+	}
+	return abs(a) == abs(b)
+}
+
 // windowsCommands are rollcheck windows' subcommands.
 var windowsCommands = []command{
 	{name: "extract", args: "DIR | conformance.json",
@@ -326,4 +504,7 @@ var windowsCommands = []command{
 	{name: "measure",
 		summary: "measure a cluster's windows with rollcheck's own probe (pod deletions on each node) and write the windows file",
 		about:   measureAbout, setup: withFlags(newMeasureFlags, runWindowsMeasure)},
+	{name: "agreement", args: "RUN",
+		summary: "put rollcheck audit's predictions beside a recorded run's rows, with windows measured out of sample",
+		about:   agreementAbout, setup: withFlags(newAgreementFlags, runWindowsAgreement)},
 }

@@ -35,10 +35,12 @@ type AgreementRow struct {
 	// Row names the row: its suite, configuration and disruption.
 	Row        string               `json:"row"`
 	Disruption check.DisruptionKind `json:"disruption"`
-	// Predicted is fails, passes or not predicted; PredictedFailures the audit's count over the
-	// row's disruptions at its rate; Mechanisms the exposed mechanisms, the most failures first.
+	// Predicted is fails, passes or not predicted; PredictedFailures the audit's expected count
+	// over the row's disruptions at its rate, UpperFailures its upper bound (at the windows'
+	// p99); Mechanisms the exposed mechanisms, the most failures first.
 	Predicted         string           `json:"predicted"`
 	PredictedFailures float64          `json:"predictedFailures"`
+	UpperFailures     float64          `json:"upperFailures"`
 	Mechanisms        []timeline.Phase `json:"mechanisms,omitempty"`
 	// Unknown are the mechanisms the audit could not tell from the manifests.
 	Unknown []timeline.Phase `json:"unknown,omitempty"`
@@ -51,6 +53,13 @@ type AgreementRow struct {
 	// predicted. Category says, for a row that disagrees or is not predicted, why in a few words.
 	Agree    bool   `json:"agree"`
 	Category string `json:"category,omitempty"`
+	// Ratio is PredictedFailures / Failed (0 when none failed); Within2x: the expected count is
+	// within a factor 2 of the measured one (a row that lost none: fewer than 1 predicted).
+	Ratio    float64 `json:"ratio,omitempty"`
+	Within2x bool    `json:"within2x"`
+	// AppDelay is how long the app kept accepting after SIGTERM on its own, as measured in the
+	// windows' run (MeasuredAppDelay of its row of the same configuration), when it did.
+	AppDelay *AppDelay `json:"appDelay,omitempty"`
 }
 
 // Agreement audits the configuration each row ran (check.Applied, rendered by RowObjects) with
@@ -60,16 +69,24 @@ type AgreementRow struct {
 // without round_robin), a disruption that is neither a graceful deletion nor a drain (a forced
 // delete, a scale to zero), a patched Deployment or a proxy in front (not in the row), and a row whose
 // only doubt is a mechanism the manifests cannot tell (a hook of unknown length).
-func Agreement(rows []check.Row, f *WindowsFile) []AgreementRow {
+//
+// The windows f are of the run they were extracted from: when that is the rows' own run, the
+// agreement is in sample (the windows were measured on the rows they predict). AgreementBetween
+// and CrossAgreement measure it out of sample. delays are the apps' delays after SIGTERM by
+// row configuration (AppDelays of the windows' rows; AgreementWith); Agreement knows none.
+func Agreement(rows []check.Row, f *WindowsFile) []AgreementRow { return AgreementWith(rows, f, nil) }
+
+// AgreementWith is Agreement with the apps' delays after SIGTERM, by row configuration name.
+func AgreementWith(rows []check.Row, f *WindowsFile, delays map[string]AppDelay) []AgreementRow {
 	out := make([]AgreementRow, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, agreementOf(r, f))
+		out = append(out, agreementOf(r, f, delays))
 	}
 	slices.SortStableFunc(out, func(a, b AgreementRow) int { return cmp.Compare(a.Row, b.Row) })
 	return out
 }
 
-func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
+func agreementOf(r check.Row, f *WindowsFile, delays map[string]AppDelay) AgreementRow {
 	a := r.Config
 	ar := AgreementRow{Row: fmt.Sprintf("%s/%s %s×%d", r.Suite, a.Name, a.Disruption, a.Count), Disruption: a.Disruption, Measured: Passes}
 	if a.LoadFrom == check.LoadFromHost {
@@ -90,7 +107,7 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 		ar.Measured = Fails
 	}
 	notPredicted := func(why string) AgreementRow {
-		ar.Predicted, ar.Category = NotPredicted, why
+		ar.Predicted, ar.Category, ar.Ratio = NotPredicted, why, 0
 		return ar
 	}
 	switch d := a.Disruption.Info(); {
@@ -121,13 +138,24 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 	if w == nil || a.Replicas == 0 {
 		return notPredicted("the rendered objects hold no Deployment " + a.App)
 	}
-	res := ScoreOne(w, f, Options{Rate: float64(a.Rate) / float64(a.Replicas), RequestP99: max(r.Explanation.RequestP99, time.Millisecond)})
-	by := predictRow(res, a)
+	o := Options{Rate: float64(a.Rate) / float64(a.Replicas), RequestP99: max(r.Explanation.RequestP99, time.Millisecond)}
+	if d, ok := delays[a.Name]; ok {
+		o.AppDelay, ar.AppDelay = map[string]AppDelay{"": d}, &d
+	}
+	res := ScoreOne(w, f, o)
+	by, upper := predictRow(res, a)
 	for ph, n := range by {
 		ar.PredictedFailures += n
 		if n >= 0.5 {
 			ar.Mechanisms = append(ar.Mechanisms, ph)
 		}
+	}
+	ar.UpperFailures = upper
+	if ar.Failed > 0 {
+		ar.Ratio = ar.PredictedFailures / float64(ar.Failed)
+		ar.Within2x = ar.Ratio >= 0.5 && ar.Ratio <= 2
+	} else {
+		ar.Within2x = ar.PredictedFailures < 1
 	}
 	slices.SortFunc(ar.Mechanisms, func(x, y timeline.Phase) int { return cmp.Or(cmp.Compare(by[y], by[x]), cmp.Compare(x, y)) })
 	for _, fd := range res.Findings {
@@ -140,6 +168,7 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 		ar.Predicted = Fails
 	}
 	if ar.Predicted == Passes && slices.ContainsFunc(ar.Unknown, func(p timeline.Phase) bool { return p != timeline.PhaseInFlightCut }) {
+		ar.Within2x = false
 		return notPredicted(fmt.Sprintf("unknown to the manifests (%s)", joinPhases(ar.Unknown)))
 	}
 	ar.Agree = ar.Predicted == ar.Measured && (ar.Measured == Passes || slices.Contains(ar.Mechanisms, ar.Phase))
@@ -149,12 +178,12 @@ func agreementOf(r check.Row, f *WindowsFile) AgreementRow {
 	return ar
 }
 
-// predictRow is the audit's predicted failures over the row's disruptions, per mechanism: a
-// rollout's every exposed finding per rollout; a graceful deletion of one pod (delete-pod,
-// scale-down) a pod's share of them, and the drain's no-endpoint when that pod is the only one;
-// a drain its own findings and a share per pod it evicts.
-func predictRow(res Result, a check.Applied) map[timeline.Phase]float64 {
-	by := map[timeline.Phase]float64{}
+// predictRow is the audit's expected failures over the row's disruptions, per mechanism, and
+// their upper bound: a rollout's every exposed finding per rollout; a graceful deletion of one
+// pod (delete-pod, scale-down) a pod's share of them, and the drain's no-endpoint when that pod
+// is the only one; a drain its own findings and a share per pod it evicts.
+func predictRow(res Result, a check.Applied) (map[timeline.Phase]float64, float64) {
+	by, upper := map[timeline.Phase]float64{}, 0.0
 	var drain *Finding
 	for i, fd := range res.Findings {
 		if fd.Per == PerDrain {
@@ -165,18 +194,19 @@ func predictRow(res Result, a check.Applied) map[timeline.Phase]float64 {
 		if fd.Status != Exposed || !applies(fd, a, res.Workload) {
 			continue
 		}
-		n := fd.Predicted
+		share := 1.0
 		switch takes := a.Disruption.Info().Takes; {
 		case takes == check.TakesRollout:
 		case fd.Per == PerDrain:
 		case takes == check.TakesNode && drain != nil:
-			n = n / float64(fd.Pods) * float64(drain.Pods)
+			share = float64(drain.Pods) / float64(fd.Pods)
 		default:
-			n /= float64(fd.Pods)
+			share = 1 / float64(fd.Pods)
 		}
-		by[fd.Mechanism] += n * float64(a.Count)
+		by[fd.Mechanism] += fd.Predicted * share * float64(a.Count)
+		upper += fd.Upper * share * float64(a.Count)
 	}
-	return by
+	return by, upper
 }
 
 // applies tells whether a finding concerns the row's disruption: a rollout's findings per
@@ -305,46 +335,79 @@ func deploymentPart(a check.Applied) string {
 	return string(b)
 }
 
-// AgreementSummary counts an agreement table: rows predicted, of which agreeing, and not
-// predicted.
+// AgreementSummary counts an agreement table: rows, predicted, agreeing (verdict), within 2×
+// (count), and not predicted.
 type AgreementSummary struct {
 	Rows, Predicted, Agree, NotPredicted int
+	// Within2x counts the predicted rows whose expected count is within 2× of the measured.
+	Within2x int
 }
 
 // Summary counts t.
 func Summary(t []AgreementRow) AgreementSummary {
 	s := AgreementSummary{Rows: len(t)}
 	for _, r := range t {
-		switch {
-		case r.Predicted == NotPredicted:
+		if r.Predicted == NotPredicted {
 			s.NotPredicted++
-		case r.Agree:
-			s.Predicted++
+			continue
+		}
+		s.Predicted++
+		if r.Agree {
 			s.Agree++
-		default:
-			s.Predicted++
+		}
+		if r.Within2x {
+			s.Within2x++
 		}
 	}
 	return s
 }
 
-// Percent is the share of predicted rows that agree.
-func (s AgreementSummary) Percent() float64 {
-	if s.Predicted == 0 {
+// Percent is the share of predicted rows whose verdict agrees.
+func (s AgreementSummary) Percent() float64 { return percent(s.Agree, s.Predicted) }
+
+// Within2xPercent is the share of predicted rows whose count is within 2× of the measured.
+func (s AgreementSummary) Within2xPercent() float64 { return percent(s.Within2x, s.Predicted) }
+
+// StrictPercent and StrictWithin2xPercent are the same shares of every row: a row not
+// predicted counts as a miss.
+func (s AgreementSummary) StrictPercent() float64 { return percent(s.Agree, s.Rows) }
+
+func (s AgreementSummary) StrictWithin2xPercent() float64 { return percent(s.Within2x, s.Rows) }
+
+func percent(n, of int) float64 {
+	if of == 0 {
 		return 0
 	}
-	return 100 * float64(s.Agree) / float64(s.Predicted)
+	return 100 * float64(n) / float64(of)
 }
 
-// WriteAgreementMarkdown writes the table for docs/matrix.md: a line of counts, a line per
-// recorded row, then every disagreement and every row not predicted with its reason.
+// WriteAgreementMarkdown writes the table of an in-sample agreement (the windows f extracted
+// from the rows themselves) for docs/matrix.md; WriteAgreementTable says how.
 func WriteAgreementMarkdown(w io.Writer, t []AgreementRow, f *WindowsFile) error {
+	return WriteAgreementTable(w, t, fmt.Sprintf("the windows extracted from this run itself (%s): **in sample**, the windows measured on the rows they predict", f.Measured.Source))
+}
+
+// WriteAgreementTable writes an agreement table: how the windows were taken (windows), a line
+// of counts (the verdicts, the counts within 2×, and both again counting the rows not predicted
+// as misses), a line per row, then every disagreement and every row not predicted with its
+// reason.
+func WriteAgreementTable(w io.Writer, t []AgreementRow, windows string) error {
 	s := Summary(t)
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("Each row's configuration, rendered as the Deployment it ran (`audit.RowObjects`), audited against the windows extracted from this run (%s) at the row's own rate per pod and measured request p99 (`--rate`, `--request-p99`), beside what the row measured. ", f.Measured.Source)
-	p("A row agrees when both fail (the measured phase among the mechanisms predicted) or both pass; the prediction assumes an app that drains on SIGTERM (the audit says in-flight-cut unknown). `internal/audit.Agreement` computes it.\n\n")
-	p("**%d of %d predicted rows agree (%.0f %%)**; %d rows not predicted, of %d.\n\n", s.Agree, s.Predicted, s.Percent(), s.NotPredicted, s.Rows)
-	p("| row | predicted | predicted failures | measured | measured failures | agree |\n|---|---|--:|---|--:|---|\n")
+	p("Each row's configuration, rendered as the Deployment it ran, audited against %s, at the row's own rate per pod and measured request p99 (`--rate`, `--request-p99`), beside what the row measured. ", windows)
+	p("A row's verdict agrees when both fail (the measured phase among the mechanisms predicted) or both pass; its count is within 2× when the expected count is between half and twice the measured (a row that lost none: fewer than 1 expected). The prediction assumes an app that drains on SIGTERM (the audit says in-flight-cut unknown) and stops accepting then, unless the windows' run measured the app keep running after its preStop.\n\n")
+	p("**Verdicts: %d of %d predicted rows agree (%.0f %%); counts: %d of %d within 2× (%.0f %%).** Counting the %d rows not predicted as misses: verdicts %d of %d (%.0f %%), counts %d of %d (%.0f %%).\n\n",
+		s.Agree, s.Predicted, s.Percent(), s.Within2x, s.Predicted, s.Within2xPercent(), s.NotPredicted, s.Agree, s.Rows, s.StrictPercent(), s.Within2x, s.Rows, s.StrictWithin2xPercent())
+	p("| row | predicted | expected failures (upper) | measured | measured failures | ratio | verdict | count |\n|---|---|--:|---|--:|--:|---|---|\n")
+	mark := func(ok bool, r AgreementRow) string {
+		switch {
+		case r.Predicted == NotPredicted:
+			return "—"
+		case ok:
+			return "✅"
+		}
+		return "❌"
+	}
 	for _, r := range t {
 		pred := r.Predicted
 		if r.Predicted == Fails {
@@ -353,22 +416,20 @@ func WriteAgreementMarkdown(w io.Writer, t []AgreementRow, f *WindowsFile) error
 		if r.Predicted != NotPredicted && len(r.Unknown) > 0 {
 			pred += "; unknown: " + joinPhases(r.Unknown)
 		}
+		if r.AppDelay != nil {
+			pred += fmt.Sprintf("; app keeps serving %s after SIGTERM", r.AppDelay.Delay)
+		}
 		meas := r.Measured
 		if r.Measured == Fails {
 			meas += " (" + string(r.Phase) + ")"
 		}
-		agree := "✅"
-		switch {
-		case r.Predicted == NotPredicted:
-			agree = "—"
-		case !r.Agree:
-			agree = "❌"
-		}
-		predN := fmt.Sprintf("%.0f", r.PredictedFailures)
+		predN, ratio := fmt.Sprintf("%.0f (%.0f)", r.PredictedFailures, r.UpperFailures), "—"
 		if r.Predicted == NotPredicted {
 			predN = "—"
+		} else if r.Failed > 0 {
+			ratio = fmt.Sprintf("%.2f", r.Ratio)
 		}
-		p("| %s | %s | %s | %s | %d | %s |\n", r.Row, pred, predN, meas, r.Failed, agree)
+		p("| %s | %s | %s | %s | %d | %s | %s | %s |\n", r.Row, pred, predN, meas, r.Failed, ratio, mark(r.Agree, r), mark(r.Within2x, r))
 	}
 	var dis, not []string
 	for _, r := range t {

@@ -59,7 +59,7 @@ func TestPredictionsBoundTheMatrixRun(t *testing.T) {
 		predicted, cut := 0.0, ""
 		for _, fd := range res.Findings {
 			if fd.Per == PerRollout {
-				predicted += fd.Predicted
+				predicted += fd.Upper
 			}
 			if fd.Mechanism == timeline.PhaseInFlightCut {
 				cut = fd.Status

@@ -34,25 +34,50 @@ const (
 	PerDrain   = "drain"
 )
 
-// Options are the load the predictions are stated at and what stands in for the workloads'
-// own request latency.
+// Options are the load the predictions are stated at, what stands in for the workloads' own
+// request latency, and what is known of the apps' own stop.
 type Options struct {
 	// Rate is the requests per second each pod serves (DefaultRate when 0).
 	Rate float64
 	// RequestP99 is the workloads' request p99, when known; 0: the windows file's, measured at
 	// the probe.
 	RequestP99 time.Duration
+	// AppDelay is how long the apps keep accepting after SIGTERM on their own (a shutdown
+	// delay: Caddy's shutdown_delay, a sleep in a SIGTERM handler), by workload (its ID or its
+	// name; "" for every workload not named); nil or absent: not known (the manifests do not
+	// say), and the prediction assumes an app that stops accepting at SIGTERM.
+	AppDelay map[string]AppDelay
+}
+
+// AppDelay is how long an app keeps accepting after SIGTERM on its own, and how that is known
+// ("given (--app-delay)", "measured: …").
+type AppDelay struct {
+	Delay Duration `json:"delay"`
+	From  string   `json:"from"`
+}
+
+// appDelay is the app delay o knows of w, if any.
+func (o Options) appDelay(w *Workload) (AppDelay, bool) {
+	for _, k := range []string{w.ID(), w.Name, ""} {
+		if d, ok := o.AppDelay[k]; ok {
+			return d, true
+		}
+	}
+	return AppDelay{}, false
 }
 
 // Finding is one termination mechanism's prediction for a workload.
 //
 // The prediction is
 //
-//	predicted failures = rate × exposed window × pods
+//	expected failures = rate × mean exposed window × pods
+//	upper bound       = rate × exposed window at the measured window's p99 × pods
 //
 // rate the requests per second each pod serves (Options.Rate), exposed the time per pod in
-// which requests sent to it fail (below, per mechanism), pods the pods the disruption takes
-// (every replica for a rollout; for a drain, every replica when all may sit on one node).
+// which requests sent to it fail (below, per mechanism), taken over every measured window (each
+// deleted pod's: the mean of max(0, window − what the pod holds)) for the expected count and at
+// the window's p99 for the bound, pods the pods the disruption takes (every replica for a
+// rollout; for a drain, every replica when all may sit on one node).
 type Finding struct {
 	// Mechanism is the phase the attribution would put the failures in (timeline.Phases).
 	Mechanism timeline.Phase `json:"mechanism"`
@@ -60,19 +85,26 @@ type Finding struct {
 	Per string `json:"per"`
 	// Status is exposed, covered, unknown or blocked.
 	Status string `json:"status"`
-	// Exposed is the window per pod in which requests fail (exposed), or would at worst
-	// (unknown).
-	Exposed Duration `json:"exposed"`
-	Pods    int32    `json:"pods"`
-	// Predicted is rate × Exposed × Pods for an exposed mechanism, 0 otherwise; Bound is the
-	// same product for an unknown one: what it costs if the unknown goes the wrong way.
+	// Exposed is the window per pod in which requests fail at the measured window's p99
+	// (exposed), or would at worst (unknown); ExposedMean is its mean over the measured windows
+	// (every deleted pod's), the same as Exposed when the windows file holds p99s only.
+	Exposed     Duration `json:"exposed"`
+	ExposedMean Duration `json:"exposedMean"`
+	Pods        int32    `json:"pods"`
+	// Predicted is the expected count, rate × ExposedMean × Pods, for an exposed mechanism, 0
+	// otherwise; Upper the bound at the window's p99, rate × Exposed × Pods. Bound is that
+	// product for an unknown one: what it costs if the unknown goes the wrong way.
 	Predicted float64 `json:"predicted"`
+	Upper     float64 `json:"upper"`
 	Bound     float64 `json:"bound,omitempty"`
 	// Why says it in a sentence, Fix names the setting that removes it, Window the measured
-	// window it came from.
+	// window it came from; Note what the prediction assumes that the manifests do not say.
 	Why    string `json:"why"`
 	Fix    string `json:"fix,omitempty"`
 	Window string `json:"window"`
+	Note   string `json:"note,omitempty"`
+
+	meanSet bool // ExposedMean was taken over the measured windows
 }
 
 // Result is a workload scored against the windows.
@@ -88,12 +120,18 @@ type Result struct {
 	// preStop sleep, at most the grace period); HeldKnown is false for a hook of unknown length.
 	Held      Duration `json:"held"`
 	HeldKnown bool     `json:"heldKnown"`
+	// AppDelay is how long the app keeps accepting after SIGTERM on its own, when known
+	// (Options.AppDelay): it holds the pod that much past its preStop. Nil: not known.
+	AppDelay *AppDelay `json:"appDelay,omitempty"`
 	// Fit is analyze.Fit of the workload's settings: headroom, short, or "" (not known).
 	Fit      string    `json:"fit,omitempty"`
 	Findings []Finding `json:"findings"`
-	// PredictedPerRollout and PredictedPerDrain sum the exposed findings' predictions.
+	// PredictedPerRollout and PredictedPerDrain sum the exposed findings' expected counts,
+	// UpperPerRollout and UpperPerDrain their upper bounds.
 	PredictedPerRollout float64 `json:"predictedPerRollout"`
 	PredictedPerDrain   float64 `json:"predictedPerDrain"`
+	UpperPerRollout     float64 `json:"upperPerRollout"`
+	UpperPerDrain       float64 `json:"upperPerDrain"`
 }
 
 // Score scores every workload of inv against the windows and ranks them by predicted failures
@@ -125,17 +163,16 @@ func RequestP99(f *WindowsFile, o Options) (time.Duration, string) {
 func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	rate := cmp.Or(o.Rate, DefaultRate)
 	p99, p99From := RequestP99(f, o)
-	win := f.Windows.Analyze()
 	// The Service's path: neither a proxy's nor a client's window is its own.
-	service := win
-	service.Proxy, service.Client, service.ClientNoAddress = analyze.Window{}, analyze.Window{}, 0
-	rt := analyze.Route(service, analyze.Path{})
+	service := f.Windows
+	service.Proxy, service.Client, service.ClientNoAddress = nil, nil, 0
+	rt, rtDist := route(service, analyze.Path{})
 	if len(w.Routes) > 0 {
 		// An ingress controller or gateway sends to the pods from its own list.
-		viaProxy := win
-		viaProxy.Client, viaProxy.ClientNoAddress = analyze.Window{}, 0
-		rt = analyze.Route(viaProxy, analyze.Path{})
-		if !win.Proxy.Measured() {
+		viaProxy := f.Windows
+		viaProxy.Client, viaProxy.ClientNoAddress = nil, 0
+		rt, rtDist = route(viaProxy, analyze.Path{})
+		if f.Windows.Proxy == nil {
 			rt.From += fmt.Sprintf(" (reached through %s, whose own window was not measured: the Service's stands in)", w.Routes[0])
 		}
 	}
@@ -144,7 +181,18 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	r.PreStop, r.GraceSeconds = Duration(pre), grace
 	held, known := w.held(w.Front)
 	r.Held, r.HeldKnown = Duration(held), known
-	r.Fit = analyze.Fit(held, known, 0, w.GraceSeconds, pre, grace)
+	// What the pod holds for sure: its preStop, and the app's own delay after SIGTERM where known
+	// (up to SIGKILL, at the grace period's end and at least 2 s after the preStop).
+	graceD := time.Duration(w.GraceSeconds) * time.Second
+	at := max(graceD, held+analyze.KillMinimum)
+	accepts, own := held, time.Duration(0)
+	delay, delayKnown := o.appDelay(w)
+	if delayKnown {
+		r.AppDelay = &delay
+		own = delay.Delay.D()
+		accepts = min(held+own, at)
+	}
+	r.Fit = analyze.Fit(held, known, own, w.GraceSeconds, pre, grace)
 	front := w.container(w.Front)
 	if front == nil {
 		return r // no container: nothing to score
@@ -155,19 +203,33 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 		if fd.Per == PerDrain && fd.Pods > 1 && w.Spread {
 			fd.Pods = 1
 		}
-		product := rate * fd.Exposed.D().Seconds() * float64(fd.Pods)
+		if !fd.meanSet {
+			fd.ExposedMean = fd.Exposed // a window known as one length: its mean is itself
+		}
+		upper := rate * fd.Exposed.D().Seconds() * float64(fd.Pods)
+		expected := rate * fd.ExposedMean.D().Seconds() * float64(fd.Pods)
 		switch fd.Status {
 		case Exposed:
-			fd.Predicted = product
+			fd.Predicted, fd.Upper = expected, upper
 			if fd.Per == PerRollout {
-				r.PredictedPerRollout += product
+				r.PredictedPerRollout += expected
+				r.UpperPerRollout += upper
 			} else {
-				r.PredictedPerDrain += product
+				r.PredictedPerDrain += expected
+				r.UpperPerDrain += upper
 			}
 		case Unknown:
-			fd.Bound = product
+			fd.Bound = upper
 		}
 		r.Findings = append(r.Findings, fd)
+	}
+	// mean is the mean of exposed(window) over the measured windows of d, and how it was
+	// taken; exposed(p99) when the file kept no distribution of that window.
+	mean := func(d dist, p99 time.Duration, exposed func(time.Duration) time.Duration) (Duration, string) {
+		if !d.known() {
+			return Duration(exposed(p99)), "the windows file holds the window's p99 only: the expected count is the upper bound"
+		}
+		return Duration(d.mean(exposed)), ""
 	}
 
 	// Propagation: requests routed to the pod after its front container stopped accepting.
@@ -187,14 +249,26 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 			prop.Why = fmt.Sprintf("%s, a native sidecar, stops after the app %s, whose preStop (%s) has no length the manifests tell: it may end before the routed window %s does", w.Front, w.App, w.container(w.App).PreStop, ms(rt.Window))
 			prop.Fix = fmt.Sprintf("a native sleep preStop on %s or %s ≥ %s", w.App, w.Front, pre)
 		}
-	case held < rt.Window:
-		prop.Status, prop.Exposed = Exposed, Duration(rt.Window-held)
-		prop.Why = fmt.Sprintf("%s stops accepting %s after the deletion (%s) while requests are routed to it for %s", w.Front, held, holdWords(front, held), ms(rt.Window))
+	case accepts < rt.Window:
+		prop.Status, prop.Exposed = Exposed, Duration(rt.Window-accepts)
+		var note string
+		prop.meanSet = true
+		prop.ExposedMean, note = mean(rtDist, rt.Window, func(x time.Duration) time.Duration { return max(0, x-accepts) })
+		prop.Why = fmt.Sprintf("%s stops accepting %s after the deletion (%s) while requests are routed to it for %s at the p99", w.Front, ms(accepts), holdWords(front, held), ms(rt.Window))
 		prop.Fix = fmt.Sprintf("preStop sleep on %s ≥ %s", w.Front, pre)
 		if prop.Mechanism == timeline.PhaseSidecarExit {
 			prop.Why += fmt.Sprintf(", and before the app (%s holds %s)", w.App, app)
 			prop.Fix += " (or make it a native sidecar: it then stops after the app)"
 		}
+		if delayKnown {
+			prop.Why += fmt.Sprintf(", its preStop and the app's own %s after SIGTERM (%s) counted", delay.Delay, delay.From)
+		} else if prop.Mechanism == timeline.PhasePropagation {
+			prop.Note = NoteAppDelay
+		}
+		prop.Note = joinNotes(prop.Note, note)
+	case delayKnown && held < rt.Window:
+		prop.Status = Covered
+		prop.Why = fmt.Sprintf("the app keeps accepting %s after SIGTERM on its own (%s): %s keeps accepting %s after the deletion, past the routed window %s", delay.Delay, delay.From, w.Front, ms(accepts), ms(rt.Window))
 	default:
 		prop.Status = Covered
 		prop.Why = fmt.Sprintf("%s keeps accepting %s after the deletion, past the routed window %s", w.Front, held, ms(rt.Window))
@@ -221,22 +295,23 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	// so exposed = min(routed, held) + request p99 − kill, between 0 and the request p99. The
 	// recommendation's grace (preStop + request p99 + 2 s) leaves none whatever the routing.
 	kill := Finding{Mechanism: timeline.PhaseSIGKILL, Per: PerRollout, Window: fmt.Sprintf("%s; request p99 %s, %s", rt.From, ms(p99), p99From)}
-	graceD := time.Duration(w.GraceSeconds) * time.Second
 	set, _ := w.hookLength(w.Front)
 	wantGrace := max(grace, int64(ceil(set+p99+analyze.KillMinimum)/time.Second))
-	at := max(graceD, held+analyze.KillMinimum)
-	switch cut := min(rt.Window, held) + p99 - at; {
+	cutAt := func(routed time.Duration) time.Duration { return min(max(0, min(routed, accepts)+p99-at), p99) }
+	switch cut := min(rt.Window, accepts) + p99 - at; {
 	case !known:
 		kill.Status, kill.Exposed = Unknown, Duration(p99)
 		kill.Why = fmt.Sprintf("grace %ds must hold the preStop of %s (%s, of unknown length) + request p99 %s + 2 s", w.GraceSeconds, w.Front, front.PreStop, ms(p99))
 		kill.Fix = "terminationGracePeriodSeconds ≥ the hook's length + request p99 + 2 s"
 	case cut > 0:
 		kill.Status, kill.Exposed = Exposed, Duration(min(cut, p99))
-		kill.Why = fmt.Sprintf("SIGKILL %s after the deletion (grace %ds, preStop %s) cuts requests accepted up to %s after it that take the request p99 %s", ms(at), w.GraceSeconds, held, ms(min(rt.Window, held)), ms(p99))
+		kill.meanSet = true
+		kill.ExposedMean, kill.Note = mean(rtDist, rt.Window, cutAt)
+		kill.Why = fmt.Sprintf("SIGKILL %s after the deletion (grace %ds, preStop %s) cuts requests accepted up to %s after it that take the request p99 %s", ms(at), w.GraceSeconds, held, ms(min(rt.Window, accepts)), ms(p99))
 		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d", wantGrace)
 	case w.GraceSeconds < wantGrace:
 		kill.Status = Covered
-		kill.Why = fmt.Sprintf("grace %ds is below preStop + request p99 + 2 s (%ds), but the last request accepted (%s after the deletion) ends before SIGKILL at %s", w.GraceSeconds, wantGrace, ms(min(rt.Window, held)), ms(at))
+		kill.Why = fmt.Sprintf("grace %ds is below preStop + request p99 + 2 s (%ds), but the last request accepted (%s after the deletion) ends before SIGKILL at %s", w.GraceSeconds, wantGrace, ms(min(rt.Window, accepts)), ms(at))
 		kill.Fix = fmt.Sprintf("terminationGracePeriodSeconds ≥ %d, for the margin", wantGrace)
 	default:
 		kill.Status = Covered
@@ -303,13 +378,13 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 	// Stale addresses: clients that resolve a headless Service (a balancing gRPC client, a proxy
 	// that resolves by DNS) hold a pod's address after its deletion.
 	if hs := w.Headless(); hs != "" {
-		dnsWin := win
-		dnsWin.Proxy = analyze.Window{}
+		dnsWin := f.Windows
+		dnsWin.Proxy = nil
 		path := analyze.Path{Resolve: true}
-		if !w.GRPC() || !win.Client.Measured() {
-			dnsWin.Client, dnsWin.ClientNoAddress = analyze.Window{}, 0
+		if !w.GRPC() || dnsWin.Client == nil {
+			dnsWin.Client, dnsWin.ClientNoAddress = nil, 0
 		}
-		st := analyze.Route(dnsWin, path)
+		st, stDist := route(dnsWin, path)
 		fd := Finding{Mechanism: timeline.PhaseStaleAddress, Per: PerRollout, Window: st.From}
 		who := "a client or proxy that resolves it"
 		if w.GRPC() {
@@ -320,13 +395,15 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 			fd.Status, fd.Exposed = Unknown, Duration(st.Window)
 			fd.Why = fmt.Sprintf("the headless Service %s: %s holds a deleted pod's address for %s; the preStop's length is not known", hs, who, ms(st.Window))
 			fd.Fix = fmt.Sprintf("a native sleep preStop ≥ %s", ceil(st.Window+analyze.PreStopMargin))
-		case held < st.Window:
-			fd.Status, fd.Exposed = Exposed, Duration(st.Window-held)
-			fd.Why = fmt.Sprintf("the headless Service %s: %s holds a deleted pod's address for %s, longer than the pod keeps accepting (%s)", hs, who, ms(st.Window), held)
+		case accepts < st.Window:
+			fd.Status, fd.Exposed = Exposed, Duration(st.Window-accepts)
+			fd.meanSet = true
+			fd.ExposedMean, fd.Note = mean(stDist, st.Window, func(x time.Duration) time.Duration { return max(0, x-accepts) })
+			fd.Why = fmt.Sprintf("the headless Service %s: %s holds a deleted pod's address for %s at the p99, longer than the pod keeps accepting (%s)", hs, who, ms(st.Window), ms(accepts))
 			fd.Fix = fmt.Sprintf("preStop sleep ≥ %s, and a client that resolves again sooner (its refresh) or retries UNAVAILABLE", ceil(st.Window+analyze.PreStopMargin))
 		default:
 			fd.Status = Covered
-			fd.Why = fmt.Sprintf("the headless Service %s: the pod keeps accepting (%s) past the %s its clients hold its address", hs, held, ms(st.Window))
+			fd.Why = fmt.Sprintf("the headless Service %s: the pod keeps accepting (%s) past the %s its clients hold its address", hs, ms(accepts), ms(st.Window))
 		}
 		add(fd)
 	}
@@ -346,6 +423,56 @@ func ScoreOne(w *Workload, f *WindowsFile, o Options) Result {
 			Fix: fmt.Sprintf("a preStop sleep on %s at least the app's, or make it a native sidecar (an init container with restartPolicy Always)", c.Name)})
 	}
 	return r
+}
+
+// NoteAppDelay is what an exposed propagation assumes that the manifests do not say.
+const NoteAppDelay = "assumes the app stops accepting at SIGTERM (after its preStop), which the manifests do not say: an app that keeps serving after SIGTERM on its own (a shutdown delay, such as Caddy's shutdown_delay) loses fewer, none when the delay outlasts the routed window; --app-delay says how long it keeps serving"
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// route is the routed window of m by the path p (analyze.Route) and its distribution over the
+// measured windows: the same window's samples (a sum's: the control plane's samples and
+// kube-proxy's histogram, or an assumed lag; the DNS window's samples and the TTL); none when
+// the file kept only that window's p99.
+func route(m Measures, p analyze.Path) (analyze.Routed, dist) {
+	w := m.Analyze()
+	rt := analyze.Route(w, p)
+	lag := constDist(analyze.AssumedProgrammingLag)
+	if w.KubeProxy.Measured() {
+		lag = m.KubeProxy.dist()
+	}
+	var d dist
+	switch {
+	case w.Client.Measured():
+		d = m.Client.dist()
+	case w.Proxy.Measured() && !p.Resolve:
+		d = m.Proxy.dist()
+	case p.Resolve:
+		if m.DNS != nil {
+			d = samplesDist(m.DNS.Samples)
+		} else {
+			d = m.ControlPlane.dist()
+		}
+		if w.DNS.Measured() || w.DNSTTL > 0 {
+			d = d.plus(constDist(time.Duration(w.DNSTTL) * time.Second))
+		}
+		if w.Proxy.Measured() && w.Proxy.P99 > rt.Window {
+			d = m.Proxy.dist()
+		}
+	case w.DataPlane.Measured() && !p.Pinned:
+		d = m.DataPlane.dist()
+	default:
+		d = m.ControlPlane.dist().plus(lag)
+	}
+	return rt, d
 }
 
 // rolloutFix is the setting that keeps a pod serving through a rollout: a Deployment surges; a

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -81,10 +83,38 @@ type Measures struct {
 	Request *Measure `json:"request,omitempty"`
 }
 
-// Measure is one window: how many measures and their 99th percentile.
+// Measure is one window: how many measures and their 99th percentile, and, where they were
+// kept, the measures themselves (samples, to the millisecond) or a histogram's buckets: the
+// audit's expected count reads them (a file with p99s alone gives the upper bound only).
 type Measure struct {
 	N   int      `json:"n"`
 	P99 Duration `json:"p99"`
+	// Samples are the n measures (one per deleted pod), to the millisecond.
+	Samples []Duration `json:"samples,omitempty"`
+	// Buckets are a histogram's (kube-proxy's programming): cumulative counts of the n
+	// observations at most le, up to the first bucket that holds them all; the rest lie above
+	// the last bound.
+	Buckets []Bucket `json:"buckets,omitempty"`
+}
+
+// Bucket is one cumulative bucket of a histogram: Count observations were at most LE.
+type Bucket struct {
+	LE    Duration `json:"le"`
+	Count int      `json:"count"`
+}
+
+// dist is the window's distribution: its samples, else its histogram; none (only the p99)
+// when the file kept neither.
+func (m *Measure) dist() dist {
+	switch {
+	case m == nil:
+		return dist{}
+	case len(m.Samples) > 0:
+		return samplesDist(m.Samples)
+	case len(m.Buckets) > 0:
+		return bucketsDist(m.Buckets, m.N)
+	}
+	return dist{}
 }
 
 // DNSMeasure is the DNS window and the TTL of the answers.
@@ -92,6 +122,8 @@ type DNSMeasure struct {
 	N          int      `json:"n"`
 	P99        Duration `json:"p99"`
 	TTLSeconds uint32   `json:"ttlSeconds"`
+	// Samples are the n measures, to the millisecond, as a Measure's.
+	Samples []Duration `json:"samples,omitempty"`
 }
 
 // NodeMeasures are one node's windows.
@@ -150,12 +182,25 @@ func (f *WindowsFile) Validate() error {
 
 func (m Measures) check(where string) []error {
 	var errs []error
-	one := func(name string, n int, p99 Duration) {
+	one := func(name string, n int, p99 Duration, samples []Duration, buckets []Bucket) {
 		switch {
 		case n < 1:
 			errs = append(errs, fmt.Errorf("%s.%s.n: %d, want at least 1 (leave the window out when it was not measured)", where, name, n))
 		case p99.D() > MaxWindow:
 			errs = append(errs, fmt.Errorf("%s.%s.p99: %s, longer than %s", where, name, p99, MaxWindow))
+		case len(samples) > 0 && len(samples) != n:
+			errs = append(errs, fmt.Errorf("%s.%s.samples: %d, want n (%d) or none", where, name, len(samples), n))
+		case len(samples) > 0 && len(buckets) > 0:
+			errs = append(errs, fmt.Errorf("%s.%s: samples or buckets, not both", where, name))
+		}
+		for i, b := range buckets {
+			if b.Count > n || i > 0 && (b.Count < buckets[i-1].Count || b.LE <= buckets[i-1].LE) {
+				errs = append(errs, fmt.Errorf("%s.%s.buckets[%d]: le %s count %d: want le and count growing, count at most n (%d)", where, name, i, b.LE, b.Count, n))
+				break
+			}
+		}
+		if slices.ContainsFunc(samples, func(d Duration) bool { return d.D() > MaxWindow }) {
+			errs = append(errs, fmt.Errorf("%s.%s.samples: one longer than %s", where, name, MaxWindow))
 		}
 	}
 	for _, w := range []struct {
@@ -163,11 +208,11 @@ func (m Measures) check(where string) []error {
 		m    *Measure
 	}{{"controlPlane", m.ControlPlane}, {"kubeProxy", m.KubeProxy}, {"dataPlane", m.DataPlane}, {"proxy", m.Proxy}, {"client", m.Client}, {"request", m.Request}} {
 		if w.m != nil {
-			one(w.name, w.m.N, w.m.P99)
+			one(w.name, w.m.N, w.m.P99, w.m.Samples, w.m.Buckets)
 		}
 	}
 	if m.DNS != nil {
-		one("dns", m.DNS.N, m.DNS.P99)
+		one("dns", m.DNS.N, m.DNS.P99, m.DNS.Samples, nil)
 	}
 	if !m.Analyze().Measured() {
 		errs = append(errs, fmt.Errorf("%s: none of controlPlane, dataPlane, proxy, client and dns: nothing to base a routed window on", where))
@@ -202,7 +247,10 @@ func MeasuresOf(ex *check.Explanation) Measures {
 		m.KubeProxy = measure(*p.KubeProxy)
 	}
 	if p.DNS.N > 0 {
-		m.DNS = &DNSMeasure{N: p.DNS.N, P99: Duration(p.DNS.P99), TTLSeconds: p.DNSTTL}
+		m.DNS = &DNSMeasure{N: p.DNS.N, P99: Duration(p.DNS.P99), TTLSeconds: p.DNSTTL, Samples: samplesOf(p.DNS)}
+	}
+	if m.KubeProxy != nil {
+		m.KubeProxy.Buckets = buckets(p.KubeProxyBuckets, m.KubeProxy.N)
 	}
 	if ex.RequestP99 > 0 {
 		m.Request = &Measure{N: 1, P99: Duration(ex.RequestP99)}
@@ -210,11 +258,75 @@ func MeasuresOf(ex *check.Explanation) Measures {
 	return m
 }
 
+// measure is d as a window, with its samples when it holds them all.
 func measure(d check.Durations) *Measure {
 	if d.N == 0 {
 		return nil
 	}
-	return &Measure{N: d.N, P99: Duration(d.P99)}
+	return &Measure{N: d.N, P99: Duration(d.P99), Samples: samplesOf(d)}
+}
+
+// samplesOf is d's samples to the millisecond, when it holds them all (none for a histogram's
+// numbers).
+func samplesOf(d check.Durations) []Duration {
+	if len(d.Samples) != d.N {
+		return nil
+	}
+	out := make([]Duration, len(d.Samples))
+	for i, x := range d.Samples {
+		out[i] = Duration(x.Round(time.Millisecond))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buckets is a row's (or pooled) kube-proxy histogram as a window's buckets: the finite ones
+// up to the first that holds all n observations, without the empty ones below the first
+// observation but the last of them.
+func buckets(bs []check.HistogramBucket, n int) []Bucket {
+	var out []Bucket
+	for _, b := range bs {
+		if b.Inf {
+			break
+		}
+		le := Duration(time.Duration(math.Round(b.UpperBound * float64(time.Second))))
+		if len(out) > 0 && out[len(out)-1].Count == 0 {
+			out = out[:len(out)-1]
+		}
+		if len(out) > 0 && le <= out[len(out)-1].LE {
+			return nil // not sorted: not a histogram to read
+		}
+		out = append(out, Bucket{LE: le, Count: int(b.Count)})
+		if int(b.Count) >= n {
+			break
+		}
+	}
+	return out
+}
+
+// poolBuckets sums rows' kube-proxy histograms with the same bounds (as report.Pool sums them);
+// nil when two differ.
+func poolBuckets(rows []check.Row) []check.HistogramBucket {
+	var sum []check.HistogramBucket
+	for _, r := range rows {
+		bs := r.Explanation.Propagation.KubeProxyBuckets
+		switch {
+		case len(bs) == 0:
+			continue
+		case sum == nil:
+			sum = slices.Clone(bs)
+			continue
+		case len(bs) != len(sum):
+			return nil
+		}
+		for i, b := range bs {
+			if b.UpperBound != sum[i].UpperBound || b.Inf != sum[i].Inf {
+				return nil
+			}
+			sum[i].Count += b.Count
+		}
+	}
+	return sum
 }
 
 // Extract is the windows file of recorded rows (check.ReadRows): the windows of every row
@@ -228,7 +340,7 @@ func measure(d check.Durations) *Measure {
 func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 	f := &WindowsFile{SchemaVersion: WindowsSchemaVersion}
 	var used, viaService []check.Row
-	var dns, proxy, client, req, reqAll []time.Duration
+	var dns, proxy, client, req, reqAll, cp, dp []time.Duration
 	var ttl uint32
 	noAddress := 0
 	for _, r := range rows {
@@ -248,6 +360,10 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 		client = append(client, p.Client.Samples...)
 		noAddress += p.ClientNoAddress
 		ttl = max(ttl, p.DNSTTL)
+		cp = append(cp, p.ControlPlane.Samples...)
+		if !r.Config.Balanced() && !r.Config.PinsConnections() {
+			dp = append(dp, p.DataPlane.Samples...)
+		}
 		if rp := r.Explanation.RequestP99; rp > 0 {
 			reqAll = append(reqAll, rp)
 			if r.Config.RequestDuration == 0 {
@@ -266,18 +382,24 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 		return nil, errors.New("extract windows: no row has an explanation (no pod was deleted, or the rows were written without one)")
 	}
 	pool := report.Pool(used)
-	f.Windows = Measures{ControlPlane: measure(pool.ControlPlane), DataPlane: measure(report.Pool(viaService).DataPlane),
+	f.Windows = Measures{ControlPlane: pooled(pool.ControlPlane, cp), DataPlane: pooled(report.Pool(viaService).DataPlane, dp),
 		Proxy: measure(check.Summarize(proxy)), Client: measure(check.Summarize(client)), ClientNoAddress: noAddress}
 	if pool.KubeProxy != nil {
 		f.Windows.KubeProxy = measure(*pool.KubeProxy)
+		if pb := poolBuckets(used); pb != nil {
+			f.Windows.KubeProxy.Buckets = buckets(pb, f.Windows.KubeProxy.N)
+		}
 	}
 	if d := check.Summarize(dns); d.N > 0 {
-		f.Windows.DNS = &DNSMeasure{N: d.N, P99: Duration(d.P99), TTLSeconds: ttl}
+		f.Windows.DNS = &DNSMeasure{N: d.N, P99: Duration(d.P99), TTLSeconds: ttl, Samples: samplesOf(d)}
 	}
 	if len(req) == 0 {
 		req = reqAll
 	}
 	f.Windows.Request = measure(check.Summarize(req))
+	if f.Windows.Request != nil {
+		f.Windows.Request.Samples = nil // the rows' p99s, not requests: no distribution of them
+	}
 	v := used[0].Versions
 	f.Measured.Kubernetes, f.Measured.Runtime, f.Measured.NodeImage = v.Kubernetes, v.Runtime, v.NodeImage
 	f.Measured.KubeProxyMode, f.Measured.Host, f.Measured.Rollcheck = v.KubeProxyMode, v.Host, v.Rollcheck
@@ -286,6 +408,15 @@ func Extract(rows []check.Row, source string) (*WindowsFile, error) {
 		return nil, fmt.Errorf("extract windows: %w", err)
 	}
 	return f, nil
+}
+
+// pooled is report.Pool's summary d with the samples it pooled (s), when they are all of them.
+func pooled(d check.Durations, s []time.Duration) *Measure {
+	m := measure(d)
+	if m != nil && len(s) == d.N {
+		m.Samples = samplesOf(check.Durations{N: len(s), Samples: s})
+	}
+	return m
 }
 
 // Encode writes f as indented JSON.
