@@ -54,6 +54,7 @@ func Merge(cfg Config, results ...*Result) (*Result, error) {
 		reqs[i].Seq = uint64(i)
 	}
 	out := aggregate(cfg, rn, reqs)
+	out.shareStalls(results)
 	for _, r := range results {
 		if len(r.DNS) > 0 { // every pod asked the same server: the first one's answers stand
 			out.DNS = r.DNS
@@ -61,4 +62,29 @@ func Merge(cfg Config, results ...*Result) (*Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// shareStalls adds to a merged result the stalls of each attack on its own: one attack that
+// stalled (its pod frozen, starved or lost) while the others sent leaves no gap in the merged
+// ledger, yet the failures in flight across its stall are the harness's. Each attack is judged
+// against its own stalls, an attack that ended before the others (a lost pod) with its silence
+// until the merged end as one; StallFailed is the larger of the merged ledger's count and the
+// attacks' summed (a gap of the merged ledger is a gap of every attack).
+func (r *Result) shareStalls(results []*Result) {
+	end := r.Started.Add(r.Window)
+	sum := 0
+	for _, sh := range results {
+		cp := *sh
+		if sh.EndReason != EndDuration && end.After(sh.Started.Add(sh.Window)) {
+			cp.Window = end.Sub(sh.Started)
+		}
+		cp.judge(nil)
+		sum += cp.StallFailed
+		for _, st := range cp.Stalls {
+			if !slices.Contains(r.Stalls, st) {
+				r.Stalls = append(r.Stalls, st)
+			}
+		}
+	}
+	r.StallFailed = max(r.StallFailed, sum)
 }

@@ -77,3 +77,40 @@ func TestMergeStaggeredStarts(t *testing.T) {
 		t.Errorf("a pod that sent 90 %% of its share: valid %v (%s), achieved %.1f", m.Valid, m.InvalidReason, m.AchievedRate)
 	}
 }
+
+// One load pod frozen while the other sends: the merged ledger has no gap, yet the request in
+// flight across that pod's own stall is the harness's (StallFailed), and a failure of the other
+// pod, outside any stall, is the app's.
+func TestMergeJudgesEachAttacksStalls(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	cfg := Config{Target: "http://10.96.0.1/", Rate: 50, Duration: 10 * time.Second, AllowRemote: true}
+	share := func(freeze bool) *Result {
+		var reqs []Request
+		for i := range 500 { // 50 req/s for 10 s
+			at := time.Duration(i) * 20 * time.Millisecond
+			if freeze && at >= 4*time.Second && at < 7*time.Second {
+				continue // frozen 3 s
+			}
+			q := Request{Seq: uint64(i), Timestamp: t0.Add(at), Latency: time.Millisecond, Class: ClassOK, Code: 200}
+			switch {
+			case freeze && at == 3980*time.Millisecond:
+				q.Class, q.Code, q.Latency = ClassTimeout, 0, 2*time.Second // in flight across the freeze
+			case !freeze && at == time.Second:
+				q.Class, q.Code = ClassRefused, 0 // the app's
+			}
+			reqs = append(reqs, q)
+		}
+		return aggregate(cfg.WithDefaults(), run{started: t0, ended: t0.Add(10 * time.Second), endReason: EndDuration}, reqs)
+	}
+	frozen, steady := share(true), share(false)
+	if frozen.StallFailed != 1 {
+		t.Fatalf("the frozen attack alone: %d stall failures, want 1", frozen.StallFailed)
+	}
+	res, err := Merge(Config{Target: "http://10.96.0.1/", Rate: 100, Duration: 10 * time.Second, AllowRemote: true}, frozen, steady)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.Failed != 2 || res.StallFailed != 1 || len(res.Stalls) != 1 || res.Stalls[0].Saturated {
+		t.Errorf("merged: %d failed, %d in a stall, stalls %+v; want 2, 1 and the frozen pod's one stall", res.Totals.Failed, res.StallFailed, res.Stalls)
+	}
+}
