@@ -7,14 +7,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/podsecurity"
 	"github.com/rollcheck/rollcheck/suites"
 )
 
-// Every row of the built-in matrix renders and passes the engine's Check before any cluster
-// work: a row that cannot run fails here, not minutes into make e2e.
+// Every row of the built-in matrix, on each load path it runs on (with the bound of that path),
+// renders and passes the engine's Check before any cluster work: a row that cannot run fails
+// here, not minutes into make e2e.
 func TestMatrixRowsPlan(t *testing.T) {
-	rows := suites.AllEntries()
+	rows := append(suites.Matrix(suites.AllEntries(), knobs.LoadBoth), suites.Matrix(suites.AllEntries(), knobs.LoadHost)...)
 	if len(rows) == 0 {
 		t.Fatal("the matrix has no rows")
 	}
