@@ -50,13 +50,14 @@ var (
 // minutes, but a first build of Traefik's image (its Go module, cold) takes over ten on two
 // shared cores; then each is cached.
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	// Every row is validated before any cluster work: a bad row fails in seconds.
-	for _, r := range suites.AllEntries() {
-		_, err := r.Scenario.Plan("check", "rollcheck/app:validate")
-		Expect(err).NotTo(HaveOccurred(), "matrix row %s", r.Scenario.Variant.Name)
-	}
+	// Every row of the run's load paths, with their bounds, is validated before any cluster
+	// work: a bad row fails in seconds.
 	mode, err := suites.LoadModeFromEnv()
 	Expect(err).NotTo(HaveOccurred())
+	for _, r := range suites.Matrix(suites.AllEntries(), mode) {
+		_, err := r.Scenario.Plan("check", "rollcheck/app:validate")
+		Expect(err).NotTo(HaveOccurred(), "matrix row %s", r.Name())
+	}
 	c := rctest.SetUp(ctx, "conformance")
 	images := map[string]string{"": c.SampleAppImage(ctx)}
 	if mode != knobs.LoadHost {
