@@ -50,9 +50,11 @@ const (
 	// LabelSidecar: a proxy sidecar in front of the app.
 	LabelSidecar = "sidecar"
 	// LabelFamily: one passing row and one negative control of each family that make e2e's
-	// default filter leaves out (a proxy in front, h2c, HTTP/2 over TLS, gRPC pick_first and
-	// round_robin, one replica's endpoints all terminating, externalTrafficPolicy Local, a
-	// drain of two workers with a PodDisruptionBudget), so that CI sees every mechanism:
+	// default filter leaves out (a proxy in front, h2c, HTTP/2 over TLS, gRPC pick_first, one
+	// replica's endpoints all terminating, externalTrafficPolicy Local, a drain of two workers
+	// with a PodDisruptionBudget; of gRPC round_robin only the passing row: its negative
+	// controls show their stale addresses only while each rollout takes less than the resolver's
+	// 30 s, which a loaded node does not keep), so that CI sees every mechanism:
 	// make e2e-families runs those of one node, make e2e-families-multinode those that need
 	// workers. Every other row of those families runs in make e2e-all.
 	LabelFamily = "family"

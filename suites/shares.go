@@ -35,6 +35,10 @@ var mechanismShares = map[string][]mechanismRun{
 	"h2c-exit rollout-restart": {
 		{"row text, e2e-all 1", 511, 520}, {"row text, e2e-all 2", 400, 404}, {"row text, e2e-all 3", 401, 530},
 	},
+	// in-flight-cut (also propagation, pinned-connection): make e2e-families's run of 2026-11-29.
+	"http2-tls-exit rollout-restart": {
+		{"row text, make e2e-families 2026-11-29", 325, 430},
+	},
 	// in-flight-cut (also propagation).
 	"grpc-exit rollout-restart": {
 		{"internal/replay/testdata/kind-grpc.tar.gz", 495, 622},
