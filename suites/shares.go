@@ -34,14 +34,16 @@ var mechanismShares = map[string][]mechanismRun{
 	// figures the row's text keeps (seven earlier runs: 74 to 98 %, counts not kept).
 	"h2c-exit rollout-restart": {
 		{"row text, e2e-all 1", 511, 520}, {"row text, e2e-all 2", 400, 404}, {"row text, e2e-all 3", 401, 530},
+		{"make e2e-families 2026-11-29, run 1", 285, 332}, {"make e2e-families 2026-11-29, run 2", 249, 470},
 	},
-	// in-flight-cut (also propagation, pinned-connection): make e2e-families's run of 2026-11-29.
+	// in-flight-cut (also propagation, pinned-connection): make e2e-families's runs of 2026-11-29.
 	"http2-tls-exit rollout-restart": {
-		{"row text, make e2e-families 2026-11-29", 325, 430},
+		{"row text, make e2e-families 2026-11-29, run 1", 325, 430}, {"make e2e-families 2026-11-29, run 2", 342, 430},
 	},
 	// in-flight-cut (also propagation).
 	"grpc-exit rollout-restart": {
 		{"internal/replay/testdata/kind-grpc.tar.gz", 495, 622},
+		{"make e2e-families 2026-11-29, run 1", 337, 719}, {"make e2e-families 2026-11-29, run 2", 505, 728},
 	},
 	// connection-age (also in-flight-cut).
 	"grpc-max-age rollout-restart": {
@@ -53,6 +55,7 @@ var mechanismShares = map[string][]mechanismRun{
 	// proxy-propagation (also in-flight-cut): the three runs with 500 ms requests.
 	"nginx-keepalive-exit rollout-restart": {
 		{"row text, run 1 (internal/replay/testdata/kind-proxy.tar.gz)", 51, 101}, {"row text, run 2", 76, 129}, {"row text, run 3", 43, 93},
+		{"make e2e-families 2026-11-29, run 1", 91, 127}, {"make e2e-families 2026-11-29, run 2", 67, 104},
 	},
 	// propagation (also in-flight-cut): examples/check's as-is row, the README's real run.
 	"as-is rollout-restart": {
