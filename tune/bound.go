@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
 // Confidence is the confidence of every bound a tune gives: 95 %.
@@ -28,37 +29,7 @@ const (
 // failing it is 1 − 0.05^(1/n): 28 clean deletions bound it by about 10 %, 59 by 4.95 %. It is 1
 // with no deletion, or when every deletion failed.
 func UpperBound(n, failing int) float64 {
-	alpha := 1 - Confidence
-	switch {
-	case n <= 0 || failing >= n:
-		return 1
-	case failing <= 0:
-		return 1 - math.Pow(alpha, 1/float64(n))
-	}
-	// binomialCDF falls as p grows: bisect for binomialCDF(p) = alpha.
-	lo, hi := 0.0, 1.0
-	for range 100 {
-		mid := (lo + hi) / 2
-		if binomialCDF(n, failing, mid) > alpha {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
-// binomialCDF is P(X ≤ k) for X ~ Binomial(n, p), 0 < p < 1.
-func binomialCDF(n, k int, p float64) float64 {
-	lgN, _ := math.Lgamma(float64(n + 1))
-	lp, lq := math.Log(p), math.Log1p(-p)
-	sum := 0.0
-	for i := 0; i <= k; i++ {
-		lgI, _ := math.Lgamma(float64(i + 1))
-		lgNI, _ := math.Lgamma(float64(n - i + 1))
-		sum += math.Exp(lgN - lgI - lgNI + float64(i)*lp + float64(n-i)*lq)
-	}
-	return min(sum, 1)
+	return stats.ClopperPearsonUpper(failing, n, Confidence)
 }
 
 // DeletionsNeeded is how many deletions, none failing, bound the probability that a deletion

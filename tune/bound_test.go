@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/stats"
 )
 
 func TestUpperBound(t *testing.T) {
@@ -37,7 +38,7 @@ func TestUpperBound(t *testing.T) {
 	// The bound is exact: at it, k or fewer failures have probability 1 − Confidence.
 	for _, nk := range [][2]int{{20, 1}, {59, 2}, {300, 7}} {
 		p := UpperBound(nk[0], nk[1])
-		if cdf := binomialCDF(nk[0], nk[1], p); math.Abs(cdf-(1-Confidence)) > 1e-9 {
+		if cdf := stats.BinomialCDF(nk[1], nk[0], p); math.Abs(cdf-(1-Confidence)) > 1e-9 {
 			t.Errorf("UpperBound(%d, %d) = %g: P(X ≤ k) there is %g, want %g", nk[0], nk[1], p, cdf, 1-Confidence)
 		}
 	}

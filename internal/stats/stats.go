@@ -84,6 +84,41 @@ func FisherExact(a, b, c, d int) float64 {
 	return min(tail/total, 1)
 }
 
+// ClopperPearsonUpper is the exact (Clopper-Pearson) one-sided upper bound, at confidence, on
+// the probability of an event seen k times in n independent trials: the p at which k or fewer
+// events have probability 1 − confidence. With k = 0 it is 1 − (1−confidence)^(1/n); it is 1 with
+// no trial, or when every trial saw the event.
+func ClopperPearsonUpper(k, n int, confidence float64) float64 {
+	alpha := 1 - confidence
+	switch {
+	case n <= 0 || k >= n:
+		return 1
+	case k <= 0:
+		return 1 - math.Pow(alpha, 1/float64(n))
+	}
+	// BinomialCDF falls as p grows: bisect for BinomialCDF(k, n, p) = alpha.
+	lo, hi := 0.0, 1.0
+	for range 100 {
+		mid := (lo + hi) / 2
+		if BinomialCDF(k, n, mid) > alpha {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// BinomialCDF is P(X ≤ k) for X ~ Binomial(n, p), 0 < p < 1.
+func BinomialCDF(k, n int, p float64) float64 {
+	lp, lq := math.Log(p), math.Log1p(-p)
+	sum := 0.0
+	for i := 0; i <= k; i++ {
+		sum += math.Exp(logChoose(n, i) + float64(i)*lp + float64(n-i)*lq)
+	}
+	return min(sum, 1)
+}
+
 // logChoose is log C(n, k) from log-gamma.
 func logChoose(n, k int) float64 {
 	return lgamma(n+1) - lgamma(k+1) - lgamma(n-k+1)
