@@ -151,7 +151,10 @@ type End struct {
 	ExitFrom time.Time `json:"exitFrom,omitzero"`
 	ExitBy   time.Time `json:"exitBy,omitzero"`
 	// ExitExact: the window is one moment, from the app's own "exiting" line.
-	ExitExact bool   `json:"exitExact,omitempty"`
+	ExitExact bool `json:"exitExact,omitempty"`
+	// AliveAt is the container's last line of its own (the time the app wrote on it): the
+	// process was alive then, so a kill came after it. Zero for an app that writes no lines.
+	AliveAt time.Time `json:"aliveAt,omitzero"`
 	Exit      Exit   `json:"exit,omitempty"`
 	ExitWhy   string `json:"exitWhy,omitempty"`
 }
@@ -323,6 +326,9 @@ func Lives(tl timeline.Timeline, container string) []Life {
 			}
 			if e.App == nil {
 				continue
+			}
+			if e.Time.After(l.AliveAt) {
+				l.AliveAt = e.Time
 			}
 			switch e.App.Event {
 			case timeline.LineSIGTERM:
@@ -770,6 +776,29 @@ func inFlightAtExit(l *Life, t0, t1 time.Time) bool {
 		return false
 	}
 	return t0.Before(l.ExitFrom) && !t1.Before(l.ExitFrom.Add(-Tolerance)) && !t1.After(l.ExitBy.Add(Tolerance))
+}
+
+// inFlightAtKill is inFlightAtExit for a killed process, with the kill bounded by evidence
+// alone: after the app's last line of its own (AliveAt) and by the end of its exit window. The
+// exit window's start assumes a status or a log end is seen within 2 s of the exit, which a
+// loaded node breaks: with three rows at once on 2 cores, a process killed at 43.8 s had
+// finishedAt 44 s and its log end seen at 46.6 s, so the requests its kill cut ended before the
+// window (27 of 62 sigkill failures of a row left unknown). A request sent before the app's
+// last line was in flight at any kill after it, and one that failed (cut) from Tolerance after
+// that line to the window's end failed at the kill: the process, alive until then, cut nothing
+// of its own (it wrote no "exiting"); what it cut at its own lines (a drain closing kept-alive
+// connections) fails within Tolerance of them.
+func inFlightAtKill(l *Life, t0, t1 time.Time) bool {
+	if inFlightAtExit(l, t0, t1) {
+		return true
+	}
+	if l.AliveAt.IsZero() || !l.AliveAt.Before(l.ExitFrom) {
+		return false
+	}
+	if !l.ListenerClosed.IsZero() && !t0.Before(l.ListenerClosed) && t1.Sub(t0) < Tolerance {
+		return false
+	}
+	return t0.Before(l.AliveAt) && !t1.Before(l.AliveAt.Add(Tolerance)) && !t1.After(l.ExitBy.Add(Tolerance))
 }
 
 // pinned: keep-alive on and sent after the pod stopped being routed.

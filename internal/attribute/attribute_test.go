@@ -395,3 +395,31 @@ func TestServedAfterListenerLineIsInFlight(t *testing.T) {
 		}
 	}
 }
+
+func TestSIGKILLSeenLateOnALoadedNode(t *testing.T) {
+	// Measured with three rows at once on 2 cores (slow-requests under delete-pod, grace 3 s):
+	// SIGTERM and the listener's line at 2.4 s, the requests cut at 5.2 s, finishedAt in the
+	// second after 6 s and the status seen at 8 s. The exit window the status gives, [6, 7],
+	// starts after the cut; the app's last line bounds the kill from below, and the status from
+	// above, so a request sent before that line and cut in between was in flight at the kill.
+	b := (&tl{}).del("web-1", 0, 0.1).add(
+		ev(2.4, timeline.AppEvent, "web-1", "sigterm mode=drain"),
+		ev(2.401, timeline.AppEvent, "web-1", "listener_closed"),
+		exited(8, "web-1", 137, 6),
+		ev(8.05, timeline.AppLogEnded, "web-1", "no exiting line"),
+	)
+	in := Input{Requests: []loadgen.Request{failed(1, 0.2, 5, loadgen.ClassEOF)}, Timeline: b.timeline()}
+	want(t, one(t, in), timeline.PhaseSIGKILL, "web-1")
+	// Sent after the app's last line, the same failure is not known to be the kill's: the
+	// process may have been killed before it was sent.
+	in.Requests = []loadgen.Request{failed(2, 2.5, 2.7, loadgen.ClassEOF)}
+	if got := one(t, in); got.Phase == timeline.PhaseSIGKILL {
+		t.Errorf("sent after the last line: %s (%s), want no sigkill", got.Phase, got.Why)
+	}
+	// Cut within Tolerance of the app's own line is the app's doing (a drain closing a
+	// kept-alive connection), not a kill's.
+	in.Requests = []loadgen.Request{failed(3, 2.3, 0.105, loadgen.ClassEOF)}
+	if got := one(t, in); got.Phase == timeline.PhaseSIGKILL {
+		t.Errorf("cut at the app's own line: %s (%s), want no sigkill", got.Phase, got.Why)
+	}
+}

@@ -197,14 +197,14 @@ var Rules = []Rule{
 	},
 	// The pod's process was killed (exit code 137; or its log ended after "sigterm" with no
 	// "exiting"), the request was sent before the kill could have happened (t0 before the exit
-	// window) and failed within the exit window ± Tolerance, not by timing out (see
-	// inFlightAtExit).
+	// window, or before the app's last line) and failed within the exit window ± Tolerance (or
+	// between that line and the window's end), not by timing out (see inFlightAtKill).
 	{
 		Phase: timeline.PhaseSIGKILL,
 		Doc:   "in flight when the container was killed at the end of its grace period",
-		Ref:   Ref{Rule: "sent before the kill, failed (not by timeout, nor by a proxy's own 504) when the container was killed at the end of its grace period", Evidence: "exit code 137; or the app's log ended after `sigterm` with no `exiting` (a forced delete removes the Pod before any status says how it ended)", Tolerance: "exit window: `finishedAt` to +1 s (its resolution) or log end −2 s, narrowed by both (where they disagree, `finishedAt` stands); ± 250 ms"},
+		Ref:   Ref{Rule: "sent before the kill, failed (not by timeout, nor by a proxy's own 504) when the container was killed at the end of its grace period", Evidence: "exit code 137; or the app's log ended after `sigterm` with no `exiting` (a forced delete removes the Pod before any status says how it ended)", Tolerance: "exit window: `finishedAt` to +1 s (its resolution) or log end −2 s, narrowed by both (where they disagree, `finishedAt` stands); ± 250 ms. On a loaded node the exit is seen later than that: a request sent before the app's last line and failed between that line and the window's end counts too (the kill came after the line)"},
 		Pod: func(r *request, l *Life) (match, bool) {
-			if !r.cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtExit(l, r.t0, r.t1) {
+			if !r.cut || l.Exit != ExitKilled || l.ExitBy.IsZero() || !inFlightAtKill(l, r.t0, r.t1) {
 				return match{}, false
 			}
 			return match{pod: l.Pod, dist: absDur(r.t1.Sub(l.ExitBy)), why: fmt.Sprintf("in flight when %s was killed (%s, by %s)", l.Pod, l.ExitWhy, clock(l.ExitBy))}, true
