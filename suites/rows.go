@@ -135,6 +135,19 @@ func near(d, want time.Duration) bool {
 	return d >= want-pastGraceTolerance && d <= want+pastGraceTolerance
 }
 
+// kubeletLate is how much later than the spec gives a loaded kubelet may act: the pid1 rows time
+// each moment from the deletion the API server recorded, and a kubelet that sees the deletion
+// late (or runs the preStop late) moves every moment after it by as much, never earlier. With
+// three rows at once on 2 cores a shell-run app was SIGKILLed 17 to 18 s after its deletion,
+// not at 15 s. The PID 1 rows' alternatives stay apart: an app that hears SIGTERM exits about
+// 5 s after the deletion, one killed at the grace period's end 15 s after it.
+const kubeletLate = 4 * time.Second
+
+// nearLate tells whether d is want within pastGraceTolerance, or up to kubeletLate more.
+func nearLate(d, want time.Duration) bool {
+	return d >= want-pastGraceTolerance && d <= want+pastGraceTolerance+kubeletLate
+}
+
 func orUnknown(s string) string {
 	if s == "" {
 		return "exit not seen"
@@ -165,10 +178,10 @@ func heardSIGTERM(heard bool) func(*check.Row) error {
 		pre, _ := row.Config.PreStop.Duration()
 		for _, x := range t.Terminations {
 			switch {
-			case heard && (x.How != check.EndedOwn || !near(x.SIGTERM, pre) || x.Exit > pre+row.Config.RequestDuration+pastGraceTolerance):
-				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want SIGTERM heard when the %s preStop ends and its own exit right after, ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, pre, pastGraceTolerance)
-			case !heard && (x.How != check.EndedKilled || x.SIGTERM != 0 || !x.ExitNear(grace, pastGraceTolerance)):
-				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit within %s before %s after deletion; want no SIGTERM heard and SIGKILL at the grace period's end (%s), ±%s", x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, grace, pastGraceTolerance)
+			case heard && (x.How != check.EndedOwn || !nearLate(x.SIGTERM, pre) || x.Exit-x.SIGTERM > row.Config.RequestDuration+pastGraceTolerance):
+				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit %s after deletion; want SIGTERM heard when the %s preStop ends (−%s, +%s for a late kubelet) and its own exit right after, within %s", x.Pod, orUnknown(x.How), x.SIGTERM, x.Exit, pre, pastGraceTolerance, pastGraceTolerance+kubeletLate, row.Config.RequestDuration+pastGraceTolerance)
+			case !heard && (x.How != check.EndedKilled || x.SIGTERM != 0 || x.Exit < grace-pastGraceTolerance || x.Exit-x.ExitUncertainty > grace+pastGraceTolerance+kubeletLate):
+				return fmt.Errorf("pod %s: %s, SIGTERM %s, exit within %s before %s after deletion; want no SIGTERM heard and SIGKILL at the grace period's end (%s), −%s, +%s for a late kubelet", x.Pod, orUnknown(x.How), x.SIGTERM, x.ExitUncertainty, x.Exit, grace, pastGraceTolerance, pastGraceTolerance+kubeletLate)
 			}
 		}
 		if ex := row.Explanation; !heard && (ex == nil || ex.Recommendation == nil || !strings.Contains(ex.Recommendation.Advice, "PID 1 did not pass SIGTERM on")) {

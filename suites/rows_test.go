@@ -299,6 +299,31 @@ func TestHeardSIGTERM(t *testing.T) {
 	if err := heardSIGTERM(true)(row(check.Termination{Pod: "tini", Exit: 10 * s, How: "killed"})); err == nil {
 		t.Error("tini row killed at grace end: held")
 	}
+	// A loaded kubelet acts late, never early: as measured with three rows at once on 2 cores,
+	// a pod of grace 15 s killed within [17.05 s, 18.03 s] still shows the grace period's end;
+	// one killed well before it, or far past it, does not.
+	late := func(exit, unc time.Duration) *check.Row {
+		r := row(check.Termination{Pod: "shell", Exit: exit, ExitUncertainty: unc, How: "killed"})
+		r.Config.GraceSeconds = 15
+		return r
+	}
+	if err := heardSIGTERM(false)(late(18030*ms, 985*ms)); err != nil {
+		t.Errorf("shell, late kubelet: %v", err)
+	}
+	if err := heardSIGTERM(false)(late(12*s, 500*ms)); err == nil {
+		t.Error("shell killed 3 s before its grace period's end: held")
+	}
+	if err := heardSIGTERM(false)(late(22*s, 500*ms)); err == nil {
+		t.Error("shell killed 7 s after its grace period's end: held")
+	}
+	// The heard rows: SIGTERM 2.5 s late with the exit right after it holds; an exit long
+	// after the SIGTERM (the app did not exit when it heard it) does not.
+	if err := heardSIGTERM(true)(row(check.Termination{Pod: "tini", SIGTERM: 4500 * ms, Exit: 4600 * ms, How: "own"})); err != nil {
+		t.Errorf("tini, late kubelet: %v", err)
+	}
+	if err := heardSIGTERM(true)(row(check.Termination{Pod: "tini", SIGTERM: 2 * s, Exit: 9 * s, How: "own"})); err == nil {
+		t.Error("tini exiting 7 s after its SIGTERM: held")
+	}
 }
 
 func TestStaleList(t *testing.T) {
