@@ -199,7 +199,7 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 		fmt.Sprintf("`N` rows at once, 1 to %d. A row runs alone when it would disturb the rows beside it: load\n"+
 			"from the host, load to a URL outside its namespace, a kubelet restart, a node drain; the others\n"+
 			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
-			"others as %s allows, %d unless set)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
+			"others as %s allows: unless set, %d, or this machine's CPUs when fewer)", knobs.MaxProcs, knobs.EnvProcs, knobs.DefaultProcs))
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "check on the existing cluster of this kubeconfig `FILE`, only this file (KUBECONFIG is not\n"+
 		"read), its current context unless --context: no cluster created; the load comes from load pods\n"+
 		"whose image "+knobs.EnvLoadImage+" (or cluster.loadImage) names, else one rollcheck makes of itself\n"+

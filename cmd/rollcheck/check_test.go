@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
@@ -203,9 +204,11 @@ func TestCheckParallel(t *testing.T) {
 	}
 }
 
-// By default as many rows from load pods run at once as ROLLCHECK_PROCS allows (3 unless set),
-// and never more than there are.
+// By default as many rows from load pods run at once as ROLLCHECK_PROCS allows (3 unless set, on
+// a machine of 3 CPUs or more), and never more than there are.
 func TestCheckRowsAtOnce(t *testing.T) {
+	defer func(f func() int) { knobs.NumCPU = f }(knobs.NumCPU)
+	knobs.NumCPU = func() int { return 8 }
 	host, pods := check.Plan{}, check.Plan{Load: check.Load{From: check.LoadFromCluster}}
 	drain := pods
 	drain.Disruption.Kind = check.DrainNode

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -103,9 +104,22 @@ func ImageSource(ref string) string {
 // the nodes' CPUs.
 const MaxProcs = 8
 
-// DefaultProcs is make e2e's parallelism when ROLLCHECK_PROCS is unset: the most that kept
-// every verdict of the matrix unchanged on a 2-core machine.
+// DefaultProcs is the most rows that run at once when ROLLCHECK_PROCS is unset: no more than
+// the machine's CPUs (DefaultProcsOn).
 const DefaultProcs = 3
+
+// NumCPU is the machine's CPU count, which bounds the default parallelism (runtime.NumCPU; a
+// variable for tests).
+var NumCPU = runtime.NumCPU
+
+// DefaultProcsOn is the parallelism when ROLLCHECK_PROCS is unset on a machine of cpus CPUs:
+// DefaultProcs, and no more rows than CPUs. A kind cluster's nodes share the machine's CPUs
+// with the load pods, kube-proxy and the kubelet, and rows beyond one per CPU buy no time, only
+// a slower kubelet and kube-proxy: on 2 cores three rows at once and two took the same 26
+// minutes for the default matrix, and three made kube-proxy program an endpoint's removal up to
+// 25 s late, the kubelet SIGKILL 3 s past the grace period, and 2 s requests time out, which
+// failed rows that pass one or two at a time.
+func DefaultProcsOn(cpus int) int { return max(1, min(DefaultProcs, cpus)) }
 
 // MatrixLoad is where the built-in matrix's load comes from (ROLLCHECK_LOAD_FROM).
 type MatrixLoad string
@@ -175,7 +189,7 @@ var All = []Knob{
 		}
 		return errors.New("want both, host or cluster")
 	}},
-	{EnvProcs, strconv.Itoa(DefaultProcs), "", fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
+	{EnvProcs, "", fmt.Sprintf("%d, or the machine's CPUs when fewer", DefaultProcs), fmt.Sprintf("Ginkgo processes of make e2e: rows with load from the cluster run this many at once (1 to %d)", MaxProcs), false, wholeNumber(1, MaxProcs)},
 	{EnvLabels, "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints && !http2 && !grpc", "", "Ginkgo label filter of make e2e, e.g. `smoke`, `rollout-restart`, `negative-control`, `sidecar`, `proxy`, `drain-node` (the default leaves out the slow rows, the one that needs a runtime taking `lifecycle.stopSignal`, which `make e2e-stopsignal` runs, the rows through a real proxy, which `make e2e-proxy` runs, and the drain rows that need worker nodes and the rows of one replica, which `make e2e-multinode` runs: `multinode`, `terminating-endpoints`; and the HTTP/2 and gRPC rows, which `make e2e-grpc` runs: `http2`, `grpc`)", false, labelFilter},
 	{EnvSuites, "suites examples/check examples/gotest", "", "the suite directories make e2e runs", false, func(v string) error {
 		for _, w := range strings.Fields(v) {
@@ -347,8 +361,14 @@ func CacheDir(getenv func(string) string) (string, error) {
 // Repeat is ROLLCHECK_REPEAT, how many times every row of the matrix runs: 1 when unset.
 func Repeat(getenv func(string) string) (int, error) { return whole(getenv, EnvRepeat) }
 
-// Procs is ROLLCHECK_PROCS: DefaultProcs when unset.
-func Procs(getenv func(string) string) (int, error) { return whole(getenv, EnvProcs) }
+// Procs is ROLLCHECK_PROCS: DefaultProcsOn(NumCPU()) when unset.
+func Procs(getenv func(string) string) (int, error) {
+	v, err := Get(getenv, EnvProcs)
+	if err != nil || v == "" {
+		return DefaultProcsOn(NumCPU()), err
+	}
+	return strconv.Atoi(v)
+}
 
 // ProxyMode is ROLLCHECK_KUBE_PROXY_MODE: iptables when unset.
 func ProxyMode(getenv func(string) string) string { v, _ := Get(getenv, EnvProxyMode); return v }

@@ -111,8 +111,16 @@ func env(kv ...string) func(string) string {
 
 // ROLLCHECK_PROCS and ROLLCHECK_LOAD_FROM read by their rules, with their defaults when unset.
 func TestProcsAndLoadMode(t *testing.T) {
-	if n, err := Procs(env()); n != DefaultProcs || err != nil {
-		t.Errorf("Procs unset = %d, %v; want %d", n, err, DefaultProcs)
+	defer func(f func() int) { NumCPU = f }(NumCPU)
+	for cpus, want := range map[int]int{1: 1, 2: 2, 3: 3, 4: 3, 64: 3} {
+		NumCPU = func() int { return cpus }
+		if n, err := Procs(env()); n != want || err != nil {
+			t.Errorf("Procs unset on %d CPUs = %d, %v; want %d", cpus, n, err, want)
+		}
+	}
+	NumCPU = func() int { return 2 }
+	if n, err := Procs(env(EnvProcs, "3")); n != 3 || err != nil {
+		t.Errorf("Procs 3 on 2 CPUs = %d, %v; the knob wins", n, err)
 	}
 	if n, err := Procs(env(EnvProcs, "4")); n != 4 || err != nil {
 		t.Errorf("Procs 4 = %d, %v", n, err)
