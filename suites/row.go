@@ -29,6 +29,10 @@ type Entry struct {
 	// Also, when set, is asserted of the row besides its Outcome: a claim the verdict alone
 	// does not show (what the advice credits, what the times say).
 	Also func(*check.Row) error
+	// Alone, when set, is why the suite runs the row alone although its plan may run beside
+	// others (check.Plan.RunsAlone says ""): a row that does not disturb the rows beside it but
+	// is disturbed by them, on the 2 cores the matrix's runs are recorded on.
+	Alone string
 }
 
 // The labels a row chooses (Row.Labels). The disruption, the expectation and the load path
@@ -84,13 +88,17 @@ func (r Entry) AllLabels() []string {
 
 // SerialReason is why r runs alone (a Ginkgo Serial spec), "" when it may run beside other
 // rows: check.Plan.RunsAlone of the plan it runs (load from the host, a kubelet restart, a
-// node drain, ...). A row not yet given a load path counts as from the host, as its plan does.
+// node drain, ...), else the row's own Alone. A row not yet given a load path counts as from
+// the host, as its plan does.
 func (r Entry) SerialReason() string {
 	p, err := r.Scenario.Plan("matrix", "rollcheck/app:name")
 	if err != nil {
 		return "an invalid row: " + err.Error() // the spec fails at its Plan
 	}
-	return p.RunsAlone()
+	if why := p.RunsAlone(); why != "" {
+		return why
+	}
+	return r.Alone
 }
 
 // Name names r as the reports do (check.Applied's String): "naive: preStop=none sigterm=exit
