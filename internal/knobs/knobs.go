@@ -114,11 +114,11 @@ var NumCPU = runtime.NumCPU
 
 // DefaultProcsOn is the parallelism when ROLLCHECK_PROCS is unset on a machine of cpus CPUs:
 // DefaultProcs, and no more rows than CPUs. A kind cluster's nodes share the machine's CPUs
-// with the load pods, kube-proxy and the kubelet, and rows beyond one per CPU buy no time, only
-// a slower kubelet and kube-proxy: on 2 cores three rows at once and two took the same 26
-// minutes for the default matrix, and three made kube-proxy program an endpoint's removal up to
-// 25 s late, the kubelet SIGKILL 3 s past the grace period, and 2 s requests time out, which
-// failed rows that pass one or two at a time.
+// with the load pods, kube-proxy and the kubelet, and rows beyond one per CPU buy little time:
+// on 2 cores a row took about 2.5 times as long with three at once as alone, 1.6 times with two
+// (the default matrix: 26 min at three, 30 min at two beside a Go build), while three made
+// kube-proxy route to a deleted pod up to 25 s after its deletion, the kubelet SIGKILL 3 s past
+// the grace period, and 2 s requests time out, which failed rows that pass two at a time.
 func DefaultProcsOn(cpus int) int { return max(1, min(DefaultProcs, cpus)) }
 
 // MatrixLoad is where the built-in matrix's load comes from (ROLLCHECK_LOAD_FROM).
