@@ -155,8 +155,8 @@ type End struct {
 	// AliveAt is the container's last line of its own (the time the app wrote on it): the
 	// process was alive then, so a kill came after it. Zero for an app that writes no lines.
 	AliveAt time.Time `json:"aliveAt,omitzero"`
-	Exit      Exit   `json:"exit,omitempty"`
-	ExitWhy   string `json:"exitWhy,omitempty"`
+	Exit    Exit      `json:"exit,omitempty"`
+	ExitWhy string    `json:"exitWhy,omitempty"`
 }
 
 // ExitWindow is how wide the exit window is: 0 for one moment or an exit not seen.
