@@ -138,7 +138,8 @@ type Recommendation struct {
 	AppSpeaks bool `json:"appSpeaks,omitempty"`
 	// Verdict on the row's own configuration: "headroom" (both at or above the
 	// recommendation), "short" (one below it) or "" when the row's preStop is not a sleep of
-	// known length.
+	// known length, or when the routed time is only a lower bound that the pods' own serving
+	// set (a sender's window cut by the pod's exit: it cannot judge the preStop that set it).
 	Fit string `json:"fit,omitempty"`
 	// Advice says it in a sentence: the headroom of a passing row, or the smallest change the
 	// numbers call for in a failing one.
