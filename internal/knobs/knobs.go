@@ -116,7 +116,7 @@ var NumCPU = runtime.NumCPU
 // DefaultProcs, and no more rows than CPUs. A kind cluster's nodes share the machine's CPUs
 // with the load pods, kube-proxy and the kubelet, and rows beyond one per CPU buy little time:
 // on 2 cores a row took about 2.5 times as long with three at once as alone, 1.6 times with two
-// (the default matrix: 26 min at three, 30 min at two beside a Go build), while three made
+// (the default matrix took 26 min 20 s at three, 26 min 42 s at two), while three made
 // kube-proxy route to a deleted pod up to 25 s after its deletion, the kubelet SIGKILL 3 s past
 // the grace period, and 2 s requests time out, which failed rows that pass two at a time.
 func DefaultProcsOn(cpus int) int { return max(1, min(DefaultProcs, cpus)) }
