@@ -263,10 +263,20 @@ func TestKilledAtGracePlus2(t *testing.T) {
 	if err := killedAtGracePlus2(row(check.Termination{Pod: "late-status", SIGTERM: 4 * s, Exit: 8500 * time.Millisecond, ExitUncertainty: s, How: "killed"})); err != nil {
 		t.Errorf("a late status: %v", err)
 	}
+	// A loaded kubelet (CI, two rows at once on 2 cores): SIGTERM 4.8 s after the deletion and
+	// the exit 2.3 to 2.6 s after it. The old rule, timing the exit from the deletion, failed it.
+	if err := killedAtGracePlus2(row(check.Termination{Pod: "late-kubelet", SIGTERM: 4820 * time.Millisecond, Exit: 8700 * time.Millisecond, ExitUncertainty: s, How: "killed"})); err != nil {
+		t.Errorf("a late kubelet: %v", err)
+	}
 	for _, x := range []check.Termination{
 		{Pod: "own", SIGTERM: 4 * s, Exit: 4200 * time.Millisecond, How: "own"},
 		{Pod: "late", SIGTERM: 4 * s, Exit: 12 * s, How: "killed"},
 		{Pod: "early-sigterm", SIGTERM: 100 * time.Millisecond, Exit: 6 * s, How: "killed"},
+		{Pod: "no-sigterm", Exit: 6 * s, How: "killed"},
+		// The kubelet that waits for the hook: SIGTERM at its end (10 s), SIGKILL 2 s later.
+		{Pod: "after-hook", SIGTERM: 10 * s, Exit: 12 * s, How: "killed"},
+		// SIGTERM on time, but the kill waited 5 s, not 2.
+		{Pod: "slow-kill", SIGTERM: 4 * s, Exit: 9 * s, How: "killed"},
 	} {
 		if err := killedAtGracePlus2(row(x)); err == nil {
 			t.Errorf("%s: held", x.Pod)
@@ -369,5 +379,36 @@ func TestMechanismSharesHoldTheFloor(t *testing.T) {
 	}
 	if got := mechanismFloor(); got != check.MinMechanismShare {
 		t.Errorf("the rule gives %v for the recorded shares, check.MinMechanismShare is %v", got, check.MinMechanismShare)
+	}
+}
+
+// The stopsignal-missing check: the app hears no stop signal and dies by itself when the preStop
+// ends, even when a loaded kubelet ends the preStop late; a drain, a kill at the grace period's
+// end or a heard signal fail it.
+func TestDiedAtSIGTERM(t *testing.T) {
+	s := time.Second
+	row := func(ts ...check.Termination) *check.Row {
+		return &check.Row{Config: check.Applied{GraceSeconds: 20, PreStop: check.NativeSleep(5 * s)}, Times: check.NewTimes(ts, nil)}
+	}
+	for _, x := range []check.Termination{
+		{Pod: "on-time", Exit: 5500 * time.Millisecond, ExitUncertainty: s, How: check.EndedOwn},
+		{Pod: "late-kubelet", Exit: 9 * s, ExitUncertainty: s, How: check.EndedOwn},
+	} {
+		if err := diedAtSIGTERM(row(x)); err != nil {
+			t.Errorf("%s: %v", x.Pod, err)
+		}
+	}
+	for _, x := range []check.Termination{
+		{Pod: "heard", SIGTERM: 5 * s, Exit: 6 * s, How: check.EndedOwn},
+		{Pod: "killed", Exit: 20 * s, ExitUncertainty: s, How: check.EndedKilled},
+		{Pod: "drained-late", Exit: 13 * s, How: check.EndedOwn},
+		{Pod: "early", Exit: 2 * s, How: check.EndedOwn},
+	} {
+		if err := diedAtSIGTERM(row(x)); err == nil {
+			t.Errorf("%s: held", x.Pod)
+		}
+	}
+	if err := diedAtSIGTERM(row()); err == nil {
+		t.Error("no termination: held")
 	}
 }
