@@ -345,4 +345,23 @@ run_release VERSION=v1.0.0 FAKE_SAYS=dev
 r=0; { [ "$rc" -eq 1 ] && grep -q 'says "rollcheck dev", want "rollcheck v1.0.0"' <<<"$out" && [ ! -e "$R/artifacts/release/SHA256SUMS" ]; } || r=1
 ok_if "release.sh fails when the binary does not say the version it was stamped with" "$r" "exit $rc; output: $out"
 
+# --- junit-digest.sh: the failed specs of every Ginkgo report under a folder, decoded; nothing when
+# none failed ---------------------------------------------------------------------------------
+J=$tmp/junit && mkdir -p "$J/families"
+cat >"$J/families/junit.xml" <<'EOT'
+<testsuites><testsuite name="rollcheck conformance">
+  <testcase name="[It] ok-row [conformance]" classname="rollcheck conformance" status="passed" time="1"></testcase>
+  <testcase name="[It] past-grace: grace=4s [delete-pod]" classname="rollcheck conformance" status="failed" time="2">
+      <failure message="pod a: killed, SIGTERM 4.8s&#xA;want SIGKILL at the grace period&#39;s end &lt;6s&gt;" type="failed">[FAILED] ...</failure>
+  </testcase>
+</testsuite></testsuites>
+EOT
+out=$(bash "$REPO_ROOT/scripts/junit-digest.sh" "$J")
+r=0; { [ "$(wc -l <<<"$out")" -eq 2 ] && grep -qxF "FAILED (families/junit.xml) [It] past-grace: grace=4s [delete-pod]" <<<"$out" \
+  && grep -qxF "    pod a: killed, SIGTERM 4.8s | want SIGKILL at the grace period's end <6s>" <<<"$out"; } || r=1
+ok_if "junit-digest.sh prints each failed spec and its decoded message, and no passed one" "$r" "output: $out"
+sed -i 's/status="failed"/status="passed"/; /<failure/d' "$J/families/junit.xml"
+out=$(bash "$REPO_ROOT/scripts/junit-digest.sh" "$J")
+ok_if "junit-digest.sh prints nothing when no spec failed" "$([ -z "$out" ] && echo 0 || echo 1)" "output: $out"
+
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"
