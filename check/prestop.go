@@ -60,27 +60,22 @@ func (ps PreStop) String() string {
 
 // Duration is how long the hook holds the container before SIGTERM, when that can be known
 // without running it: none is 0; a native sleep its length; an exec whose command is a sleep
-// ("sleep 5", "/bin/sleep 1.5", the sample app's "/app sleep 5s") and an httpGet with a
-// ?sleep=<duration> query (the sample app's) the length they name. Anything else: false.
+// ("sleep 5", "/bin/sleep 1.5", `sh -c "sleep 5"`, a multi-call binary's applet such as
+// "busybox sleep 5" or the sample app's "/app sleep 5s") and an httpGet with a ?sleep=<duration>
+// query (the sample app's) the length they name. Anything else: false. It is the one reading of
+// a preStop's length: check, init and audit all ask it.
 func (ps PreStop) Duration() (time.Duration, bool) {
 	switch {
 	case ps.Sleep != 0:
 		return ps.Sleep, true
 	case ps.Exec != nil:
-		f := ps.Exec
-		if n := len(f); n >= 2 && n <= 3 && path.Base(f[n-2]) == "sleep" {
-			if secs, err := strconv.ParseFloat(f[n-1], 64); err == nil {
-				return time.Duration(secs * float64(time.Second)), true
-			}
-			d, err := time.ParseDuration(f[n-1])
-			return d, err == nil
-		}
-		return 0, false
+		return execSleep(ps.Exec)
 	case ps.HTTPGet != "":
 		if _, q, ok := strings.Cut(ps.HTTPGet, "?"); ok {
 			if v, err := url.ParseQuery(q); err == nil && v.Get("sleep") != "" {
-				d, err := time.ParseDuration(v.Get("sleep"))
-				return d, err == nil
+				if d, err := time.ParseDuration(v.Get("sleep")); err == nil && d >= 0 {
+					return d, true
+				}
 			}
 		}
 		return 0, false
@@ -88,6 +83,34 @@ func (ps PreStop) Duration() (time.Duration, bool) {
 		return 0, false
 	}
 	return 0, true
+}
+
+// execSleep reads `sleep N` (N seconds, or a duration: 5s), also as the one command of a shell's
+// -c argument and as a multi-call binary's applet (`busybox sleep 5`, `/app sleep 5s`).
+func execSleep(cmd []string) (time.Duration, bool) {
+	shell := func(s string) bool { b := path.Base(s); return b == "sh" || b == "bash" || b == "ash" || b == "dash" }
+	if len(cmd) == 3 && shell(cmd[0]) && cmd[1] == "-c" {
+		cmd = strings.Fields(cmd[2])
+		if len(cmd) > 0 && cmd[0] == "exec" {
+			cmd = cmd[1:]
+		}
+	}
+	if len(cmd) == 3 && cmd[1] == "sleep" && !shell(cmd[0]) {
+		cmd = cmd[1:]
+	}
+	if len(cmd) != 2 || path.Base(cmd[0]) != "sleep" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(cmd[1], 64); err == nil {
+		if secs >= 0 && secs < 1e6 { // NaN and ±Inf fail both
+			return time.Duration(secs * float64(time.Second)), true
+		}
+		return 0, false
+	}
+	if d, err := time.ParseDuration(cmd[1]); err == nil && d >= 0 {
+		return d, true
+	}
+	return 0, false
 }
 
 // UnmarshalJSON reads the typed form and, for rows written before PreStop was typed, the

@@ -185,7 +185,9 @@ func TestCheckAccepts(t *testing.T) {
 		{"preStop exec", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{Exec: []string{"/app", "sleep", "5s"}} }},
 		{"preStop httpGet", func(_ *testing.T, p *Plan) { p.Variant.PreStop = &PreStop{HTTPGet: "/prestop?sleep=5s"} }},
 		{"grace and replicas", func(_ *testing.T, p *Plan) {
+			// No preStop: the manifest's `sh -c "sleep 3"` would outlast a grace period of 0 and warn.
 			p.Variant.TerminationGracePeriodSeconds, p.Variant.Replicas = ptr.To[int64](0), ptr.To[int32](10)
+			p.Variant.PreStop = &PreStop{None: true}
 		}},
 		{"patch", func(_ *testing.T, p *Plan) {
 			p.Variant.Patch = []byte(`{"spec":{"template":{"spec":{"containers":[{"name":"app","args":["--shutdown=drain"]}]}}}}`)
@@ -765,6 +767,13 @@ func TestPreStopOutlastingGraceWarns(t *testing.T) {
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "preStop (40s) is longer than terminationGracePeriodSeconds (30s)") {
 		t.Errorf("Validate = %q, %v; want one warning about the preStop outlasting the grace period", warnings, err)
 	}
+	// The manifest's own `sh -c "sleep 3"` is read as audit reads it: 3 s, past a grace of 2.
+	p.Variant.PreStop = nil
+	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](2)
+	if warnings, err := p.Validate(); err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "preStop (3s) is longer than terminationGracePeriodSeconds (2s)") {
+		t.Errorf("Validate of the manifest's sh -c preStop = %q, %v; want one warning about it outlasting the grace period", warnings, err)
+	}
+	p.Variant.PreStop = &PreStop{Exec: []string{"/app", "sleep", "40s"}}
 	p.Variant.TerminationGracePeriodSeconds = ptr.To[int64](40)
 	if warnings, err := p.Validate(); err != nil || len(warnings) != 0 {
 		t.Errorf("Validate with grace = preStop: %q, %v; want no warning", warnings, err)
@@ -780,34 +789,17 @@ func TestPreStopOutlastingGraceWarns(t *testing.T) {
 	}
 }
 
-func TestPreStopDurationAndJSON(t *testing.T) {
-	for _, tc := range []struct {
-		ps    PreStop
-		want  time.Duration
-		known bool
-	}{
-		{PreStop{None: true}, 0, true},
-		{PreStop{}, 0, true},
-		{PreStop{Sleep: 5 * time.Second}, 5 * time.Second, true},
-		{PreStop{Exec: []string{"sleep", "5"}}, 5 * time.Second, true},
-		{PreStop{Exec: []string{"/bin/sleep", "1.5"}}, 1500 * time.Millisecond, true},
-		{PreStop{Exec: []string{"/app", "sleep", "5s"}}, 5 * time.Second, true},
-		{PreStop{Exec: []string{"sh", "-c", "sleep 5"}}, 0, false},
-		{PreStop{HTTPGet: "/prestop?sleep=1.5s"}, 1500 * time.Millisecond, true},
-		{PreStop{HTTPGet: "/prestop"}, 0, false},
-		{PreStop{TCPSocket: true}, 0, false},
-	} {
-		got, known := tc.ps.Duration()
-		if got != tc.want || known != tc.known {
-			t.Errorf("%s.Duration() = %s, %v; want %s, %v", tc.ps, got, known, tc.want, tc.known)
-		}
-		b, err := json.Marshal(tc.ps)
+// A preStop's JSON reads back as it was; rows written before PreStop was typed hold its short
+// form. (Its length: TestPreStopDuration.)
+func TestPreStopJSON(t *testing.T) {
+	for _, ps := range []PreStop{{None: true}, {Sleep: 5 * time.Second}, {Exec: []string{"/app", "sleep", "5s"}}, {HTTPGet: "/prestop?sleep=1.5s"}, {TCPSocket: true}} {
+		b, err := json.Marshal(ps)
 		var back PreStop
 		if err == nil {
 			err = json.Unmarshal(b, &back)
 		}
-		if err != nil || !reflect.DeepEqual(back, tc.ps) {
-			t.Errorf("%s: JSON %s read back as %#v, %v", tc.ps, b, back, err)
+		if err != nil || !reflect.DeepEqual(back, ps) {
+			t.Errorf("%s: JSON %s read back as %#v, %v", ps, b, back, err)
 		}
 	}
 	// Rows written before PreStop was typed hold its short form.

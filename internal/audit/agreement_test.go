@@ -88,7 +88,7 @@ func TestRowObjects(t *testing.T) {
 		return nil
 	}
 	w := workload("testdata/kind-run", "sidecar-native-prestop")
-	if p := w.container("proxy"); w.Front != "proxy" || p.Sidecar != "native" || p.PreStop.Kind != "httpGet" || !w.Spread || w.PreStop().Kind != "httpGet" {
+	if p := w.container("proxy"); w.Front != "proxy" || p.Sidecar != "native" || p.PreStop.Kind != "httpGet-sleep" || p.PreStop.Sleep.D() != 5*time.Second || !w.Spread || w.PreStop().Kind != "httpGet-sleep" {
 		t.Errorf("sidecar-native-prestop: %+v", w)
 	}
 	if a := w.container("app"); a.PreStop.Kind != "sleep" || a.PreStop.Sleep.D().Seconds() != 5 {

@@ -14,11 +14,14 @@ func preStopModel(p check.PreStop) PreStop {
 	case p.Sleep > 0:
 		return PreStop{Kind: "sleep", Sleep: Duration(p.Sleep)}
 	case p.Exec != nil:
-		if d, ok := execSleep(p.Exec[len(p.Exec)-2:]); ok {
+		if d, ok := p.Duration(); ok {
 			return PreStop{Kind: "exec-sleep", Sleep: Duration(d)}
 		}
 		return PreStop{Kind: "exec", Command: p.Exec}
 	case p.HTTPGet != "":
+		if d, ok := p.Duration(); ok {
+			return PreStop{Kind: "httpGet-sleep", Sleep: Duration(d), Path: p.HTTPGet}
+		}
 		return PreStop{Kind: "httpGet", Path: p.HTTPGet}
 	}
 	return PreStop{Kind: "none"}

@@ -63,30 +63,6 @@ func TestReadManifestsBadDocument(t *testing.T) {
 	}
 }
 
-func TestExecSleep(t *testing.T) {
-	for _, c := range []struct {
-		cmd  []string
-		want time.Duration
-		ok   bool
-	}{
-		{[]string{"sleep", "5"}, 5 * time.Second, true},
-		{[]string{"/bin/sleep", "2.5"}, 2500 * time.Millisecond, true},
-		{[]string{"sleep", "5s"}, 5 * time.Second, true},
-		{[]string{"sh", "-c", "sleep 10"}, 10 * time.Second, true},
-		{[]string{"sh", "-c", "sleep 10 && kill 1"}, 0, false},
-		{[]string{"/drain.sh"}, 0, false},
-		// A multi-call binary's applet: busybox, the sample app's own sleep.
-		{[]string{"/bin/busybox", "sleep", "3"}, 3 * time.Second, true},
-		{[]string{"/app", "sleep", "5s"}, 5 * time.Second, true},
-		{[]string{"/app", "sleep", "forever"}, 0, false},
-		{[]string{"sh", "sleep", "5"}, 0, false}, // a script named sleep
-	} {
-		if got, ok := execSleep(c.cmd); got != c.want || ok != c.ok {
-			t.Errorf("execSleep(%q) = %s, %t; want %s, %t", c.cmd, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // The sample app's Deployment (fixtures/manifests, rendered as the matrix renders it), with a
 // proxy sidecar in front, classic and native, and a Service to port 8080 as the engine's load
 // Service: the reader finds the app, the proxy in front and the sidecar's kind.
@@ -110,7 +86,7 @@ func TestReadSampleApp(t *testing.T) {
 		w := inv.Workloads[0]
 		kind := map[bool]string{false: "classic", true: "native"}[native]
 		proxy := w.container("proxy")
-		if w.App != "app" || w.Front != "proxy" || proxy == nil || proxy.Sidecar != kind || proxy.PreStop.Kind != "httpGet" || w.Replicas != 3 || !w.Spread ||
+		if w.App != "app" || w.Front != "proxy" || proxy == nil || proxy.Sidecar != kind || proxy.PreStop.Kind != "httpGet-sleep" || w.Replicas != 3 || !w.Spread ||
 			w.Strategy != (Strategy{Type: "RollingUpdate", MaxSurge: 1}) || w.GraceSeconds != 30 {
 			t.Errorf("native %t: %+v %+v", native, w, w.Containers)
 		}

@@ -25,7 +25,7 @@ func MeasuredAppDelay(r check.Row) (time.Duration, bool) {
 	if r.Times == nil || len(r.Times.Terminations) == 0 || r.Explanation == nil {
 		return 0, false
 	}
-	pre, ok := preStopLength(r.Config.PreStop)
+	pre, ok := r.Config.PreStop.Duration()
 	if !ok {
 		return 0, false
 	}
@@ -43,19 +43,6 @@ func MeasuredAppDelay(r check.Row) (time.Duration, bool) {
 		return 0, false
 	}
 	return least.Round(time.Millisecond), true
-}
-
-// preStopLength is a row's preStop as a length: none, a sleep, an exec of sleep.
-func preStopLength(p check.PreStop) (time.Duration, bool) {
-	switch {
-	case p.Sleep > 0:
-		return p.Sleep, true
-	case len(p.Exec) > 0:
-		return execSleep(p.Exec)
-	case p.HTTPGet != "":
-		return 0, false
-	}
-	return 0, true
 }
 
 // AppDelays are the apps' measured delays after SIGTERM in rows (MeasuredAppDelay), by key (the

@@ -1,15 +1,15 @@
 package audit
 
 import (
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rollcheck/rollcheck/check"
 )
 
 // DefaultGraceSeconds is the grace period of a pod that sets none.
@@ -99,9 +99,10 @@ type Container struct {
 // PreStop is a container's preStop hook.
 type PreStop struct {
 	// Kind: none, sleep (the native sleep action), exec-sleep (exec of `sleep N`), exec (any
-	// other command), httpGet or tcpSocket.
+	// other command), httpGet-sleep (an httpGet with a ?sleep= query), httpGet (any other path)
+	// or tcpSocket.
 	Kind string `json:"kind"`
-	// Sleep is how long a sleep or exec-sleep holds SIGTERM back.
+	// Sleep is how long a sleep, exec-sleep or httpGet-sleep holds SIGTERM back.
 	Sleep Duration `json:"sleep,omitempty"`
 	// Command or Path of an exec or httpGet hook.
 	Command []string `json:"command,omitempty"`
@@ -111,7 +112,7 @@ type PreStop struct {
 // Known tells whether the hook's length is known: none, or a sleep.
 func (p PreStop) Known() bool {
 	switch p.Kind {
-	case "none", "sleep", "exec-sleep":
+	case "none", "sleep", "exec-sleep", "httpGet-sleep":
 		return true
 	}
 	return false
@@ -127,7 +128,7 @@ func (p PreStop) String() string {
 		return "exec sleep " + p.Sleep.String()
 	case "exec":
 		return "exec " + strings.Join(p.Command, " ")
-	case "httpGet":
+	case "httpGet", "httpGet-sleep":
 		return "httpGet " + p.Path
 	}
 	return p.Kind
@@ -263,8 +264,9 @@ func protocolOf(name string, appProtocol string) string {
 	return ""
 }
 
-// preStopOf reads a preStop hook; an exec of `sleep N` (or `sh -c "sleep N"`) is a sleep of
-// known length.
+// preStopOf reads a preStop hook. Its length is check.PreStop's reading, the one check and init
+// make of the same hook: an exec of a sleep (`sleep N`, `sh -c "sleep N"`, `busybox sleep N`) and
+// an httpGet with a ?sleep= query hold SIGTERM back for as long as they name.
 func preStopOf(l *corev1.Lifecycle) PreStop {
 	if l == nil || l.PreStop == nil {
 		return PreStop{Kind: "none"}
@@ -274,35 +276,19 @@ func preStopOf(l *corev1.Lifecycle) PreStop {
 	case h.Sleep != nil:
 		return PreStop{Kind: "sleep", Sleep: Duration(time.Duration(h.Sleep.Seconds) * time.Second)}
 	case h.Exec != nil:
-		if d, ok := execSleep(h.Exec.Command); ok {
+		if d, ok := (check.PreStop{Exec: h.Exec.Command}).Duration(); ok {
 			return PreStop{Kind: "exec-sleep", Sleep: Duration(d), Command: h.Exec.Command}
 		}
 		return PreStop{Kind: "exec", Command: h.Exec.Command}
 	case h.HTTPGet != nil:
+		if d, ok := (check.PreStop{HTTPGet: h.HTTPGet.Path}).Duration(); ok {
+			return PreStop{Kind: "httpGet-sleep", Sleep: Duration(d), Path: h.HTTPGet.Path}
+		}
 		return PreStop{Kind: "httpGet", Path: h.HTTPGet.Path}
 	case h.TCPSocket != nil:
 		return PreStop{Kind: "tcpSocket"}
 	}
 	return PreStop{Kind: "none"}
-}
-
-// execSleep parses `sleep N` (N seconds, or a duration: 5s), also as a shell's -c argument and
-// as a multi-call binary's applet (`busybox sleep 5`, rollcheck's sample app's `/app sleep 5s`).
-func execSleep(cmd []string) (time.Duration, bool) {
-	if n := len(cmd); n == 3 && (path.Base(cmd[0]) == "sh" || path.Base(cmd[0]) == "bash") && cmd[1] == "-c" {
-		cmd = strings.Fields(cmd[2])
-	}
-	if len(cmd) == 3 && cmd[1] == "sleep" && path.Base(cmd[0]) != "sh" && path.Base(cmd[0]) != "bash" {
-		cmd = cmd[1:]
-	}
-	if len(cmd) != 2 || path.Base(cmd[0]) != "sleep" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseFloat(cmd[1], 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	d, err := time.ParseDuration(cmd[1])
-	return d, err == nil && d >= 0
 }
 
 // deployment is a Deployment as a Workload (Services, PDBs and routes joined later).
