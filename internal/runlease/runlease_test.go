@@ -65,15 +65,31 @@ func TestRenewalKeepsItLive(t *testing.T) {
 	cs, clk, ctx := setup()
 	first := hold(t, cs, clk, "aaaa")
 	defer first.Release(ctx)
-	for range 6 { // 30 s, renewed every 5 s: never expired
+	// 30 s, renewed every 5 s by the Lease's own loop: never expired. The test waits for each
+	// renewal to land before the next step (it used to renew beside the loop, and the fake
+	// clientset, which takes a stale update, let the loop's late write win now and then).
+	var s *State
+	for !clk.HasWaiters() { // the loop's ticker exists: a step before it would pass unseen
+		time.Sleep(time.Millisecond)
+	}
+	for range 6 {
 		clk.Step(5 * time.Second)
-		if first.renew(ctx) {
-			t.Fatal("lost")
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var err error
+			if s, err = Get(ctx, cs, "shop", "rollcheck-web"); err == nil && s != nil && s.Renewed.Equal(clk.Now()) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no renewal at %s: %+v, %v", clk.Now(), s, err)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
-	s, err := Get(ctx, cs, "shop", "rollcheck-web")
-	if err != nil || s == nil {
-		t.Fatalf("Get: %v, %v", s, err)
+	select {
+	case <-first.lost:
+		t.Fatal("lost")
+	default:
 	}
 	if !s.Renewed.Equal(t0.Add(30*time.Second)) || !s.Acquired.Equal(t0) || !s.Live(clk.Now()) {
 		t.Errorf("after renewals: %+v", s)
