@@ -74,7 +74,7 @@ func TestDrainCheckRejects(t *testing.T) {
 		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, pdb: {minAvailable: 1, maxUnavailable: 1}, expect: {failures: 0}}]",
 			"pdb: set exactly one of minAvailable and maxUnavailable"},
 		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, pdb: {maxUnavailible: 1}, expect: {failures: 0}}]",
-			`unknown field "maxUnavailible"`},
+			`unknown field "variants[0].pdb.maxUnavailible"`},
 		{"disruptions: [{kind: delete-pod}]\nvariants: [{name: a, expect: {failures: 0, drainBlocked: true}}]",
 			"expect drainBlocked: only a drain-node disruption can be blocked, not delete-pod"},
 		{"disruptions: [{kind: drain-node}]\nvariants: [{name: a, expect: {maxFailureRatio: 0.01, drainBlocked: true}}]",

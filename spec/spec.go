@@ -3,7 +3,8 @@
 // a Deployment that runs already, checked in place), the load, the disruptions and the variants of the app's configuration to compare, and turns
 // them into engine Plans: one per variant and disruption, the rows of the conformance table.
 //
-// Decoding is strict: an unknown or duplicated field is an error. Validation reports every
+// Decoding is strict and case-sensitive, as Kubernetes' own: an unknown, duplicated or miscased
+// field is an error, and an explicit zero is validated as a value, not taken for the default. Validation reports every
 // problem at once, on one line, before any Docker or cluster work.
 package spec
 
@@ -23,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -85,6 +87,9 @@ type Check struct {
 
 	// dir is the directory relative paths are resolved against.
 	dir string
+	// zeros are the fields the file set to an explicit 0 where leaving them out means a
+	// default: each a problem Plans reports.
+	zeros []string
 }
 
 // App is the app under test.
@@ -345,11 +350,54 @@ func Load(path string) (*Check, error) {
 }
 
 // Parse strictly decodes a check file's contents; dir is the directory relative paths in it
-// are resolved against.
+// are resolved against. Strict as Kubernetes' own decoding (sigs.k8s.io/json): keys match
+// their field's name exactly (RATE or Load is no field), and an unknown or duplicated key is an
+// error; every such key is named at once.
 func Parse(data []byte, dir string) (*Check, error) {
-	var c Check
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
 		return nil, errors.New(cleanYAMLError(err))
+	}
+	var c Check
+	strict, err := sigsjson.UnmarshalStrict(j, &c, sigsjson.DisallowDuplicateFields, sigsjson.DisallowUnknownFields)
+	if err != nil {
+		return nil, errors.New(cleanYAMLError(err))
+	}
+	if len(strict) > 0 {
+		msgs := make([]string, len(strict))
+		for i, e := range strict {
+			msgs[i] = cleanYAMLError(e)
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
+	}
+	// An explicit zero is a value like any other, validated by Plans, not the default that
+	// leaving the field out gives.
+	var given struct {
+		Load struct {
+			Rate *int `json:"rate"`
+			Pods *int `json:"pods"`
+		} `json:"load"`
+		Repeat      *int `json:"repeat"`
+		Disruptions []struct {
+			Count *int `json:"count"`
+		} `json:"disruptions"`
+	}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(j, &given); err == nil {
+		zero := func(v *int) bool { return v != nil && *v == 0 }
+		if zero(given.Load.Rate) {
+			c.zeros = append(c.zeros, fmt.Sprintf("load.rate 0: want requests per second above 0 (leave it out for %d)", check.DefaultRate))
+		}
+		if zero(given.Load.Pods) {
+			c.zeros = append(c.zeros, fmt.Sprintf("load.pods 0: want 1 to %d (leave it out for 1)", check.MaxLoadPods))
+		}
+		if zero(given.Repeat) {
+			c.zeros = append(c.zeros, fmt.Sprintf("repeat 0: want 1 to %d (leave it out for 1)", check.MaxRepeat))
+		}
+		for i, d := range given.Disruptions {
+			if zero(d.Count) {
+				c.zeros = append(c.zeros, fmt.Sprintf("disruptions[%d].count 0: want 1 or more (leave it out for %d)", i, check.DefaultCount))
+			}
+		}
 	}
 	c.dir = dir
 	return &c, nil
@@ -358,7 +406,7 @@ func Parse(data []byte, dir string) (*Check, error) {
 // cleanYAMLError shortens sigs.k8s.io/yaml's nested messages to one line.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"error unmarshaling JSON: while decoding JSON: ", "error converting YAML to JSON: "} {
+	for _, p := range []string{"error unmarshaling JSON: while decoding JSON: ", "error converting YAML to JSON: ", "yaml: "} {
 		msg = strings.ReplaceAll(msg, p, "")
 	}
 	msg = strings.ReplaceAll(msg, "json: ", "")
@@ -442,6 +490,9 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	}
 	if c.Repeat < 0 || c.Repeat > check.MaxRepeat {
 		bad("repeat %d: want 1 to %d", c.Repeat, check.MaxRepeat)
+	}
+	for _, z := range c.zeros {
+		bad("%s", z)
 	}
 	if len(c.Variants) == 0 {
 		bad("variants: none listed (an as-is variant with only a name and expect checks the manifests unchanged)")

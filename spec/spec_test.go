@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,7 @@ func TestBadChecks(t *testing.T) {
 		{"path-no-slash.yaml", `path "healthz": must start with /`},
 		{"bad-patch.yaml", `variant prestop-5s: patch of Deployment web: unknown field "notAField"`},
 		{"patch-not-object.yaml", "variant prestop-5s: patch of Deployment web: the patch must be an object"},
-		{"unknown-field.yaml", `unknown field "colour"`},
+		{"unknown-field.yaml", `unknown field "app.colour"`},
 		{"duplicate-field.yaml", `key "kind" already set`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -370,7 +371,7 @@ func TestClusterSection(t *testing.T) {
 		{"{kubeconfig: web.yaml, context: ci}", "", filepath.Join("testdata", "web.yaml"), "ci"},
 		{"{}", "cluster: name the existing cluster by kubeconfig (a file), context (one of KUBECONFIG's files, else of ~/.kube/config) or both", "", ""},
 		{"{kubeconfig: nope}", "cluster.kubeconfig " + filepath.Join("testdata", "nope") + ": no such file", "", ""},
-		{"{contxt: staging}", `unknown field "contxt"`, "", ""},
+		{"{contxt: staging}", `unknown field "cluster.contxt"`, "", ""},
 	} {
 		c, err := Parse(append(withLoad("from: cluster"), []byte("cluster: "+tc.cluster+"\n")...), "testdata")
 		var plans []check.Plan
@@ -388,5 +389,44 @@ func TestClusterSection(t *testing.T) {
 	}
 	if c, err := Parse(withLoad("from: cluster"), "testdata"); err != nil || c.KubeconfigPath() != "" {
 		t.Errorf("no cluster section: %v, kubeconfig %q", err, c.KubeconfigPath())
+	}
+}
+
+// Keys match their field's name exactly, as in Kubernetes' own decoding, and an explicit zero is
+// validated, not taken for the default. Before, encoding/json matched keepalive, RATE and Load to
+// their fields in any case, and rate: 0 and count: 0 became 100 and 3 without a word.
+func TestParseIsCaseSensitiveAndTakesZeros(t *testing.T) {
+	good, err := os.ReadFile("testdata/good.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ add, want string }{
+		{"load: {keepalive: true}\n", `unknown field "load.keepalive"`},
+		{"load: {RATE: 50}\n", `unknown field "load.RATE"`},
+		{"Load: {rate: 50}\n", `unknown field "Load"`},
+		{"load: {rate: 0}\n", "load.rate 0: want requests per second above 0"},
+		{"load: {pods: 0, from: cluster}\n", "load.pods 0: want 1 to"},
+		{"repeat: 0\n", "repeat 0: want 1 to"},
+	} {
+		c, err := Parse(append(append([]byte{}, good...), tc.add...), "testdata")
+		if err == nil {
+			_, _, err = c.Plans()
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.add, err, tc.want)
+		}
+	}
+	zero := strings.Replace(string(good), "count: 3", "count: 0", 1)
+	c, err := Parse([]byte(zero), "testdata")
+	if err == nil {
+		_, _, err = c.Plans()
+	}
+	if err == nil || !strings.Contains(err.Error(), "disruptions[0].count 0: want 1 or more") {
+		t.Errorf("count: 0: %v", err)
+	}
+	if c, err := Parse(good, "testdata"); err != nil {
+		t.Error(err)
+	} else if _, _, err := c.Plans(); err != nil {
+		t.Errorf("the good file: %v", err)
 	}
 }
