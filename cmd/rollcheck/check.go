@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -170,6 +171,8 @@ type checkFlags struct {
 	// Deployment; --load-namespace keeps its load pods in a namespace of the user's.
 	Namespace, Service, LoadNamespace string
 	InPlace                           bool
+	// fs is the flag set they were parsed by: which flags were given (fileFields).
+	fs *flag.FlagSet
 }
 
 // The formats of rollcheck check -o.
@@ -194,7 +197,7 @@ func (o rowsOut) print(run report.Run) error {
 }
 
 func newCheckFlags(fs *flag.FlagSet) *checkFlags {
-	f := &checkFlags{}
+	f := &checkFlags{fs: fs}
 	f.register(fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
 		fmt.Sprintf("`N` rows at once, 1 to %d. A row runs alone when it would disturb the rows beside it: load\n"+
 			"from the host, load to a URL outside its namespace, a kubelet restart, a node drain; the others\n"+
@@ -244,8 +247,45 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.Var(&f.MaxFailureRatio, "max-failure-ratio", "the failure `RATIO` allowed, 0 to 1 (default: no failed request)")
 	fs.Var(&f.MinPerDisruption, "min-success-ratio-per-disruption", "the success `RATIO` each disruption needs, 0 to 1")
 	fs.StringVar(&f.Output, "o", outputMarkdown, "print the rows on stdout as `FORMAT`: markdown (the conformance table) or json (the run's JSON,\n"+
-		"what conformance.json holds: docs/conformance.schema.json); the progress lines go to stderr either way")
+		"what conformance.json holds: docs/conformance.schema.json); the progress lines go to stderr either way.\n"+
+		"With --dry-run: markdown prints each variant's objects as YAML, json as one JSON array (variant, rows,\n"+
+		"objects, or in place what it would change)")
 	return f
+}
+
+// fileFlags are rollcheck check's flags that describe what a check file describes, with the
+// file's field for each: with -f each is refused, never silently dropped. The cluster's flags
+// (--kubeconfig, --context, --image-registry) replace the file's cluster section instead, and
+// the run's (--in-place, --load-namespace, --parallel, -o, …) apply to either form.
+var fileFlags = []struct{ flag, field string }{
+	{"image", "app.images"}, {"deployment", "app.deployment"}, {"n", "app.namespace"}, {"namespace", "app.namespace"},
+	{"service", "app.service"}, {"container", "app.container"}, {"port", "app.port"}, {"path", "app.path"},
+	{"rate", "load.rate"}, {"method", "load.method"}, {"keepalive", "load.keepAlive"}, {"timeout", "load.timeout"},
+	{"load-from", "load.from"}, {"load-pods", "load.pods"}, {"disruption", "disruptions"},
+	{"prestop-sleep", "a variant's preStop"}, {"grace", "a variant's terminationGracePeriodSeconds"},
+	{"max-failure-ratio", "a variant's expect.maxFailureRatio"},
+	{"min-success-ratio-per-disruption", "a variant's expect.minSuccessRatioPerDisruption"},
+}
+
+// fileFields are the flags of fileFlags given on this command line, each with its field:
+// "--rate (load.rate)".
+func (f *checkFlags) fileFields() []string {
+	if f.fs == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var out []string
+	for _, ff := range fileFlags {
+		if set[ff.flag] {
+			dash := "--"
+			if len(ff.flag) == 1 {
+				dash = "-"
+			}
+			out = append(out, fmt.Sprintf("%s%s (%s)", dash, ff.flag, ff.field))
+		}
+	}
+	return out
 }
 
 // multi is a flag given several times.
@@ -323,7 +363,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 				fmt.Fprintln(stderr, note)
 			}
 		}
-		return dryRunPrint(in.plans, stdout, stderr)
+		return dryRunPrint(in.plans, f.Output, f.InPlace, stdout, stderr)
 	}
 	if in.existing != nil {
 		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
@@ -370,14 +410,14 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		return nil, fmt.Errorf("-o %q: want %s or %s", f.Output, outputMarkdown, outputJSON)
 	case f.File != "" && len(f.Manifests) > 0:
 		return nil, errors.New("use -f or --manifest, not both")
-	case f.File != "" && (f.LoadFrom != "" || f.LoadPods != 0):
-		return nil, errors.New("--load-from and --load-pods are for --manifest; a check file says load: {from: ..., pods: ...}")
-	case f.File != "" && f.Container != "":
-		return nil, errors.New("--container is for --manifest; a check file says app: {container: ...}")
-	case f.File != "" && (f.Namespace != "" || f.Service != ""):
-		return nil, errors.New("-n and --service are for --deployment; a check file says app: {namespace: ..., service: ...}")
+	case f.File != "":
+		if given := f.fileFields(); len(given) > 0 {
+			return nil, fmt.Errorf("with -f the check file says the app, its load, disruptions and variants: %s would not be used; set them in the file, or drop -f", strings.Join(given, ", "))
+		}
 	case len(f.Manifests) > 0 && (f.Namespace != "" || f.Service != ""):
 		return nil, errors.New("-n and --service check a Deployment where it already runs: give --deployment [NS/]NAME without --manifest")
+	}
+	switch {
 	case f.File != "":
 		in.check, err = spec.Load(f.File)
 	case len(f.Manifests) > 0:
@@ -688,17 +728,34 @@ func (f *checkFlags) flagsCheck() (*spec.Check, error) {
 	return c, nil
 }
 
-// dryRunPrint prints, per row, the objects the check would apply.
-func dryRunPrint(plans []check.Plan, stdout, stderr io.Writer) int {
-	done := map[string]bool{}
+// dryVariant is one variant of a dry run as -o json prints it: its rows, and the objects it
+// would apply (or, in place, what it would change).
+type dryVariant struct {
+	Variant string         `json:"variant"`
+	Rows    []string       `json:"rows"`
+	InPlace string         `json:"inPlace,omitempty"`
+	Objects []check.Object `json:"objects,omitempty"`
+	inPlace bool
+}
+
+// dryRunPrint prints, per variant, the objects the check would apply (in place, what it would
+// change, and whether that needs --in-place: inPlaceAllowed): as YAML documents under a comment
+// per variant, or with -o json as one JSON array of dryVariant. The rows go to stderr either way.
+func dryRunPrint(plans []check.Plan, format string, inPlaceAllowed bool, stdout, stderr io.Writer) int {
+	var out []*dryVariant
+	byName := map[string]*dryVariant{}
 	for _, p := range plans {
-		fmt.Fprintf(stderr, "row: %s under %s×%d\n", p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
-		if done[p.Variant.Name] {
-			continue // the same objects as the variant's first row
+		row := fmt.Sprintf("%s×%d", p.Disruption.Kind, p.WithDefaults().Disruption.Count)
+		fmt.Fprintf(stderr, "row: %s under %s\n", p.Variant.Name, row)
+		if v := byName[p.Variant.Name]; v != nil {
+			v.Rows = append(v.Rows, row) // the same objects as the variant's first row
+			continue
 		}
-		done[p.Variant.Name] = true
+		v := &dryVariant{Variant: p.Variant.Name, Rows: []string{row}}
+		byName[p.Variant.Name] = v
+		out = append(out, v)
 		if p.InPlace() {
-			fmt.Fprintf(stdout, "# variant %s: %s\n", p.Variant.Name, inPlaceSays(p))
+			v.InPlace, v.inPlace = inPlaceSays(p, inPlaceAllowed), true
 			continue
 		}
 		objs, err := p.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
@@ -706,9 +763,27 @@ func dryRunPrint(plans []check.Plan, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
 			return exitBadInput
 		}
-		fmt.Fprintf(stdout, "# variant %s\n", p.Variant.Name)
 		for _, o := range objs {
 			o.SetManagedFields(nil)
+		}
+		v.Objects = objs
+	}
+	if format == outputJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
+			return exitBadInput
+		}
+		return exitPass
+	}
+	for _, v := range out {
+		if v.inPlace {
+			fmt.Fprintf(stdout, "# variant %s: %s\n", v.Variant, v.InPlace)
+			continue
+		}
+		fmt.Fprintf(stdout, "# variant %s\n", v.Variant)
+		for _, o := range v.Objects {
 			b, err := yaml.Marshal(o)
 			if err != nil {
 				fmt.Fprintf(stderr, "rollcheck check: %v\n", err)

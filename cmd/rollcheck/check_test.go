@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +71,24 @@ func TestCheckBadInputExits2(t *testing.T) {
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) {
 			t.Errorf("check %q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// With -f, a flag that describes what the file describes is refused in one line naming each
+// with its field, before any work; it used to be dropped without a word (the dry run listed
+// only the file's rows). The cluster's flags still replace the file's cluster section.
+func TestCheckFileRefusesItsFlags(t *testing.T) {
+	calls := fakeTools(t)
+	code, stdout, stderr := checkCLI(t, "-f", "../../spec/testdata/good.yaml", "--disruption", "drain-node", "--rate", "50", "--prestop-sleep", "3s", "--dry-run")
+	want := "rollcheck check: with -f the check file says the app, its load, disruptions and variants: --rate (load.rate), --disruption (disruptions), --prestop-sleep (a variant's preStop) would not be used; set them in the file, or drop -f"
+	if code != exitBadInput || strings.TrimSpace(stderr) != want || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, stdout, stderr, want)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a tool was called: %s", b)
+	}
+	if code, _, stderr := checkCLI(t, "-f", "../../spec/testdata/good.yaml", "--kubeconfig", "/nonexistent/kubeconfig", "--parallel", "1", "--dry-run"); strings.Contains(stderr, "would not be used") {
+		t.Errorf("--kubeconfig with -f: exit %d, %s", code, stderr)
 	}
 }
 
@@ -295,5 +315,32 @@ func TestRowsOutPrint(t *testing.T) {
 	}
 	if md.String() != table.String() || !strings.Contains(md.String(), "| as-is: ") {
 		t.Errorf("-o markdown printed:\n%s\nwant the conformance table:\n%s", md.String(), table.String())
+	}
+}
+
+// -o json means JSON in a dry run too: one array, a variant each, with its rows and objects. It
+// printed YAML before.
+func TestCheckDryRunJSON(t *testing.T) {
+	code, stdout, stderr := checkCLI(t, "-f", "../../spec/testdata/good.yaml", "-o", "json", "--dry-run")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct {
+		Variant string
+		Rows    []string
+		Objects []map[string]any
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if len(got) != 2 || got[0].Variant != "as-is" || got[1].Variant != "prestop-5s" || len(got[1].Rows) != 1 || got[1].Rows[0] != "rollout-restart×3" {
+		t.Fatalf("variants %+v", got)
+	}
+	kinds := ""
+	for _, o := range got[1].Objects {
+		kinds += fmt.Sprint(o["kind"]) + " "
+	}
+	if !strings.Contains(kinds, "Deployment") || !strings.Contains(stdout, `"preStop"`) {
+		t.Errorf("prestop-5s's objects (%s) lack its Deployment or preStop:\n%s", kinds, stdout)
 	}
 }

@@ -60,7 +60,9 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 			return err
 		}
 	}
-	if f.InPlace {
+	// A dry run changes nothing: it shows what each variant would change, and says which need
+	// --in-place (inPlaceSays).
+	if f.InPlace || f.DryRun {
 		return nil
 	}
 	var changing []string
@@ -80,11 +82,15 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 
 // inPlaceSays is what --dry-run prints for a variant of an app in place, which applies nothing of
 // its own: what it changes of the live Deployment, if anything.
-func inPlaceSays(p check.Plan) string {
+// allowed is --in-place: without it a variant that changes the Deployment is said to need it.
+func inPlaceSays(p check.Plan, allowed bool) string {
 	where := fmt.Sprintf("Deployment %s/%s where it runs", p.App.Namespace, p.App.Deployment)
 	ch := p.Variant.Changes()
 	if len(ch) == 0 {
 		return "applies nothing; disrupts " + where + " as it is (its spec restored after the row: a rollout restart stamps its pod template)"
+	}
+	if !allowed {
+		return fmt.Sprintf("applies nothing of the app; would change %s of %s for the row, restored after it: needs --in-place to run", strings.Join(ch, ", "), where)
 	}
 	return fmt.Sprintf("applies nothing of the app; changes %s of %s for the row (--in-place), restored after it", strings.Join(ch, ", "), where)
 }

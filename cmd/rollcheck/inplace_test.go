@@ -76,16 +76,31 @@ func TestCheckInPlaceFlags(t *testing.T) {
 	}{
 		{[]string{"--deployment", "web", "--port", "8080"}, "--deployment web without --manifest checks it where it already runs: name its namespace (-n NS, or --deployment NS/web)"},
 		{[]string{"--deployment", "shop/web", "-n", "prod", "--port", "8080"}, "--deployment shop/web and -n prod name two namespaces"},
-		{[]string{"--deployment", "shop/web", "--port", "8080", "--prestop-sleep", "5s"}, "variant prestop-5s (preStop) would change Deployment shop/web where it runs: add --in-place"},
 		{[]string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "-n", "shop"}, "-n and --service check a Deployment where it already runs"},
 		{[]string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--in-place"}, "--in-place: check applies its app into a namespace of its own"},
 		{[]string{"--manifest", "../../spec/testdata/web.yaml", "--port", "8080", "--load-namespace", "rc"}, "--load-namespace rc: only for an app checked where it already runs"},
-		{[]string{"-f", "../../spec/testdata/good.yaml", "-n", "shop"}, "-n and --service are for --deployment"},
+		{[]string{"-f", "../../spec/testdata/good.yaml", "-n", "shop"}, "-n (app.namespace) would not be used"},
 	} {
 		code, _, stderr := checkCLI(t, append(tc.args, "--dry-run")...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
+	}
+	// A variant that changes the Deployment: a dry run shows the change and that it needs
+	// --in-place (it was refused before, though docs/in-place.md showed it); a run without
+	// --in-place is refused in one line before any work (the kubeconfig is never read).
+	changing := []string{"--deployment", "shop/web", "--port", "8080", "--prestop-sleep", "5s"}
+	code, stdout, stderr := checkCLI(t, append(changing, "--dry-run")...)
+	if want := "# variant prestop-5s: applies nothing of the app; would change preStop of Deployment shop/web where it runs for the row, restored after it: needs --in-place to run"; code != exitPass || !strings.Contains(stdout, want) {
+		t.Errorf("dry run without --in-place: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
+	code, stdout, _ = checkCLI(t, append(changing, "--dry-run", "--in-place")...)
+	if want := "changes preStop of Deployment shop/web where it runs for the row (--in-place)"; code != exitPass || !strings.Contains(stdout, want) {
+		t.Errorf("dry run with --in-place: exit %d, stdout %q; want %q", code, stdout, want)
+	}
+	code, _, stderr = checkCLI(t, append(changing, "--kubeconfig", "/nonexistent/kubeconfig")...)
+	if want := "variant prestop-5s (preStop) would change Deployment shop/web where it runs: add --in-place"; code != exitBadInput || !strings.Contains(stderr, want) {
+		t.Errorf("a run without --in-place: exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
 	}
 }
 
