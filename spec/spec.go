@@ -9,8 +9,6 @@
 package spec
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,11 +21,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/manifest"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -94,8 +93,11 @@ type Check struct {
 
 // App is the app under test.
 type App struct {
-	// Manifests are YAML files (paths relative to the check file): the Deployment and
-	// whatever it needs. Required, unless namespace names where the app already runs.
+	// Manifests are the app's manifests (paths relative to the check file): YAML or JSON files,
+	// directories (their .yaml, .yml and .json files, not their subdirectories) and
+	// kustomizations (a directory with a kustomization.yaml, rendered as kubectl kustomize
+	// renders it): the Deployment and whatever it needs. Required, unless namespace names where
+	// the app already runs.
 	Manifests []string `json:"manifests,omitempty"`
 	// Deployment names the Deployment under test when the manifests hold several; with
 	// namespace, the Deployment there (required then).
@@ -684,14 +686,13 @@ func (c *Check) objects() ([]check.Object, error) {
 	var objs []check.Object
 	var errs []string
 	for _, m := range c.App.Manifests {
-		b, err := os.ReadFile(c.path(m))
+		docs, err := manifest.Read(c.path(m))
+		var got []k8s.Object
+		if err == nil {
+			got, err = manifest.Objects(docs)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("app.manifests: %v", err))
-			continue
-		}
-		got, err := decoder.DecodeAll(context.Background(), bytes.NewReader(b))
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("app.manifests: %s: %v", m, err))
 			continue
 		}
 		for _, o := range got {

@@ -66,7 +66,8 @@ type auditFlags struct {
 
 func newAuditFlags(fs *flag.FlagSet) *auditFlags {
 	f := &auditFlags{}
-	fs.Var(&f.Files, "f", "a manifest `FILE` or a DIR of them (.yaml, .yml, .json; repeat for several)")
+	fs.Var(&f.Files, "f", "a manifest `FILE`, a DIR of them (its .yaml, .yml and .json files), or a kustomization DIR\n"+
+		"(rendered as kubectl kustomize renders it); repeat for several")
 	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", "read the workloads from the cluster of this kubeconfig `FILE` instead of manifests (read only: list calls)")
 	fs.StringVar(&f.Context, "context", "", "read the workloads from this kubeconfig `CONTEXT` (kubectl's files without --kubeconfig)")
 	fs.StringVar(&f.Namespace, "n", "", "with --kubeconfig or --context: the `NAMESPACE` to read (default: default)")

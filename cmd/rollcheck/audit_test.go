@@ -33,7 +33,8 @@ func TestAuditExitCodes(t *testing.T) {
 		{[]string{"audit", "-f", web, "--windows", win, "--image-registry", "r.example"}, exitBadInput, "rollcheck audit: --image-registry is for --measure"},
 		{[]string{"audit", "--windows", win}, exitBadInput, "rollcheck audit: no manifests"},
 		{[]string{"audit", "-f", web, "--windows", web}, exitBadInput, "rollcheck audit: " + web + ": windows file:"},
-		{[]string{"audit", "-f", win, "--windows", win}, exitBadInput, "rollcheck audit: no Deployment or StatefulSet"},
+		{[]string{"audit", "-f", win, "--windows", win}, exitBadInput, "rollcheck audit: read manifests: " + win + ": document 1: an object without apiVersion and kind"},
+		{[]string{"audit", "-f", "../../spec/testdata/configmap-only.yaml", "--windows", win}, exitBadInput, "rollcheck audit: no Deployment or StatefulSet"},
 		{[]string{"audit", "-f", web, "--windows", win, "-o", "yaml"}, exitBadInput, `rollcheck audit: -o "yaml": want table or json`},
 		{[]string{"windows", "extract"}, exitBadInput, "rollcheck windows extract: want one directory or conformance.json, got 0 arguments"},
 	} {

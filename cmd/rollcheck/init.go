@@ -39,7 +39,8 @@ type initFlags struct {
 
 func newInitFlags(fs *flag.FlagSet) *initFlags {
 	f := &initFlags{}
-	fs.StringVar(&f.File, "f", "", "the app's manifests: a YAML `FILE`, or a DIR of them (its .yaml, .yml and .json files)")
+	fs.StringVar(&f.File, "f", "", "the app's manifests: a YAML `FILE`, a DIR of them (its .yaml, .yml and .json files), or a\n"+
+		"kustomization DIR (rendered as kubectl kustomize renders it)")
 	fs.StringVar(&f.Out, "o", "check.yaml", "the check file to write (`FILE`; - for stdout)")
 	fs.BoolVar(&f.Force, "force", false, "overwrite the file -o names if it exists")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test (`NAME`): one of the manifests' when they hold several; with\n--namespace, one that runs on the cluster")
@@ -147,7 +148,7 @@ func (f *initFlags) command() string {
 func (f *initFlags) fromManifests() (scaffold.Found, []string, error) {
 	files, err := scaffold.ReadManifests(f.File)
 	if err != nil {
-		return scaffold.Found{}, nil, fmt.Errorf("-f %s: %w", f.File, err)
+		return scaffold.Found{}, nil, fmt.Errorf("-f %w", err) // the error starts with the file at fault
 	}
 	found, err := scaffold.Find(files.Objects, f.Deployment)
 	if err != nil {

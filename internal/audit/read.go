@@ -1,14 +1,7 @@
 package audit
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -21,8 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/internal/manifest"
 )
 
 // Inventory is what manifests hold that the audit reads: the workloads and what leads to them.
@@ -34,91 +28,43 @@ type Inventory struct {
 	routes    []*unstructured.Unstructured // HTTPRoutes and GRPCRoutes
 }
 
-// ReadManifests reads every .yaml, .yml and .json file of paths (files, or directories walked
-// recursively), each possibly of several YAML documents or a List, and joins the workloads with
-// their Services, PDBs and routes. Kinds it does not read are ignored.
+// ReadManifests reads the manifests at paths (internal/manifest's one rule: a file, a
+// directory's files, or a kustomization rendered as kubectl kustomize renders it) and joins the
+// workloads with their Services, PDBs and routes. Kinds it does not read are ignored.
 func ReadManifests(paths ...string) (*Inventory, error) {
+	docs, err := manifest.ReadAll(paths...)
+	if err != nil {
+		return nil, fmt.Errorf("read manifests: %w", err)
+	}
 	inv := &Inventory{}
-	for _, p := range paths {
-		err := filepath.WalkDir(p, func(file string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				return nil
-			}
-			if file != p && !slices.Contains([]string{".yaml", ".yml", ".json"}, strings.ToLower(filepath.Ext(file))) {
-				return nil
-			}
-			b, err := os.ReadFile(file)
-			if err != nil {
-				return err
-			}
-			if err := inv.Add(b); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read manifests: %w", err)
+	for _, d := range docs {
+		if err := inv.addDoc(d); err != nil {
+			return nil, fmt.Errorf("read manifests: %s: %w", d.At, err)
 		}
 	}
 	inv.Join()
 	return inv, nil
 }
 
-// Add reads the YAML documents of b (call Join once all are added).
+// Add reads the objects of b, YAML documents as in a manifest file (call Join once all are
+// added).
 func (inv *Inventory) Add(b []byte) error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-	for i := 1; ; i++ {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
-		}
-		if err := inv.addDoc(doc); err != nil {
-			return fmt.Errorf("document %d: %w", i, err)
-		}
-	}
-}
-
-func (inv *Inventory) addDoc(doc []byte) error {
-	if len(bytes.TrimSpace(doc)) == 0 {
-		return nil
-	}
-	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(doc, &tm); err != nil {
+	docs, err := manifest.Decode(b, "manifest")
+	if err != nil {
 		return err
 	}
-	if tm.Kind == "" && tm.APIVersion == "" {
-		var probe map[string]any
-		if err := yaml.Unmarshal(doc, &probe); err != nil {
-			return err
-		}
-		if len(probe) == 0 { // comments only
-			return nil
+	for _, d := range docs {
+		if err := inv.addDoc(d); err != nil {
+			return fmt.Errorf("%s: %w", d.At, err)
 		}
 	}
+	return nil
+}
+
+func (inv *Inventory) addDoc(d manifest.Doc) error {
+	tm, doc := d.TypeMeta, d.Data
 	group, _, _ := strings.Cut(tm.APIVersion, "/")
 	switch {
-	case tm.Kind == "List" || strings.HasSuffix(tm.Kind, "List") && tm.APIVersion == "v1":
-		var l struct {
-			Items []map[string]any `json:"items"`
-		}
-		if err := yaml.Unmarshal(doc, &l); err != nil {
-			return err
-		}
-		for i, item := range l.Items {
-			b, err := yaml.Marshal(item)
-			if err != nil {
-				return err
-			}
-			if err := inv.addDoc(b); err != nil {
-				return fmt.Errorf("item %d: %w", i, err)
-			}
-		}
 	case tm.Kind == "Deployment" && tm.APIVersion == "apps/v1":
 		return decodeInto(inv, doc, "Deployment", &appsv1.Deployment{})
 	case tm.Kind == "StatefulSet" && tm.APIVersion == "apps/v1":

@@ -5,23 +5,17 @@
 package scaffold
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/e2e-framework/klient/decoder"
-	"sigs.k8s.io/e2e-framework/klient/k8s"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/manifest"
 )
 
 // Found is what init found about the app: each choice with the reason it gives in the file.
@@ -56,83 +50,23 @@ type Files struct {
 	Objects []check.Object
 }
 
-// ReadManifests reads the manifests at path: a YAML file, or every .yaml, .yml and .json file
-// of a directory (not its subdirectories; a kustomization file is left out). A file that holds
-// no object is left out too.
+// ReadManifests reads the manifests at path as check and audit read them (internal/manifest: a
+// file, a directory's files, or a kustomization rendered as kubectl kustomize renders it); Paths
+// are where they came from. Errors name the file at fault.
 func ReadManifests(path string) (Files, error) {
-	st, err := os.Stat(path)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return Files{}, pe.Err // the caller names the path
-	}
+	docs, err := manifest.Read(path)
 	if err != nil {
 		return Files{}, err
 	}
-	// In a directory, a file's problem names the file; the caller names the path given.
-	named := func(p string, err error) error {
-		if st.IsDir() {
-			return fmt.Errorf("%s: %w", filepath.Base(p), err)
-		}
-		return err
+	objs, err := manifest.Objects(docs)
+	if err != nil {
+		return Files{}, err
 	}
-	paths := []string{path}
-	if st.IsDir() {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return Files{}, err
-		}
-		paths = nil
-		for _, e := range entries {
-			name := e.Name()
-			ext := filepath.Ext(name)
-			if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") || strings.TrimSuffix(name, ext) == "kustomization" {
-				continue
-			}
-			paths = append(paths, filepath.Join(path, name))
-		}
-	}
-	var fs Files
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return Files{}, err
-		}
-		objs, err := decoder.DecodeAll(context.Background(), bytes.NewReader(b))
-		if err != nil {
-			return Files{}, named(p, err)
-		}
-		if len(objs) == 0 {
-			continue
-		}
-		if g := notManifest(objs); g != "" {
-			if !st.IsDir() {
-				return Files{}, fmt.Errorf("a %s file, not Kubernetes manifests", g)
-			}
-			continue // a check file or a kustomization beside the manifests
-		}
-		fs.Paths = append(fs.Paths, p)
-		for _, o := range objs {
-			fs.Objects = append(fs.Objects, o.(check.Object))
-		}
-	}
-	if len(fs.Paths) == 0 {
-		if st.IsDir() {
-			return Files{}, errors.New("no Kubernetes object in its .yaml, .yml and .json files")
-		}
-		return Files{}, errors.New("no Kubernetes object in it")
+	fs := Files{Paths: manifest.Sources(docs)}
+	for _, o := range objs {
+		fs.Objects = append(fs.Objects, o.(check.Object))
 	}
 	return fs, nil
-}
-
-// notManifest is the API group of an object in objs that is no Kubernetes object but a file
-// of a tool beside them (a check file, a kustomization), or "".
-func notManifest(objs []k8s.Object) string {
-	for _, o := range objs {
-		switch g := o.GetObjectKind().GroupVersionKind().Group; g {
-		case "rollcheck.io", "kustomize.config.k8s.io":
-			return g
-		}
-	}
-	return ""
 }
 
 // Find finds the app in objs: the Deployment named deployment, or the only one.

@@ -203,33 +203,36 @@ func TestFindRefuses(t *testing.T) {
 	}
 }
 
-func TestReadManifests(t *testing.T) {
+// init reads manifests as check and audit do (internal/manifest has the rule's tests): here, a
+// kustomization directory whose Deployment gets its selector from the kustomization's labels,
+// as go-httpbin's own kustomize directory does; init used to refuse it ("spec.selector.matchLabels
+// is empty").
+func TestReadManifestsKustomization(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
-	write("kustomization.yaml", "resources: [a.yaml]\n")
-	write("notes.txt", "not yaml: [")
-	write("check.yaml", "apiVersion: rollcheck.io/v1alpha1\nkind: Check\napp: {port: 1}\n")
-	write("empty.yml", "# nothing\n")
+	write("deployment.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: httpbin}
+spec:
+  template:
+    spec:
+      containers:
+      - name: httpbin
+        image: example/httpbin:1
+        ports: [{name: http, containerPort: 8080}]
+`)
+	write("service.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: httpbin}\nspec: {ports: [{port: 80, targetPort: http}]}\n")
+	write("kustomization.yaml", "resources: [deployment.yaml, service.yaml]\nlabels:\n- pairs: {app: httpbin}\n  includeSelectors: true\n")
 	fs, err := ReadManifests(dir)
-	if err != nil || len(fs.Paths) != 1 || filepath.Base(fs.Paths[0]) != "a.yaml" {
-		t.Fatalf("ReadManifests(dir) = %v, %v; want a.yaml only", fs.Paths, err)
+	if err != nil || len(fs.Paths) != 1 || fs.Paths[0] != dir || len(fs.Objects) != 2 {
+		t.Fatalf("ReadManifests(dir) = %v, %d objects, %v; want the kustomization's 2", fs.Paths, len(fs.Objects), err)
 	}
-	if _, err := ReadManifests(filepath.Join(dir, "missing.yaml")); err == nil {
-		t.Error("a missing file: no error")
-	}
-	if _, err := ReadManifests(filepath.Join(dir, "empty.yml")); err == nil || !strings.Contains(err.Error(), "no Kubernetes object") {
-		t.Errorf("a file with no object: %v", err)
-	}
-	if _, err := ReadManifests(filepath.Join(dir, "check.yaml")); err == nil || !strings.Contains(err.Error(), "not Kubernetes manifests") {
-		t.Errorf("a check file as -f: %v", err)
-	}
-	write("bad.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
-	if _, err := ReadManifests(dir); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
-		t.Errorf("a file that does not decode: %v, want its name", err)
+	f, err := Find(fs.Objects, "")
+	if err != nil || f.Deployment != "httpbin" || f.Port != 8080 || f.Service != "httpbin" {
+		t.Errorf("Find = %+v, %v; want httpbin on 8080 behind Service httpbin", f, err)
 	}
 }
