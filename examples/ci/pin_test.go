@@ -3,16 +3,21 @@ package ci_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollcheck/rollcheck/internal/fill"
 	"github.com/rollcheck/rollcheck/spec"
 )
 
@@ -74,7 +79,26 @@ func checkFiles(t *testing.T) []checkFile {
 	if len(files)-readmeFiles < 3 {
 		t.Fatalf("found %d check files under examples/: the walk missed them", len(files)-readmeFiles)
 	}
-	return files
+	return append(files, checkFile{name: "a check file with every field docs/check-file.md documents", data: everyField(t), dir: "."})
+}
+
+// everyField is a check file that sets every field of spec.Check, each list with one item: what
+// docs/check-file.md documents (it is generated from these types), so that a pinned version
+// older than a documented field refuses it ("unknown field"). Its values decode; they need not
+// validate.
+func everyField(t *testing.T) []byte {
+	t.Helper()
+	var c spec.Check
+	fill.Every(reflect.ValueOf(&c).Elem())
+	j, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
 }
 
 // Every check file the README and the examples show is one this tree's spec package takes.
@@ -159,7 +183,7 @@ func TestPinnedVersionTakesTheShownCheckFiles(t *testing.T) {
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./internal/pincheck")
 	build.Dir, build.Env = src, append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build the spec package of %s (ROLLCHECK_VERSION %s): %v\n%s", commit[:12], v, err, out)
+		t.Fatalf("go build the spec package of %s (ROLLCHECK_PIN %s): %v\n%s", commit[:12], v, err, out)
 	}
 
 	dir := t.TempDir()
@@ -189,18 +213,18 @@ func TestPinnedVersionTakesTheShownCheckFiles(t *testing.T) {
 		}
 	}
 	if refused > 0 {
-		t.Errorf("ROLLCHECK_VERSION %s in examples/ci/rollcheck.yaml is older than what the README and examples show: "+
+		t.Errorf("ROLLCHECK_PIN %s in examples/ci/rollcheck.yaml is older than what the README, the examples and docs/check-file.md show: "+
 			"pin a commit of main that takes them, such as the newest (this checkout's HEAD is %s; `make release` prints it)", v, headPseudoVersion(t))
 		return
 	}
 	t.Logf("rollcheck %s takes all %d check files", v, len(args))
 }
 
-// pinnedCommit is the workflow's ROLLCHECK_VERSION and the full hash of the commit it names.
+// pinnedCommit is the workflow's ROLLCHECK_PIN and the full hash of the commit it names.
 func pinnedCommit(t *testing.T) (version, commit string) {
 	t.Helper()
-	v := readWorkflow(t).Env["ROLLCHECK_VERSION"]
-	return v, commitOf(t, "ROLLCHECK_VERSION", v)
+	v := readWorkflow(t).Env["ROLLCHECK_PIN"]
+	return v, commitOf(t, "ROLLCHECK_PIN", v)
 }
 
 // commitOf is the full hash of the commit a version names (a release tag's, or a

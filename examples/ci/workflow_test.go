@@ -306,6 +306,11 @@ func TestWorkflowShape(t *testing.T) {
 			for _, m := range dockerBuild.FindAllStringSubmatch(s.Run, -1) {
 				built = append(built, m[1])
 			}
+			// rollcheck makes the load pods' image of its own binary and refuses a cgo build,
+			// which go install gives on a runner with a C compiler.
+			if strings.Contains(s.Run, "go install") && !strings.Contains(s.Run, "CGO_ENABLED=0 go install") {
+				t.Errorf("%s: go install without CGO_ENABLED=0: a dynamically linked rollcheck cannot make its load image", s)
+			}
 			if m := downloadAs.FindStringSubmatch(s.Run); m != nil {
 				downloaded = m[1]
 				if !strings.Contains(s.If, "pull_request") {
@@ -361,7 +366,7 @@ func git(t *testing.T, args ...string) (string, error) {
 // pseudo-version of a commit on its history (the form go install accepts: v0.0.0, the commit's
 // time in UTC, its first 12 hex digits).
 func TestWorkflowPinsAVersionThatExists(t *testing.T) {
-	checkVersion(t, "ROLLCHECK_VERSION", readWorkflow(t).Env["ROLLCHECK_VERSION"])
+	checkVersion(t, "ROLLCHECK_PIN", readWorkflow(t).Env["ROLLCHECK_PIN"])
 }
 
 // Copied as it is, the workflow's check step exits 0 only if every row of its check file passes.

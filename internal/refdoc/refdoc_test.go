@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/audit"
+	"github.com/rollcheck/rollcheck/internal/fill"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
@@ -127,7 +126,7 @@ func TestSchemaDescribesConformanceJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var full report.Run
-	fill(reflect.ValueOf(&full).Elem(), 0)
+	fill.Every(reflect.ValueOf(&full).Elem())
 	for name, run := range map[string]report.Run{"every field set": full, "every field zero": {}, "NewRun(nil)": report.NewRun(nil)} {
 		var buf bytes.Buffer
 		if err := run.WriteJSON(&buf); err != nil {
@@ -148,56 +147,6 @@ func TestSchemaDescribesConformanceJSON(t *testing.T) {
 	bad.check(schema, map[string]any{"schemaVersion": "1", "rows": []any{map[string]any{"suite": 3}}, "extra": true}, "$")
 	if len(bad.errs) < 3 {
 		t.Errorf("a wrong document gave only %q", bad.errs)
-	}
-}
-
-// fill sets every exported field of v, each list and map to one item.
-func fill(v reflect.Value, depth int) {
-	if depth > 12 {
-		return
-	}
-	switch v.Type() {
-	case reflect.TypeFor[time.Time]():
-		v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)))
-		return
-	case reflect.TypeFor[intstr.IntOrString]():
-		v.Set(reflect.ValueOf(intstr.FromString("50%")))
-		return
-	case reflect.TypeFor[json.RawMessage]():
-		v.Set(reflect.ValueOf(json.RawMessage(`{}`)))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem(), depth+1)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Field(i); f.CanSet() {
-				fill(f, depth+1)
-			}
-		}
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0), depth+1)
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k, depth+1)
-		fill(e, depth+1)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(1)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(0.5)
 	}
 }
 
@@ -316,9 +265,9 @@ func jsonType(x any) string {
 // field set, every field zero, and the windows file in internal/audit's testdata.
 func TestSchemasDescribeAuditJSON(t *testing.T) {
 	var report audit.Report
-	fill(reflect.ValueOf(&report).Elem(), 0)
+	fill.Every(reflect.ValueOf(&report).Elem())
 	var windows audit.WindowsFile
-	fill(reflect.ValueOf(&windows).Elem(), 0)
+	fill.Every(reflect.ValueOf(&windows).Elem())
 	kind, err := os.ReadFile(filepath.Join(root, "internal/audit/testdata/windows-kind.json"))
 	if err != nil {
 		t.Fatal(err)
