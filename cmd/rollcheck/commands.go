@@ -31,6 +31,24 @@ type command struct {
 	program func(args []string, stdout, stderr io.Writer) int
 	// hidden: rollcheck help does not list it (rollcheck help NAME still describes it).
 	hidden bool
+	// maintainers: a command for rollcheck's own suites and maintainers (make e2e), listed by
+	// rollcheck help apart from the users' commands.
+	maintainers bool
+}
+
+// listed is c's line in rollcheck help: its summary and, for a command of commands, the
+// subcommands its table has, so that the list cannot miss one.
+func (c command) listed() string {
+	if c.sub == nil {
+		return c.summary
+	}
+	var names []string
+	for _, s := range c.sub {
+		if !s.hidden {
+			names = append(names, s.name)
+		}
+	}
+	return c.summary + ": " + strings.Join(names, ", ")
 }
 
 // A runFunc runs a command on the operands left after its flags and returns the exit code.
@@ -66,21 +84,21 @@ var commands = []command{
 		summary: "compare two conformance.json files row by row (Fisher's exact test)",
 		about:   compareAbout, setup: withFlags(newCompareFlags, runCompare)},
 	{name: "audit", args: "-f FILE|DIR --windows FILE | --windows-from DIR",
-		summary: "score every Deployment and StatefulSet of manifests against a cluster's measured windows (no cluster touched)",
+		summary: "score every Deployment and StatefulSet of manifests (or a cluster) against a cluster's measured windows",
 		about:   auditAbout, setup: withFlags(newAuditFlags, runAudit)},
 	{name: "windows", args: "COMMAND",
-		summary: "a cluster's measured windows for rollcheck audit: extract",
+		summary: "a cluster's measured windows for rollcheck audit",
 		about:   "Makes windows files, a cluster's measured windows, which rollcheck audit scores workloads against.\nExit 0 done, 2 bad input.",
 		sub:     windowsCommands},
 	{name: "e2e",
 		summary: "the conformance suites (make e2e): acquire the cluster, run ginkgo, write the report, release",
-		about:   e2eAbout, setup: withFlags(newE2EFlags, runE2E), ownSignals: true},
+		about:   e2eAbout, setup: withFlags(newE2EFlags, runE2E), ownSignals: true, maintainers: true},
 	{name: "knobs", args: "[get NAME | table | target NAME]",
 		summary: "check every ROLLCHECK_* knob: one line per problem and exit 2, or nothing",
 		about:   "With no argument, checks every knob. get NAME prints a knob's value by its rule (its default when unset;\nexit 2 when bad), so that scripts hold no copy of a rule; table prints every knob, its default and\nmeaning (docs/maintainers.md's table); target NAME prints the knobs make's e2e target NAME sets (e2e-grpc,\nsmoke, ...), one NAME=value a line, as scripts/e2e.sh NAME exports them (exit 2: no such target).",
-		setup:   withFlags(newNoFlags, runKnobs)},
+		setup:   withFlags(newNoFlags, runKnobs), maintainers: true},
 	{name: "cluster", args: "COMMAND",
-		summary: "manage rollcheck's kind cluster: up, down, logs, versions, default-image, load-image, proxy-images",
+		summary: "manage rollcheck's kind cluster",
 		about:   "Manages the kind cluster the checks and the suites run on (kind in-process: no kind binary is needed).\nExit 0 done, 1 failed, 2 bad input.",
 		sub:     clusterCommands},
 	{name: "report", args: "DIR",
@@ -88,7 +106,7 @@ var commands = []command{
 		about: "Merges the rows the suites wrote (DIR/rows/*.json) into DIR/conformance.{json,md,junit.xml} and\nDIR/timeline.html, and prints the Markdown table. Exit 0 when every row passed, 1 otherwise, 2 bad input.\n" +
 			"With --figures FILE it writes instead the figures document of the run in DIR (its conformance.json):\nwhat it ran on, its rows and the lifecycle claims, generated (docs/matrix.md is one). Exit 0 written, 1 not, 2 bad input.\n" +
 			"With --reanalyze it writes nothing: it judges each row of DIR again from what it recorded (DIR/rows/*.json and\nDIR/raw/<row>.ledger.json; no cluster) with the current analysis, and prints per row what changed against\nthe record (verdict, phase counts, recommendation) and what it could not derive again. Exit 0 no change, 1 a\nchange, 2 bad input.",
-		setup: withFlags(newReportFlags, runReport)},
+		setup: withFlags(newReportFlags, runReport), maintainers: true},
 	{name: "version", aliases: []string{"--version", "-version"},
 		summary: "print rollcheck's version (also: rollcheck --version)",
 		setup:   withFlags(newNoFlags, runVersion)},
@@ -195,11 +213,19 @@ func listCommands(w io.Writer, table []command, prefix string) {
 	fmt.Fprintln(w, "commands:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range table {
-		if !c.hidden {
-			fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+		if !c.hidden && !c.maintainers {
+			fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.listed())
 		}
 	}
 	fmt.Fprintf(tw, "  help [COMMAND]\tthis list, or a command's flags\n")
+	_ = tw.Flush()
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, c := range slices.DeleteFunc(slices.Clone(table), func(c command) bool { return c.hidden || !c.maintainers }) {
+		if i == 0 {
+			fmt.Fprintln(w, "\nfor rollcheck's own conformance suites and its maintainers:")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.listed())
+	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%s help COMMAND, or %s COMMAND -h, lists a command's flags.\n", prefix, prefix)
 }
