@@ -73,7 +73,7 @@ func Up(ctx context.Context, o Options) (*Cluster, error) {
 	o.NodeImage, o.ImageSource = ref, knobs.ImageSource(ref)
 	// kind would pull a missing image; rollcheck never lets it (no registry traffic by surprise).
 	if _, err := run(ctx, "docker", "image", "inspect", o.NodeImage); err != nil {
-		return nil, fmt.Errorf("node image %s is not in the Docker engine: make cluster picks, pulls or builds one (see README)", o.NodeImage)
+		return nil, fmt.Errorf("node image %s is not in the Docker engine, and rollcheck never pulls one by surprise: `docker pull %s` (or `rollcheck cluster node-image`, which pulls kind's image) gets it; with no registry, a checkout's `make node-image` builds the offline one (%s=offline)", o.NodeImage, o.NodeImage, knobs.EnvNodeImage)
 	}
 	rendered, err := kc.Render(o)
 	if err != nil {
@@ -545,7 +545,7 @@ func dockerAnswers(ctx context.Context) error {
 		return errors.New("docker CLI not found: install Docker (make docker does it on Debian as root)")
 	}
 	if out, err := run(ctx, "docker", "info", "-f", "{{.ServerVersion}}"); err != nil || strings.TrimSpace(out) == "" {
-		return fmt.Errorf("no Docker engine answers (docker info failed): start one, or run make docker: %v", err)
+		return fmt.Errorf("no Docker engine answers (docker info failed): start one (in a checkout, make docker installs and starts one on Debian as root): %v", err)
 	}
 	return nil
 }

@@ -315,6 +315,30 @@ esac
 	}
 }
 
+// A node image the Docker engine lacks stops Up before any cluster work, in one line that names
+// what a user of the binary can run (docker pull, rollcheck cluster node-image), never a make
+// target alone; nothing is pulled.
+func TestUpNodeImageMissing(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fakeTool(t, dir, "docker", `echo "$*" >>"`+calls+`"
+case "$1" in
+  info) echo 28.0.0 ;;
+  *) exit 1 ;;
+esac
+`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, err := Up(context.Background(), Options{Name: "rollcheck-test", NodeImage: "upstream", Logf: t.Logf})
+	want := "node image " + kinddefaults.Image + " is not in the Docker engine, and rollcheck never pulls one by surprise: `docker pull " + kinddefaults.Image + "` (or `rollcheck cluster node-image`"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Up = %v; want one line with %q", err, want)
+	}
+	b, _ := os.ReadFile(calls)
+	if strings.Contains(string(b), "pull") {
+		t.Errorf("docker was asked to pull: %s", b)
+	}
+}
+
 // fakeKind stands in for kind's provider and records the calls; its clusters have nodes.
 type fakeKind struct {
 	clusters []string

@@ -162,7 +162,7 @@ var All = []Knob{
 		}
 		return nil
 	}},
-	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image if present or pullable, else the offline one), `upstream`, `offline`, `offline-containerd2` (the offline one with containerd `CONTAINERD_VERSION`, which takes `lifecycle.stopSignal`: make e2e-stopsignal's) or an image reference", true, ValidNodeImage},
+	{EnvNodeImage, "auto", "", "the kind node image: `auto` (kind's upstream image when the Docker engine has it, else the newest offline one; `rollcheck cluster node-image` and make pull the upstream one first when they can, `rollcheck check` never pulls), `upstream`, `offline`, `offline-containerd2` (the offline one with containerd `CONTAINERD_VERSION`, which takes `lifecycle.stopSignal`: make e2e-stopsignal's) or an image reference", true, ValidNodeImage},
 	{EnvNodeImageOf, "", "none", "the node image reference the scripts chose for " + EnvNodeImage + " (make sets it; it wins over " + EnvNodeImage + ")", true, check.ValidImage},
 	{EnvWorkers, "0", "", "worker nodes besides the control plane, 0 to 5", true, wholeNumber(0, 5)},
 	{EnvProxyMode, "iptables", "", "kube-proxy's mode in a cluster rollcheck creates: `iptables` or `nftables` (kind's `networking.kubeProxyMode`; a reused cluster must run the same)", true, func(v string) error {
