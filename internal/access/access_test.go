@@ -292,3 +292,21 @@ func TestInPlaceNeed(t *testing.T) {
 		t.Errorf("without a load namespace: %q, want core's namespace and pod rights, no Service creation", got)
 	}
 }
+
+// docs/reference.md's table of the manifests is Table, as make rbac wrote it: it says exactly
+// what each file grants (the README said core.yaml lets rollcheck "create and read" Deployments
+// and pods, while it also grants update and patch on Deployments and delete on pods).
+func TestReferenceTableIsGenerated(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), TableBegin+"\n"+Table()+TableEnd) {
+		t.Error("docs/reference.md's rbac table is not access.Table(): run make rbac")
+	}
+	for _, want := range []string{"create, get, update, patch `deployments`", "create, get, list, watch, delete `pods`"} {
+		if !strings.Contains(Table(), want) {
+			t.Errorf("Table lacks %q", want)
+		}
+	}
+}
