@@ -38,7 +38,7 @@ func Generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out := map[string][]byte{CheckFileDoc: doc}
-	for name, gen := range map[string]func(string) ([]byte, error){SchemaFile: Schema, AuditSchemaFile: AuditSchema, WindowsSchemaFile: WindowsSchema, ReferenceDoc: ReferenceMarkdown} {
+	for name, gen := range map[string]func(string) ([]byte, error){SchemaFile: Schema, AuditSchemaFile: AuditSchema, WindowsSchemaFile: WindowsSchema, ReferenceDoc: ReferenceMarkdown, READMEDoc: READMEMarkdown} {
 		if out[name], err = gen(root); err != nil {
 			return nil, err
 		}

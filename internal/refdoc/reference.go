@@ -45,12 +45,17 @@ func ReferenceMarkdown(root string) ([]byte, error) {
 	return replaceTable(doc, DisruptionsMark, kinds.Bytes())
 }
 
-// replaceTable replaces the table right after the line mark in doc (the lines that start with
-// "|") by table.
+// replaceTable replaces the table right after the line mark in doc, ReferenceDoc (the lines that
+// start with "|"), by table.
 func replaceTable(doc []byte, mark string, table []byte) ([]byte, error) {
+	return replaceTableIn(ReferenceDoc, doc, mark, table)
+}
+
+// replaceTableIn replaces the table right after the line mark in doc, the document name, by table.
+func replaceTableIn(name string, doc []byte, mark string, table []byte) ([]byte, error) {
 	before, after, ok := bytes.Cut(doc, []byte(mark+"\n"))
 	if !ok {
-		return nil, fmt.Errorf("reference: %s has no line %q before its table", ReferenceDoc, mark)
+		return nil, fmt.Errorf("%s has no line %q before its table", name, mark)
 	}
 	rest := after
 	for bytes.HasPrefix(rest, []byte("|")) {
