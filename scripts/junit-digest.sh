@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # junit-digest.sh DIR: one paragraph per failed spec in the Ginkgo JUnit reports under DIR (its
 # name and its failure message, cut at 1,200 characters), so that the end of a CI log says why a
-# suite failed even when only its tail is kept. Prints nothing when no spec failed.
+# suite failed even when only its tail is kept; then, from the step logs in DIR/ci-logs, each
+# failed go test (--- FAIL) with the lines after it, which no JUnit report holds (the gotest
+# example runs as a plain go test). Prints nothing when nothing failed.
 set -o errexit -o nounset -o pipefail
 dir=${1:?usage: junit-digest.sh DIR}
 [ -d "$dir" ] || exit 0
@@ -18,3 +20,9 @@ find "$dir" -name junit.xml -type f -print0 | sort -z | while IFS= read -r -d ''
       printf "FAILED (%s) %s\n    %s\n", file, name, msg
     }' "$f"
 done
+if [ -d "$dir/ci-logs" ]; then
+  for f in "$dir"/ci-logs/*.log; do
+    [ -e "$f" ] || continue
+    grep -n -A4 -E '^[[:space:]]*--- FAIL: ' "$f" | cut -c1-600 | head -40 | sed "s|^|FAILED (ci-logs/$(basename "$f")) |" || true
+  done
+fi

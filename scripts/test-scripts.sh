@@ -363,5 +363,10 @@ ok_if "junit-digest.sh prints each failed spec and its decoded message, and no p
 sed -i 's/status="failed"/status="passed"/; /<failure/d' "$J/families/junit.xml"
 out=$(bash "$REPO_ROOT/scripts/junit-digest.sh" "$J")
 ok_if "junit-digest.sh prints nothing when no spec failed" "$([ -z "$out" ] && echo 0 || echo 1)" "output: $out"
+mkdir -p "$J/ci-logs" && printf 'ok  pkg\n--- FAIL: TestRollout (1.20s)\n    rollout_test.go:52: missing go.sum entry\nFAIL\n' >"$J/ci-logs/make-e2e.log"
+out=$(bash "$REPO_ROOT/scripts/junit-digest.sh" "$J")
+r=0; { grep -qxF "FAILED (ci-logs/make-e2e.log) 2:--- FAIL: TestRollout (1.20s)" <<<"$out" \
+  && grep -qxF "FAILED (ci-logs/make-e2e.log) 3-    rollout_test.go:52: missing go.sum entry" <<<"$out"; } || r=1
+ok_if "junit-digest.sh prints a failed go test from the step logs, which no JUnit report holds" "$r" "output: $out"
 
 [ "$failures" -eq 0 ] || die "$failures script test(s) failed"
