@@ -69,8 +69,10 @@ func TestRenewalKeepsItLive(t *testing.T) {
 	// renewal to land before the next step (it used to renew beside the loop, and the fake
 	// clientset, which takes a stale update, let the loop's late write win now and then).
 	var s *State
-	for !clk.HasWaiters() { // the loop's ticker exists: a step before it would pass unseen
-		time.Sleep(time.Millisecond)
+	for start := time.Now(); !clk.HasWaiters(); time.Sleep(time.Millisecond) { // the loop's ticker exists: a step before it would pass unseen
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the Lease's renewal loop made no ticker in 5 s")
+		}
 	}
 	for range 6 {
 		clk.Step(5 * time.Second)
