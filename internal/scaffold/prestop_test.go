@@ -13,6 +13,10 @@ import (
 // `sh -c "sleep 5"` hook, and an httpGet with a sleep query, as the same known length. Before
 // they shared check.PreStop.Duration, audit read 5 s and check and init an unknown hook.
 func TestOneManifestOnePreStop(t *testing.T) {
+	web, err := os.ReadFile("../../spec/testdata/web.yaml") // a Deployment with no lifecycle
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		hook string
 		want time.Duration
@@ -22,30 +26,7 @@ func TestOneManifestOnePreStop(t *testing.T) {
 		{`httpGet: {path: "/prestop?sleep=3s", port: 8080}`, 3 * time.Second},
 	} {
 		file := filepath.Join(t.TempDir(), "app.yaml")
-		manifest := `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: example/web:1
-        ports: [{containerPort: 8080}]
-        lifecycle:
-          preStop:
-            ` + tc.hook + `
----
-apiVersion: v1
-kind: Service
-metadata: {name: web}
-spec:
-  selector: {app: web}
-  ports: [{port: 80, targetPort: 8080}]
-`
+		manifest := string(web) + "        lifecycle: {preStop: {" + tc.hook + "}}\n"
 		if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
 			t.Fatal(err)
 		}
