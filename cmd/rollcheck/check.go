@@ -735,7 +735,6 @@ type dryVariant struct {
 	Rows    []string       `json:"rows"`
 	InPlace string         `json:"inPlace,omitempty"`
 	Objects []check.Object `json:"objects,omitempty"`
-	inPlace bool
 }
 
 // dryRunPrint prints, per variant, the objects the check would apply (in place, what it would
@@ -755,7 +754,7 @@ func dryRunPrint(plans []check.Plan, format string, inPlaceAllowed bool, stdout,
 		byName[p.Variant.Name] = v
 		out = append(out, v)
 		if p.InPlace() {
-			v.InPlace, v.inPlace = inPlaceSays(p, inPlaceAllowed), true
+			v.InPlace = inPlaceSays(p, inPlaceAllowed) // never empty
 			continue
 		}
 		objs, err := p.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
@@ -778,7 +777,7 @@ func dryRunPrint(plans []check.Plan, format string, inPlaceAllowed bool, stdout,
 		return exitPass
 	}
 	for _, v := range out {
-		if v.inPlace {
+		if v.InPlace != "" {
 			fmt.Fprintf(stdout, "# variant %s: %s\n", v.Variant, v.InPlace)
 			continue
 		}

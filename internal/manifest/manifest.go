@@ -160,7 +160,6 @@ func readFile(file string) ([]Doc, error) {
 // JSON), a List's items each an object, comment-only documents left out. A document of
 // rollcheck's own (apiVersion rollcheck.io/…, a check file) is ErrNotManifests.
 func Decode(b []byte, source string) ([]Doc, error) {
-	file := source
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
 	var docs []Doc
 	for i := 1; ; i++ {
@@ -168,11 +167,11 @@ func Decode(b []byte, source string) ([]Doc, error) {
 		if errors.Is(err, io.EOF) {
 			return docs, nil
 		}
-		at := fmt.Sprintf("%s: document %d", file, i)
+		at := fmt.Sprintf("%s: document %d", source, i)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
-		got, err := objects(doc, file, at)
+		got, err := objects(doc, source, at)
 		if err != nil {
 			return nil, err
 		}
@@ -192,10 +191,9 @@ func objects(doc []byte, source, at string) ([]Doc, error) {
 	if len(probe) == 0 { // comments only
 		return nil, nil
 	}
-	var tm metav1.TypeMeta
-	if err := yaml.Unmarshal(doc, &tm); err != nil {
-		return nil, fmt.Errorf("%s: %w", at, err)
-	}
+	tm := metav1.TypeMeta{}
+	tm.APIVersion, _ = probe["apiVersion"].(string)
+	tm.Kind, _ = probe["kind"].(string)
 	group, _, _ := strings.Cut(tm.APIVersion, "/")
 	switch {
 	case group == "rollcheck.io":
