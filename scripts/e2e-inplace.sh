@@ -6,11 +6,12 @@
 #      shop and in-place-load.yaml in rc-load (no ClusterRole: kubectl auth can-i --list shows it);
 #   2. the as-is variant in place (no --in-place): it runs, and the Deployment is as it was;
 #   3. a variant that changes the Deployment without --in-place: one refusal line, exit 2, the
-#      Deployment untouched (its resourceVersion too);
+#      Deployment untouched (its spec and metadata);
 #   4. the same with --in-place: it runs, and the Deployment is as it was;
 #   5. Ctrl-C (SIGINT) while the variant's change is on the Deployment: exit 130, restored;
 #   6. a second run started while the first is in its variant row (the change on): refused in one
-#      line (exit 2) naming the run that holds the Deployment, which it leaves untouched; then
+#      line (exit 2) naming the run that holds the Deployment, which it leaves untouched (the first
+#      run stopped meanwhile, so that nothing else writes it); then
 #      kill -9 the first: the record and its Lease stay, and a run at once is refused too; once
 #      the Lease expired (15 s) a third run (as-is) restores the Deployment first, says so in one
 #      line, and leaves it as it was.
@@ -22,8 +23,14 @@ LOG_PREFIX=e2e-inplace
 export ROLLCHECK_CLUSTER_NAME=${ROLLCHECK_CLUSTER_NAME:-rollcheck-inplace}
 validate_knobs
 sa_setup inplace
+pid=
 cleanup() {
   local rc=$?
+  # A run of this script's still going (stopped, too) ends before its cluster does.
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -9 "$pid" 2>/dev/null || true
+  fi
   sa_finish "$rc"
 }
 trap cleanup EXIT
@@ -97,13 +104,21 @@ grep -v 'so far$' "$OUT/as-is.log"
 [ "$rc" -le 1 ] || die "as-is in place exited $rc"
 same_as_before as-is
 
+# unwritten_by WHEN: the Deployment's spec and metadata are as state-before-WHEN.json holds them.
+# Not its resourceVersion: the Deployment controller's status updates change that too, while a
+# rollout (the previous step's, or a live run's) is still going.
+unwritten_by() {
+  state >"$OUT/state-after-$1.json"
+  diff -u "$OUT/state-before-$1.json" "$OUT/state-after-$1.json" || die "the refused run ($1) wrote the Deployment"
+}
+
 # 3. A variant that changes the Deployment, without --in-place.
-rv=$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')
+state >"$OUT/state-before-refused.json"
 rc=$(rc_check refused -f "$work/prestop.yaml")
 cat "$OUT/refused.log"
 [ "$rc" -eq 2 ] || die "without --in-place the check exited $rc, want 2"
 grep -q 'would change Deployment shop/web where it runs: add --in-place' "$OUT/refused.log" || die "no refusal line"
-[ "$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || die "the refused run wrote the Deployment"
+unwritten_by refused
 
 # 4. With --in-place.
 rc=$(rc_check in-place -f "$work/prestop.yaml" --in-place)
@@ -142,14 +157,21 @@ same_as_before ctrl-c
 # before it changes anything, naming the run that holds the Deployment; then kill -9 the first.
 start_prestop killed
 changed_on
-rv=$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')
+# The first run is stopped (SIGSTOP) while the second one asks, so that whatever changes the
+# Deployment meanwhile is the second run's: the first one restarts it three times in its row.
+# Its Lease, renewed every few seconds, stays live for the seconds a refusal takes (CI: renewed
+# 4 s before, 11 s left). A second for a write of the first run's already sent to land.
+kill -STOP "$pid"
+sleep 1
+state >"$OUT/state-before-held.json"
 rc=$(rc_check held -f "$work/as-is.yaml")
+unwritten_by held
+kill -CONT "$pid"
 cat "$OUT/held.log"
 kill -0 "$pid" 2>/dev/null || die "the first run ended before the second was refused: the refusal was not shown against a live run"
 [ "$rc" -eq 2 ] || die "a second run while the first is in its variant row exited $rc, want 2"
 grep -q 'deployment shop/web is held by rollcheck run .* (renewed .* ago, lease expires in .*): wait for it or let its lease expire' "$OUT/held.log" \
   || die "no line naming the run that holds the Deployment"
-[ "$(admin get deployment web -n shop -o jsonpath='{.metadata.resourceVersion}')" = "$rv" ] || die "the refused run wrote the Deployment"
 kill -9 "$pid"
 wait "$pid" || true
 admin get deployment web -n shop -o jsonpath='{.metadata.annotations.rollcheck\.io/restore}' | grep -q '"run"' \
