@@ -660,6 +660,10 @@ func TerminatingEntries() []Entry {
 	}
 }
 
+// surgeAll is a strategic-merge patch that makes a rollout replace every pod at once: all new
+// pods first (maxSurge 100 %), then all old ones together (maxUnavailable 0).
+const surgeAll = `{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":"100%","maxUnavailable":0}}}}`
+
 // colocate is a strategic-merge patch that requires every pod of the sample app on the node of
 // the others (the first goes anywhere): all replicas on one node, whatever its name.
 const colocate = `{"spec":{"template":{"spec":{"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"app"}},"topologyKey":"kubernetes.io/hostname"}]}}}}}}`
@@ -736,6 +740,10 @@ func GRPCEntries() []Entry {
 	graceful := grpc("grpc-graceful", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, sleepRPC(time.Second))
 	graceful.Load.Timeout = 3 * time.Second
 	stale := grpc("grpc-rr-prestop-5s", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, rr)
+	// The same, with every pod replaced at once (surgeAll): the client loses every address it
+	// holds at one moment, whatever the node's speed.
+	staleAll := grpc("grpc-rr-surge-all", scenario.ShutdownDrain, scenario.NativeSleep(5*time.Second), 30, rr)
+	staleAll.Variant.Patch = []byte(surgeAll)
 	// The app's own method, instant (no message: the app's request duration, 0), not the health
 	// check: a terminating pod answers that NOT_SERVING before the client has seen its GOAWAY.
 	window := grpc("grpc-rr-prestop-35s", scenario.ShutdownDrain, scenario.NativeSleep(35*time.Second), 50, check.GRPCLoad{Balancing: loadgen.BalancingRoundRobin, Method: sleepMethod})
@@ -758,6 +766,9 @@ func GRPCEntries() []Entry {
 		{Scenario: under(stale, d, check.Failures().ByPhase(timeline.PhaseStaleAddress),
 			"negative control: round_robin over the headless Service with the textbook 5 s preStop. The client knows the pods it resolved at its start and asks the DNS again at most every 30 s (grpc-go's resolver); the rollout's old pods stop serving within seconds while their replacements are in no answer the client has seen: once every address it holds is gone it has no ready connection and RPCs fail UNAVAILABLE (stale-address) until it resolves again. Predicted from grpc-go #4650; the measured client window sizes the next row"),
 			Labels: []string{LabelGRPC, LabelNegativeControl}},
+		{Scenario: under(staleAll, d, check.Failures().ByPhase(timeline.PhaseStaleAddress),
+			"negative control, round_robin's in CI: grpc-rr-prestop-5s with a rollout that replaces every pod at once (maxSurge 100 %, maxUnavailable 0: the three new pods start together, and once they are ready the three old ones terminate together). Their 5 s preStop ends at one moment, their GracefulStop's GOAWAY closes every connection the client holds, and the client, which knows only the addresses it resolved up to 30 s before (grpc-go's resolver), has no ready address: RPCs fail UNAVAILABLE (stale-address) until it resolves again. One pod at a time (grpc-rr-prestop-5s), a node slow enough that each rollout takes over 30 s lets the client resolve between exits and the mechanism shows barely or not at all (1 failure of 10,849 in one families run, rollouts of 33 s); all at once, the window is the time since its last resolution, on any node"),
+			Labels: []string{LabelFamily, LabelGRPC, LabelNegativeControl}},
 		{Scenario: under(window, d, check.Zero(),
 			"round_robin over the headless Service with a preStop sized to the client's window (grpc-go resolves at most every 30 s; 35 s leaves a margin) and a grace period of 50 s: every old pod keeps serving until the client has resolved again and holds the replacements' addresses, so no RPC finds only gone addresses. Measured in 7 runs: the client's window (deletion → its last RPC to the pod's address) p50 32–33 s, max 35.0–35.1 s, 9 pods each: as long as the preStop itself, since grpc-go resolves again only when a connection fails (at a pod's SIGTERM), no sooner than 30 s after it last did; 0 failures in 5 runs, 1 in two: a health check, the RPC the row then loaded, that a pod answered NOT_SERVING after its SIGTERM, before the client had seen its GOAWAY (now phase goaway). The row calls App/Sleep, a method of the app's own, instead, as the advice says: a graceful stop still serves it, so it measures what the app's clients get (0 failures with it in every run since). The client's window here is a lower bound the preStop itself sets (the pod answered until it exited), so the advice does not call the row short on it"),
 			Labels: []string{LabelFamily, LabelGRPC}},
