@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -184,9 +185,17 @@ func service(ns, name string) *corev1.Service {
 	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
 
-// TestTeardownNamespace: the namespace goes first, then its pods with grace 0; it waits for its
-// Service, which the fake (no namespace controller) deletes only when the test's List hook
-// does, after a few polls; pods of other namespaces are left alone.
+// finalized is a Service that a finalizer keeps after its deletion, until it is removed.
+func finalized(ns, name string) *corev1.Service {
+	s := service(ns, name)
+	s.Finalizers = []string{"test/keep"}
+	return s
+}
+
+// TestTeardownNamespace: the namespace goes first, then its pods with grace 0 and its Services,
+// once each (the fake has no namespace controller); it waits for a Service that a finalizer
+// keeps until the test's List hook removes it, after a few polls; pods of other namespaces are
+// left alone.
 func TestTeardownNamespace(t *testing.T) {
 	ctx := context.Background()
 	lists := 0
@@ -194,14 +203,22 @@ func TestTeardownNamespace(t *testing.T) {
 	c = kubefake.NewCluster(t, interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, l client.ObjectList, opts ...client.ListOption) error {
 		if _, ok := l.(*corev1.ServiceList); ok {
 			if lists++; lists == 3 {
-				if err := c.Fake.Delete(ctx, service("run", "web")); err != nil {
+				var s corev1.Service
+				if err := c.Fake.Get(ctx, client.ObjectKey{Namespace: "run", Name: "kept"}, &s); err != nil {
+					return err
+				}
+				if s.DeletionTimestamp == nil {
+					return fmt.Errorf("the Service kept by its finalizer was not deleted before the third list")
+				}
+				s.Finalizers = nil
+				if err := c.Fake.Update(ctx, &s); err != nil {
 					return err
 				}
 			}
 		}
 		return cl.List(ctx, l, opts...)
 	}}, namespace("run", nil), kubefake.ReadyPod("run", "web-1", appLabels), kubefake.ReadyPod("run", "web-2", appLabels),
-		kubefake.ReadyPod("other", "web-1", appLabels), service("run", "web"))
+		kubefake.ReadyPod("other", "web-1", appLabels), service("run", "web"), finalized("run", "kept"), service("other", "web"))
 	if err := TeardownNamespace(ctx, c.Client, "run"); err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +230,14 @@ func TestTeardownNamespace(t *testing.T) {
 		}
 		got = append(got, d.Kind+" "+d.Namespace+"/"+d.Name+" "+grace)
 	}
-	if want := "Namespace /run unset; Pod run/web-1 0s; Pod run/web-2 0s"; strings.Join(got, "; ") != want {
+	if want := "Namespace /run unset; Pod run/web-1 0s; Pod run/web-2 0s; Service run/kept unset; Service run/web unset"; strings.Join(got, "; ") != want {
 		t.Errorf("deletions %q, want %q", strings.Join(got, "; "), want)
 	}
 	if lists < 3 {
 		t.Errorf("returned after %d Service lists, before the Service was gone", lists)
+	}
+	if err := c.Fake.Get(ctx, client.ObjectKey{Namespace: "other", Name: "web"}, &corev1.Service{}); err != nil {
+		t.Errorf("the other namespace's Service: %v", err)
 	}
 	if err := c.Fake.Get(ctx, client.ObjectKey{Namespace: "other", Name: "web-1"}, &corev1.Pod{}); err != nil {
 		t.Errorf("the other namespace's pod: %v", err)
@@ -244,7 +264,7 @@ func TestTeardownNamespaceFailures(t *testing.T) {
 		{"Service never goes", "run", nil, "wait until namespace run has no pod (0 left) and no Service (1 left): context deadline exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := kubefake.NewCluster(t, interceptor.Funcs{List: tc.list}, namespace("run", nil), service("run", "web"))
+			c := kubefake.NewCluster(t, interceptor.Funcs{List: tc.list}, namespace("run", nil), finalized("run", "web"))
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 			defer cancel()
 			wantErr(t, TeardownNamespace(ctx, c.Client, tc.ns), tc.want)
