@@ -40,10 +40,11 @@ spec:
 //
 // Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on (its
 // rows: exampleRow, 15 deletions a run). The search runs probes at once; the answer rests on
-// runs alone only, confirmations one a round: the search's last probe ran alone, three more
-// runs at 3 s bring 60 deletions, none failing (the default bound needs 59), and one at 2 s,
-// one resolution below (whole seconds: the native sleep), fails alone, where the search's
-// probe ran beside others.
+// runs alone only, confirmations one a round: the search's last probe ran alone, clean; one at
+// 2 s, one resolution below (whole seconds: the native sleep), fails alone, where the search's
+// probe ran beside others; then three more runs at 3 s bring 60 deletions, none failing (the
+// default bound needs 59). The confirmation looks below before it bounds: only the lowest
+// clean value gets the bound's runs.
 func ExampleWithParallel() {
 	objs, err := decoder.DecodeAll(context.Background(), strings.NewReader(parallelWebYAML))
 	if err != nil {
@@ -102,10 +103,10 @@ func ExampleWithParallel() {
 	// round 1: 0s fail, 1s fail, 2s fail
 	// round 2: 4s pass, 8s pass (ahead), 6s pass (ahead)
 	// round 3: 3s pass (alone)
-	// round 4: confirm 3s pass
+	// round 4: confirm 2s fail
 	// round 5: confirm 3s pass
 	// round 6: confirm 3s pass
-	// round 7: confirm 2s fail
+	// round 7: confirm 3s pass
 	// found 3s
 	// rounds 7, serial 8
 }

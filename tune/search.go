@@ -113,8 +113,10 @@ func (t *tuner) stuck(e Evidence) bool {
 // confirmNext is the confirmation over the runs alone so far, from the index the search found:
 // the key it needs next (always run alone), or how the tune ends. An index is failed when a
 // run alone there failed (a failing deletion or verdict), bounded when its runs alone bound
-// the probability that one deletion fails below the bound. It runs the index until it is one
-// or the other; failed, it goes one up; bounded, it looks one down: failed there (or the
+// the probability that one deletion fails below the bound. Failed, it goes one up. Clean so far
+// but not bounded, it looks one down before it runs the index again: no run alone there yet,
+// that index runs once; clean there, it goes down; failed there (or the range's start), the
+// index runs until it is failed or bounded. Bounded, it looks one down: failed there (or the
 // range's start) is the answer; bounded there, it goes down; neither, that index runs. The
 // answer is so the same whichever index the search found, as long as the runs alone give the
 // same verdicts: at any parallelism. Going up ends at the range's end, or at the
@@ -151,6 +153,20 @@ func (t *tuner) confirmNext(searched int) (key, *ending) {
 		case t.stuck(ev):
 			e.stuck = k
 			return key{}, e
+		case ev.Runs > 0 && k > 0:
+			// Clean so far, not yet bounded: one run alone below first, and the runs that
+			// bound only at the lowest clean index (each index on the way down bounded
+			// first cost a bound's worth of runs alone per step: a search that parallel
+			// probes sent high walked down for over 20 minutes).
+			below := t.evidence(k - 1)
+			switch {
+			case below.refuted() || t.stuck(below):
+				return key{k, true}, nil
+			case below.Runs == 0:
+				return key{k - 1, true}, nil
+			default:
+				k--
+			}
 		default:
 			return key{k, true}, nil
 		}
