@@ -39,7 +39,7 @@ const (
 )
 
 const checkAbout = `Checks an app's shutdown configuration under load: every variant of a check file (or the one the
-flags describe) under every disruption, on the kind cluster (created or reused as make e2e does),
+flags describe) under every disruption, on rollcheck's kind cluster (created, or reused when it runs),
 or on an existing cluster that --kubeconfig, --context or the check file's cluster section names.
 The cluster, in this order: --kubeconfig FILE and --context NAME as kubectl reads them (FILE
 alone; else KUBECONFIG's files merged, else ~/.kube/config; the context, else the current one),

@@ -59,7 +59,7 @@ var clusterCommands = []command{
 			fmt.Fprintln(stdout, kinddefaults.Image)
 			return exitPass
 		})},
-	{name: "node-image", summary: "choose the node image by ROLLCHECK_NODE_IMAGE (pulling kind's upstream one if needed) and print it, or \"offline\" or \"offline-containerd2\": make builds that one",
+	{name: "node-image", summary: "choose the node image by ROLLCHECK_NODE_IMAGE (pulling kind's upstream one if needed) and print it, or \"offline\" or \"offline-containerd2\" when rollcheck's offline image is chosen, which a checkout of rollcheck builds (docs/maintainers.md)",
 		setup: withFlags(newNoFlags, func(ctx context.Context, _ *noFlags, args []string, stdout, stderr io.Writer) int {
 			if len(args) > 0 {
 				return badArgs(stderr, "cluster node-image", args)
