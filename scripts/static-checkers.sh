@@ -88,7 +88,7 @@ for m in "$@"; do
     jq -r --argjson ids "$linter_checks" '(.Reports // [])[] | select(.Check as $id | $ids | index($id)) |
       "kube-linter \(.Object.K8sObject.GroupVersionKind.Kind)/\(.Object.K8sObject.Name) \(.Check): \(.Diagnostic.Message)"' "$work/out.json"
   fi
-  timeout --kill-after=10s 60 "$work/rollcheck" audit -f "$m" --windows internal/audit/testdata/windows-kind.json | sed -n '/^WORKLOAD/,$p'
+  timeout --kill-after=10s 60 "$work/rollcheck" audit -f "$m" --windows internal/audit/windows-kind.json | sed -n '/^WORKLOAD/,$p'
   echo
 done
 exit "$failed"

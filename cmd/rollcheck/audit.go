@@ -33,8 +33,10 @@ no endpoint, stale addresses, a sidecar that exits first) the failed requests it
 rollout (and per node drain) at --rate requests per second per pod, over the measured windows'
 distribution, and their upper bound at the windows' p99; the setting that removes them and the
 measured window it comes from, the workloads ranked by expected failures per rollout. The
-windows come from a windows file (--windows, made by rollcheck windows extract) or straight from a
-recorded run (--windows-from DIR, its rows/*.json). Whether an app keeps serving after SIGTERM on
+windows come from a windows file (--windows, made by rollcheck windows extract), straight from a
+recorded run (--windows-from DIR, its rows/*.json), the cluster read (--measure), or, with none of
+these, the windows bundled with rollcheck: a recorded kind run's, which every output names as
+such (measure your cluster's for numbers that are its own). Whether an app keeps serving after SIGTERM on
 its own is not in manifests: --app-delay says it (a recorded run's rows of the same Deployment
 measure it). docs/audit.md says how it predicts. Exit 0 when no workload's expected failures per
 rollout or per drain exceed --fail-above, 1 when one does, 2 bad input.`
@@ -131,8 +133,8 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 		return bad("--image-registry is for --measure")
 	case f.Measure && (f.Windows != "" || f.WindowsFrom != ""):
 		return bad("give one of --windows FILE, --windows-from DIR and --measure")
-	case !f.Measure && (f.Windows == "") == (f.WindowsFrom == ""):
-		return bad("give exactly one of --windows FILE, --windows-from DIR and --measure")
+	case f.Windows != "" && f.WindowsFrom != "":
+		return bad("give one of --windows FILE, --windows-from DIR and --measure")
 	case f.Output != "table" && f.Output != "json":
 		return bad("-o %q: want table or json", f.Output)
 	case !(f.Rate > 0):
@@ -168,6 +170,12 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 		}
 	case f.Windows != "":
 		win, err = readWindows(f.Windows)
+	case f.WindowsFrom == "":
+		// Day one: no window of the user's cluster yet. The report's windows line says whose
+		// these are, and so does this line.
+		if win, err = audit.Bundled(); err == nil {
+			fmt.Fprintf(stderr, "rollcheck audit: no --windows, --windows-from or --measure: scoring against the windows bundled with rollcheck, a recorded kind run's (%s), not your cluster's; measure yours with rollcheck windows measure\n", win.Measured.Host)
+		}
 	default:
 		var rows []check.Row
 		if rows, err = readRunRows(f.WindowsFrom); err == nil {

@@ -8,7 +8,7 @@ import (
 
 // rollcheck audit: 0 under --fail-above, 1 above it, 2 for bad input in one line.
 func TestAuditExitCodes(t *testing.T) {
-	const win = "../../internal/audit/testdata/windows-kind.json"
+	const win = "../../internal/audit/windows-kind.json"
 	const web = "../../examples/check/web.yaml"
 	for _, tc := range []struct {
 		args []string
@@ -27,7 +27,7 @@ func TestAuditExitCodes(t *testing.T) {
 		{[]string{"audit", "-f", web, "--windows", win, "--app-delay", "web=soon"}, exitBadInput, `rollcheck audit: --app-delay "web=soon": want [WORKLOAD=]DURATION`},
 		{[]string{"audit", "-f", web, "--windows", win, "--app-delay", "1s", "--app-delay", "2s"}, exitBadInput, `rollcheck audit: --app-delay "2s": every workload's given twice`},
 		{[]string{"audit", "-f", web, "--windows-from", "../../internal/audit/testdata/kind-run", "--fail-above", "100"}, exitFail, ""},
-		{[]string{"audit", "-f", web}, exitBadInput, "rollcheck audit: give exactly one of --windows FILE, --windows-from DIR and --measure"},
+		{[]string{"audit", "-f", web, "--windows", win, "--windows-from", "../../internal/audit/testdata/kind-run"}, exitBadInput, "rollcheck audit: give one of --windows FILE, --windows-from DIR and --measure"},
 		{[]string{"audit", "-f", web, "--measure"}, exitBadInput, "rollcheck audit: --measure measures the cluster read: give --kubeconfig FILE or --context NAME"},
 		{[]string{"audit", "--context", "prod", "--measure", "--windows", win}, exitBadInput, "rollcheck audit: give one of --windows FILE, --windows-from DIR and --measure"},
 		{[]string{"audit", "-f", web, "--windows", win, "--image-registry", "r.example"}, exitBadInput, "rollcheck audit: --image-registry is for --measure"},
@@ -43,10 +43,19 @@ func TestAuditExitCodes(t *testing.T) {
 			t.Errorf("rollcheck %q: exit %d, stderr %q; want %d %q\n%s", tc.args, code, stderr, tc.code, tc.err, stdout)
 		}
 	}
+	// Day one, no windows given: the bundled ones, named as such on stderr and in the report,
+	// with the same prediction as the same file given.
+	code, stdout, stderr := rollcheck("audit", "-f", web)
+	_, given, _ := rollcheck("audit", "-f", web, "--windows", win)
+	if code != exitPass || !strings.HasPrefix(stderr, "rollcheck audit: no --windows, --windows-from or --measure: scoring against the windows bundled with rollcheck, a recorded kind run's") ||
+		!strings.HasPrefix(stdout, "windows: bundled with rollcheck, not your cluster's: ") ||
+		stdout != strings.Replace(given, "windows: ", "windows: bundled with rollcheck, not your cluster's: ", 1) {
+		t.Errorf("no windows: exit %d, stderr %q\n%s\nwant the report with --windows %s, named bundled:\n%s", code, stderr, stdout, win, given)
+	}
 	if code, stdout, _ := rollcheck("audit", "-f", web, "--windows", win, "--app-delay", "web=2s"); code != exitPass || !strings.Contains(stdout, "covered propagation (rollout): the app keeps accepting 2s after SIGTERM on its own (given (--app-delay))") {
 		t.Errorf("--app-delay web=2s: exit %d\n%s", code, stdout)
 	}
-	code, stdout, _ := rollcheck("audit", "-f", web, "--windows", win, "-o", "json")
+	code, stdout, _ = rollcheck("audit", "-f", web, "--windows", win, "-o", "json")
 	var rep struct {
 		SchemaVersion int `json:"schemaVersion"`
 		Workloads     []struct {
@@ -62,7 +71,7 @@ func TestAuditExitCodes(t *testing.T) {
 // The cluster flags: read only, named as rollcheck check names a cluster; their bad uses are one
 // line and exit 2 before any cluster is read.
 func TestAuditClusterFlags(t *testing.T) {
-	const win = "../../internal/audit/testdata/windows-kind.json"
+	const win = "../../internal/audit/windows-kind.json"
 	for _, tc := range []struct {
 		args []string
 		err  string
@@ -97,7 +106,7 @@ func TestWindowsExtract(t *testing.T) {
 // in-sample agreement is refused in one line unless asked for.
 func TestWindowsAgreement(t *testing.T) {
 	const kind, e2e = "../../internal/audit/testdata/kind-run", "../../internal/audit/testdata/e2e-run"
-	const win = "../../internal/audit/testdata/windows-kind.json"
+	const win = "../../internal/audit/windows-kind.json"
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -1,8 +1,8 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,29 +10,53 @@ import (
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
-// kindWindows is testdata's windows file: control plane p99 146.6ms, kube-proxy 2.9s, data
-// plane 1.045s (so a Service's routed window is 1.045s, preStop 3s, grace 6s), request p99 56.8ms.
+// kindWindows is the bundled windows file, as written: control plane p99 146.6ms, kube-proxy
+// 2.9s, data plane 1.045s (so a Service's routed window is 1.045s, preStop 3s, grace 6s), request
+// p99 56.8ms.
 func kindWindows(t testing.TB) *WindowsFile {
-	r, err := os.Open("testdata/windows-kind.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	f, err := DecodeWindows(r)
+	f, err := DecodeWindows(bytes.NewReader(bundledWindows))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
 }
 
-// The windows file in testdata is what rollcheck windows extract makes of the row fixtures
-// (the run behind docs/matrix.md, 6713fda, trimmed to what extraction reads).
-func TestExtractTestdata(t *testing.T) {
+// The bundled windows file is what rollcheck windows extract makes of the row fixtures (the run
+// behind docs/matrix.md, 6713fda, trimmed to what extraction reads).
+func TestExtractMatchesTheBundledWindows(t *testing.T) {
 	_, f := extracted(t, "testdata/kind-run")
 	b, _ := f.Encode()
-	want, _ := os.ReadFile("testdata/windows-kind.json")
-	if string(b) != string(want) {
-		t.Errorf("extract differs from testdata/windows-kind.json:\n%s", b)
+	if string(b) != string(bundledWindows) {
+		t.Errorf("extract differs from windows-kind.json:\n%s", b)
+	}
+}
+
+// Bundled says whose windows they are in every output: its Source begins with BundledSource,
+// and the report's table and JSON carry it.
+func TestBundledSaysWhoseTheyAre(t *testing.T) {
+	w, err := Bundled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(w.Measured.Source, BundledSource) || !strings.Contains(w.Measured.Source, "kind-run") {
+		t.Errorf("source %q", w.Measured.Source)
+	}
+	inv, err := ReadManifests("testdata/manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Audit(inv, w, Options{Rate: 100})
+	var table, js bytes.Buffer
+	if err := rep.Table(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.JSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": table.String(), "json": js.String()} {
+		if !strings.Contains(out, BundledSource) {
+			t.Errorf("the %s does not say the windows are the bundled ones:\n%s", name, out)
+		}
 	}
 }
 

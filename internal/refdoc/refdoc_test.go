@@ -268,7 +268,7 @@ func TestSchemasDescribeAuditJSON(t *testing.T) {
 	fill.Every(reflect.ValueOf(&report).Elem())
 	var windows audit.WindowsFile
 	fill.Every(reflect.ValueOf(&windows).Elem())
-	kind, err := os.ReadFile(filepath.Join(root, "internal/audit/testdata/windows-kind.json"))
+	kind, err := os.ReadFile(filepath.Join(root, "internal/audit/windows-kind.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
