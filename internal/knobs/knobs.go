@@ -445,9 +445,31 @@ const Heading = "## Knobs"
 
 // WriteTable writes the knobs as the Markdown table of docs/maintainers.md's "Knobs" section.
 func WriteTable(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString("| knob | default | what it does |\n|---|---|---|\n")
+	return writeTable(w, "knob", All)
+}
+
+// Settings are the knobs a user of rollcheck's binary sets: those every front end that makes a
+// kind cluster reads (Knob.Cluster), less the one make sets for the scripts (EnvNodeImageOf).
+func Settings() []Knob {
+	var out []Knob
 	for _, k := range All {
+		if k.Cluster && k.Name != EnvNodeImageOf {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// WriteSettings writes Settings as the Markdown table of docs/reference.md's "Which cluster".
+func WriteSettings(w io.Writer) error {
+	return writeTable(w, "setting", Settings())
+}
+
+// writeTable writes ks as a Markdown table whose first column is named first.
+func writeTable(w io.Writer, first string, ks []Knob) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s | default | what it does |\n|---|---|---|\n", first)
+	for _, k := range ks {
 		def := k.Unset
 		if k.Default != "" {
 			def = "`" + k.Default + "`"

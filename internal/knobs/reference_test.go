@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// targetTable is the Markdown table of make's e2e targets that docs/reference.md holds: each
+// targetTable is the Markdown table of make's e2e targets that docs/maintainers.md holds: each
 // target's label filter, suites and cluster, from Targets and the knobs' defaults.
 func targetTable() string {
 	def := func(name string) string { v, _ := Get(func(string) string { return "" }, name); return v }
@@ -45,18 +45,18 @@ func targetTable() string {
 	return b.String()
 }
 
-// docs/reference.md's table of make's e2e targets, and the default label filter it quotes, are
+// docs/maintainers.md's table of make's e2e targets, and the default label filter it quotes, are
 // the code's (Targets, the ROLLCHECK_LABELS default).
 func TestReferenceTargetTable(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(root, "docs", "reference.md"))
+	b, err := os.ReadFile(filepath.Join(root, "docs", "maintainers.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc, want := string(b), targetTable()
 	if !strings.Contains(doc, want) {
-		t.Errorf("docs/reference.md lacks the table of make's e2e targets (internal/knobs.Targets); put in this one:\n%s", want)
+		t.Errorf("docs/maintainers.md lacks the table of make's e2e targets (internal/knobs.Targets); put in this one:\n%s", want)
 	}
 	if def, _ := Get(func(string) string { return "" }, EnvLabels); !strings.Contains(doc, "`"+def+"`") {
-		t.Errorf("docs/reference.md does not quote ROLLCHECK_LABELS' default, `%s`", def)
+		t.Errorf("docs/maintainers.md does not quote ROLLCHECK_LABELS' default, `%s`", def)
 	}
 }
