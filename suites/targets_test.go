@@ -1,3 +1,8 @@
+//go:build !e2e
+
+// Not in the e2e suite's binary: these tests need no cluster and run with go test ./suites,
+// and inside a Ginkgo run their failure would fail the suite with none of their output shown.
+
 package suites
 
 import (
