@@ -80,7 +80,7 @@ func WithNodeImage(ref string) Option {
 }
 
 // WithKeep keeps a cluster Acquire created when Release runs, so that the next run reuses it
-// in seconds instead of creating it again (make down deletes it). A reused cluster is always
+// in seconds instead of creating it again (rollcheck cluster down, or make down in a checkout, deletes it). A reused cluster is always
 // kept.
 func WithKeep(keep bool) Option {
 	return optionFunc(func(s *settings) error {

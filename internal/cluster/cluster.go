@@ -251,7 +251,7 @@ func Existing(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if !exists {
-		return nil, fmt.Errorf("%w %q: make cluster creates one", ErrNoCluster, o.Name)
+		return nil, fmt.Errorf("%w %q: rollcheck cluster up creates one", ErrNoCluster, o.Name)
 	}
 	if err := c.connect(); err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (c *Cluster) Release(ctx context.Context) error {
 		c.Logf("leaving kind cluster %q running: this run did not create it", c.Name)
 		return nil
 	case c.Keep:
-		c.Logf("keeping kind cluster %q (%s is set; make down deletes it)", c.Name, knobs.EnvKeep)
+		c.Logf("keeping kind cluster %q (%s is set; rollcheck cluster down deletes it)", c.Name, knobs.EnvKeep)
 		return nil
 	}
 	return c.Delete(ctx)
@@ -354,31 +354,31 @@ func (c *Cluster) checkReusable(ctx context.Context) error {
 		return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
 	}
 	if got := strings.TrimSpace(img); got != c.NodeImage {
-		return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (make down) or pick another %s", c.Name, got, c.NodeImage, knobs.EnvName)
+		return fmt.Errorf("existing cluster %q runs node image %s, want %s: delete it (rollcheck cluster down) or pick another %s", c.Name, got, c.NodeImage, knobs.EnvName)
 	}
 	state, err := run(ctx, "docker", "inspect", "-f", "{{.State.Status}}", node)
 	if err != nil {
 		return fmt.Errorf("inspect node %s of the existing cluster: %w", node, err)
 	}
 	if s := strings.TrimSpace(state); s != "running" {
-		return fmt.Errorf("existing cluster %q: node %s is %s, not running: delete it (make down)", c.Name, node, s)
+		return fmt.Errorf("existing cluster %q: node %s is %s, not running: delete it (rollcheck cluster down)", c.Name, node, s)
 	}
 	all, err := c.kind.ListNodes(c.Name)
 	if err != nil {
 		return fmt.Errorf("list the nodes of the existing cluster %q: %w", c.Name, err)
 	}
 	if len(all) != 1+c.Workers {
-		return fmt.Errorf("existing cluster %q has %d node(s), want %d (%d worker(s)): delete it (make down) or set %s to match", c.Name, len(all), 1+c.Workers, c.Workers, knobs.EnvWorkers)
+		return fmt.Errorf("existing cluster %q has %d node(s), want %d (%d worker(s)): delete it (rollcheck cluster down) or set %s to match", c.Name, len(all), 1+c.Workers, c.Workers, knobs.EnvWorkers)
 	}
 	port, err := run(ctx, "docker", "port", node, fmt.Sprintf("%d/tcp", c.Config.NodePort))
 	if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.HostPort)) {
-		return fmt.Errorf("existing cluster %q does not map NodePort %d to 127.0.0.1:%d (kind config changed?): delete it (make down)", c.Name, c.Config.NodePort, c.Config.HostPort)
+		return fmt.Errorf("existing cluster %q does not map NodePort %d to 127.0.0.1:%d (kind config changed?): delete it (rollcheck cluster down)", c.Name, c.Config.NodePort, c.Config.HostPort)
 	}
 	if c.Workers > 0 {
 		entry := EntryNodeName(c.Name)
 		port, err := run(ctx, "docker", "port", entry, fmt.Sprintf("%d/tcp", c.Config.NodePort))
 		if err != nil || !strings.Contains(port, fmt.Sprintf("127.0.0.1:%d", c.Config.EntryHostPort())) {
-			return fmt.Errorf("existing cluster %q does not map the NodePort %d of its first worker %s to 127.0.0.1:%d (created before rollcheck mapped it): delete it (make down)", c.Name, c.Config.NodePort, entry, c.Config.EntryHostPort())
+			return fmt.Errorf("existing cluster %q does not map the NodePort %d of its first worker %s to 127.0.0.1:%d (created before rollcheck mapped it): delete it (rollcheck cluster down)", c.Name, c.Config.NodePort, entry, c.Config.EntryHostPort())
 		}
 	}
 	return nil
@@ -654,7 +654,7 @@ func (c *Cluster) checkProxyMode(ctx context.Context) error {
 		return fmt.Errorf("existing cluster %q: %w", c.Name, err)
 	}
 	if got != want {
-		return fmt.Errorf("existing cluster %q runs kube-proxy in %s mode, want %s: delete it (make down) or set %s=%s", c.Name, got, want, knobs.EnvProxyMode, got)
+		return fmt.Errorf("existing cluster %q runs kube-proxy in %s mode, want %s: delete it (rollcheck cluster down) or set %s=%s", c.Name, got, want, knobs.EnvProxyMode, got)
 	}
 	return nil
 }

@@ -310,7 +310,7 @@ esac
 	}
 	// No variant built: an error that says how to build one, never the default offline image.
 	t.Setenv("FAKE_VARIANT", "")
-	if got, err := ResolveNodeImage(context.Background(), "offline-containerd2"); err == nil || !strings.Contains(err.Error(), "make e2e-stopsignal builds one") {
+	if got, err := ResolveNodeImage(context.Background(), "offline-containerd2"); err == nil || !strings.Contains(err.Error(), "a checkout of rollcheck builds one (make e2e-stopsignal") {
 		t.Errorf("ResolveNodeImage(offline-containerd2) with none built = %q, %v; want an error saying how to build one", got, err)
 	}
 }

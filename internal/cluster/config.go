@@ -98,7 +98,7 @@ func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 		if refs := strings.Fields(out); len(refs) > 0 {
 			return refs[0], nil // docker lists the newest first
 		}
-		return "", fmt.Errorf("%s=%s: no %s image in the Docker engine: make e2e-stopsignal builds one (scripts/node-image-containerd.sh)", knobs.EnvNodeImage, choice, knobs.OfflineContainerd2Repo)
+		return "", fmt.Errorf("%s=%s: no %s image in the Docker engine: a checkout of rollcheck builds one (make e2e-stopsignal, scripts/node-image-containerd.sh)", knobs.EnvNodeImage, choice, knobs.OfflineContainerd2Repo)
 	case SourceOffline, "auto":
 		if choice == "auto" {
 			if _, err := run(ctx, "docker", "image", "inspect", kinddefaults.Image); err == nil {
@@ -115,7 +115,7 @@ func ResolveNodeImage(ctx context.Context, choice string) (string, error) {
 		if choice == "auto" {
 			return kinddefaults.Image, nil // Up says it is missing, and how to get it
 		}
-		return "", fmt.Errorf("%s=offline: no %s image in the Docker engine: make node-image builds one", knobs.EnvNodeImage, knobs.OfflineRepo)
+		return "", fmt.Errorf("%s=offline: no %s image in the Docker engine: a checkout of rollcheck builds one (make node-image)", knobs.EnvNodeImage, knobs.OfflineRepo)
 	}
 	return choice, nil
 }
