@@ -112,7 +112,8 @@ type App struct {
 	// SERVICE.NAMESPACE.svc from the load pods (default the one Service in namespace whose
 	// selector selects the Deployment's pods).
 	Service string `json:"service,omitempty"`
-	// Images are loaded into the cluster from the local Docker engine.
+	// Images are loaded into rollcheck's kind cluster from the local Docker engine; never into an
+	// existing cluster, whose nodes must pull them or hold them already.
 	Images []string `json:"images,omitempty"`
 	// Build are images built with docker build before the check (and then loaded).
 	Build []Build `json:"build,omitempty"`

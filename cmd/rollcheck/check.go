@@ -337,6 +337,16 @@ type checkInput struct {
 	parallel  int
 }
 
+// notLoadedWarning is the line that says, on an existing cluster, that the app's images the
+// check names (app.images, app.build, --image) are not loaded: rollcheck loads nothing into a
+// cluster it does not own, so its nodes must pull them or hold them already. "" when it names none.
+func notLoadedWarning(in *checkInput) string {
+	if in.existing == nil || in.check == nil || len(in.check.Images()) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rollcheck check: warning: %s not loaded: rollcheck loads nothing into a cluster it does not own, so its nodes must pull them or hold them already (a kind cluster you made: kind load docker-image REF --name CLUSTER)", strings.Join(in.check.Images(), ", "))
+}
+
 // runCheck runs `rollcheck check`; it returns the exit code.
 func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr io.Writer) (code int) {
 	bad := func(format string, a ...any) int {
@@ -357,6 +367,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 				return bad("%v", err)
 			}
 			fmt.Fprintf(stderr, "cluster: existing, %s\n", which)
+			if w := notLoadedWarning(in); w != "" {
+				fmt.Fprintln(stderr, w)
+			}
 		} else {
 			fmt.Fprintln(stderr, "cluster: rollcheck's kind cluster")
 			if note := kindNote("check", existingUnless); note != "" {
@@ -373,6 +386,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		defer releaseHeld(ctx, held, logLine(stderr, "check"), &code)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
+		}
+		if w := notLoadedWarning(in); w != "" {
+			fmt.Fprintln(stderr, w)
 		}
 		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	}

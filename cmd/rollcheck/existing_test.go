@@ -164,6 +164,15 @@ func TestCheckDryRunSaysWhichCluster(t *testing.T) {
 	if want := `cluster: existing, context "y" (cluster "y-cluster", server https://127.0.0.1:1) from KUBECONFIG (` + kc + ")\n"; code != exitPass || !strings.HasPrefix(stderr, want) {
 		t.Errorf("--context y --dry-run: exit %d, stderr %q; want it to start %q", code, stderr, want)
 	}
+	if strings.Contains(stderr, "not loaded") {
+		t.Errorf("--context y --dry-run without images warns of images: %q", stderr)
+	}
+	// Images the check names are not loaded into a cluster rollcheck does not own: one line
+	// says so before any work, with what to do on a kind cluster made by hand.
+	code, _, stderr = checkCLI(t, append(web, "--context", "y", "--image", "example/web:dev")...)
+	if want := "rollcheck check: warning: example/web:dev not loaded: rollcheck loads nothing into a cluster it does not own, so its nodes must pull them or hold them already (a kind cluster you made: kind load docker-image REF --name CLUSTER)\n"; code != exitPass || !strings.Contains(stderr, want) {
+		t.Errorf("--context y --image --dry-run: exit %d, stderr %q; want it to hold %q", code, stderr, want)
+	}
 	code, _, stderr = checkCLI(t, append(web, "--context", "z")...)
 	if want := `rollcheck check: --context z: no context "z" in KUBECONFIG (` + kc + ") (it has x, y)\n"; code != exitBadInput || stderr != want {
 		t.Errorf("--context z --dry-run: exit %d, stderr %q; want %q", code, stderr, want)
