@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -124,11 +125,14 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 	orig := live()
 	ours := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: check.PDBName, Namespace: "shop", Labels: map[string]string{check.PartOfLabel: check.PartOfValue}},
 		Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(1))}}
-	cs := fake.NewClientset(orig.DeepCopy())
-	dead, err := HoldLease(ctx, cs, "shop", "web", "dead", runlease.WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The Lease as the killed run left it, renewed last at t0: written here, not held by a
+	// Lease of this process, whose renewal loop would renew it when the fake clock steps (a
+	// killed run renews no more).
+	killed := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: LeaseName("web"), Namespace: "shop",
+		Labels: map[string]string{check.PartOfLabel: check.PartOfValue}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead"), LeaseDurationSeconds: ptr.To(int32(runlease.Duration / time.Second)),
+			AcquireTime: &metav1.MicroTime{Time: t0}, RenewTime: &metav1.MicroTime{Time: t0}, LeaseTransitions: ptr.To(int32(0))}}
+	cs := fake.NewClientset(orig.DeepCopy(), killed)
 	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "dead", Row: "rc-v-abc", Time: t0}); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +142,6 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 	if err := CreateBudget(ctx, cs, ours); err != nil {
 		t.Fatal(err)
 	}
-	_ = dead // kill -9: never released, renewed no more
 	clk.Step(10 * time.Second)
 	if _, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk)); !errors.Is(err, runlease.ErrHeld) ||
 		!strings.HasPrefix(err.Error(), "deployment shop/web is held by rollcheck run dead (renewed 10s ago, lease expires in 5s") {
