@@ -379,6 +379,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return dryRunPrint(in.plans, f.Output, f.InPlace, stdout, stderr)
 	}
 	if in.existing != nil {
+		if w := notLoadedWarning(in); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
 		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
@@ -386,9 +389,6 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		defer releaseHeld(ctx, held, logLine(stderr, "check"), &code)
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
-		}
-		if w := notLoadedWarning(in); w != "" {
-			fmt.Fprintln(stderr, w)
 		}
 		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
 	}
