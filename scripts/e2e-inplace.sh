@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The check of an app where it already runs (docs/in-place.md), on a kind cluster of its own,
+# The check of an app where it already runs (docs/in-place.md), on a kind cluster of its own
+# (ROLLCHECK_CLUSTER_NAME, rollcheck-inplace unless set; one that exists is reused and kept),
 # as a ServiceAccount with only the namespaced Roles of examples/rbac/in-place*.yaml:
 #   1. the example app (examples/check/web.yaml) applied with kubectl into namespace shop, as a
 #      user deploys it; the ServiceAccount with in-place.yaml and in-place-budget.yaml bound in

@@ -260,13 +260,13 @@ sa_cluster_up() {
   log "load pod image: $ROLLCHECK_LOAD_IMAGE"
 }
 
-# sa_cluster_down RC OUT: export the cluster's logs into OUT/cluster-logs when RC is not 0, and
-# delete the cluster if this run created it (created) and ROLLCHECK_KEEP_CLUSTER is not set;
-# prints RC, or 1 when the deletion failed.
+# sa_cluster_down RC OUT: export the cluster's logs into OUT/cluster-logs when RC is not 0 (a
+# reused cluster's too), and delete the cluster if this run created it (created) and
+# ROLLCHECK_KEEP_CLUSTER is not set; prints RC, or 1 when the deletion failed.
 sa_cluster_down() {
   local rc=$1
+  [ "$rc" -eq 0 ] || "$RC" cluster logs "$2/cluster-logs" >&2 || true
   if [ -n "${created:-}" ] && [ "$("$RC" knobs get ROLLCHECK_KEEP_CLUSTER)" = false ]; then
-    [ "$rc" -eq 0 ] || "$RC" cluster logs "$2/cluster-logs" >&2 || true
     log "deleting cluster $ROLLCHECK_CLUSTER_NAME (this script created it)"
     "$RC" cluster down >&2 || rc=1
   fi
