@@ -4,12 +4,12 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-families e2e-families-multinode e2e-ci e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-all release
+.PHONY: help test bench e2e e2e-families e2e-families-multinode e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-all release
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag), go test ./..., script tests
+test: ## everything that needs no cluster: gofmt, vet (with and without the e2e tag, and for darwin), go test ./..., script tests
 	@bash scripts/test.sh
 
 rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and bindings) from internal/access.Rights
@@ -29,9 +29,6 @@ e2e-families: ## what CI runs beside make e2e: one passing row and one negative 
 
 e2e-families-multinode: ## the same for the families that need worker nodes, on a cluster of its own with 2 workers (labels family, multinode, terminating-endpoints: a drain with a PodDisruptionBudget, externalTrafficPolicy Local, one replica's endpoints all terminating; artifacts in _artifacts/families-multinode)
 	@bash scripts/e2e.sh e2e-families-multinode
-
-e2e-ci: ## what CI runs on one node: make e2e's rows and make e2e-families' in one run on one cluster, the families' beside the matrix's (labels: the default, which leaves out slow, stop-signal-field, proxy, multinode, terminating-endpoints, http2 and grpc; or family, not multinode or terminating-endpoints; artifacts in _artifacts)
-	@bash scripts/e2e.sh e2e-ci
 
 e2e-slow: ## the slow rows, not in make e2e: a kubelet restart during termination (label slow)
 	@bash scripts/e2e.sh e2e-slow

@@ -34,10 +34,6 @@ type Target struct {
 // DefaultLabels is make e2e's label filter (ROLLCHECK_LABELS' default): the default matrix.
 const DefaultLabels = "!slow && !stop-signal-field && !proxy && !multinode && !terminating-endpoints && !http2 && !grpc"
 
-// familiesOneNode selects one passing row and one negative control of every family make e2e
-// leaves out that runs on one node.
-const familiesOneNode = "family && !multinode && !terminating-endpoints"
-
 // Targets are make's e2e targets, in the Makefile's order.
 var Targets = []Target{
 	{Name: "e2e"},
@@ -54,13 +50,9 @@ var Targets = []Target{
 	{Name: "smoke", Labels: "smoke", Suites: "suites"},
 	// One passing row and one negative control of every family make e2e leaves out, for CI:
 	// those of one node on make e2e's cluster, those that need workers on a cluster of their own.
-	{Name: "e2e-families", Labels: familiesOneNode, Suites: "suites", Artifacts: "families"},
+	{Name: "e2e-families", Labels: "family && !multinode && !terminating-endpoints", Suites: "suites", Artifacts: "families"},
 	{Name: "e2e-families-multinode", Labels: "family && (multinode || terminating-endpoints)", Suites: "suites",
 		Cluster: "rollcheck-multinode", Workers: "2", Artifacts: "families-multinode"},
-	// What CI runs on one node: make e2e and make e2e-families in one Ginkgo run on one cluster,
-	// so that the families' rows fill the processes beside the matrix's instead of a cluster and
-	// a run of their own (about 4 minutes less).
-	{Name: "e2e-ci", Labels: "(" + DefaultLabels + ") || (" + familiesOneNode + ")"},
 }
 
 // LookupTarget is the target named name.
