@@ -403,6 +403,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	if err := checkImages(ctx, in.check, stderr); err != nil {
 		return bad("%v", err)
 	}
+	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, fromLoadPods)); err != nil {
+		return bad("%v", err)
+	}
 	opts.Logf = logLine(stderr, "cluster")
 	if note := kindNote("check", existingUnless); note != "" {
 		opts.Logf("%s", note)
@@ -491,6 +494,17 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		return nil, err
 	}
 	return in, nil
+}
+
+// ownImagesPreflight says, before any cluster work, why rollcheck could not make the images of
+// its own a run on its kind cluster makes (the load pod's when loadPods and no prebuilt one is
+// named, the sample app's when sampleApp): on a Mac, with no Linux build of it given and no Go
+// to build one (cluster.ImagesPreflight). kind's nodes have this machine's architecture.
+func ownImagesPreflight(opts cluster.Options, loadPods bool, sampleApp ...bool) error {
+	if (loadPods && opts.LoadImage == "") || slices.Contains(sampleApp, true) {
+		return cluster.ImagesPreflight("")
+	}
+	return nil
 }
 
 // checkImages builds the check's images, then makes sure every image it loads is in the local

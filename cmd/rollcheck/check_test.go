@@ -344,3 +344,24 @@ func TestCheckDryRunJSON(t *testing.T) {
 		t.Errorf("prestop-5s's objects (%s) lack its Deployment or preStop:\n%s", kinds, stdout)
 	}
 }
+
+// A run that will make rollcheck's own images (here the load pods') from an executable no pod can
+// run, with no Linux build given and no go command to build one, is one line and exit 2 before any
+// cluster work: on a Mac without Go, what to set says the line.
+func TestCheckOwnImagesPreflight(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	docker := "#!/bin/sh\ncase \"$1\" in info) echo 28.2.2;; image) exit 0;; *) echo \"docker $*\" >> " + calls + "; exit 1;; esac\n"
+	if err := os.WriteFile(filepath.Join(dir, "docker"), []byte(docker), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir) // docker, and no go
+	code, _, stderr := checkCLI(t, "--manifest", "../../spec/testdata/web.yaml", "--image", "example/web:dev", "--port", "8080",
+		"--load-from", "cluster", "--artifacts", t.TempDir())
+	if code != exitBadInput || !strings.Contains(stderr, "ROLLCHECK_LINUX_EXECUTABLE") || !strings.Contains(stderr, "install Go") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q; want one line naming ROLLCHECK_LINUX_EXECUTABLE and Go", code, stderr)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called before the refusal: %s", b)
+	}
+}

@@ -320,6 +320,9 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 	if err != nil {
 		return bad("%v", err)
 	}
+	if err := ownImagesPreflight(opts, false, true); err != nil {
+		return bad("%v", err)
+	}
 	opts.Logf = logLine(stderr, "cluster")
 	return onCluster(ctx, opts, rowsDir, "windows measure", stderr, func(cl *cluster.Cluster) int {
 		image, err := cl.BuildAppImage(ctx)

@@ -163,6 +163,9 @@ func runTuneCmd(ctx context.Context, f *tuneFlags, args []string, stdout, stderr
 			return bad("%v", err)
 		}
 	}
+	if err := ownImagesPreflight(opts, fromLoadPods(ta.base), ta.sample != ""); err != nil {
+		return bad("%v", err)
+	}
 	opts.Logf = logLine(stderr, "cluster")
 	for _, n := range ta.clusterNotes() {
 		opts.Logf("%s", n)

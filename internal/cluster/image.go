@@ -46,8 +46,24 @@ type image struct {
 var appImage = image{what: "app", repo: AppImageRepo}
 
 // finder finds the executable rollcheck's images are made of, once per process and
-// architecture (selfimage.Finder: this executable, else a build of rollcheck).
-var finder selfimage.Finder
+// architecture (selfimage.Finder: this executable, else the Linux build ROLLCHECK_LINUX_EXECUTABLE
+// names, else a build of rollcheck); ownFinder sets it up from the environment first.
+var (
+	finder     selfimage.Finder
+	finderOnce sync.Once
+)
+
+func ownFinder() *selfimage.Finder {
+	finderOnce.Do(func() { finder.Given = os.Getenv(knobs.EnvLinuxExecutable) })
+	return &finder
+}
+
+// ImagesPreflight says, in one line and before any cluster work, why rollcheck could not make
+// its own images (the load pod's, the sample app's) for nodes of architecture arch (empty: this
+// machine's, as kind's nodes are), or nil when it can: this executable serves (a static Linux
+// build), or the one ROLLCHECK_LINUX_EXECUTABLE names does, or a go command is there to build one
+// (on a Mac: see docs/reference.md, "On a Mac").
+func ImagesPreflight(arch string) error { return ownFinder().Check(arch) }
 
 // ownImages are the images this process made (MakeImage, EntryImage), by reference: loading one
 // writes it from memory, not from the local Docker engine, which need not have it.
@@ -81,7 +97,7 @@ func isOwnRef(ref string) bool {
 // at most, bounded). It returns the reference (repo:tag, the tag from the digest) and the image,
 // which the process keeps so that LoadImages can load it.
 func MakeImage(ctx context.Context, k selfimage.Kind, arch string, logf func(string, ...any)) (string, v1.Image, error) {
-	exe, layer, err := finder.Find(ctx, arch, logf)
+	exe, layer, err := ownFinder().Find(ctx, arch, logf)
 	if err != nil {
 		return "", nil, err
 	}

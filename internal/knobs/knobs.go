@@ -23,34 +23,35 @@ import (
 
 // The knobs' names.
 const (
-	EnvName         = "ROLLCHECK_CLUSTER_NAME"
-	EnvKindConfig   = "ROLLCHECK_KIND_CONFIG"
-	EnvNodeImage    = "ROLLCHECK_NODE_IMAGE"
-	EnvNodeImageOf  = "ROLLCHECK_NODE_IMAGE_REF"
-	EnvWorkers      = "ROLLCHECK_WORKERS"
-	EnvProxyMode    = "ROLLCHECK_KUBE_PROXY_MODE"
-	EnvKeep         = "ROLLCHECK_KEEP_CLUSTER"
-	EnvIsolateDNS   = "ROLLCHECK_ISOLATE_DNS"
-	EnvLoadImage    = "ROLLCHECK_LOAD_IMAGE"
-	EnvPodSecurity  = "ROLLCHECK_POD_SECURITY"
-	EnvRepeat       = "ROLLCHECK_REPEAT"
-	EnvLoadFrom     = "ROLLCHECK_LOAD_FROM"
-	EnvProcs        = "ROLLCHECK_PROCS"
-	EnvLabels       = "ROLLCHECK_LABELS"
-	EnvSuites       = "ROLLCHECK_SUITES"
-	EnvGinkgoFlags  = "ROLLCHECK_GINKGO_FLAGS"
-	EnvCheckFlags   = "ROLLCHECK_CHECK_FLAGS"
-	EnvPullTimeout  = "ROLLCHECK_PULL_TIMEOUT"
-	EnvDockerWait   = "ROLLCHECK_DOCKER_WAIT"
-	EnvCache        = "ROLLCHECK_CACHE"
-	EnvVersion      = "ROLLCHECK_VERSION"
-	EnvArtifacts    = "ARTIFACTS"
-	EnvK8sVersion   = "K8S_VERSION"
-	EnvEtcdVersion  = "ETCD_VERSION"
-	EnvCoreDNS      = "COREDNS_VERSION"
-	EnvContainerd   = "CONTAINERD_VERSION"
-	EnvDebianSuite  = "DEBIAN_SUITE"
-	EnvDebianMirror = "DEBIAN_MIRROR"
+	EnvName            = "ROLLCHECK_CLUSTER_NAME"
+	EnvKindConfig      = "ROLLCHECK_KIND_CONFIG"
+	EnvNodeImage       = "ROLLCHECK_NODE_IMAGE"
+	EnvNodeImageOf     = "ROLLCHECK_NODE_IMAGE_REF"
+	EnvWorkers         = "ROLLCHECK_WORKERS"
+	EnvProxyMode       = "ROLLCHECK_KUBE_PROXY_MODE"
+	EnvKeep            = "ROLLCHECK_KEEP_CLUSTER"
+	EnvIsolateDNS      = "ROLLCHECK_ISOLATE_DNS"
+	EnvLoadImage       = "ROLLCHECK_LOAD_IMAGE"
+	EnvLinuxExecutable = "ROLLCHECK_LINUX_EXECUTABLE"
+	EnvPodSecurity     = "ROLLCHECK_POD_SECURITY"
+	EnvRepeat          = "ROLLCHECK_REPEAT"
+	EnvLoadFrom        = "ROLLCHECK_LOAD_FROM"
+	EnvProcs           = "ROLLCHECK_PROCS"
+	EnvLabels          = "ROLLCHECK_LABELS"
+	EnvSuites          = "ROLLCHECK_SUITES"
+	EnvGinkgoFlags     = "ROLLCHECK_GINKGO_FLAGS"
+	EnvCheckFlags      = "ROLLCHECK_CHECK_FLAGS"
+	EnvPullTimeout     = "ROLLCHECK_PULL_TIMEOUT"
+	EnvDockerWait      = "ROLLCHECK_DOCKER_WAIT"
+	EnvCache           = "ROLLCHECK_CACHE"
+	EnvVersion         = "ROLLCHECK_VERSION"
+	EnvArtifacts       = "ARTIFACTS"
+	EnvK8sVersion      = "K8S_VERSION"
+	EnvEtcdVersion     = "ETCD_VERSION"
+	EnvCoreDNS         = "COREDNS_VERSION"
+	EnvContainerd      = "CONTAINERD_VERSION"
+	EnvDebianSuite     = "DEBIAN_SUITE"
+	EnvDebianMirror    = "DEBIAN_MIRROR"
 )
 
 // A Knob is one setting read from the environment, with its one rule.
@@ -174,6 +175,16 @@ var All = []Knob{
 	{EnvKeep, "false", "", "keep a cluster this run created (`1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`); a cluster a run only reused is never deleted", true, func(v string) error { _, err := ParseBool(v); return err }},
 	{EnvIsolateDNS, "auto", "", "in a cluster rollcheck creates, remove CoreDNS's forwarding of outside names and drop what pods send outside the cluster untranslated: `auto` (the offline node image only) or a boolean", true, func(v string) error { _, _, err := IsolateDNS(v); return err }},
 	{EnvLoadImage, "", "rollcheck makes one", "a prebuilt load pod image (repo:tag) instead of the one rollcheck makes from its own executable (loaded into kind, or pushed to `--image-registry` on another existing cluster)", true, check.ValidLoadImage},
+	{EnvLinuxExecutable, "", "this executable, else a build", "a Linux build of this same rollcheck (a release's `rollcheck-VERSION-linux-ARCH`) that rollcheck's own images (the load pod's, the sample app's) are made of when this executable cannot run in a pod: a macOS build, a cgo build; unset, such a rollcheck builds one with the `go` command (`go install` of its own version)", true, func(v string) error {
+		st, err := os.Stat(v)
+		if err != nil {
+			return err
+		}
+		if !st.Mode().IsRegular() {
+			return errors.New("not a regular file")
+		}
+		return nil
+	}},
 	{EnvPodSecurity, "", "no label", "label every namespace a run creates `" + PodSecurityEnforceLabel + ": LEVEL` (`restricted`, `baseline` or `privileged`), so that Pod Security admission refuses there what the level forbids (rollcheck's own pods meet `restricted`; your manifests' pods must too)", true, func(v string) error {
 		switch v {
 		case "restricted", "baseline", "privileged":

@@ -86,6 +86,14 @@ func Self() (Executable, error) {
 type Finder struct {
 	// Self is the running executable (selfimage.Self when nil; tests replace it).
 	Self func() (Executable, error)
+	// Given is the path of a Linux build of rollcheck the user gave (ROLLCHECK_LINUX_EXECUTABLE:
+	// on a Mac, the release's linux binary of the same version), used when the running one
+	// cannot serve, before any build; it must be Usable and the running one's build (SameBuild).
+	// Empty: none given.
+	Given string
+	// BuildOf reads which build of rollcheck the executable at path is ("": the running one);
+	// ReadBuild when nil (tests replace it).
+	BuildOf func(path string) (Build, error)
 	// Build builds rollcheck for linux/arch into dir (goBuild when nil; tests replace it).
 	Build func(ctx context.Context, dir, arch string, logf func(string, ...any)) (Executable, error)
 
@@ -114,18 +122,19 @@ func (f *Finder) Find(ctx context.Context, arch string, logf func(string, ...any
 	if fd, ok := f.found[arch]; ok {
 		return fd.exe, fd.layer, nil
 	}
-	self := f.Self
-	if self == nil {
-		self = Self
-	}
-	exe, why := self()
-	if why == nil {
-		why = Usable(exe, arch)
-	}
-	if why != nil {
+	exe, why := f.running(arch)
+	switch {
+	case why == nil:
+	case f.Given != "":
+		var err error
+		if exe, err = f.given(arch); err != nil {
+			return Executable{}, nil, fmt.Errorf("rollcheck's images: %v; and %w", why, err)
+		}
+		logf("rollcheck's images are made of %s (%v)", exe.From, why)
+	default:
 		var err error
 		if exe, err = f.build(ctx, arch, logf); err != nil {
-			return Executable{}, nil, fmt.Errorf("rollcheck's images: %v; and no rollcheck to build instead: %w", why, err)
+			return Executable{}, nil, fmt.Errorf("rollcheck's images: %v; and no rollcheck to build instead: %w (or set %s to rollcheck's linux/%s build of this version)", why, err, EnvLinuxExecutable, arch)
 		}
 		defer os.RemoveAll(filepath.Dir(exe.Path))
 		if err := Usable(exe, arch); err != nil {
@@ -142,6 +151,84 @@ func (f *Finder) Find(ctx context.Context, arch string, logf func(string, ...any
 	}
 	f.found[arch] = found{exe, layer}
 	return exe, layer, nil
+}
+
+// EnvLinuxExecutable names the setting of Finder.Given (read by rollcheck's cluster front ends).
+const EnvLinuxExecutable = "ROLLCHECK_LINUX_EXECUTABLE"
+
+// Check says, in one line and without building anything, why Find could not give an executable
+// for nodes of architecture arch (empty: this machine's), or nil when it can or may: the
+// running executable serves, or the one Given does, or a go command is there to build one (the
+// build itself may still fail, within its time limit). Front ends call it before any cluster
+// work when the run will make images.
+func (f *Finder) Check(arch string) error {
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	_, why := f.running(arch)
+	switch {
+	case why == nil:
+		return nil
+	case f.Given != "":
+		if _, err := f.given(arch); err != nil {
+			return fmt.Errorf("rollcheck's images: %v; and %w", why, err)
+		}
+		return nil
+	case f.Build != nil:
+		return nil // a test's builder
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return fmt.Errorf("rollcheck's images: %v; set %s to rollcheck's linux/%s build of this version (a release's rollcheck-VERSION-linux-%s), or install Go (rollcheck then builds one)", why, EnvLinuxExecutable, arch, arch)
+	}
+	return nil
+}
+
+// running is the running executable, and why it cannot make images for nodes of architecture
+// arch (nil: it can).
+func (f *Finder) running(arch string) (Executable, error) {
+	self := f.Self
+	if self == nil {
+		self = Self
+	}
+	exe, why := self()
+	if why == nil {
+		why = Usable(exe, arch)
+	}
+	return exe, why
+}
+
+// given is the executable Finder.Given names, for nodes of architecture arch: a Linux build of
+// rollcheck the nodes can run, and the running one's build (SameBuild), else one line saying why
+// not.
+func (f *Finder) given(arch string) (Executable, error) {
+	p := f.Given
+	exe := Executable{Path: p, GOOS: "linux", GOARCH: arch, From: fmt.Sprintf("%s (%s)", p, EnvLinuxExecutable)}
+	st, err := os.Stat(p)
+	if err != nil {
+		return Executable{}, fmt.Errorf("%s=%s: %w", EnvLinuxExecutable, p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return Executable{}, fmt.Errorf("%s=%s: not a regular file", EnvLinuxExecutable, p)
+	}
+	if err := Usable(exe, arch); err != nil {
+		return Executable{}, fmt.Errorf("%s: %w", EnvLinuxExecutable, err)
+	}
+	buildOf := f.BuildOf
+	if buildOf == nil {
+		buildOf = ReadBuild
+	}
+	mine, err := buildOf("")
+	if err != nil {
+		return Executable{}, fmt.Errorf("%s=%s: which rollcheck this one is: %w", EnvLinuxExecutable, p, err)
+	}
+	its, err := buildOf(p)
+	if err != nil {
+		return Executable{}, fmt.Errorf("%s=%s: %w", EnvLinuxExecutable, p, err)
+	}
+	if err := SameBuild(mine, its); err != nil {
+		return Executable{}, fmt.Errorf("%s=%s: %w", EnvLinuxExecutable, p, err)
+	}
+	return exe, nil
 }
 
 // build builds rollcheck for linux/arch into a new temporary directory (Find removes it).
@@ -172,7 +259,13 @@ func goBuild(ctx context.Context, dir, arch string, logf func(string, ...any)) (
 	defer cancel()
 	src, err := goCmd(lctx, nil, "list", "-f", "{{.Dir}}", Command)
 	if err != nil {
-		return Executable{}, fmt.Errorf("%s is not found from the working directory (run inside a module that requires %s): %w", Command, Module, err)
+		// Outside rollcheck's module (a binary user's machine): the same version, installed
+		// from the module proxy as go install does it.
+		mine, berr := ReadBuild("")
+		if q := mine.Query(); berr == nil && q != "" {
+			return goInstall(ctx, dir, arch, q, logf)
+		}
+		return Executable{}, fmt.Errorf("%s is not found from the working directory (run inside a module that requires %s), and this rollcheck (%s) names no version go install could build: %w", Command, Module, mine, err)
 	}
 	bin := filepath.Join(dir, "rollcheck-linux-"+arch)
 	logf("building rollcheck for linux/%s from %s (go build, at most %s; seconds with a warm build cache)", arch, strings.TrimSpace(src), buildTimeout)
@@ -188,6 +281,50 @@ func goBuild(ctx context.Context, dir, arch string, logf func(string, ...any)) (
 	}
 	logf("built rollcheck for linux/%s in %s", arch, time.Since(start).Round(100*time.Millisecond))
 	return Executable{Path: bin, GOOS: "linux", GOARCH: arch, From: "a build of " + Command + " from " + strings.TrimSpace(src)}, nil
+}
+
+// goInstall builds rollcheck's command at version query (a module version or a commit) for
+// linux/arch into dir, as `go install COMMAND@QUERY` does (CGO_ENABLED=0, -trimpath, stripped),
+// within buildTimeout: the module comes from the module proxy (GOPROXY as the user set it) into
+// the user's module cache, and the binary into dir (a GOPATH of its own: go install writes a
+// cross-built binary only there).
+func goInstall(ctx context.Context, dir, arch, query string, logf func(string, ...any)) (Executable, error) {
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	modcache, err := goCmd(lctx, nil, "env", "GOMODCACHE")
+	if err != nil {
+		return Executable{}, err
+	}
+	logf("building rollcheck %s for linux/%s with go install (at most %s; the module from the module proxy, minutes with a cold build cache)", query, arch, buildTimeout)
+	start := time.Now()
+	bctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	env := []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch, "GOPATH=" + dir, "GOMODCACHE=" + strings.TrimSpace(modcache), "GOBIN=", "GOFLAGS=-modcacherw"}
+	if _, err := goCmd(bctx, env, "install", "-trimpath", "-ldflags", "-s -w", Command+"@"+query); err != nil {
+		if bctx.Err() != nil && ctx.Err() == nil {
+			return Executable{}, fmt.Errorf("go install %s@%s took longer than %s: %w", Command, query, buildTimeout, err)
+		}
+		return Executable{}, err
+	}
+	// go install writes a cross-built binary into GOPATH/bin/GOOS_GOARCH, a native one into
+	// GOPATH/bin.
+	bin := ""
+	for _, p := range []string{filepath.Join(dir, "bin", "linux_"+arch, "rollcheck"), filepath.Join(dir, "bin", "rollcheck")} {
+		if _, err := os.Stat(p); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		return Executable{}, fmt.Errorf("go install %s@%s wrote no rollcheck into %s", Command, query, filepath.Join(dir, "bin"))
+	}
+	// Find removes the directory the executable is in: keep it directly in dir.
+	out := filepath.Join(dir, "rollcheck-linux-"+arch)
+	if err := os.Rename(bin, out); err != nil {
+		return Executable{}, err
+	}
+	logf("built rollcheck %s for linux/%s in %s", query, arch, time.Since(start).Round(100*time.Millisecond))
+	return Executable{Path: out, GOOS: "linux", GOARCH: arch, From: "a go install of " + Command + "@" + query}, nil
 }
 
 // goCmd runs the go command with env added; the error carries its stderr, on one line.

@@ -338,3 +338,160 @@ func TestRegistries(t *testing.T) {
 		}
 	}
 }
+
+// A Linux build the user gives (ROLLCHECK_LINUX_EXECUTABLE) stands in for a running executable no
+// pod can run (a darwin build) only when it is the same rollcheck; every refusal is one line.
+func TestFindGiven(t *testing.T) {
+	darwin := Executable{Path: "/usr/local/bin/rollcheck", GOOS: "darwin", GOARCH: "arm64"}
+	linux := writeELF(t, elf.EM_AARCH64, elf.PT_LOAD)
+	dynamic := writeELF(t, elf.EM_AARCH64, elf.PT_INTERP)
+	mine := Build{Path: Command, Version: "v0.0.0-20261129120000-abcdef123456"}
+	builds := map[string]Build{"": mine, linux: mine}
+	buildOf := func(p string) (Build, error) {
+		b, ok := builds[p]
+		if !ok {
+			return Build{}, errors.New("no build information")
+		}
+		return b, nil
+	}
+	noBuild := func(context.Context, string, string, func(string, ...any)) (Executable, error) {
+		t.Fatal("a build although an executable was given")
+		return Executable{}, nil
+	}
+	f := &Finder{Self: func() (Executable, error) { return darwin, nil }, Given: linux, BuildOf: buildOf, Build: noBuild}
+	exe, l, err := f.Find(t.Context(), "arm64", t.Logf)
+	if err != nil || exe.Path != linux || l == nil || !strings.Contains(exe.From, EnvLinuxExecutable) {
+		t.Fatalf("Find = %+v, %v, %v; want the given executable", exe, l, err)
+	}
+	if err := f.Check("arm64"); err != nil {
+		t.Errorf("Check = %v; want nil", err)
+	}
+	for name, tc := range map[string]struct {
+		given string
+		its   Build
+		arch  string
+		want  string
+	}{
+		"another version":  {linux, Build{Path: Command, Version: "v0.0.0-20261101000000-0123456789ab"}, "arm64", "not the same version"},
+		"another command":  {linux, Build{Path: "example.com/other", Version: mine.Version}, "arm64", "not the rollcheck command"},
+		"a dirty checkout": {linux, Build{Path: Command, Version: "(devel)", Revision: "abcdef123456ffff", Modified: true}, "arm64", "uncommitted changes"},
+		"another arch":     {linux, mine, "amd64", "is an ELF for EM_AARCH64"},
+		"a cgo build":      {dynamic, mine, "arm64", "dynamically linked"},
+		"no such file":     {filepath.Join(t.TempDir(), "nope"), mine, "arm64", "no such file"},
+	} {
+		builds[tc.given] = tc.its
+		g := &Finder{Self: func() (Executable, error) { return darwin, nil }, Given: tc.given, BuildOf: buildOf, Build: noBuild}
+		_, _, err := g.Find(t.Context(), tc.arch, t.Logf)
+		cerr := g.Check(tc.arch)
+		for _, e := range []error{err, cerr} {
+			if e == nil || !strings.Contains(e.Error(), tc.want) || !strings.Contains(e.Error(), "darwin/arm64 build") || strings.Contains(e.Error(), "\n") {
+				t.Errorf("%s: %v; want one line with %q and why the running one cannot serve", name, e, tc.want)
+			}
+		}
+		builds[linux] = mine
+	}
+}
+
+// With neither a usable executable nor a given one, Check refuses in one line before any
+// cluster work when no go command could build one, naming both ways out.
+func TestCheckWithoutGo(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	darwin := Executable{Path: "/usr/local/bin/rollcheck", GOOS: "darwin", GOARCH: "arm64"}
+	f := &Finder{Self: func() (Executable, error) { return darwin, nil }}
+	err := f.Check("arm64")
+	if err == nil || !strings.Contains(err.Error(), EnvLinuxExecutable) || !strings.Contains(err.Error(), "install Go") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Check without go = %v; want one line naming %s and Go", err, EnvLinuxExecutable)
+	}
+	static := Executable{Path: writeELF(t, elf.EM_X86_64, elf.PT_LOAD), GOOS: "linux", GOARCH: "amd64"}
+	if err := (&Finder{Self: func() (Executable, error) { return static, nil }}).Check("amd64"); err != nil {
+		t.Errorf("Check of a usable running executable = %v; want nil, go or not", err)
+	}
+}
+
+func TestSameBuild(t *testing.T) {
+	const rev = "abcdef1234567890abcdef1234567890abcdef12"
+	pseudo := Build{Path: Command, Version: "v0.0.0-20261129120000-abcdef123456"}
+	checkout := Build{Path: Command, Version: "(devel)", Revision: rev}
+	for _, tc := range []struct {
+		a, b Build
+		same bool
+	}{
+		{pseudo, pseudo, true},
+		{Build{Path: Command, Version: "v1.2.3"}, Build{Path: Command, Version: "v1.2.3"}, true},
+		{Build{Path: Command, Version: "v1.2.3"}, Build{Path: Command, Version: "v1.2.4"}, false},
+		{pseudo, checkout, true}, // go install @pseudo and a release built in the checkout of that commit
+		{checkout, Build{Path: Command, Version: "(devel)", Revision: "0123456789ab"}, false},
+		{checkout, Build{Path: Command, Version: "(devel)", Revision: rev, Modified: true}, false},
+		{Build{Path: Command, Version: "(devel)"}, Build{Path: Command, Version: "(devel)"}, false},
+		{pseudo, Build{Path: "example.com/x", Version: pseudo.Version}, false},
+	} {
+		if err := SameBuild(tc.a, tc.b); (err == nil) != tc.same || (err != nil && strings.Contains(err.Error(), "\n")) {
+			t.Errorf("SameBuild(%s, %s) = %v; want same %v", tc.a, tc.b, err, tc.same)
+		}
+	}
+	if q := checkout.Query(); q != rev {
+		t.Errorf("Query of a clean checkout = %q; want its commit", q)
+	}
+	if q := (Build{Version: "(devel)", Revision: rev, Modified: true}).Query(); q != "" {
+		t.Errorf("Query of a dirty checkout = %q; want none", q)
+	}
+	if q := pseudo.Query(); q != pseudo.Version {
+		t.Errorf("Query = %q; want the version", q)
+	}
+}
+
+// ReadBuild reads what Go records in an executable: this test binary's, from its file.
+func TestReadBuild(t *testing.T) {
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadBuild(p)
+	if err != nil || !strings.HasSuffix(b.Path, "internal/selfimage.test") {
+		t.Errorf("ReadBuild(test binary) = %+v, %v", b, err)
+	}
+	if _, err := ReadBuild(writeELF(t, elf.EM_X86_64, elf.PT_LOAD)); err == nil {
+		t.Error("ReadBuild of an ELF with no Go build information: no error")
+	}
+}
+
+// Outside rollcheck's module, the build is `go install COMMAND@VERSION` cross-built into a GOPATH
+// of its own, with the user's module cache: here a go command that records what it was asked.
+func TestGoInstall(t *testing.T) {
+	bin := t.TempDir()
+	elfPath := writeELF(t, elf.EM_AARCH64, elf.PT_LOAD)
+	script := `#!/bin/sh
+echo "$@" "GOOS=$GOOS GOARCH=$GOARCH CGO_ENABLED=$CGO_ENABLED GOMODCACHE=$GOMODCACHE" >> "$RECORD"
+case "$1" in
+env) echo /home/u/go/pkg/mod ;;
+install) mkdir -p "$GOPATH/bin/linux_$GOARCH" && cp "$ELF" "$GOPATH/bin/linux_$GOARCH/rollcheck" ;;
+*) exit 1 ;;
+esac
+`
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(t.TempDir(), "record")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+"/usr/bin"+string(os.PathListSeparator)+"/bin") // the fake go first; mkdir and cp
+	t.Setenv("RECORD", record)
+	t.Setenv("ELF", elfPath)
+	dir := t.TempDir()
+	exe, err := goInstall(t.Context(), dir, "arm64", "v0.0.0-20261129120000-abcdef123456", t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exe.Path != filepath.Join(dir, "rollcheck-linux-arm64") || exe.GOOS != "linux" || exe.GOARCH != "arm64" {
+		t.Errorf("goInstall = %+v", exe)
+	}
+	if err := Usable(exe, "arm64"); err != nil {
+		t.Errorf("the installed executable: %v", err)
+	}
+	b, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "install -trimpath -ldflags -s -w " + Command + "@v0.0.0-20261129120000-abcdef123456 GOOS=linux GOARCH=arm64 CGO_ENABLED=0 GOMODCACHE=/home/u/go/pkg/mod"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("the go command was asked:\n%s\nwant a line %q", b, want)
+	}
+}

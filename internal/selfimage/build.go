@@ -1,0 +1,145 @@
+package selfimage
+
+import (
+	"debug/buildinfo"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"strings"
+)
+
+// A Build says which build of rollcheck an executable is, as Go records it in every binary
+// (debug/buildinfo): the module version `go install …@VERSION` gives, and the commit a build in
+// a checkout was made from. The load pods speak with the process that made their image, so on a
+// machine whose own build no pod can run (a Mac) the Linux build it is made of must be the same.
+type Build struct {
+	// Path is the main package's path; Version the main module's version ("(devel)" for a
+	// build in a checkout).
+	Path, Version string
+	// Revision is the commit of a build in a checkout (vcs.revision), Modified whether its
+	// tree had changes (vcs.modified).
+	Revision string
+	Modified bool
+}
+
+// String names b in a line: "v0.0.0-20261129…-abcdef123456", "commit abcdef123456 (modified)".
+func (b Build) String() string {
+	var parts []string
+	if b.Version != "" && b.Version != "(devel)" {
+		parts = append(parts, b.Version)
+	}
+	if b.Revision != "" {
+		r := "commit " + short(b.Revision)
+		if b.Modified {
+			r += " with uncommitted changes"
+		}
+		parts = append(parts, r)
+	}
+	if len(parts) == 0 {
+		return "a build with no version and no commit"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// ReadBuild reads the Build of the executable at path, or of the running one when path is "".
+func ReadBuild(path string) (Build, error) {
+	var (
+		bi  *debug.BuildInfo
+		err error
+	)
+	if path == "" {
+		var ok bool
+		if bi, ok = debug.ReadBuildInfo(); !ok {
+			return Build{}, errors.New("the running executable holds no Go build information")
+		}
+	} else if bi, err = buildinfo.ReadFile(path); err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) {
+			return Build{}, fmt.Errorf("not an executable Go can read: %w", err)
+		}
+		return Build{}, fmt.Errorf("its Go build information: %w", err)
+	}
+	return buildOf(bi), nil
+}
+
+func buildOf(bi *debug.BuildInfo) Build {
+	b := Build{Path: bi.Path, Version: bi.Main.Version}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Revision = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// pseudoRevision is the commit prefix of a pseudo-version (v0.0.0-20261129120000-abcdef123456,
+// v1.2.4-0.2026…-abcdef123456).
+var pseudoRevision = regexp.MustCompile(`-(?:0\.)?\d{14}-([0-9a-f]{12})(?:\+incompatible)?$`)
+
+// Query is what `go install COMMAND@QUERY` takes to build b again: its module version, else its
+// commit (which the module proxy resolves); "" when b names neither, or is a checkout with
+// uncommitted changes (no query builds that).
+func (b Build) Query() string {
+	switch {
+	case b.Version != "" && b.Version != "(devel)":
+		return b.Version
+	case b.Revision != "" && !b.Modified:
+		return b.Revision
+	}
+	return ""
+}
+
+// SameBuild says, in one line, why executables of builds a and b may not be the same rollcheck,
+// or nil when they are: the same command, and the same module version or the same commit (a
+// pseudo-version's commit prefix counts), neither with uncommitted changes.
+func SameBuild(a, b Build) error {
+	differ := func(why string) error {
+		return fmt.Errorf("it is %s, and this rollcheck is %s: %s (use rollcheck's linux build of this version)", b, a, why)
+	}
+	if a.Path != "" && b.Path != "" && a.Path != b.Path {
+		return fmt.Errorf("it is %s, not the rollcheck command (%s)", b.Path, a.Path)
+	}
+	if a.Modified || b.Modified {
+		return differ("a build with uncommitted changes is like no other")
+	}
+	rev := func(x Build) string {
+		if x.Revision != "" {
+			return x.Revision
+		}
+		if m := pseudoRevision.FindStringSubmatch(x.Version); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	version := func(x Build) string {
+		if x.Version == "(devel)" {
+			return ""
+		}
+		return x.Version
+	}
+	switch ra, rb, va, vb := rev(a), rev(b), version(a), version(b); {
+	case va != "" && vb != "":
+		if va != vb {
+			return differ("not the same version")
+		}
+		return nil
+	case ra != "" && rb != "":
+		if !strings.HasPrefix(ra, rb) && !strings.HasPrefix(rb, ra) {
+			return differ("not the same commit")
+		}
+		return nil
+	}
+	return differ("nothing says they are the same")
+}
