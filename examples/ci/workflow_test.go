@@ -28,6 +28,7 @@ import (
 type workflow struct {
 	Env  map[string]string `json:"env"`
 	Jobs map[string]struct {
+		If    string            `json:"if"`
 		Env   map[string]string `json:"env"`
 		Steps []step            `json:"steps"`
 	} `json:"jobs"`
@@ -127,7 +128,7 @@ func TestWorkflowRollcheckCommands(t *testing.T) {
 	}
 	github := map[string]string{
 		"RUNNER_TEMP": runner, "GITHUB_WORKSPACE": ws, "GITHUB_OUTPUT": filepath.Join(runner, "output"),
-		"GITHUB_REPOSITORY": "example/app", "GITHUB_WORKFLOW": "rollcheck", "GITHUB_EVENT_NAME": "pull_request",
+		"GITHUB_REPOSITORY": "example/app", "GITHUB_REPOSITORY_OWNER": "Example", "GITHUB_WORKFLOW": "rollcheck", "GITHUB_EVENT_NAME": "pull_request",
 		"RC_BIN": bin, "RC_CALLS": calls,
 	}
 	for _, k := range []string{"CHECK_FILE", "REPORTS", "BASE_REPORTS"} {
@@ -140,6 +141,18 @@ func TestWorkflowRollcheckCommands(t *testing.T) {
 	writeRun(t, bin, filepath.Join(ws, w.Env["BASE_REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
 	rows := writeRun(t, bin, filepath.Join(ws, w.Env["REPORTS"]), filepath.Join(examples, "..", w.Env["CHECK_FILE"]))
 
+	// The in-place job's kubeconfig, as its step writes it from the secret: a dry run reads it
+	// (its context) and contacts no cluster.
+	kubeconfig := `apiVersion: v1
+kind: Config
+clusters: [{name: staging, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: rollcheck, user: {token: not-a-token}}]
+contexts: [{name: staging, context: {cluster: staging, user: rollcheck}}]
+current-context: staging
+`
+	if err := os.WriteFile(filepath.Join(runner, "kubeconfig"), []byte(kubeconfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	lines := 0
 	for _, job := range w.Jobs {
 		for _, s := range job.Steps {
@@ -181,7 +194,13 @@ func TestWorkflowRollcheckCommands(t *testing.T) {
 		}
 		switch c.args[0] {
 		case "check":
-			if !slices.Contains(c.args, "-f") || !strings.Contains(c.stdout, "kind: Deployment") {
+			switch {
+			case slices.Contains(c.args, "--in-place"):
+				// In place, the dry run says what each variant would change where it runs.
+				if !strings.Contains(c.stdout, "# variant prestop-5s:") {
+					t.Errorf("rollcheck %s --dry-run said nothing of the variant prestop-5s:\n%s", strings.Join(c.args, " "), c.stdout)
+				}
+			case !slices.Contains(c.args, "-f") || !strings.Contains(c.stdout, "kind: Deployment"):
 				t.Errorf("rollcheck %s --dry-run printed no Deployment:\n%s", strings.Join(c.args, " "), c.stdout)
 			}
 		case "compare":
@@ -300,8 +319,16 @@ func TestWorkflowShape(t *testing.T) {
 		t.Fatal("go.mod: no go directive")
 	}
 	var built []string
-	var uploaded, downloaded string
-	for _, job := range w.Jobs {
+	uploaded, downloaded := map[string]string{}, map[string]string{}
+	for jobName, job := range w.Jobs {
+		checks := ""
+		for _, s := range job.Steps {
+			for _, l := range rollcheckLines(s.Run) {
+				if strings.Contains(l, "rollcheck check") {
+					checks += l + "\n"
+				}
+			}
+		}
 		for _, s := range job.Steps {
 			for _, m := range dockerBuild.FindAllStringSubmatch(s.Run, -1) {
 				built = append(built, m[1])
@@ -312,7 +339,7 @@ func TestWorkflowShape(t *testing.T) {
 				t.Errorf("%s: go install without CGO_ENABLED=0: a dynamically linked rollcheck cannot make its load image", s)
 			}
 			if m := downloadAs.FindStringSubmatch(s.Run); m != nil {
-				downloaded = m[1]
+				downloaded[jobName] = m[1]
 				if !strings.Contains(s.If, "pull_request") {
 					t.Errorf("%s runs without a pull request (if: %q)", s, s.If)
 				}
@@ -330,12 +357,15 @@ func TestWorkflowShape(t *testing.T) {
 					t.Errorf("%s: go-version %q, want at least %s (go.mod)", s, v, needGo[1])
 				}
 			case "actions/upload-artifact":
-				uploaded, _ = s.With["name"].(string)
+				uploaded[jobName], _ = s.With["name"].(string)
 				if !strings.Contains(s.If, "always()") && !strings.Contains(s.If, "!cancelled()") {
 					t.Errorf("%s: if %q: the reports must be uploaded also when the check fails", s, s.If)
 				}
-				if p, _ := s.With["path"].(string); p != "${{ env.REPORTS }}" {
-					t.Errorf("%s: path %q, want ${{ env.REPORTS }}", s, p)
+				// The directory the job's rollcheck check writes its reports into.
+				p, _ := s.With["path"].(string)
+				m := envRef.FindStringSubmatch(p)
+				if m == nil || !strings.Contains(checks, `--artifacts "$`+m[1]+`"`) {
+					t.Errorf("job %s, %s: path %q, want ${{ env.NAME }} of the NAME its rollcheck check writes to (--artifacts \"$NAME\")", jobName, s, p)
 				}
 			}
 		}
@@ -345,8 +375,64 @@ func TestWorkflowShape(t *testing.T) {
 			t.Errorf("the check file loads %s; the workflow builds %v", img, built)
 		}
 	}
-	if uploaded == "" || uploaded != downloaded {
-		t.Errorf("reports uploaded as %q, the base downloaded as %q", uploaded, downloaded)
+	if len(downloaded) != 1 {
+		t.Errorf("the base is downloaded in jobs %v, want one", downloaded)
+	}
+	for name, d := range downloaded {
+		if uploaded[name] == "" || uploaded[name] != d {
+			t.Errorf("job %s: reports uploaded as %q, the base downloaded as %q", name, uploaded[name], d)
+		}
+	}
+}
+
+var envRef = regexp.MustCompile(`^\$\{\{ env\.([A-Z_]+) \}\}$`)
+
+// The job in-place checks a running Deployment: never on a pull request (it restarts a shared
+// cluster's pods), with --in-place and a check file that names the Deployment where it runs,
+// only once its kubeconfig secret is set, and as the least-privileged ServiceAccount's
+// kubeconfig, never the runner's.
+func TestWorkflowInPlaceJob(t *testing.T) {
+	w := readWorkflow(t)
+	job, ok := w.Jobs["in-place"]
+	if !ok {
+		t.Fatal("the workflow has no job in-place")
+	}
+	if cond := job.If; strings.Contains(cond, "pull_request") || !strings.Contains(cond, "workflow_dispatch") || !strings.Contains(cond, "schedule") {
+		t.Errorf("job in-place runs if %q; want on workflow_dispatch and schedule only", cond)
+	}
+	file := job.Env["IN_PLACE_FILE"]
+	c, err := spec.Load(filepath.Join("../..", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, _, err := c.Plans()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if !p.InPlace() {
+			t.Errorf("%s: variant %s is not checked in place (app.namespace, app.deployment)", file, p.Variant.Name)
+		}
+	}
+	found := false
+	for _, s := range job.Steps {
+		for _, l := range rollcheckLines(s.Run) {
+			if !strings.Contains(l, "rollcheck check") {
+				continue
+			}
+			found = true
+			for _, want := range []string{`-f "$IN_PLACE_FILE"`, "--in-place", `--kubeconfig "$RUNNER_TEMP/kubeconfig"`, "--load-namespace"} {
+				if !strings.Contains(l, want) {
+					t.Errorf("%s: %q lacks %s", s, l, want)
+				}
+			}
+			if !strings.Contains(s.If, "steps.kubeconfig.outputs.found == 'true'") {
+				t.Errorf("%s runs if %q: not only once the kubeconfig secret is there", s, s.If)
+			}
+		}
+	}
+	if !found {
+		t.Error("job in-place runs no rollcheck check")
 	}
 }
 
