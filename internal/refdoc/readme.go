@@ -9,6 +9,8 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/scaffold"
+	"github.com/rollcheck/rollcheck/timeline"
 )
 
 // READMEDoc is the user's guide, whose "real run" tables are generated from the rows of a run of
@@ -27,7 +29,8 @@ const (
 )
 
 // READMEMarkdown is READMEDoc under root with its two tables rendered from HelloRun's rows: the
-// conformance table and the table of what to set.
+// conformance table, with every row judged as the file `rollcheck init` writes judges it
+// (AsInit), and the table of what to set.
 func READMEMarkdown(root string) ([]byte, error) {
 	doc, err := os.ReadFile(filepath.Join(root, READMEDoc))
 	if err != nil {
@@ -37,6 +40,7 @@ func READMEMarkdown(root string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("readme: %w", err)
 	}
+	rows = AsInit(rows)
 	var md bytes.Buffer
 	if err := report.NewRun(rows).WriteMarkdown(&md); err != nil {
 		return nil, err
@@ -71,4 +75,23 @@ func tableAt(md, header string) string {
 		b.WriteString(l + "\n")
 	}
 	return b.String()
+}
+
+// AsInit is rows judged as a check file of `rollcheck init` judges them: each expects at most
+// scaffold.Threshold of its requests to fail (init's threshold for every variant), judged on the
+// same requests, disruptions and phases the run recorded, as the engine judges a row. The
+// README walks the example's as-is row through under it: a ❌ where the example's own file,
+// whose as-is is a negative control, gives a ✅.
+func AsInit(rows []check.Row) []check.Row {
+	out := make([]check.Row, len(rows))
+	for i, r := range rows {
+		r.Config.Expect = check.AtMost(scaffold.Threshold)
+		var phases map[timeline.Phase]int
+		if r.Explanation != nil {
+			phases = r.Explanation.Phases
+		}
+		r.Verdict = r.Config.Expect.JudgeMechanism(r.Config.Expect.Judge(r.Summary, r.Disruptions...), phases)
+		out[i] = r
+	}
+	return out
 }
