@@ -22,7 +22,13 @@ type Build struct {
 	// tree had changes (vcs.modified).
 	Revision string
 	Modified bool
+	// Stamp is the version the build was stamped with (-ldflags -X …/engine.version=V, as make
+	// release stamps each binary with git describe): what names a build made with -buildvcs=false.
+	Stamp string
 }
+
+// stampFlag is the linker flag that stamps rollcheck's version (engine.version).
+const stampFlag = "-X " + Module + "/engine.version="
 
 // String names b in a line: "v0.0.0-20261129…-abcdef123456", "commit abcdef123456 (modified)".
 func (b Build) String() string {
@@ -37,8 +43,11 @@ func (b Build) String() string {
 		}
 		parts = append(parts, r)
 	}
+	if b.Stamp != "" {
+		parts = append(parts, "stamped "+b.Stamp)
+	}
 	if len(parts) == 0 {
-		return "a build with no version and no commit"
+		return "a build with no version, commit or stamp"
 	}
 	return strings.Join(parts, ", ")
 }
@@ -79,6 +88,10 @@ func buildOf(bi *debug.BuildInfo) Build {
 			b.Revision = s.Value
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
+		case "-ldflags":
+			if _, v, ok := strings.Cut(s.Value, stampFlag); ok {
+				b.Stamp, _, _ = strings.Cut(v, " ")
+			}
 		}
 	}
 	return b
@@ -102,8 +115,10 @@ func (b Build) Query() string {
 }
 
 // SameBuild says, in one line, why executables of builds a and b may not be the same rollcheck,
-// or nil when they are: the same command, and the same module version or the same commit (a
-// pseudo-version's commit prefix counts), neither with uncommitted changes.
+// or nil when they are: the same command, and the same module version, or the same commit (a
+// pseudo-version's commit prefix counts), or, for builds that record neither, the same stamp
+// (make release's, git describe: "-dirty" for uncommitted changes); never with uncommitted
+// changes.
 func SameBuild(a, b Build) error {
 	differ := func(why string) error {
 		return fmt.Errorf("it is %s, and this rollcheck is %s: %s (use rollcheck's linux build of this version)", b, a, why)
@@ -111,7 +126,7 @@ func SameBuild(a, b Build) error {
 	if a.Path != "" && b.Path != "" && a.Path != b.Path {
 		return fmt.Errorf("it is %s, not the rollcheck command (%s)", b.Path, a.Path)
 	}
-	if a.Modified || b.Modified {
+	if a.Modified || b.Modified || strings.HasSuffix(a.Stamp, "-dirty") || strings.HasSuffix(b.Stamp, "-dirty") {
 		return differ("a build with uncommitted changes is like no other")
 	}
 	rev := func(x Build) string {
@@ -138,6 +153,11 @@ func SameBuild(a, b Build) error {
 	case ra != "" && rb != "":
 		if !strings.HasPrefix(ra, rb) && !strings.HasPrefix(rb, ra) {
 			return differ("not the same commit")
+		}
+		return nil
+	case a.Stamp != "" && b.Stamp != "":
+		if a.Stamp != b.Stamp {
+			return differ("not the same stamp")
 		}
 		return nil
 	}

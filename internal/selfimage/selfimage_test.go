@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -424,6 +425,10 @@ func TestSameBuild(t *testing.T) {
 		{checkout, Build{Path: Command, Version: "(devel)", Revision: rev, Modified: true}, false},
 		{Build{Path: Command, Version: "(devel)"}, Build{Path: Command, Version: "(devel)"}, false},
 		{pseudo, Build{Path: "example.com/x", Version: pseudo.Version}, false},
+		// make release with -buildvcs=false: the stamp is all there is.
+		{Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, true},
+		{Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, Build{Path: Command, Version: "(devel)", Stamp: "def5678"}, false},
+		{Build{Path: Command, Version: "(devel)", Stamp: "abc1234-dirty"}, Build{Path: Command, Version: "(devel)", Stamp: "abc1234-dirty"}, false},
 	} {
 		if err := SameBuild(tc.a, tc.b); (err == nil) != tc.same || (err != nil && strings.Contains(err.Error(), "\n")) {
 			t.Errorf("SameBuild(%s, %s) = %v; want same %v", tc.a, tc.b, err, tc.same)
@@ -493,5 +498,14 @@ esac
 	want := "install -trimpath -ldflags -s -w " + Command + "@v0.0.0-20261129120000-abcdef123456 GOOS=linux GOARCH=arm64 CGO_ENABLED=0 GOMODCACHE=/home/u/go/pkg/mod"
 	if !strings.Contains(string(b), want) {
 		t.Errorf("the go command was asked:\n%s\nwant a line %q", b, want)
+	}
+}
+
+// The stamp make release gives each binary is read from the linker flags Go records.
+func TestBuildOfStamp(t *testing.T) {
+	bi := &debug.BuildInfo{Path: Command, Main: debug.Module{Path: Module, Version: "(devel)"},
+		Settings: []debug.BuildSetting{{Key: "-ldflags", Value: "-s -w -X " + Module + "/engine.version=v1.2.3-4-gabcdef1 -X other=y"}}}
+	if b := buildOf(bi); b.Stamp != "v1.2.3-4-gabcdef1" || b.Revision != "" {
+		t.Errorf("buildOf = %+v; want the stamp v1.2.3-4-gabcdef1", b)
 	}
 }
