@@ -4,7 +4,10 @@
 # (sha256sum's format: `sha256sum -c SHA256SUMS` checks them), in $ARTIFACTS/release; then the
 # list of files with sizes and checksums, and the version `go install` takes for this commit.
 # VERSION: the environment's, else `git describe --tags --always --dirty`. It is stamped into
-# each binary (engine.version, what `rollcheck --version` prints). Nothing is downloaded but Go
+# each binary (engine.version, what `rollcheck --version` prints), and each records its commit
+# (-buildvcs=true, whatever GOFLAGS says: -trimpath keeps the stamp out of the build information,
+# and a darwin binary's ROLLCHECK_LINUX_EXECUTABLE is checked to be the same build by the commit
+# Go records in both). Nothing is downloaded but Go
 # modules: all of them first, under a time limit; each build then runs offline, under its own.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 LOG_PREFIX=release
@@ -45,7 +48,7 @@ for p in "${PLATFORMS[@]}"; do
   os=${p%/*} arch=${p#*/}
   f=rollcheck-$VERSION-$os-$arch
   retry_timeout 2 1200 "go build $f" -- env GOOS="$os" GOARCH="$arch" CGO_ENABLED=0 GOPROXY=off \
-    go build -trimpath -ldflags "-s -w -X $MODULE/engine.version=$VERSION" -o "$OUT/$f" ./cmd/rollcheck
+    go build -trimpath -buildvcs=true -ldflags "-s -w -X $MODULE/engine.version=$VERSION" -o "$OUT/$f" ./cmd/rollcheck
   files+=("$f")
 done
 
