@@ -331,7 +331,7 @@ r=0
   && grep -q "rollcheck-v9.9.9-rc.1-linux-amd64 --version: rollcheck v9.9.9-rc.1" <<<"$out" \
   && grep -q "waiting up to 1200s for: go build rollcheck-v9.9.9-rc.1-darwin-arm64 (try 1/2)" <<<"$out"; } || r=1
 for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
-  grep -qxF "go build -trimpath -ldflags -s -w -X github.com/rollcheck/rollcheck/engine.version=v9.9.9-rc.1 -o $R/artifacts/release/rollcheck-v9.9.9-rc.1-${p/\//-} ./cmd/rollcheck | GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0 GOPROXY=off" <<<"$calls" || r=1
+  grep -qxF "go build -trimpath -buildvcs=true -ldflags -s -w -X github.com/rollcheck/rollcheck/engine.version=v9.9.9-rc.1 -o $R/artifacts/release/rollcheck-v9.9.9-rc.1-${p/\//-} ./cmd/rollcheck | GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0 GOPROXY=off" <<<"$calls" || r=1
 done
 ok_if "release.sh builds 4 static stamped binaries offline, each under a time limit, with SHA256SUMS, no stale file" "$r" "exit $rc; calls: $calls; output: $out"
 run_release
