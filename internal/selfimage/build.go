@@ -1,6 +1,7 @@
 package selfimage
 
 import (
+	"cmp"
 	"debug/buildinfo"
 	"debug/elf"
 	"errors"
@@ -15,11 +16,13 @@ import (
 // a checkout was made from. The load pods speak with the process that made their image, so on a
 // machine whose own build no pod can run (a Mac) the Linux build it is made of must be the same.
 type Build struct {
-	// Path is the main package's path; Version the main module's version ("(devel)" for a
-	// build in a checkout).
+	// Path is the main package's path (Command for rollcheck itself; a user's program that
+	// imports rollcheck's packages has its own). Version is the version of rollcheck's module
+	// built in: the main module's for rollcheck itself ("(devel)" for a build in a checkout
+	// without VCS stamping), else the one the program requires ("" when it replaces it).
 	Path, Version string
-	// Revision is the commit of a build in a checkout (vcs.revision), Modified whether its
-	// tree had changes (vcs.modified).
+	// Revision is the commit of a build of rollcheck in its checkout (vcs.revision), Modified
+	// whether its tree had changes (vcs.modified); empty for a program of another module.
 	Revision string
 	Modified bool
 	// Stamp is the version the build was stamped with (-ldflags -X …/engine.version=V, as make
@@ -81,7 +84,18 @@ func ReadBuild(path string) (Build, error) {
 }
 
 func buildOf(bi *debug.BuildInfo) Build {
-	b := Build{Path: bi.Path, Version: bi.Main.Version}
+	b := Build{Path: bi.Path}
+	if bi.Main.Path != Module {
+		// A program that imports rollcheck's packages: the rollcheck it requires, unless it
+		// replaces it (a local directory: no version says which).
+		for _, d := range bi.Deps {
+			if d.Path == Module && d.Replace == nil {
+				b.Version = d.Version
+			}
+		}
+		return b
+	}
+	b.Version = bi.Main.Version
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -123,8 +137,8 @@ func SameBuild(a, b Build) error {
 	differ := func(why string) error {
 		return fmt.Errorf("it is %s, and this rollcheck is %s: %s (use rollcheck's linux build of this version)", b, a, why)
 	}
-	if a.Path != "" && b.Path != "" && a.Path != b.Path {
-		return fmt.Errorf("it is %s, not the rollcheck command (%s)", b.Path, a.Path)
+	if b.Path != Command {
+		return fmt.Errorf("it is %s, not the rollcheck command (%s)", cmp.Or(b.Path, "a program of no known path"), Command)
 	}
 	if a.Modified || b.Modified || strings.HasSuffix(a.Stamp, "-dirty") || strings.HasSuffix(b.Stamp, "-dirty") {
 		return differ("a build with uncommitted changes is like no other")

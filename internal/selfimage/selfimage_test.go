@@ -424,7 +424,7 @@ func TestSameBuild(t *testing.T) {
 		{checkout, Build{Path: Command, Version: "(devel)", Revision: "0123456789ab"}, false},
 		{checkout, Build{Path: Command, Version: "(devel)", Revision: rev, Modified: true}, false},
 		{Build{Path: Command, Version: "(devel)"}, Build{Path: Command, Version: "(devel)"}, false},
-		{pseudo, Build{Path: "example.com/x", Version: pseudo.Version}, false},
+		{pseudo, Build{Path: "example.com/x", Version: pseudo.Version}, false}, // the given one is not rollcheck
 		// make release with -buildvcs=false: the stamp is all there is.
 		{Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, true},
 		{Build{Path: Command, Version: "(devel)", Stamp: "abc1234"}, Build{Path: Command, Version: "(devel)", Stamp: "def5678"}, false},
@@ -507,5 +507,21 @@ func TestBuildOfStamp(t *testing.T) {
 		Settings: []debug.BuildSetting{{Key: "-ldflags", Value: "-s -w -X " + Module + "/engine.version=v1.2.3-4-gabcdef1 -X other=y"}}}
 	if b := buildOf(bi); b.Stamp != "v1.2.3-4-gabcdef1" || b.Revision != "" {
 		t.Errorf("buildOf = %+v; want the stamp v1.2.3-4-gabcdef1", b)
+	}
+	// A user's program that imports rollcheck (a test binary of rctest, say): the rollcheck it
+	// requires is its version, and its own commit is not rollcheck's.
+	user := &debug.BuildInfo{Path: "example.com/app/suite.test", Main: debug.Module{Path: "example.com/app", Version: "v0.3.0"},
+		Deps:     []*debug.Module{{Path: Module, Version: "v0.0.0-20261129120000-abcdef123456"}},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}}}
+	b := buildOf(user)
+	if b.Version != "v0.0.0-20261129120000-abcdef123456" || b.Revision != "" || b.Query() != b.Version {
+		t.Errorf("buildOf(a user's program) = %+v; want rollcheck's required version, no commit", b)
+	}
+	if err := SameBuild(b, Build{Path: Command, Version: "v0.0.0-20261129120000-abcdef123456"}); err != nil {
+		t.Errorf("a user's program and the rollcheck it requires: %v", err)
+	}
+	user.Deps[0].Replace = &debug.Module{Path: "../rollcheck"}
+	if b := buildOf(user); b.Version != "" || b.Query() != "" {
+		t.Errorf("buildOf(a program that replaces rollcheck) = %+v; want no version", b)
 	}
 }
