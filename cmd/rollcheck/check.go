@@ -403,7 +403,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	if err := checkImages(ctx, in.check, stderr); err != nil {
 		return bad("%v", err)
 	}
-	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, fromLoadPods)); err != nil {
+	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, fromLoadPods), false); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
@@ -500,8 +500,8 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 // its own a run on its kind cluster makes (the load pod's when loadPods and no prebuilt one is
 // named, the sample app's when sampleApp): on a Mac, with no Linux build of it given and no Go
 // to build one (cluster.ImagesPreflight). kind's nodes have this machine's architecture.
-func ownImagesPreflight(opts cluster.Options, loadPods bool, sampleApp ...bool) error {
-	if (loadPods && opts.LoadImage == "") || slices.Contains(sampleApp, true) {
+func ownImagesPreflight(opts cluster.Options, loadPods, sampleApp bool) error {
+	if (loadPods && opts.LoadImage == "") || sampleApp {
 		return cluster.ImagesPreflight("")
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
@@ -178,5 +179,13 @@ func TestNodesArch(t *testing.T) {
 	_, err := nodesArch([]corev1.Node{kindNode("a", "", "arm64"), kindNode("b", "", "amd64"), kindNode("c", "", "amd64")})
 	if err == nil || !strings.Contains(err.Error(), "amd64 (b, c); arm64 (a)") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("mixed architectures: %v", err)
+	}
+}
+
+// The setting the finder reads (knobs, validated with every knob) is the one selfimage's lines
+// name: two constants of one name, kept equal here.
+func TestLinuxExecutableSettingName(t *testing.T) {
+	if knobs.EnvLinuxExecutable != selfimage.EnvLinuxExecutable {
+		t.Errorf("knobs names %s, selfimage's lines name %s", knobs.EnvLinuxExecutable, selfimage.EnvLinuxExecutable)
 	}
 }
