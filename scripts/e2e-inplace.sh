@@ -43,14 +43,8 @@ exec > >(tee -a "$OUT/e2e-inplace.log") 2>&1
 sa_cluster_up
 
 # 1. The app, as a user deploys it; the ServiceAccount with the namespaced Roles only.
-admin create namespace shop
-admin create namespace rc-load
-admin apply -n shop -f - <"$REPO_ROOT/examples/check/web.yaml"
-admin rollout status -n shop deployment/web --timeout=3m
-admin apply -f - <"$RBAC/serviceaccount.yaml"
-admin apply -n shop -f - <"$RBAC/in-place.yaml"
+sa_shop
 admin apply -n shop -f - <"$RBAC/in-place-budget.yaml"
-admin apply -n rc-load -f - <"$RBAC/in-place-load.yaml"
 admin auth can-i --list --as="$SA" -n shop | tee "$OUT/can-i-shop.txt"
 admin auth can-i --list --as="$SA" -n rc-load | tee "$OUT/can-i-rc-load.txt"
 admin auth can-i --list --as="$SA" -n default | tee "$OUT/can-i-default.txt"

@@ -260,6 +260,19 @@ sa_cluster_up() {
   log "load pod image: $ROLLCHECK_LOAD_IMAGE"
 }
 
+# sa_shop: the example app (examples/check/web.yaml) applied with kubectl into namespace shop, as a
+# user deploys it, and rolled out; namespace rc-load for the load pods; the ServiceAccount with
+# examples/rbac/in-place.yaml bound in shop and in-place-load.yaml in rc-load, no ClusterRole.
+sa_shop() {
+  admin create namespace shop
+  admin create namespace rc-load
+  admin apply -n shop -f - <"$REPO_ROOT/examples/check/web.yaml"
+  admin rollout status -n shop deployment/web --timeout=3m
+  admin apply -f - <"$RBAC/serviceaccount.yaml"
+  admin apply -n shop -f - <"$RBAC/in-place.yaml"
+  admin apply -n rc-load -f - <"$RBAC/in-place-load.yaml"
+}
+
 # sa_cluster_down RC OUT: export the cluster's logs into OUT/cluster-logs when RC is not 0 (a
 # reused cluster's too), and delete the cluster if this run created it (created) and
 # ROLLCHECK_KEEP_CLUSTER is not set; prints RC, or 1 when the deletion failed.

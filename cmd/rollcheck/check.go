@@ -171,6 +171,10 @@ type checkFlags struct {
 	// Deployment; --load-namespace keeps its load pods in a namespace of the user's.
 	Namespace, Service, LoadNamespace string
 	InPlace                           bool
+	// gate: rollcheck gate and serve. Without --kubeconfig, --context or a cluster section the
+	// cluster is the pod's own, never rollcheck's kind cluster, and a variant that changes the
+	// Deployment is the gate's to refuse (gateInput), in its words.
+	gate bool
 	// fs is the flag set they were parsed by: which flags were given (fileFields).
 	fs *flag.FlagSet
 }
@@ -185,11 +189,16 @@ const (
 type rowsOut struct {
 	w      io.Writer
 	format string
+	// keep, when set, is given the run once its rows are written (rollcheck gate judges it).
+	keep func(report.Run)
 }
 
 // print prints the run: the conformance table (Markdown), or the run's JSON, byte for byte
 // what conformance.json holds (schema: docs/conformance.schema.json).
 func (o rowsOut) print(run report.Run) error {
+	if o.keep != nil {
+		o.keep(run)
+	}
 	if o.format == outputJSON {
 		return run.WriteJSON(o.w)
 	}
@@ -390,7 +399,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
+		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -414,7 +423,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.registry)
 	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, in.plans, in.parallel, f.LoadNamespace, f.Artifacts, rowsOut{stdout, f.Output}, logLine(stderr, "check"))
+		return checkRows(ctx, cl, in.plans, in.parallel, f.LoadNamespace, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	})
 }
 
@@ -467,6 +476,10 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		if in.loadImage == "" {
 			in.loadImage = c.Cluster.LoadImage
 		}
+	}
+	if in.existing == nil && f.gate {
+		ref := inClusterRef
+		in.existing = &ref
 	}
 	if in.registry = f.ImageRegistry; in.registry == "" && c.Cluster != nil {
 		in.registry = c.Cluster.ImageRegistry

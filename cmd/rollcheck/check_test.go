@@ -297,7 +297,7 @@ func TestRowsOutPrint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var js, md, table bytes.Buffer
-	if err := (rowsOut{&js, outputJSON}).print(run); err != nil {
+	if err := (rowsOut{w: &js, format: outputJSON}).print(run); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(js.Bytes(), file) {
@@ -307,7 +307,7 @@ func TestRowsOutPrint(t *testing.T) {
 	if err != nil || got.SchemaVersion != report.SchemaVersion || len(got.Rows) != 2 {
 		t.Errorf("-o json read back: schemaVersion %d, %d rows, %v", got.SchemaVersion, len(got.Rows), err)
 	}
-	if err := (rowsOut{&md, outputMarkdown}).print(run); err != nil {
+	if err := (rowsOut{w: &md, format: outputMarkdown}).print(run); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.WriteMarkdown(&table); err != nil {

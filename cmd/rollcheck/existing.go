@@ -42,7 +42,13 @@ type clusterRef struct {
 	Kubeconfig string // a kubeconfig file; "" for kubectl's files
 	Context    string // a context; "" for the current context
 	By         string // what named it, for messages: "--context staging", "the check file's cluster section"
+	// InCluster: the pod's own ServiceAccount (rest.InClusterConfig), for rollcheck gate and
+	// serve run in a pod with neither --kubeconfig nor --context.
+	InCluster bool
 }
+
+// inClusterRef is the cluster of the pod rollcheck runs in, by its ServiceAccount.
+var inClusterRef = clusterRef{InCluster: true, By: "the pod's ServiceAccount (in-cluster)"}
 
 // homeKubeconfig is kubectl's default kubeconfig, ~/.kube/config (a variable for tests).
 var homeKubeconfig = clientcmd.RecommendedHomeFile
@@ -92,6 +98,13 @@ func (r clusterRef) files(rules *clientcmd.ClientConfigLoadingRules) string {
 // KUBECONFIG (/a, /b)`. It reads local files only, and never falls back to a pod's in-cluster
 // configuration: a context that is not there is an error that lists those that are.
 func (r clusterRef) resolve() (*rest.Config, string, error) {
+	if r.InCluster {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, "", fmt.Errorf("no kubeconfig given and not in a pod (%v): give --kubeconfig FILE or --context NAME", err)
+		}
+		return cfg, fmt.Sprintf("in-cluster, server %s, as %s", cfg.Host, r.By), nil
+	}
 	rules := r.rules()
 	from := r.files(rules)
 	if r.Kubeconfig != "" {

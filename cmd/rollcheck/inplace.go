@@ -62,7 +62,7 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 	}
 	// A dry run changes nothing: it shows what each variant would change, and says which need
 	// --in-place (inPlaceSays).
-	if f.InPlace || f.DryRun {
+	if f.InPlace || f.DryRun || f.gate {
 		return nil
 	}
 	var changing []string

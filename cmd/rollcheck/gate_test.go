@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A gate refuses in one line, before any cluster work, what would change the workload a release
+// controller owns or is not a workload where it runs; outside a pod, without a kubeconfig, it
+// says so instead of falling back to kind.
+func TestGateRefusals(t *testing.T) {
+	calls := fakeTools(t)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	kubeconfig := filepath.Join(t.TempDir(), "none")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "rollcheck gate: nothing to check: give --deployment NS/NAME --port N"},
+		{[]string{"--deployment", "shop/web", "--port", "8080", "--disruption", "rollout-restart"},
+			"rollcheck gate: disruption rollout-restart: a gate does not run it: it changes the pod template, which the release controller takes for a new revision"},
+		{[]string{"--deployment", "shop/web", "--port", "8080", "--disruption", "scale-down"},
+			"rollcheck gate: disruption scale-down: a gate does not run it: it changes the replicas, which the release controller owns"},
+		{[]string{"--deployment", "shop/web", "--port", "8080", "--disruption", "drain-node"},
+			"rollcheck gate: disruption drain-node: a gate does not run it: it cordons a node other workloads share"},
+		{[]string{"-f", inPlaceFile(t, true)}, "rollcheck gate: variant prestop-5s would change preStop, pdb of the Deployment: a gate checks the release as it runs"},
+		{[]string{"-f", "../../spec/testdata/good.yaml"}, "a gate checks a Deployment where it runs: give --deployment NS/NAME"},
+		{[]string{"--deployment", "shop/web", "--port", "8080"}, "rollcheck gate: no kubeconfig given and not in a pod"},
+		{[]string{"--deployment", "shop/web", "--port", "8080", "--kubeconfig", kubeconfig}, "rollcheck gate: --kubeconfig " + kubeconfig + ": stat"},
+		{[]string{"--deployment", "shop/web", "--port", "8080", "--in-place"}, "rollcheck gate: flag provided but not defined: -in-place"},
+	} {
+		code, stdout, stderr := rollcheck(append([]string{"gate"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		last := lines[len(lines)-1]
+		if code != exitBadInput || stdout != "" || !strings.Contains(last, c.want) {
+			t.Errorf("gate %q: exit %d, stdout %q, stderr %q; want exit 2 and a line with %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+	if code, _, stderr := rollcheck("serve", "--deployment", "shop/web", "--port", "8080", "--max-wait", "-1s"); code != exitBadInput || !strings.Contains(stderr, "--max-wait -1s: want 0 or more") {
+		t.Errorf("serve --max-wait -1s: exit %d, %q", code, stderr)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
+	}
+}
+
+// gate and serve take check's flags but those that change the workload, load from the host or
+// make a cluster; help lists exactly theirs.
+func TestGateFlags(t *testing.T) {
+	for _, cmd := range []string{"gate", "serve"} {
+		code, stdout, _ := rollcheck("help", cmd)
+		if code != exitPass {
+			t.Fatalf("help %s: exit %d", cmd, code)
+		}
+		for _, name := range gateCheckFlags {
+			if !strings.Contains(stdout, "  -"+name+" ") && !strings.Contains(stdout, "  --"+name+" ") && !strings.Contains(stdout, "  --"+name+"\n") && !strings.Contains(stdout, "  -"+name+"\n") {
+				t.Errorf("help %s does not list -%s", cmd, name)
+			}
+		}
+		for _, name := range []string{"in-place", "prestop-sleep", "grace", "manifest", "image", "keep-cluster", "load-from", "dry-run", "image-registry"} {
+			if strings.Contains(stdout, "--"+name+" ") || strings.Contains(stdout, "--"+name+"\n") {
+				t.Errorf("help %s lists --%s", cmd, name)
+			}
+		}
+		if strings.Contains(stdout, "runs on kind") {
+			t.Errorf("help %s speaks of kind: %s", cmd, stdout)
+		}
+	}
+	if !slices.Contains(gateCheckFlags, "load-namespace") {
+		t.Error("gate cannot keep its load pods in a namespace of the user's")
+	}
+}
