@@ -288,6 +288,9 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 		logf("check %s of %s: reports in %s", key, target, dir)
 		v := gateRun(ctx, f, in, target, dir, stderr)
 		logf("check %s of %s: %s%s", key, target, strings.ToUpper(v.Verdict), reasonSuffix(v.Reason))
+		if b, err := v.EncodeWithin(gate.MessageLimit); err == nil {
+			logf("check %s verdict %s", key, b)
+		}
 		return v
 	})
 	srv := &http.Server{Handler: &gate.Handler{Checks: checks, Namespace: in.plans[0].App.Namespace, MaxWait: f.MaxWait, Logf: logf},
