@@ -57,7 +57,7 @@ e2e-gate: ## rollcheck as a release's gate, in a kind cluster of its own, as the
 smoke: ## only the smoke suite on kind
 	@bash scripts/e2e.sh smoke
 
-e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed, Ginkgo specs failed); fails if any target failed
+e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac, e2e-gate; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed, Ginkgo specs failed); fails if any target failed
 	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, a harness fault retried once and marked, nothing left; FAULTS="freeze-load ..." runs only those named

@@ -8,15 +8,17 @@
 #   2. the app with a 5 s preStop sleep: the same Job passes (exit 0, Job Complete);
 #   3. the same Job with its load namespace's Role missing: no verdict (exit 2), one line naming
 #      the right, nothing disrupted;
-#   4. Flagger (built from its module by internal/controllers, offline) with a Canary of shop/web,
-#      the kubernetes provider (blue/green over ClusterIP Services), whose pre-rollout webhook is
-#      rollcheck serve (examples/gate/serve.yaml, flagger-canary.yaml): a release without a preStop
-#      rolls back (Canary Failed), one with a 5 s preStop is promoted (Canary Succeeded), and the
-#      webhook called again for a checksum already judged gets the same verdict without a check;
-#   5. Argo Rollouts (built the same way): AnalysisRuns of examples/gate's AnalysisTemplates, as a
-#      Rollout or a Kargo Stage makes them, run by Argo's controller: the Job provider (Failed
-#      without a preStop, Successful with it) and the Web provider against rollcheck serve (the
-#      same hash asked twice: one check, the app's pods deleted once).
+#   4. Argo Rollouts (built from its module by internal/controllers, offline): AnalysisRuns of
+#      examples/gate's AnalysisTemplates, as a Rollout or a Kargo Stage makes them, run by Argo's
+#      controller: the Job provider (Successful with the preStop, Failed without it) and the Web
+#      provider against rollcheck serve (examples/gate/serve.yaml) for the sample app shop/api
+#      (flagger-app.yaml: 100 ms requests, exit on SIGTERM): Failed, the same hash asked again
+#      (one check, the app's pods deleted once), Successful with a 5 s exec preStop;
+#   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
+#      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
+#      a release without a preStop rolls back (Canary Failed), one with a 5 s exec preStop is
+#      promoted (Canary Succeeded), and the webhook called again for a checksum already judged
+#      gets the same verdict without a check.
 # Each step prints the controller's status fields before and after, the verdict's JSON and its wall
 # time. Artifacts in $ARTIFACTS/gate.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -78,13 +80,95 @@ jq -e '.verdict == "inconclusive" and (.reason | test("create pods"))' "$OUT/gat
 [ "$(admin get pods -n shop -l app.kubernetes.io/name=web -o name | sort)" = "$pods_before" ] || die "gate-no-right: the app's pods changed"
 admin apply -n rc-load -f - <"$RBAC/in-place-load.yaml"
 
-# 4. Flagger, built from its module and installed offline (internal/controllers), its Canary's
-# pre-rollout webhook rollcheck serve.
-step flagger timeout 1800 go run ./internal/controllers/cmd/controllers install --cluster "$ROLLCHECK_CLUSTER_NAME" flagger
 with_image() { sed "s|rollcheck/load:TAG|$ROLLCHECK_LOAD_IMAGE|g" "$GATE/$1"; }
-with_image serve.yaml | admin apply -f -
+# set_prestop DEPLOYMENT HANDLER|off: the user's release of shop/DEPLOYMENT with this preStop
+# handler (JSON) or none, rolled out.
+set_prestop() {
+  if [ "$2" = off ]; then
+    admin patch -n shop "deployment/$1" --type=json -p='[{"op":"remove","path":"/spec/template/spec/containers/0/lifecycle"}]'
+  else
+    admin patch -n shop "deployment/$1" --type=json \
+      -p="[{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$2}}]"
+  fi
+  admin rollout status -n shop "deployment/$1" --timeout=3m
+}
+EXEC5='{"exec":{"command":["/rollcheck","agent","app","sleep","5s"]}}'
+
+# 4. Argo Rollouts' controller, built from its module and installed offline: AnalysisRuns made
+# from the AnalysisTemplates of examples/gate, as a Rollout's analysis or a Kargo Stage's
+# verification makes them (Kargo itself is not served here), run by Argo's own controller.
+step argo-rollouts timeout 1800 go run ./internal/controllers/cmd/controllers install --cluster "$ROLLCHECK_CLUSTER_NAME" argo-rollouts
+with_image argo-job-template.yaml | admin apply -f -
+admin apply -f - <"$GATE/argo-web-template.yaml"
+# analysis_run TEMPLATE WANT NAME=VALUE...: an AnalysisRun of TEMPLATE's metrics with these
+# arguments; waits until it ended, checks its phase is WANT, prints its wall time; sets $run.
+analysis_run() {
+  local template=$1 want=$2 args="[]" a s phase
+  shift 2
+  for a in "$@"; do args=$(jq -c --arg n "${a%%=*}" --arg v "${a#*=}" '. + [{name: $n, value: $v}]' <<<"$args"); done
+  s=$(date +%s)
+  run=$(admin get analysistemplate -n rollcheck "$template" -o json | jq --argjson args "$args" '{apiVersion: "argoproj.io/v1alpha1",
+    kind: "AnalysisRun", metadata: {generateName: (.metadata.name + "-"), namespace: "rollcheck"},
+    spec: {metrics: .spec.metrics, args: ([.spec.args[] | select(.value != null)] + $args)}}' | admin create -f - -o jsonpath='{.metadata.name}')
+  for _ in $(seq 900); do
+    phase=$(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.phase}')
+    case $phase in Successful | Failed | Error | Inconclusive) break ;; esac
+    sleep 1
+  done
+  log "AnalysisRun $run ($template, $*): $phase after $(($(date +%s) - s)) s: $(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].message}{" "}{.status.message}')"
+  [ "$phase" = "$want" ] || die "AnalysisRun $run: $phase, want $want"
+}
+# job_verdict: the last gate Job's verdict, its container's termination message.
+job_verdict() {
+  admin get pods -n rollcheck -l app.kubernetes.io/name=rollcheck-gate-job --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.message}'
+}
+# The Job provider: shop/web has its preStop (step 2): Successful; without it: Failed.
+analysis_run rollcheck-gate-job Successful deployment=shop/web
+job_verdict | tee "$OUT/argo-job-pass.verdict.json"
+echo
+set_prestop web off
+analysis_run rollcheck-gate-job Failed deployment=shop/web
+job_verdict | tee "$OUT/argo-job-fail.verdict.json"
+echo
+jq -e '.verdict == "fail"' "$OUT/argo-job-fail.verdict.json" >/dev/null || die "the failed AnalysisRun's Job did not fail the app"
+
+# pod_hash DEPLOYMENT: the pod-template hash of shop/DEPLOYMENT's pods that are not terminating
+# (its release's).
+pod_hash() {
+  admin get pods -n shop -l "app.kubernetes.io/name=$1" -o json \
+    | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.labels["pod-template-hash"]'
+}
+# The Web provider: rollcheck serve (serve.yaml, the load through the app's own Service api until
+# Flagger makes api-canary) for the sample app, shop/api (flagger-app.yaml), which exits at once on
+# SIGTERM with 100 ms requests in flight: without a preStop its pods' deletions cut them. Its pods'
+# template hash is the key: the same hash asked again (a retried AnalysisRun) gets the same verdict,
+# and the app's pods are not deleted again.
 with_image flagger-app.yaml | admin apply -f -
 admin rollout status -n shop deployment/api --timeout=3m
+with_image serve.yaml | sed -e 's|--service, api-canary|--service, api|' | admin apply -f -
+admin rollout status -n rollcheck deployment/rollcheck-gate --timeout=3m
+hash=$(pod_hash api)
+analysis_run rollcheck-gate-web Failed hash="$hash"
+pods=$(admin get pods -n shop -l app.kubernetes.io/name=api -o name | sort)
+analysis_run rollcheck-gate-web Failed hash="$hash"
+[ "$(admin get pods -n shop -l app.kubernetes.io/name=api -o name | sort)" = "$pods" ] || die "the retried AnalysisRun disrupted the app again"
+admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-argo.log" 2>&1
+checks=$(grep -c "check hash:$hash of Deployment shop/api: reports in" "$OUT/serve-argo.log")
+calls=$(grep -c "argo hash $hash: done" "$OUT/serve-argo.log")
+log "hash $hash: $checks check(s) for $calls poll(s)"
+[ "$checks" -eq 1 ] && [ "$calls" -eq 2 ] || die "hash $hash: $checks checks for $calls polls, want 1 for 2"
+set_prestop api "$EXEC5"
+hash=$(pod_hash api)
+analysis_run rollcheck-gate-web Successful hash="$hash"
+admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-argo.log" 2>&1
+grep "check hash:$hash verdict" "$OUT/serve-argo.log" || die "hash $hash: no verdict in serve's log"
+set_prestop api off
+
+# 5. Flagger, built from its module and installed offline (internal/controllers), its Canary's
+# pre-rollout webhook rollcheck serve.
+step flagger timeout 1800 go run ./internal/controllers/cmd/controllers install --cluster "$ROLLCHECK_CLUSTER_NAME" flagger
+with_image serve.yaml | admin apply -f -
 admin rollout status -n rollcheck deployment/rollcheck-gate --timeout=3m
 admin apply -f - <"$GATE/flagger-canary.yaml"
 
@@ -138,8 +222,8 @@ admin get deployment -n shop api-primary -o jsonpath='{.spec.template.spec.conta
   || die "the rolled back release reached api-primary"
 
 # The release with a 5 s exec preStop: the gate passes it, Flagger promotes it.
-admin patch -n shop deployment/api --type=json -p='[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"3"},
-  {"op":"add","path":"/spec/template/spec/containers/0/lifecycle","value":{"preStop":{"exec":{"command":["/rollcheck","agent","app","sleep","5s"]}}}}]'
+admin patch -n shop deployment/api --type=json -p="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"3\"},
+  {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$EXEC5}}]"
 canary_until Succeeded 900 Failed
 good=$(last_checksum)
 [ "$good" != "$bad" ] || die "the promoted release has the rolled back one's checksum $bad"
@@ -150,78 +234,4 @@ log "release with a 5 s preStop (checksum $good): promoted; $checks check(s), $c
 admin get deployment -n shop api-primary -o jsonpath='{.spec.template.spec.containers[0].lifecycle}' | grep -q '"sleep","5s"' \
   || die "the promoted release is not on api-primary"
 
-# 5. Argo Rollouts' controller, built from its module and installed offline: AnalysisRuns made
-# from the AnalysisTemplates of examples/gate, as a Rollout's analysis or a Kargo Stage's
-# verification makes them (Kargo itself is not served here), run by Argo's own controller.
-step argo-rollouts timeout 1800 go run ./internal/controllers/cmd/controllers install --cluster "$ROLLCHECK_CLUSTER_NAME" argo-rollouts
-with_image argo-job-template.yaml | admin apply -f -
-admin apply -f - <"$GATE/argo-web-template.yaml"
-# analysis_run TEMPLATE WANT NAME=VALUE...: an AnalysisRun of TEMPLATE's metrics with these
-# arguments; waits until it ended, checks its phase is WANT, prints its wall time; sets $run.
-analysis_run() {
-  local template=$1 want=$2 args="[]" a s phase
-  shift 2
-  for a in "$@"; do args=$(jq -c --arg n "${a%%=*}" --arg v "${a#*=}" '. + [{name: $n, value: $v}]' <<<"$args"); done
-  s=$(date +%s)
-  run=$(admin get analysistemplate -n rollcheck "$template" -o json | jq --argjson args "$args" '{apiVersion: "argoproj.io/v1alpha1",
-    kind: "AnalysisRun", metadata: {generateName: (.metadata.name + "-"), namespace: "rollcheck"},
-    spec: {metrics: .spec.metrics, args: ([.spec.args[] | select(.value != null)] + $args)}}' | admin create -f - -o jsonpath='{.metadata.name}')
-  for _ in $(seq 900); do
-    phase=$(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.phase}')
-    case $phase in Successful | Failed | Error | Inconclusive) break ;; esac
-    sleep 1
-  done
-  log "AnalysisRun $run ($template, $*): $phase after $(($(date +%s) - s)) s: $(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].message}{" "}{.status.message}')"
-  [ "$phase" = "$want" ] || die "AnalysisRun $run: $phase, want $want"
-}
-# job_verdict: the last gate Job's verdict, its container's termination message.
-job_verdict() {
-  admin get pods -n rollcheck -l app.kubernetes.io/name=rollcheck-gate-job --sort-by=.metadata.creationTimestamp \
-    -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.message}'
-}
-web_prestop() { # web_prestop on|off: the user's release of shop/web with or without its 5 s preStop
-  if [ "$1" = on ]; then
-    admin patch -n shop deployment/web --type=json \
-      -p='[{"op":"add","path":"/spec/template/spec/containers/0/lifecycle","value":{"preStop":{"sleep":{"seconds":5}}}}]'
-  else
-    admin patch -n shop deployment/web --type=json -p='[{"op":"remove","path":"/spec/template/spec/containers/0/lifecycle"}]'
-  fi
-  admin rollout status -n shop deployment/web --timeout=3m
-}
-# The Job provider: shop/web has its preStop (step 2): Successful; without it: Failed.
-analysis_run rollcheck-gate-job Successful deployment=shop/web
-job_verdict | tee "$OUT/argo-job-pass.verdict.json"
-echo
-web_prestop off
-analysis_run rollcheck-gate-job Failed deployment=shop/web
-job_verdict | tee "$OUT/argo-job-fail.verdict.json"
-echo
-jq -e '.verdict == "fail"' "$OUT/argo-job-fail.verdict.json" >/dev/null || die "the failed AnalysisRun's Job did not fail the app"
-
-# web_hash: the pod-template hash of shop/web's pods that are not terminating (its release's).
-web_hash() {
-  admin get pods -n shop -l app.kubernetes.io/name=web -o json \
-    | jq -r '[.items[] | select(.metadata.deletionTimestamp == null)][0].metadata.labels["pod-template-hash"]'
-}
-# The Web provider: rollcheck serve for shop/web (serve.yaml with its Deployment and Service
-# named for it), its pods' template hash as the key. The same hash asked again (a retried
-# AnalysisRun) gets the same verdict, and the app's pods are not deleted again.
-admin delete deployment -n rollcheck rollcheck-gate --wait=true
-with_image serve.yaml | sed -e 's|--deployment, shop/api, --service, api-canary|--deployment, shop/web, --service, web|' | admin apply -f -
-admin rollout status -n rollcheck deployment/rollcheck-gate --timeout=3m
-hash=$(web_hash)
-analysis_run rollcheck-gate-web Failed hash="$hash"
-pods=$(admin get pods -n shop -l app.kubernetes.io/name=web -o name | sort)
-analysis_run rollcheck-gate-web Failed hash="$hash"
-[ "$(admin get pods -n shop -l app.kubernetes.io/name=web -o name | sort)" = "$pods" ] || die "the retried AnalysisRun disrupted the app again"
-admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-web.log" 2>&1
-checks=$(grep -c "check hash:$hash of Deployment shop/web: reports in" "$OUT/serve-web.log")
-calls=$(grep -c "argo hash $hash: done" "$OUT/serve-web.log")
-log "hash $hash: $checks check(s) for $calls poll(s)"
-[ "$checks" -eq 1 ] && [ "$calls" -eq 2 ] || die "hash $hash: $checks checks for $calls polls, want 1 for 2"
-web_prestop on
-hash=$(web_hash)
-analysis_run rollcheck-gate-web Successful hash="$hash"
-admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-web.log" 2>&1
-grep "check hash:$hash verdict" "$OUT/serve-web.log" || die "hash $hash: no verdict in serve's log"
 log "done"

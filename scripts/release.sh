@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make release`: the rollcheck CLI as static binaries (CGO_ENABLED=0, -trimpath, stripped) for
-# linux and darwin on amd64 and arm64, named rollcheck-VERSION-OS-ARCH, with their SHA256SUMS
+# linux and darwin on amd64 and arm64, named rollcheck-VERSION-OS-ARCH, and rollcheck's image for
+# linux on each (rollcheck-image-VERSION-linux-ARCH.tar: what rollcheck gate runs), with their SHA256SUMS
 # (sha256sum's format: `sha256sum -c SHA256SUMS` checks them), in $ARTIFACTS/release; then the
 # list of files with sizes and checksums, and the version `go install` takes for this commit.
 # VERSION: the environment's, else `git describe --tags --always --dirty`. It is stamped into
@@ -59,6 +60,17 @@ if [ -x "$host" ]; then
   said=$(env -u ROLLCHECK_VERSION "$host" --version) || die "$host --version failed"
   [ "$said" = "rollcheck $VERSION" ] || die "$host --version says \"$said\", want \"rollcheck $VERSION\""
   log "$(basename "$host") --version: $said"
+  # The image rollcheck gate and serve run in, and their load pods (docs/gate.md): each Linux
+  # binary's load image, as an image archive beside it (docker save's format), made in process by
+  # the binary this machine runs (of the other architecture's binary: the same build).
+  for arch in amd64 arm64; do
+    f=rollcheck-image-$VERSION-linux-$arch.tar
+    log "waiting up to 300s for: the image of rollcheck-$VERSION-linux-$arch ($f)"
+    ref=$(ROLLCHECK_LINUX_EXECUTABLE=$OUT/rollcheck-$VERSION-linux-$arch timeout 300 \
+      "$host" cluster load-image --archive "$OUT/$f" --arch "$arch") || die "the image of rollcheck-$VERSION-linux-$arch failed or took over 300 s"
+    log "$f: $ref (docker load -i $f; kind load image-archive $f; crane push $f REGISTRY/rollcheck/load:TAG)"
+    files+=("$f")
+  done
 fi
 
 (cd "$OUT" && sha256sum "${files[@]}" >SHA256SUMS)

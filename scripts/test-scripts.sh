@@ -247,6 +247,7 @@ case "$t" in
   e2e-nftables) echo "••• FAIL! -- 33 Passed | 2 Failed | 0 Pending | 0 Skipped"; echo "FAIL! -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped"
     echo "conformance: 35 passed, 0 failed"; echo "make: *** [Makefile:40: e2e-nftables] Error 1" >&2; exit 2 ;;
   e2e-rbac) echo "rbac: ok" ;;
+  e2e-gate) echo "gate: ok" ;;
   *) echo "conformance: 3 rows: 3 pass, 0 fail, 0 harness-fault, 0 error"; echo "conformance: 3 passed, 0 failed" ;;
 esac
 EOT
@@ -256,13 +257,13 @@ out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FA
   ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
 made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
 want_made=""
-for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac e2e-gate; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
 r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
   && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2 +2 +-  $F/all/e2e-proxy$" <<<"$out" \
   && grep -Eq "^e2e-nftables +1 +[0-9]+s +35 +0 +- +3  $F/all/e2e-nftables$" <<<"$out" \
   && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +- +- +-  $F/all/e2e-rbac$" <<<"$out" \
   && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy e2e-nftables$" <<<"$out" \
-  && [ "$(tail -n 10 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+  && [ "$(tail -n 11 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
 ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck
@@ -309,7 +310,8 @@ case "$1" in
   build) # a "binary" that says the version its -ldflags stamp (FAKE_SAYS: another)
     out="" ver="" prev=""
     for a in "$@"; do [ "$prev" = -o ] && out=$a; [[ $a == *engine.version=* ]] && ver=${a##*engine.version=}; prev=$a; done
-    printf '#!/bin/sh\n# %s/%s\n[ "$1" = --version ] && echo "rollcheck %s"\n' "$GOOS" "$GOARCH" "${FAKE_SAYS:-$ver}" >"$out"
+    printf '#!/bin/sh\n# %s/%s\n[ "$1" = --version ] && echo "rollcheck %s" && exit 0\n[ "$1 $2 $3" = "cluster load-image --archive" ] && echo "image of $ROLLCHECK_LINUX_EXECUTABLE $6" >"$4" && echo rollcheck/load:0123456789ab && exit 0\nexit 1\n' \
+      "$GOOS" "$GOARCH" "${FAKE_SAYS:-$ver}" >"$out"
     chmod +x "$out" ;;
   *) exit 1 ;;
 esac
@@ -325,7 +327,8 @@ run_release() {
 mkdir -p "$R/artifacts/release" && touch "$R/artifacts/release/rollcheck-v0.0.1-linux-amd64"
 run_release VERSION=v9.9.9-rc.1
 r=0
-{ [ "$rc" -eq 0 ] && [ "$(cd "$R/artifacts/release" && ls | tr '\n' ' ')" = "SHA256SUMS rollcheck-v9.9.9-rc.1-darwin-amd64 rollcheck-v9.9.9-rc.1-darwin-arm64 rollcheck-v9.9.9-rc.1-linux-amd64 rollcheck-v9.9.9-rc.1-linux-arm64 " ] \
+{ [ "$rc" -eq 0 ] && [ "$(cd "$R/artifacts/release" && ls | tr '\n' ' ')" = "SHA256SUMS rollcheck-image-v9.9.9-rc.1-linux-amd64.tar rollcheck-image-v9.9.9-rc.1-linux-arm64.tar rollcheck-v9.9.9-rc.1-darwin-amd64 rollcheck-v9.9.9-rc.1-darwin-arm64 rollcheck-v9.9.9-rc.1-linux-amd64 rollcheck-v9.9.9-rc.1-linux-arm64 " ] \
+  && grep -qx "image of $R/artifacts/release/rollcheck-v9.9.9-rc.1-linux-arm64 arm64" "$R/artifacts/release/rollcheck-image-v9.9.9-rc.1-linux-arm64.tar" \
   && (cd "$R/artifacts/release" && sha256sum --quiet -c SHA256SUMS) && [ "$(grep -c ' bytes  sha256 [0-9a-f]\{64\}  rollcheck-v9.9.9-rc.1-[a-z]*-[a-z0-9]*$' <<<"$out")" -eq 4 ] \
   && [ "$(head -n 1 <<<"$calls" | cut -d' ' -f1-3)" = "go mod download" ] \
   && grep -q "rollcheck-v9.9.9-rc.1-linux-amd64 --version: rollcheck v9.9.9-rc.1" <<<"$out" \
@@ -333,7 +336,7 @@ r=0
 for p in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
   grep -qxF "go build -trimpath -buildvcs=true -ldflags -s -w -X github.com/rollcheck/rollcheck/engine.version=v9.9.9-rc.1 -o $R/artifacts/release/rollcheck-v9.9.9-rc.1-${p/\//-} ./cmd/rollcheck | GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0 GOPROXY=off" <<<"$calls" || r=1
 done
-ok_if "release.sh builds 4 static stamped binaries offline, each under a time limit, with SHA256SUMS, no stale file" "$r" "exit $rc; calls: $calls; output: $out"
+ok_if "release.sh builds 4 static stamped binaries offline, each under a time limit, and the 2 Linux images, with SHA256SUMS, no stale file" "$r" "exit $rc; calls: $calls; output: $out"
 run_release
 r=0; v=$(git -C "$REPO_ROOT" describe --tags --always --dirty)
 { [ "$rc" -eq 0 ] && [ -x "$R/artifacts/release/rollcheck-$v-darwin-arm64" ] && grep -q "^go install: " <<<"$out"; } || r=1

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
@@ -122,7 +124,11 @@ When rollcheck's own kind cluster (ROLLCHECK_CLUSTER_NAME) exists, the image is 
 nodes, unless --no-load. With --image-registry REGISTRY it is pushed to REGISTRY/rollcheck/load:<tag>
 (credentials from your Docker config, as docker login wrote them; plain HTTP to localhost and
 127.0.0.1 only), and that reference is printed. With neither, it is put into the local Docker engine
-(docker load), to push yourself. Exit 0 done, 1 failed, 2 bad input.`
+(docker load), to push yourself. With --archive FILE it is written to FILE instead, an image archive
+(docker save's format: docker load, kind load image-archive, ctr images import and crane push read
+it), of the executable for --arch's architecture (a Linux build of this one: the running one when it
+is, else ROLLCHECK_LINUX_EXECUTABLE's); nothing is loaded or pushed. The image is rollcheck's
+whole binary: rollcheck gate and serve run from it (docs/gate.md). Exit 0 done, 1 failed, 2 bad input.`
 
 // proxyNames are the names of the proxies of internal/proxies' table, joined by sep.
 func proxyNames(sep string) string {
@@ -158,12 +164,16 @@ nodes, unless --no-load. Exit 0 done, 1 failed, 2 bad input.`
 type loadImageFlags struct {
 	NoLoad   bool
 	Registry string
+	// load-image's only: write the image to an archive, for an architecture.
+	Archive, Arch string
 }
 
 func newLoadImageFlags(fs *flag.FlagSet) *loadImageFlags {
 	f := &loadImageFlags{}
 	fs.BoolVar(&f.NoLoad, "no-load", false, "make the image only: load it into no cluster, even when rollcheck's kind cluster exists")
 	fs.StringVar(&f.Registry, "image-registry", "", "push the image to `REGISTRY` (host[:port][/path]) and print REGISTRY/rollcheck/load:<tag>")
+	fs.StringVar(&f.Archive, "archive", "", "write the image to the archive `FILE` (docker save's format) instead; load and push nothing")
+	fs.StringVar(&f.Arch, "arch", runtime.GOARCH, "with --archive: the image's `ARCH` (amd64 or arm64)")
 	return f
 }
 
@@ -194,6 +204,30 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 			fmt.Fprintf(stderr, "rollcheck cluster load-image: --image-registry %q: %v\n", f.Registry, err)
 			return exitBadInput
 		}
+	}
+	switch {
+	case f.Archive == "" && f.Arch != runtime.GOARCH:
+		fmt.Fprintf(stderr, "rollcheck cluster load-image: --arch %s: only with --archive (a cluster's image has its nodes' architecture)\n", f.Arch)
+		return exitBadInput
+	case f.Archive != "" && (f.Registry != "" || f.NoLoad):
+		fmt.Fprintln(stderr, "rollcheck cluster load-image: --archive writes the image only: not with --image-registry or --no-load")
+		return exitBadInput
+	case f.Archive != "" && f.Arch != "amd64" && f.Arch != "arm64":
+		fmt.Fprintf(stderr, "rollcheck cluster load-image: --arch %q: want amd64 or arm64\n", f.Arch)
+		return exitBadInput
+	case f.Archive != "":
+		return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
+			ref, img, err := cluster.MakeImage(ctx, selfimage.Load, f.Arch, opts.Logf)
+			if err != nil {
+				return err
+			}
+			if err := selfimage.WriteTarball(f.Archive, map[string]v1.Image{ref: img}); err != nil {
+				return err
+			}
+			opts.Logf("load image %s (linux/%s) written to %s", ref, f.Arch, f.Archive)
+			fmt.Fprintln(stdout, ref)
+			return nil
+		})
 	}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
 		c, err := loadInto(ctx, opts, f.NoLoad, "the image is")
