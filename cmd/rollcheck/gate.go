@@ -184,20 +184,20 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 	if err != nil {
 		return none(err)
 	}
-	code := exitPass
-	defer releaseHeld(ctx, held, logf, &code)
 	for _, n := range notes {
 		logf("warning: %s", n)
 	}
 	var run *report.Run
 	keep := func(r report.Run) { run = &r }
-	code = checkExisting(ctx, t, which, in.plans, in.parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
-	reason := ""
-	switch {
-	case ctx.Err() != nil:
-		reason = "interrupted: " + context.Cause(ctx).Error()
-	case run == nil:
+	code := checkExisting(ctx, t, which, in.plans, in.parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
+	// Released before the verdict, so that a release that failed withholds a pass too.
+	releaseHeld(ctx, held, logf, &code)
+	if run == nil {
 		return none(errors.New("the check wrote no run"))
+	}
+	reason := ""
+	if ctx.Err() != nil {
+		reason = "interrupted: " + context.Cause(ctx).Error()
 	}
 	v := gate.Judge(target, len(in.plans), run.Rows, reason)
 	if v.Verdict == gate.Pass && code != exitPass {
