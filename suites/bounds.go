@@ -73,6 +73,7 @@ var matrixRuns = map[string]MatrixRun{
 	"c750b7f": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, beside helpers' Go builds); its artifacts, not a table, hold the figures"},
 	"d931559": {"", "2026-11-27", "a clean-clone CI=true .ci/run (three rows at once, a quiet machine); its artifacts, not a table, hold the figures"},
 	"b252ea6": {"", "2026-11-27", "the CI of the submission at b252ea6 (.ci/run on a clean clone, three rows at once): it failed naive force-delete×3 with 92 of 2,506 against the 3.5 % bound, and printed only that row"},
+	"6a9fce1": {"", "2026-11-29", "the CI of the submission at 6a9fce1 (.ci/run on a clean clone, the default parallelism: two rows at once on 2 cores): it failed prestop-drain force-delete×3 with 25 of 4,713 against the 0.5 % bound, and printed only that row"},
 }
 
 // besideLoad are the runs of matrixRuns that shared the machine with other work (Go builds
@@ -104,6 +105,10 @@ var failedRuns = map[string]map[string]failedRun{
 		// CI printed this row only; no cause was found beyond the race's spread.
 		"b252ea6": {0.035, ""},
 	},
+	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {
+		// CI printed this row only: its failures by class and phase, and one burst.
+		"6a9fce1": {0.005, "one lost race, the row's own: 20 connections refused after SIGTERM closed the drain's listener while kube-proxy still sent new ones to the pod, and 5 cut at SIGKILL, all in one burst of one of the three deletions (about 0.6 s of the deleted pod's third of 100 req/s). The bound in force was the rule's floor of one step, below what one lost race costs; the rule now has a floor of one lost race for a row whose runs mostly measured none (mostlyNone)"},
+	},
 }
 
 // ruleRuns are the runs of the row named name that the rule takes: its recorded runs but those
@@ -126,23 +131,29 @@ func ruleRuns(name string) []Run {
 // ratio if the race the row measures lost every request it could. A bound above it says that
 // something other than the row's race failed the requests, so Bound refuses it.
 type Ceiling struct {
-	Max    float64
-	Reason string
+	Max float64
+	// Disruptions is how many disruptions Max counts, each a race the row may lose once: Max ÷
+	// Disruptions is what one lost race can cost (LostRace).
+	Disruptions int
+	Reason      string
 }
+
+// LostRace is what one lost race can cost: the ceiling's share of one disruption.
+func (c Ceiling) LostRace() float64 { return c.Max / float64(c.Disruptions) }
 
 // ceilings are the ceilings of every at-most row. Each is deletions × window × the deleted
 // pod's share of the rate ÷ the row's requests (about, from its recorded runs), rounded up to
 // 0.5 %: every request the race can reach, lost.
 var ceilings = map[string]Ceiling{
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.16,
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster delete-pod×3": {0.16, 3,
 		"3 deletions × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync after the endpoint's removal) × a third of 100 req/s (3 replicas) ÷ about 1,250 requests"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.08,
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster force-delete×3": {0.08, 3,
 		"3 deletions × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync) × a third of 100 req/s ÷ about 2,500 requests"},
-	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.04,
+	"prestop-drain: preStop=exec:/app sleep 5s sigterm=drain grace=30s keepalive=off load=cluster force-delete×3": {0.04, 3,
 		"3 deletions × 1 s (what of kube-proxy's 2 s outlasts the 1 s a forced delete gives the preStop hook) × a third of 100 req/s ÷ about 2,500 requests"},
-	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {0.11,
+	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {0.11, 3,
 		"3 removals × 2 s (kube-proxy's minSyncPeriod of 1 s and one more sync) × a third of 100 req/s ÷ about 1,800 requests"},
-	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.06,
+	"nginx-resolver: preStop=none sigterm=drain grace=30s keepalive=off load=cluster via=http://front/ rollout-restart×3": {0.06, 3,
 		"3 deletions × 1.5 s (nginx's cached answer, valid=1s, and its 500 ms connect timeout) × a third of 100 req/s ÷ about 2,400 requests"},
 }
 
@@ -214,6 +225,7 @@ var recorded = map[string][]Run{
 		{"c750b7f", 2776, 2},
 		{"d931559", 2610, 0},
 		{"aa53930", 2876, 4},
+		{"6a9fce1", 4713, 25},
 	},
 	"naive: preStop=none sigterm=exit grace=30s keepalive=off load=cluster scale-down×3": {
 		{"8e5fd57", 2260, 9},
@@ -311,13 +323,13 @@ func PredictionBound(runs []Run) (float64, error) {
 	sd := math.Sqrt(ss / float64(n-1))
 	nf := float64(n)
 	bound := mean + stats.StudentT(BoundQuantile, nf-1)*sd*math.Sqrt(1+1/nf)
-	steps := math.Ceil(bound*BoundStepsPerUnit - 1e-9) // 1e-9: a bound on a step stays on it
-	return min(max(steps, 1), BoundStepsPerUnit) / BoundStepsPerUnit, nil
+	return stepUp(bound), nil
 }
 
 // Bound is the bound of the at-most row named name (Row.Name, its load path included): the
-// rule's (PredictionBound) over its recorded runs, or its provisional bound while it has fewer
-// than MinRuns; an error when it has neither, or both.
+// rule's (PredictionBound) over its recorded runs, at least one lost race (Ceiling.LostRace) when
+// most of them measured none (mostlyNone), or its provisional bound while it has fewer than
+// MinRuns; an error when it has neither, or both, or no ceiling, or a bound above it.
 func Bound(name string) (float64, error) {
 	b, err := bound(name)
 	if err != nil {
@@ -325,15 +337,43 @@ func Bound(name string) (float64, error) {
 	}
 	c, ok := ceilings[name]
 	switch {
-	case !ok || c.Reason == "":
-		return 0, fmt.Errorf("%s: no ceiling: every at-most row has one, with its reason", name)
+	case !ok || c.Reason == "" || c.Disruptions <= 0:
+		return 0, fmt.Errorf("%s: no ceiling: every at-most row has one, with its disruptions and reason", name)
+	}
+	if _, prov := provisional[name]; !prov && mostlyNone(ruleRuns(name)) {
+		b = max(b, stepUp(c.LostRace()))
+	}
+	switch {
 	case b > c.Max:
 		return 0, fmt.Errorf("%s: bound %.1f %% above its ceiling %.1f %% (%s): the runs lost more than the row's race can; find what failed them", name, 100*b, 100*c.Max, c.Reason)
 	}
 	return b, nil
 }
 
-// bound is Bound before its ceiling.
+// mostlyNone says whether most of runs measured no failure. Their ratios are then no spread
+// around a mean, which PredictionBound assumes, but a race mostly won and now and then lost, at
+// a cost the runs seldom show: one lost race costs up to what its window reaches (the
+// ceiling's LostRace), whatever the prediction bound over the quiet runs says. So such a row's
+// bound is at least one lost race, rounded up to a step. Measured: prestop-drain under a forced delete
+// had twelve runs, nine of them at zero and none above 0.2 %, which gave it one step (0.5 %);
+// its next run lost one race, 25 of 4,713 (0.53 %), all in one burst of one deletion.
+func mostlyNone(runs []Run) bool {
+	zero := 0
+	for _, r := range runs {
+		if r.Failed == 0 {
+			zero++
+		}
+	}
+	return 2*zero > len(runs)
+}
+
+// stepUp is x rounded up to a whole step of 1/BoundStepsPerUnit, at least one step.
+func stepUp(x float64) float64 {
+	steps := math.Ceil(x*BoundStepsPerUnit - 1e-9) // 1e-9: a value on a step stays on it
+	return min(max(steps, 1), BoundStepsPerUnit) / BoundStepsPerUnit
+}
+
+// bound is Bound before its ceiling and its floor of one lost race.
 func bound(name string) (float64, error) {
 	runs, p := ruleRuns(name), provisional[name]
 	switch enough, hasP := len(runs) >= MinRuns, p.Reason != ""; {
