@@ -51,7 +51,7 @@ e2e-stopsignal: ## the row whose pod spec sets lifecycle.stopSignal (label stop-
 e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, every other disruption run (all but force-delete passing), restricted Pod Security, no token in anything written (cluster of its own, two workers)
 	@bash scripts/e2e-rbac.sh
 
-e2e-gate: ## rollcheck as a release's gate, in a kind cluster of its own, as the ServiceAccount of examples/rbac/in-place*.yaml: the gate Job (examples/gate/job.yaml) failing a Deployment without a preStop and passing it with one, its verdict the termination message; a missing right (exit 2); Flagger built offline from its module, whose pre-rollout webhook is rollcheck serve: a bad release rolled back, a good one promoted (artifacts in _artifacts/gate)
+e2e-gate: ## rollcheck as a release's gate, in a kind cluster of its own, as the ServiceAccount of examples/rbac/in-place*.yaml: the gate Job (examples/gate/job.yaml) failing a Deployment without a preStop and passing it with one, its verdict the termination message; a missing right (exit 2); Argo Rollouts built offline from its module: AnalysisRuns of the Job and Web providers, and a blue-green Rollout whose prePromotionAnalysis is the gate on the preview's pods (aborted without a preStop, retried with one check, promoted with one); Flagger built the same way, whose pre-rollout webhook is rollcheck serve: a bad release rolled back, a good one promoted (artifacts in _artifacts/gate)
 	@bash scripts/e2e-gate.sh
 
 smoke: ## only the smoke suite on kind

@@ -51,7 +51,22 @@ func (p Plan) inPlaceProblems() []error {
 		if a.Service != "" {
 			bad("service %q: only for an app checked in place (namespace)", a.Service)
 		}
-		return nil
+		if a.ReplicaSetOf != "" {
+			bad("a ReplicaSet of %s: only for an app checked in place (namespace)", a.ReplicaSetOf)
+		}
+		return errs
+	}
+	if o := a.ReplicaSetOf; o != "" {
+		kind, name, ok := strings.Cut(o, "/")
+		if !ok || kind == "" || !dnsSubdomain.MatchString(name) {
+			bad("a ReplicaSet of %q: want its owner as KIND/NAME (Rollout/web)", o)
+		}
+		if ch := p.Variant.Changes(); len(ch) > 0 {
+			bad("variant %s would change %s: the ReplicaSet %s of %s is checked as it runs (its one variant is as-is)", p.Variant.Name, strings.Join(ch, ", "), a.Deployment, o)
+		}
+		if k := p.Disruption.Kind; k != DeletePod && k != ForceDelete {
+			bad("disruption %s: the ReplicaSet %s of %s is disrupted only by pod deletions (delete-pod, force-delete): its replicas and pod template are %s's", k, a.Deployment, o, o)
+		}
 	}
 	if !dnsLabel.MatchString(a.Namespace) {
 		bad("namespace %q: want a namespace name (a DNS label)", a.Namespace)
@@ -91,6 +106,9 @@ func (p Plan) inPlaceProblems() []error {
 
 // dnsLabel is a DNS label (RFC 1123): what namespaces and Services are named.
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// dnsSubdomain is a DNS subdomain (RFC 1123): what most objects (a Rollout) are named.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // inPlaceObjects are what a row of an app checked in place applies in App.Namespace, once the
 // engine has read the live Deployment into App.Objects: the Deployment as the Variant changes

@@ -76,3 +76,46 @@ func TestVariantChanges(t *testing.T) {
 		t.Errorf("changes %q, want %q", got, want)
 	}
 }
+
+// A ReplicaSet checked as it runs (an Argo Rollout's revision) is only for an app in place, names
+// its owner as KIND/NAME, and takes the as-is variant and pod deletions only.
+func TestReplicaSetOf(t *testing.T) {
+	p := inPlacePlan(t, true)
+	p.App.ReplicaSetOf = "Rollout/web"
+	p.Disruption = Disruption{Kind: DeletePod, Count: 3}
+	if _, err := p.Validate(); err != nil {
+		t.Fatalf("a Rollout's ReplicaSet under delete-pod: %v", err)
+	}
+	p.Disruption.Kind = ForceDelete
+	if _, err := p.Validate(); err != nil {
+		t.Fatalf("under force-delete: %v", err)
+	}
+	for _, c := range []struct {
+		change func(*Plan)
+		want   string
+	}{
+		{func(p *Plan) { p.App.ReplicaSetOf = "web" }, `a ReplicaSet of "web": want its owner as KIND/NAME`},
+		{func(p *Plan) { p.App.ReplicaSetOf = "Rollout/Web_1" }, `a ReplicaSet of "Rollout/Web_1"`},
+		{func(p *Plan) { p.Disruption.Kind = RolloutRestart }, "disruption rollout-restart: the ReplicaSet web of Rollout/web is disrupted only by pod deletions"},
+		{func(p *Plan) { p.Disruption.Kind = ScaleDown }, "disruption scale-down: the ReplicaSet web of Rollout/web is disrupted only by pod deletions"},
+		{func(p *Plan) { p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second} }, "would change preStop: the ReplicaSet web of Rollout/web is checked as it runs"},
+	} {
+		q := p
+		q.Variant = p.Variant
+		c.change(&q)
+		if _, err := q.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	q := webPlan(t)
+	q.App.ReplicaSetOf = "Rollout/web"
+	if _, err := q.Validate(); err == nil || !strings.Contains(err.Error(), "a ReplicaSet of Rollout/web: only for an app checked in place") {
+		t.Errorf("not in place: %v", err)
+	}
+	// The same rule held for service, whose error was dropped before.
+	q = webPlan(t)
+	q.App.Service = "web"
+	if _, err := q.Validate(); err == nil || !strings.Contains(err.Error(), `service "web": only for an app checked in place`) {
+		t.Errorf("service not in place: %v", err)
+	}
+}

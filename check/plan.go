@@ -99,6 +99,14 @@ type App struct {
 	// validates the Plan again (InPlace). Empty: the manifests are applied into a fresh
 	// namespace.
 	Namespace string
+	// ReplicaSetOf, in place, says that Deployment names a ReplicaSet, not a Deployment: one
+	// revision of a workload rollcheck does not change, owned by the object it names as
+	// KIND/NAME (an Argo Rollout's, "Rollout/web", whose ReplicaSet of pod-template hash H is
+	// web-H). Its pods are checked as they run: its one variant is as-is and its disruptions
+	// only delete pods (delete-pod, force-delete), since a change of the ReplicaSet or its
+	// pod template would be the owner's to undo. Not a field of check files (rollcheck gate
+	// --rollout sets it). Empty: Deployment is a Deployment.
+	ReplicaSetOf string `json:"-"`
 	// Service names the app's own Service in Namespace that the load goes to (in place only).
 	// Empty: the one Service there whose selector selects the Deployment's pods.
 	Service string

@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
@@ -65,6 +64,10 @@ func (r *runner) holdLease(ctx context.Context) (context.Context, func(), error)
 // it), the row's configuration, and the Service the load goes to.
 func (r *runner) readApp(ctx context.Context) error {
 	a := r.p.App
+	if a.ReplicaSetOf != "" {
+		// A ReplicaSet checked as it runs is never changed: no record of a run is on it.
+		return r.readLive(ctx)
+	}
 	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment, r.lease)
 	if err != nil {
 		return err
@@ -84,17 +87,21 @@ func (r *runner) readApp(ctx context.Context) error {
 			r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("%d namespace(s) of run %s deleted", n, dead.Run))
 		}
 	}
+	return r.readLive(ctx)
+}
+
+// readLive reads the live workload (inplace.Live: the Deployment, or a ReplicaSet's view as one)
+// into the Plan, validates the Plan with it, and finds the Service the load goes to.
+func (r *runner) readLive(ctx context.Context) error {
+	a := r.p.App
 	var live *appsv1.Deployment
-	err = kube.Retry(ctx, func(ctx context.Context) (err error) {
-		live, err = r.cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
+	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+		live, err = inplace.Live(ctx, r.cs, a)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("the app in place: Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+		return fmt.Errorf("the app in place: %w", err)
 	}
-	live = live.DeepCopy()
-	live.APIVersion, live.Kind = "apps/v1", "Deployment"
-	live.Status, live.ManagedFields = appsv1.DeploymentStatus{}, nil
 	r.live = live
 	r.p.App.Objects = []check.Object{live}
 	warnings, err := r.p.Validate()
@@ -126,6 +133,9 @@ func (r *runner) readApp(ctx context.Context) error {
 // hold records the live Deployment on itself before the row changes anything (a rollout restart
 // too changes its pod template).
 func (r *runner) hold(ctx context.Context) error {
+	if r.p.App.ReplicaSetOf != "" {
+		return nil // nothing of it changes
+	}
 	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.runID, Row: r.ns, Time: r.lease.Now().UTC()})
 	return err
 }
@@ -135,6 +145,9 @@ func (r *runner) hold(ctx context.Context) error {
 // once more) and removes the record the Deployment controller copied onto its ReplicaSets, on
 // contexts of its own: it runs after errors and Ctrl-C too.
 func (r *runner) release(ctx context.Context) error {
+	if r.p.App.ReplicaSetOf != "" {
+		return nil // hold recorded nothing
+	}
 	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.runID)
 	if r.p.Variant.PDB != nil {
 		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
@@ -174,6 +187,9 @@ func (r *runner) applyInPlace(ctx context.Context) error {
 		case *appsv1.Deployment:
 			if equality.Semantic.DeepEqual(o.Spec, r.live.Spec) {
 				continue
+			}
+			if r.p.App.ReplicaSetOf != "" {
+				return fmt.Errorf("deploy: variant %s would change ReplicaSet %s/%s of %s, which is checked as it runs", r.p.Variant.Name, r.appNS, o.Name, r.p.App.ReplicaSetOf)
 			}
 			if err := inplace.Change(ctx, r.cs, r.appNS, o.Name, o.Spec); err != nil {
 				return fmt.Errorf("deploy: %w", err)

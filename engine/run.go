@@ -324,6 +324,12 @@ func (r *runner) measure(ctx context.Context) error {
 	return r.judge(ctx, d, tl, kubeProxyDelta(ctx, cs, kpBefore, kpErr))
 }
 
+// workload is what the row's pods belong to: the row's Deployment, or in place the live one or
+// the ReplicaSet checked as it runs.
+func (r *runner) workload() kube.Workload {
+	return kube.Workload{Namespace: r.appNS, Name: r.dep.Name, ReplicaSet: r.p.App.ReplicaSetOf != ""}
+}
+
 // deploy applies the app's objects into the row's namespace and waits for its rollout.
 func (r *runner) deploy(ctx context.Context) error {
 	r.progress(StepDeploy, 0, loadgen.Progress{}, r.appNS)
@@ -349,7 +355,7 @@ func (r *runner) deploy(ctx context.Context) error {
 			return fmt.Errorf("deploy: the API server dropped lifecycle.stopSignal %s from container %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container)
 		}
 	}
-	if err := kube.WaitRollout(ctx, r.client, r.appNS, r.dep.Name, 3*time.Minute); err != nil {
+	if err := kube.WaitWorkload(ctx, r.client, r.workload(), 3*time.Minute); err != nil {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
 	}
 	r.readPods(ctx)
@@ -474,7 +480,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Quiet+p.App.RequestDuration)
-	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, Selector: selectorOf(r.dep),
+	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, ReplicaSet: r.p.App.ReplicaSetOf != "", Selector: selectorOf(r.dep),
 		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
 	if p.Disruption.Node == check.DrainEntry {
 		dt.Node = r.t.EntryNode

@@ -13,7 +13,10 @@
 #      controller: the Job provider (Successful with the preStop, Failed without it) and the Web
 #      provider against rollcheck serve (examples/gate/serve.yaml) for the sample app shop/api
 #      (flagger-app.yaml: 100 ms requests, exit on SIGTERM): Failed, the same hash asked again
-#      (one check, the app's pods deleted once), Successful with a 5 s exec preStop;
+#      (one check, the app's pods deleted once), Successful with a 5 s exec preStop; and an Argo
+#      Rollout (argo-rollout.yaml), blue-green, whose prePromotionAnalysis is the gate Job on the
+#      preview's pods: a release as it is aborted (Degraded, the active Service on the stable
+#      revision), one with a 5 s exec preStop promoted (Healthy);
 #   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
 #      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
 #      a release without a preStop rolls back (Canary Failed), one with a 5 s exec preStop is
@@ -164,6 +167,121 @@ analysis_run rollcheck-gate-web Successful hash="$hash"
 admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-argo.log" 2>&1
 grep "check hash:$hash verdict" "$OUT/serve-argo.log" || die "hash $hash: no verdict in serve's log"
 set_prestop api off
+
+# An Argo Rollout gated by rollcheck (argo-rollout.yaml): blue-green, its prePromotionAnalysis the
+# gate Job on the preview's pods (the revision's ReplicaSet, by its pod-template hash). A release
+# as it is: the analysis fails, Argo aborts (Degraded, abort) and the active Service stays on the
+# stable revision. A release with a 5 s exec preStop: the analysis passes, Argo promotes (Healthy).
+# rollout_until WANT LIMIT: waits until Rollout shop/rweb's phase is WANT (after its controller
+# saw the newest spec), printing each change of its status with the second it came.
+rollout_until() {
+  local want=$1 limit=$2 s st last=""
+  s=$(date +%s)
+  while [ $(($(date +%s) - s)) -lt "$limit" ]; do
+    st=$(admin get rollout -n shop rweb -o jsonpath='{.metadata.generation}/{.status.observedGeneration} {.status.phase} abort={.status.abort} stable={.status.stableRS} current={.status.currentPodHash} active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}')
+    [ "$st" = "$last" ] || log "rollout shop/rweb after $(($(date +%s) - s)) s: $st"
+    last=$st
+    read -r gen phase _ <<<"$st"
+    [ "${gen%/*}" = "${gen#*/}" ] && [ "$phase" = "$want" ] && return 0
+    sleep 2
+  done
+  die "rollout shop/rweb: not $want within $limit s"
+}
+# rollout_gate WANT_PHASE WANT_VERDICT: the last prePromotionAnalysis's AnalysisRun and its Job's
+# verdict (the termination message), checked and kept.
+rollout_gate() {
+  local run phase msg
+  run=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromotionAnalysisRunStatus.name}')
+  phase=$(admin get analysisrun -n shop "$run" -o jsonpath='{.status.phase}')
+  msg=$(admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.message}')
+  echo "$msg" | tee "$OUT/rollout-$2.verdict.json"
+  log "prePromotionAnalysis $run: $phase; the gate's verdict: $(jq -r '.verdict + " (" + (.failed|tostring) + " of " + (.requests|tostring) + " failed)"' <<<"$msg")"
+  [ "$phase" = "$1" ] || die "AnalysisRun $run: $phase, want $1"
+  jq -e --arg v "$2" '.verdict == $v' <<<"$msg" >/dev/null || die "the gate's verdict is not $2"
+}
+with_image argo-rollout.yaml | admin apply -f -
+rollout_until Healthy 300
+stable=$(admin get rollout -n shop rweb -o jsonpath='{.status.stableRS}')
+s=$(date +%s)
+admin patch rollout -n shop rweb --type=json -p='[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"2"}]'
+rollout_until Degraded 900
+log "release 2 (no preStop): Degraded after $(($(date +%s) - s)) s"
+rollout_gate Failed fail
+[ "$(admin get rollout -n shop rweb -o jsonpath='{.status.abort}')" = true ] || die "the failed analysis did not abort the release"
+[ "$(admin get service -n shop rweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] \
+  || die "the active Service left the stable revision $stable"
+s=$(date +%s)
+admin patch rollout -n shop rweb --type=json -p="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"3\"},
+  {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$EXEC5}}]"
+rollout_until Healthy 900
+log "release 3 (a 5 s preStop): Healthy after $(($(date +%s) - s)) s"
+rollout_gate Successful pass
+promoted=$(admin get rollout -n shop rweb -o jsonpath='{.status.stableRS}')
+[ "$promoted" != "$stable" ] && [ "$(admin get service -n shop rweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$promoted" ] \
+  || die "release 3 was not promoted (stable $promoted, was $stable)"
+admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout >"$OUT/rollout-gate-pods.txt"
+# The same Rollout gated through Argo's Web provider: rollcheck serve --rollout shop/rweb
+# (serve.yaml with the Rollout in place of the Deployment) checks the revision each call names by
+# its hash, once; the template (argo-web-template.yaml) in the Rollout's namespace. A release as it
+# is: aborted; retried (status.abort false, as kubectl argo rollouts retry does): a new AnalysisRun
+# of the same hash gets the same verdict without a second check (serve's log: one check for two
+# calls; Argo itself scales the aborted preview down and up again), and aborts again. A release
+# with the preStop: promoted.
+with_image serve.yaml | sed -e 's|--deployment, shop/api|--rollout, shop/rweb|' -e 's|--service, api-canary|--service, rweb-preview|' | admin apply -f -
+admin rollout status -n rollcheck deployment/rollcheck-gate --timeout=3m
+sed -e 's|^  namespace: rollcheck$|  namespace: shop|' "$GATE/argo-web-template.yaml" | admin apply -f -
+admin patch rollout -n shop rweb --type=json -p='[{"op":"replace","path":"/spec/strategy/blueGreen/prePromotionAnalysis","value":
+  {"templates":[{"templateName":"rollcheck-gate-web"}],"args":[{"name":"hash","valueFrom":{"podTemplateHashValue":"Latest"}}]}}]'
+# web_gate WANT_PHASE: the last prePromotionAnalysis's AnalysisRun, checked; sets $hash to its revision's.
+web_gate() {
+  local run phase
+  run=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromotionAnalysisRunStatus.name}')
+  phase=$(admin get analysisrun -n shop "$run" -o jsonpath='{.status.phase}')
+  hash=$(admin get rollout -n shop rweb -o jsonpath='{.status.currentPodHash}')
+  log "prePromotionAnalysis $run (Web provider, hash $hash): $phase: $(admin get analysisrun -n shop "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].value}')"
+  [ "$phase" = "$1" ] || die "AnalysisRun $run: $phase, want $1"
+}
+s=$(date +%s)
+admin patch rollout -n shop rweb --type=json -p='[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"4"},
+  {"op":"remove","path":"/spec/template/spec/containers/0/lifecycle"}]'
+rollout_until Degraded 900
+log "release 4 (no preStop, Web provider): Degraded after $(($(date +%s) - s)) s"
+web_gate Failed
+first=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromotionAnalysisRunStatus.name}')
+# Retried only once Argo scaled the aborted revision down (abortScaleDownDelaySeconds, 30 s): a
+# retry within that window is taken by Argo v1.9.2 for a rollback to a ReplicaSet inside its
+# scale-down delay, which skips the analysis and promotes the failed revision (measured here: its
+# log says "Skipping analysis: … rollbackToScaleDownDelay: true", then "Rollout completed update
+# to revision 4").
+for _ in $(seq 120); do
+  [ "$(admin get rs -n shop "rweb-$hash" -o jsonpath='{.spec.replicas} {.metadata.annotations.scale-down-deadline}')" = "0 " ] && break
+  sleep 1
+done
+[ "$(admin get rs -n shop "rweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] || die "Argo did not scale the aborted revision $hash down"
+admin patch rollout -n shop rweb --subresource=status --type=merge -p='{"status":{"abort":false}}'
+for _ in $(seq 120); do
+  retried=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromotionAnalysisRunStatus.name}')
+  [ -n "$retried" ] && [ "$retried" != "$first" ] && break
+  sleep 1
+done
+[ -n "$retried" ] && [ "$retried" != "$first" ] || die "the retried release made no new AnalysisRun"
+rollout_until Degraded 300
+web_gate Failed
+admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
+checks=$(grep -c "check hash:$hash of Rollout shop/rweb revision $hash (ReplicaSet rweb-$hash): reports in" "$OUT/serve-rollout.log")
+calls=$(grep -c "argo hash $hash: done" "$OUT/serve-rollout.log")
+grep "check hash:$hash verdict" "$OUT/serve-rollout.log" | tail -n1
+log "revision $hash: $checks check(s) for $calls call(s), two AnalysisRuns ($first, $retried)"
+[ "$checks" -eq 1 ] && [ "$calls" -eq 2 ] || die "revision $hash: $checks checks for $calls calls, want 1 for 2"
+s=$(date +%s)
+admin patch rollout -n shop rweb --type=json -p="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"5\"},
+  {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$EXEC5}}]"
+rollout_until Healthy 900
+log "release 5 (a 5 s preStop, Web provider): Healthy after $(($(date +%s) - s)) s"
+web_gate Successful
+admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
+grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" || die "revision $hash: no pass verdict in serve's log"
 
 # 5. Flagger, built from its module and installed offline (internal/controllers), its Canary's
 # pre-rollout webhook rollcheck serve.

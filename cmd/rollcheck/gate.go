@@ -21,8 +21,9 @@ import (
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
-const gateAbout = `Checks a Deployment where it runs, as it is, and answers pass or fail: the step of a release
-controller that decides a promotion (Argo Rollouts' Job metric provider, Flagger's webhooks through
+const gateAbout = `Checks a Deployment where it runs, as it is, or with --rollout NS/NAME --pod-template-hash H
+the pods of one revision of an Argo Rollout (its ReplicaSet NAME-H: the preview's or the canary's),
+and answers pass or fail: the step of a release controller that decides a promotion (Argo Rollouts' Job metric provider, Flagger's webhooks through
 rollcheck serve, Kargo's verification; docs/gate.md). In a pod, with neither --kubeconfig nor
 --context, it runs as the pod's ServiceAccount (in-cluster), and the load pods run the image
 ` + knobs.EnvLoadImage + ` names (the gate's own: the image is rollcheck's load image). A gate changes
@@ -35,7 +36,9 @@ message). Exit 0 pass, 1 fail, 2 no verdict (bad input, a missing right, a row t
 judge, interrupted): Argo's Job provider takes 0 as success and any other code as failure.`
 
 const serveAbout = `Serves rollcheck gate's verdict over HTTP to the release controllers that poll or call it,
-for one Deployment checked where it runs (the flags: as rollcheck gate's):
+for one Deployment checked where it runs, or with --rollout NS/NAME for the revision of an Argo
+Rollout that each Argo call names by its hash (its ReplicaSet NAME-H); the flags: as rollcheck
+gate's:
   GET  ` + gate.ArgoPath + `?hash=H[&wait=D]  Argo Rollouts' Web metric provider: 200 and the verdict's JSON
        (state running|done, verdict pass|fail|inconclusive); the AnalysisTemplate passes
        podTemplateHashValue as H
@@ -55,6 +58,9 @@ after any run) and exits 0.`
 // workload, load it from the host or make a cluster.
 type gateFlags struct {
 	*checkFlags
+	// Rollout, [NS/]NAME, is an Argo Rollout whose revision of pod-template hash Hash (gate; serve
+	// takes it from each call) is checked: its ReplicaSet NAME-HASH, as it runs.
+	Rollout, Hash  string
 	TerminationLog string
 	// serve's
 	Listen  string
@@ -92,11 +98,14 @@ func registerGate(fs *flag.FlagSet) *gateFlags {
 	}
 	f.fs, f.runFlags.fs = fs, fs
 	f.gate = true
+	fs.StringVar(&f.Rollout, "rollout", "", "the Argo Rollout `[NS/]NAME` (-n names NS) whose revision to check: the pods of its ReplicaSet\n"+
+		"NAME-HASH, as they run (only pod deletions; the load goes to --service, e.g. the preview Service)")
 	return f
 }
 
 func newGateFlags(fs *flag.FlagSet) *gateFlags {
 	f := registerGate(fs)
+	fs.StringVar(&f.Hash, "pod-template-hash", "", "with --rollout, the revision's pod-template `HASH` (the AnalysisTemplate's podTemplateHashValue)")
 	fs.StringVar(&f.TerminationLog, "termination-log", "", "write the verdict's JSON (at most 4 KiB) to `FILE` (default in a pod: /dev/termination-log)")
 	return f
 }
@@ -115,8 +124,15 @@ var gateDisruptions = []check.DisruptionKind{check.DeletePod, check.ForceDelete}
 // apply, a variant that changes the Deployment, a disruption that changes what the release
 // controller owns), and in a pod the load image. The plans' target is "Deployment NS/NAME".
 func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
+	if f.Rollout != "" {
+		if err := f.rolloutInput(); err != nil {
+			return nil, "", err
+		}
+	} else if f.Hash != "" {
+		return nil, "", errors.New("--pod-template-hash: only with --rollout")
+	}
 	if f.File == "" && f.Deployment == "" {
-		return nil, "", errors.New("nothing to check: give --deployment NS/NAME --port N (or -f CHECK.yaml of an app in place)")
+		return nil, "", errors.New("nothing to check: give --deployment NS/NAME --port N, --rollout NS/NAME --pod-template-hash H --port N (or -f CHECK.yaml of an app in place)")
 	}
 	if len(f.Disruptions) == 0 && f.File == "" {
 		f.Disruptions = multi{string(check.DeletePod)}
@@ -147,7 +163,80 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 		return nil, "", fmt.Errorf("in a pod, the load pods run rollcheck's load image: set %s to it (the gate's own image; docs/gate.md)", knobs.EnvLoadImage)
 	}
 	a := in.plans[0].App
+	if f.Rollout != "" {
+		for i := range in.plans {
+			in.plans[i].App.ReplicaSetOf = "Rollout/" + f.rolloutName()
+		}
+		if f.Hash == "" { // serve: each call names the revision
+			return in, fmt.Sprintf("Rollout %s/%s", a.Namespace, f.rolloutName()), nil
+		}
+		for _, p := range in.plans {
+			if _, err := p.Validate(); err != nil {
+				return nil, "", err
+			}
+		}
+		return in, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), f.Hash, a.Deployment), nil
+	}
 	return in, fmt.Sprintf("Deployment %s/%s", a.Namespace, a.Deployment), nil
+}
+
+// podTemplateHash is what Argo Rollouts' rollouts-pod-template-hash label holds.
+var podTemplateHash = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
+
+// rolloutInput checks --rollout and --pod-template-hash and names, as --deployment does, the
+// ReplicaSet Argo Rollouts gives that revision (NAME-HASH; serve names it per call).
+func (f *gateFlags) rolloutInput() error {
+	switch {
+	case f.File != "":
+		return errors.New("--rollout names the workload: not with -f")
+	case f.Deployment != "":
+		return errors.New("--rollout or --deployment, not both")
+	case f.fs.Lookup("pod-template-hash") != nil && f.Hash == "":
+		return errors.New("--rollout needs --pod-template-hash H, the revision to check (in an AnalysisTemplate: an arg with valueFrom.podTemplateHashValue Latest)")
+	case f.Hash != "" && !podTemplateHash.MatchString(f.Hash):
+		return fmt.Errorf("--pod-template-hash %q: want the revision's hash (lower-case letters and digits)", f.Hash)
+	}
+	ns, name, ok := strings.Cut(f.Rollout, "/")
+	if !ok {
+		ns, name = f.Namespace, f.Rollout
+	} else if f.Namespace != "" && f.Namespace != ns {
+		return fmt.Errorf("--rollout %s and -n %s name two namespaces", f.Rollout, f.Namespace)
+	}
+	if ns == "" || name == "" {
+		return fmt.Errorf("--rollout %q: want NS/NAME (or -n NS)", f.Rollout)
+	}
+	hash := f.Hash
+	if hash == "" {
+		hash = "0" // serve: a stand-in until a call names the revision
+	}
+	f.Deployment, f.Namespace = ns+"/"+name+"-"+hash, ""
+	return nil
+}
+
+// rolloutName is --rollout's NAME.
+func (f *gateFlags) rolloutName() string {
+	if _, name, ok := strings.Cut(f.Rollout, "/"); ok {
+		return name
+	}
+	return f.Rollout
+}
+
+// revisionPlans are in's plans on the revision of f.Rollout that key names (hash:H, what Argo's
+// Web provider passes), and its target line; an error for another key (Flagger's checksum).
+func (f *gateFlags) revisionPlans(in *checkInput, key string) ([]check.Plan, string, error) {
+	hash, ok := strings.CutPrefix(key, "hash:")
+	if !ok || !podTemplateHash.MatchString(hash) {
+		return nil, "", fmt.Errorf("%s: a Rollout's revision is named by its pod-template hash (Argo's Web provider: %s?hash=H)", key, gate.ArgoPath)
+	}
+	plans := slices.Clone(in.plans)
+	for i := range plans {
+		plans[i].App.Deployment = f.rolloutName() + "-" + hash
+		if _, err := plans[i].Validate(); err != nil {
+			return nil, "", err
+		}
+	}
+	a := plans[0].App
+	return plans, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), hash, a.Deployment), nil
 }
 
 // gateDisruption refuses, with its reason, a disruption a gate does not run.
@@ -276,7 +365,9 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 		return bad("%s: %v", in.existing.By, err)
 	}
 	logf := logLine(stderr, "serve")
-	if err := inPlacePreflight(ctx, cfg, in.plans); err != nil {
+	if f.Rollout != "" {
+		logf("each call names the revision of %s to check: its ReplicaSet, read then", target)
+	} else if err := inPlacePreflight(ctx, cfg, in.plans); err != nil {
 		logf("warning: %v (each check reads them again)", err)
 	}
 	ln, err := net.Listen("tcp", f.Listen)
@@ -284,6 +375,16 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 		return bad("--listen %s: %v", f.Listen, err)
 	}
 	checks := gate.NewChecks(ctx, func(ctx context.Context, key string) gate.Verdict {
+		in, target := in, target
+		if f.Rollout != "" {
+			plans, t, err := f.revisionPlans(in, key)
+			if err != nil {
+				logf("check %s of %s: %v", key, target, err)
+				return gate.Judge(target, 0, nil, err.Error())
+			}
+			c := *in
+			c.plans, in, target = plans, &c, t
+		}
 		dir := filepath.Join(f.Artifacts, keyDir.ReplaceAllString(key, "-")+"-"+time.Now().UTC().Format("20060102T150405Z"))
 		logf("check %s of %s: reports in %s", key, target, dir)
 		v := gateRun(ctx, f, in, target, dir, stderr)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +33,15 @@ func TestGateRefusals(t *testing.T) {
 		{[]string{"--deployment", "shop/web", "--port", "8080"}, "rollcheck gate: no kubeconfig given and not in a pod"},
 		{[]string{"--deployment", "shop/web", "--port", "8080", "--kubeconfig", kubeconfig}, "rollcheck gate: --kubeconfig " + kubeconfig + ": stat"},
 		{[]string{"--deployment", "shop/web", "--port", "8080", "--in-place"}, "rollcheck gate: flag provided but not defined: -in-place"},
+		// An Argo Rollout's revision: named by its hash, disrupted by pod deletions only.
+		{[]string{"--rollout", "shop/web", "--port", "8080"}, "rollcheck gate: --rollout needs --pod-template-hash H"},
+		{[]string{"--rollout", "shop/web", "--pod-template-hash", "5D9F", "--port", "8080"}, `--pod-template-hash "5D9F": want the revision's hash`},
+		{[]string{"--rollout", "web", "--pod-template-hash", "5d9f", "--port", "8080"}, `--rollout "web": want NS/NAME (or -n NS)`},
+		{[]string{"--rollout", "shop/web", "-n", "other", "--pod-template-hash", "5d9f", "--port", "8080"}, "--rollout shop/web and -n other name two namespaces"},
+		{[]string{"--rollout", "shop/web", "--deployment", "shop/web", "--pod-template-hash", "5d9f", "--port", "8080"}, "--rollout or --deployment, not both"},
+		{[]string{"--deployment", "shop/web", "--pod-template-hash", "5d9f", "--port", "8080"}, "--pod-template-hash: only with --rollout"},
+		{[]string{"--rollout", "shop/web", "--pod-template-hash", "5d9f", "--port", "8080", "--disruption", "scale-down"}, "disruption scale-down: a gate does not run it"},
+		{[]string{"--rollout", "shop/web", "--pod-template-hash", "5d9f", "--port", "8080"}, "rollcheck gate: no kubeconfig given and not in a pod"},
 	} {
 		code, stdout, stderr := rollcheck(append([]string{"gate"}, c.args...)...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
@@ -71,5 +82,55 @@ func TestGateFlags(t *testing.T) {
 	}
 	if !slices.Contains(gateCheckFlags, "load-namespace") {
 		t.Error("gate cannot keep its load pods in a namespace of the user's")
+	}
+}
+
+// With --rollout, the gate checks the ReplicaSet Argo Rollouts gives the revision (NAME-HASH),
+// as a ReplicaSet of the Rollout; serve takes the revision from each Argo call's hash, and
+// answers a key that names none (Flagger's checksum) with no verdict.
+func TestGateRollout(t *testing.T) {
+	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
+	f := newGateFlags(fs)
+	if err := fs.Parse([]string{"--rollout", "shop/web", "--pod-template-hash", "5d9f8c", "--port", "8080", "--kubeconfig", writeKubeconfig(t, t.TempDir(), "kc", "https://127.0.0.1:1", "c", "c")}); err != nil {
+		t.Fatal(err)
+	}
+	in, target, err := f.gateInput(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := in.plans[0].App
+	if a.Namespace != "shop" || a.Deployment != "web-5d9f8c" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 5d9f8c (ReplicaSet web-5d9f8c)" {
+		t.Errorf("app %+v, target %q", a, target)
+	}
+
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	f = newServeFlags(fs)
+	if err := fs.Parse([]string{"--rollout", "web", "-n", "shop", "--port", "8080", "--kubeconfig", writeKubeconfig(t, t.TempDir(), "kc", "https://127.0.0.1:1", "c", "c")}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Lookup("pod-template-hash") != nil {
+		t.Error("serve takes --pod-template-hash: the hash is each call's")
+	}
+	in, target, err = f.gateInput(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target != "Rollout shop/web" {
+		t.Errorf("serve's target %q", target)
+	}
+	plans, target, err := f.revisionPlans(in, "hash:77c4b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := plans[0].App; a.Deployment != "web-77c4b" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 77c4b (ReplicaSet web-77c4b)" {
+		t.Errorf("revision plans: %+v, %q", a, target)
+	}
+	if in.plans[0].App.Deployment == "web-77c4b" {
+		t.Error("revisionPlans changed serve's own plans")
+	}
+	for _, key := range []string{"checksum:abc", "hash:ABC", "hash:"} {
+		if _, _, err := f.revisionPlans(in, key); err == nil {
+			t.Errorf("key %q: no error", key)
+		}
 	}
 }

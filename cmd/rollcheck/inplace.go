@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -110,21 +108,21 @@ func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan)
 		return err
 	}
 	a := plans[0].App
-	d, err := cs.AppsV1().Deployments(a.Namespace).Get(ctx, a.Deployment, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("Deployment %s/%s: not found (app.namespace, app.deployment)", a.Namespace, a.Deployment)
-	case err != nil:
-		return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+	d, err := inplace.Live(ctx, cs, a)
+	if err != nil {
+		return err
 	}
 	if _, _, err := inplace.Service(ctx, cs, d, a.Service, a.Port); err != nil {
 		return err
 	}
-	d.APIVersion, d.Kind = "apps/v1", "Deployment"
+	what := "Deployment"
+	if a.ReplicaSetOf != "" {
+		what = "ReplicaSet"
+	}
 	for _, p := range plans {
 		p.App.Objects = []check.Object{d}
 		if _, err := p.Validate(); err != nil {
-			return fmt.Errorf("Deployment %s/%s: %w", a.Namespace, a.Deployment, err)
+			return fmt.Errorf("%s %s/%s: %w", what, a.Namespace, a.Deployment, err)
 		}
 	}
 	return nil

@@ -163,8 +163,8 @@ var Rights = []Right{
 
 	{InPlace, "apps", "deployments", "", []string{"get", "update", "patch"}, false, AppNamespace,
 		"the Deployment: read, its rollout waited for, recorded and restored (update), restarted and scaled (patch)"},
-	{InPlace, "apps", "replicasets", "", []string{"list", "patch"}, false, AppNamespace,
-		"the record the Deployment controller copied onto the Deployment's ReplicaSets, removed after the restore"},
+	{InPlace, "apps", "replicasets", "", []string{"get", "list", "patch"}, false, AppNamespace,
+		"the record the Deployment controller copied onto the Deployment's ReplicaSets, removed after the restore; the ReplicaSet of an Argo Rollout's revision that rollcheck gate --rollout checks, read and waited for"},
 	{InPlace, "", "pods", "", []string{"get", "list", "watch", "delete"}, false, AppNamespace,
 		"the observer's watch of the app's pods; the pod deletions a row disrupts with"},
 	{InPlace, "", "pods", "log", []string{"get"}, false, AppNamespace,

@@ -39,6 +39,10 @@ type Target struct {
 	Client     klient.Client
 	Namespace  string
 	Deployment string
+	// ReplicaSet says Deployment names a ReplicaSet (an Argo Rollout's revision, checked as it
+	// runs): only pod deletions run on it, and a disruption settles when it has every replica
+	// ready again.
+	ReplicaSet bool
 	// Selector is the label selector of the Deployment's pods, e.g. "app=app".
 	Selector string
 	// Timeout bounds each wait (default 3m); it should exceed the pods' grace period.
@@ -56,6 +60,11 @@ type Target struct {
 	// deployed it; an app checked in place runs in a namespace that outlives the row).
 	Owner string
 	Logf  func(format string, args ...any)
+}
+
+// workload is what t's pods belong to.
+func (t Target) workload() kube.Workload {
+	return kube.Workload{Namespace: t.Namespace, Name: t.Deployment, ReplicaSet: t.ReplicaSet}
 }
 
 // owner is the namespace a cordon names.
@@ -142,6 +151,9 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 	r, ok := runners[kind]
 	if !ok {
 		return "", fmt.Errorf("unknown disruption %q", kind)
+	}
+	if t.ReplicaSet && kind != DeletePod && kind != ForceDelete {
+		return "", fmt.Errorf("%s on ReplicaSet %s/%s: a ReplicaSet checked as it runs is disrupted only by pod deletions", kind, t.Namespace, t.Deployment)
 	}
 	return r(ctx, t, kind, rec)
 }
@@ -258,24 +270,21 @@ func Settle(ctx context.Context, t Target) error {
 	if t.Timeout == 0 {
 		t.Timeout = 3 * time.Minute
 	}
-	if err := kube.WaitRollout(ctx, t.Client, t.Namespace, t.Deployment, t.Timeout); err != nil {
+	w := t.workload()
+	if err := kube.WaitWorkload(ctx, t.Client, w, t.Timeout); err != nil {
 		return err
 	}
-	var d appsv1.Deployment
 	var pods corev1.PodList
 	var apiErr error
 	err := wait.For(kube.Tolerant(func(ctx context.Context) (bool, error) {
-		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+		want, complete, err := kube.ReadWorkload(ctx, t.Client, w)
+		if err != nil {
 			return false, err
 		}
 		if err := t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector)); err != nil {
 			return false, err
 		}
-		want := 1
-		if d.Spec.Replicas != nil {
-			want = int(*d.Spec.Replicas)
-		}
-		return len(pods.Items) == want && kube.RolloutComplete(&d), nil
+		return len(pods.Items) == want && complete, nil
 	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(t.Timeout), wait.WithInterval(kube.PollInterval))
 	if err = kube.WithLastError(err, apiErr); err != nil {
 		var names []string

@@ -94,6 +94,82 @@ func WaitRollout(ctx context.Context, client klient.Client, ns, name string, tim
 	return nil
 }
 
+// Workload is what a row's pods belong to: a Deployment, or with ReplicaSet a ReplicaSet (one
+// revision of a workload rollcheck does not change: an Argo Rollout's).
+type Workload struct {
+	Namespace, Name string
+	ReplicaSet      bool
+}
+
+// String is "Deployment NS/NAME" or "ReplicaSet NS/NAME".
+func (w Workload) String() string {
+	kind := "Deployment"
+	if w.ReplicaSet {
+		kind = "ReplicaSet"
+	}
+	return kind + " " + w.Namespace + "/" + w.Name
+}
+
+// ReplicaSetComplete reports whether every replica rs wants is there, ready and available, as
+// its controller has seen its newest spec: what RolloutComplete is for a Deployment.
+func ReplicaSetComplete(rs *appsv1.ReplicaSet) bool {
+	want := int32(1)
+	if rs.Spec.Replicas != nil {
+		want = *rs.Spec.Replicas
+	}
+	s := rs.Status
+	return s.ObservedGeneration >= rs.Generation && s.Replicas == want &&
+		s.ReadyReplicas == want && s.AvailableReplicas == want
+}
+
+// ReadWorkload reads w and returns the replicas it wants (1 when it names none: the API
+// server's default) and whether its rollout is complete (RolloutComplete, ReplicaSetComplete).
+func ReadWorkload(ctx context.Context, client klient.Client, w Workload) (int, bool, error) {
+	var replicas *int32
+	var complete bool
+	if w.ReplicaSet {
+		var rs appsv1.ReplicaSet
+		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, &rs); err != nil {
+			return 0, false, err
+		}
+		replicas, complete = rs.Spec.Replicas, ReplicaSetComplete(&rs)
+	} else {
+		var d appsv1.Deployment
+		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, &d); err != nil {
+			return 0, false, err
+		}
+		replicas, complete = d.Spec.Replicas, RolloutComplete(&d)
+	}
+	want := 1
+	if replicas != nil {
+		want = int(*replicas)
+	}
+	return want, complete, nil
+}
+
+// WaitWorkload waits until w's rollout is complete (WaitRollout for a Deployment; for a
+// ReplicaSet, every wanted replica ready and available), or gives up after timeout saying how
+// far it got.
+func WaitWorkload(ctx context.Context, client klient.Client, w Workload, timeout time.Duration) error {
+	if !w.ReplicaSet {
+		return WaitRollout(ctx, client, w.Namespace, w.Name, timeout)
+	}
+	var last appsv1.ReplicaSet
+	var apiErr error
+	err := wait.For(Tolerant(func(ctx context.Context) (bool, error) {
+		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, &last); err != nil {
+			return false, err
+		}
+		return ReplicaSetComplete(&last), nil
+	}, &apiErr), wait.WithContext(ctx), wait.WithTimeout(timeout), wait.WithInterval(PollInterval))
+	if err = WithLastError(err, apiErr); err != nil {
+		s := last.Status
+		return fmt.Errorf("wait %s for %s (generation %d observed %d, replicas %d ready %d available %d): %w",
+			timeout, w, last.Generation, s.ObservedGeneration, s.Replicas, s.ReadyReplicas, s.AvailableReplicas, err)
+	}
+	return nil
+}
+
 // CreateNamespace creates a namespace named prefix-<random> with the given labels and
 // returns its name.
 func CreateNamespace(ctx context.Context, client klient.Client, prefix string, labels map[string]string) (string, error) {

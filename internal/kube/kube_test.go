@@ -126,6 +126,54 @@ func TestRolloutComplete(t *testing.T) {
 	}
 }
 
+func TestReplicaSetComplete(t *testing.T) {
+	two := int32(2)
+	done := appsv1.ReplicaSetStatus{ObservedGeneration: 3, Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+	for _, tc := range []struct {
+		name   string
+		change func(*appsv1.ReplicaSet)
+		want   bool
+	}{
+		{"complete", func(*appsv1.ReplicaSet) {}, true},
+		{"spec not observed", func(rs *appsv1.ReplicaSet) { rs.Generation = 4 }, false},
+		{"a pod too many", func(rs *appsv1.ReplicaSet) { rs.Status.Replicas = 3 }, false},
+		{"not ready", func(rs *appsv1.ReplicaSet) { rs.Status.ReadyReplicas = 1 }, false},
+		{"not available", func(rs *appsv1.ReplicaSet) { rs.Status.AvailableReplicas = 1 }, false},
+		{"replicas unset means 1", func(rs *appsv1.ReplicaSet) { rs.Spec.Replicas = nil }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.ReplicaSetSpec{Replicas: &two}, Status: done}
+			tc.change(rs)
+			if got := ReplicaSetComplete(rs); got != tc.want {
+				t.Errorf("ReplicaSetComplete = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// WaitWorkload on a ReplicaSet waits for its replicas to be ready, and says how far it got.
+func TestWaitWorkloadReplicaSet(t *testing.T) {
+	two := int32(2)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-5d9f", Namespace: "ns", Generation: 1}, Spec: appsv1.ReplicaSetSpec{Replicas: &two},
+		Status: appsv1.ReplicaSetStatus{ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}}
+	c := kubefake.NewCluster(t, interceptor.Funcs{}, rs)
+	w := Workload{Namespace: "ns", Name: "web-5d9f", ReplicaSet: true}
+	err := WaitWorkload(context.Background(), c.Client, w, 20*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "wait 20ms for ReplicaSet ns/web-5d9f (generation 1 observed 1, replicas 2 ready 1 available 1)") {
+		t.Errorf("WaitWorkload on a ReplicaSet with a pod not ready: %v", err)
+	}
+	if want, complete, err := ReadWorkload(context.Background(), c.Client, w); err != nil || want != 2 || complete {
+		t.Errorf("ReadWorkload = %d, %v, %v", want, complete, err)
+	}
+	rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 2, 2
+	if err := c.Fake.Status().Update(context.Background(), rs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WaitWorkload(context.Background(), c.Client, w, time.Second); err != nil {
+		t.Errorf("WaitWorkload on a ready ReplicaSet: %v", err)
+	}
+}
+
 func TestWaitRolloutWaitsForTheController(t *testing.T) {
 	c := kubefake.NewCluster(t, interceptor.Funcs{}, kubefake.Deployment("ns", "web", 3, appLabels))
 	c.Lag = 5 // the first four Gets see generation 1 unobserved
