@@ -23,8 +23,9 @@ import (
 
 const gateAbout = `Checks a Deployment where it runs, as it is, or with --rollout NS/NAME --pod-template-hash H
 the pods of one revision of an Argo Rollout (its ReplicaSet NAME-H: the preview's or the canary's),
-and answers pass or fail: the step of a release controller that decides a promotion (Argo Rollouts' Job metric provider, Flagger's webhooks through
-rollcheck serve, Kargo's verification; docs/gate.md). In a pod, with neither --kubeconfig nor
+and answers pass or fail: the step of a release controller that decides a promotion (Argo
+Rollouts' Job metric provider, Flagger's webhooks through rollcheck serve, Kargo's verification;
+docs/gate.md). In a pod, with neither --kubeconfig nor
 --context, it runs as the pod's ServiceAccount (in-cluster), and the load pods run the image
 ` + knobs.EnvLoadImage + ` names (the gate's own: the image is rollcheck's load image). A gate changes
 nothing of the workload: its one variant is the Deployment as it runs, and its disruptions only
