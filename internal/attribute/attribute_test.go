@@ -302,6 +302,40 @@ func TestExitWindowStatusOverLateLogEnd(t *testing.T) {
 	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline()}), timeline.PhaseSIGKILL, "web-1")
 }
 
+// A status's finishedAt and a log end seen late overlap: the status's start stands. Measured in
+// CI (a negative control for in-flight-cut, stopsignal-missing): deleted at 0.619 s, the app died
+// at its SIGTERM when the 5 s preStop ended, cutting its 5 s requests at 5.946 s (EOF); finishedAt
+// said 6 s, the log end was seen at 8.262 s. The old window, [6.262, 7], put the exit after the
+// cut, and the failure went to startup, a new pod having turned ready 0.58 s before it was sent.
+func TestExitWindowStatusStartOverLogEnd(t *testing.T) {
+	b := (&tl{}).del("web-1", 0.619, 0.07).add(
+		ev(-3, timeline.PodCreated, "web-2", ""),
+		ev(0.569, timeline.EndpointReady, "web-2", ""),
+		ev(8.262, timeline.AppLogEnded, "web-1", "exiting=false sigterm=false lines=2"),
+		exited(10.08, "web-1", 2, 6),
+	)
+	ls := Lives(b.timeline(), "app")
+	var l Life
+	for _, x := range ls {
+		if x.Pod == "web-1" {
+			l = x
+		}
+	}
+	if !l.ExitFrom.Equal(at(6)) || !l.ExitBy.Equal(at(7)) || l.Exit != ExitOwn {
+		t.Fatalf("life %+v: want an own exit within [6, 7], the status's window", l)
+	}
+	q := failed(1, 1.15, 4.796, loadgen.ClassEOF) // sent at 1.15 s, cut at 5.946 s
+	want(t, one(t, Input{Requests: []loadgen.Request{q}, Timeline: b.timeline(), Container: "app"}), timeline.PhaseInFlightCut, "web-1")
+	// The log end still brings the end earlier when it comes within the status's window.
+	b = (&tl{}).del("web-1", 0, 0.1).add(
+		ev(6.4, timeline.AppLogEnded, "web-1", ""),
+		exited(9, "web-1", 2, 6),
+	)
+	if ls := Lives(b.timeline(), "app"); len(ls) != 1 || !ls[0].ExitFrom.Equal(at(6)) || !ls[0].ExitBy.Equal(at(6.4)) {
+		t.Errorf("lives %+v: want the exit within [6, 6.4]", ls)
+	}
+}
+
 func TestOKRequestsNotAttributed(t *testing.T) {
 	res := Attribute(Input{Requests: []loadgen.Request{{Seq: 1, Timestamp: t0, Class: loadgen.ClassOK}}})
 	if len(res.Failed) != 0 || len(res.Counts) != 0 {
