@@ -255,9 +255,10 @@ first=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromot
 # log says "Skipping analysis: … rollbackToScaleDownDelay: true", then "Rollout completed update
 # to revision 4").
 for _ in $(seq 120); do
-  [ "$(admin get rs -n shop "rweb-$hash" -o jsonpath='{.spec.replicas} {.metadata.annotations.scale-down-deadline}')" = "0 " ] && break
+  [ "$(admin get rs -n shop "rweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] && break
   sleep 1
 done
+log "revision $hash scaled down by Argo; retried"
 [ "$(admin get rs -n shop "rweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] || die "Argo did not scale the aborted revision $hash down"
 admin patch rollout -n shop rweb --subresource=status --type=merge -p='{"status":{"abort":false}}'
 for _ in $(seq 120); do
