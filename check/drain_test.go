@@ -93,7 +93,7 @@ func TestPlanObjectsWithPDB(t *testing.T) {
 	p := webPlan(t)
 	p.Disruption.Kind = DrainNode
 	p.Variant.PDB = &PDB{MinAvailable: ptr.To(intstr.FromString("50%"))}
-	objs, err := p.Objects("rc-web", 0)
+	objs, err := mustResolve(t, p).Objects("rc-web", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

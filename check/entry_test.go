@@ -23,7 +23,7 @@ func TestEntryAccepted(t *testing.T) {
 		if _, err := p.Validate(); err != nil {
 			t.Errorf("%q: %v", etp, err)
 		}
-		objs, err := p.Objects("rc-web", 30080)
+		objs, err := mustResolve(t, p).Objects("rc-web", 30080)
 		if err != nil {
 			t.Fatalf("Objects: %v", err)
 		}

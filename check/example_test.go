@@ -63,16 +63,16 @@ func ExamplePlan() {
 		},
 		Disruption: check.Disruption{Kind: check.RolloutRestart, Count: 3},
 	}
-	warnings, err := plan.Validate()
+	resolved, err := plan.Resolve()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("warnings:", len(warnings))
-	fmt.Println(plan.Applied())
-	fmt.Println("expect:", plan.Variant.Expect)
+	fmt.Println("warnings:", len(resolved.Warnings()))
+	fmt.Println(resolved.Applied())
+	fmt.Println("expect:", resolved.Plan().Variant.Expect)
 
-	objs, err := plan.Objects("rc-prestop-5s", 0)
+	objs, err := resolved.Objects("rc-prestop-5s", 0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -84,7 +84,7 @@ func ExamplePlan() {
 	// An exec preStop longer than the grace period is allowed, with a warning; a native sleep
 	// as long as the grace period is not (the API server refuses it), nor one of half seconds.
 	plan.Variant.PreStop = &check.PreStop{Exec: []string{"/app", "sleep", "45s"}}
-	warnings, _ = plan.Validate()
+	warnings, _ := plan.Validate()
 	fmt.Println(warnings)
 	plan.Variant.PreStop = &check.PreStop{Sleep: 45 * time.Second}
 	_, err = plan.Validate()

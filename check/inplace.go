@@ -110,26 +110,6 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 // dnsSubdomain is a DNS subdomain (RFC 1123): what most objects (a Rollout) are named.
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
-// inPlaceObjects are what a row of an app checked in place applies in App.Namespace, once the
-// engine has read the live Deployment into App.Objects: the Deployment as the Variant changes
-// it (an update of the live one) and the Variant's PodDisruptionBudget, if any.
-func inPlaceObjects(p Plan) ([]Object, error) {
-	orig, err := p.App.deployment()
-	if err != nil {
-		return nil, err
-	}
-	dep, err := p.Variant.apply(orig, p.App, p.Load)
-	if err != nil {
-		return nil, err
-	}
-	dep.Namespace = p.App.Namespace
-	objs := []Object{dep}
-	if b := p.Variant.PDB; b != nil {
-		objs = append(objs, budget(p.App.Namespace, dep, *b))
-	}
-	return objs, nil
-}
-
 // shortHost is the host of URL u when it is a short name (no dot, not an address), which a
 // load pod resolves in its own namespace; "" otherwise.
 func shortHost(u string) string {

@@ -32,16 +32,20 @@ func inPlacePlan(t *testing.T, read bool) Plan {
 // it and the variant's budget.
 func TestInPlaceObjects(t *testing.T) {
 	p := inPlacePlan(t, false)
-	if _, err := p.Validate(); err != nil {
+	unread, err := p.Resolve()
+	if err != nil {
 		t.Fatalf("an unread plan in place: %v", err)
 	}
-	if _, err := p.Objects("", 0); !errors.Is(err, errNotRead) {
+	if unread.Deployment() != nil || unread.AppContainer() != "" {
+		t.Errorf("an unread plan in place has Deployment %v, app container %q", unread.Deployment(), unread.AppContainer())
+	}
+	if _, err := unread.Objects("", 0); !errors.Is(err, errNotRead) {
 		t.Errorf("Objects of an unread plan: %v, want errNotRead", err)
 	}
 	p = inPlacePlan(t, true)
 	p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second}
 	p.Variant.PDB = &PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
-	objs, err := p.Objects("rc-ignored", 30080)
+	objs, err := mustResolve(t, p).Objects("rc-ignored", 30080)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 // load sent to the proxy's port, the proxy is in front of the app.
 func TestSidecarsAndFront(t *testing.T) {
 	p := webPlan(t)
-	if p.FrontContainer() != "" {
-		t.Errorf("front = %q with the load sent to the app's own port, want none", p.FrontContainer())
+	if f := mustResolve(t, p).FrontContainer(); f != "" {
+		t.Errorf("front = %q with the load sent to the app's own port, want none", f)
 	}
 	a := p.Applied()
 	if a.Container != "app" || len(a.Sidecars) != 1 || a.Sidecars[0].String() != "proxy(classic,preStop=httpGet:/drain)" {
@@ -22,11 +22,9 @@ func TestSidecarsAndFront(t *testing.T) {
 
 	p.App.Port, p.App.Container = 9901, "app"
 	p.Variant.PreStop = &PreStop{Sleep: 5e9}
-	if _, err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if p.AppContainer() != "app" || p.FrontContainer() != "proxy" {
-		t.Errorf("app %q front %q, want app and proxy", p.AppContainer(), p.FrontContainer())
+	r := mustResolve(t, p)
+	if r.AppContainer() != "app" || r.FrontContainer() != "proxy" {
+		t.Errorf("app %q front %q, want app and proxy", r.AppContainer(), r.FrontContainer())
 	}
 	a = p.Applied()
 	if a.PreStop.Sleep != 5e9 || a.Sidecars[0].String() != "proxy(classic,front,preStop=httpGet:/drain)" {
@@ -49,11 +47,9 @@ func TestSidecarsAndFront(t *testing.T) {
 	proxy.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	spec.InitContainers = append(spec.InitContainers, proxy)
 	spec.Containers = spec.Containers[:1]
-	if _, err := p.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if a := p.Applied(); p.FrontContainer() != "proxy" || len(a.Sidecars) != 1 || !a.Sidecars[0].Native || !a.Sidecars[0].Front {
-		t.Errorf("native front: front %q, sidecars %v", p.FrontContainer(), a.Sidecars)
+	r = mustResolve(t, p)
+	if a := r.Applied(); r.FrontContainer() != "proxy" || len(a.Sidecars) != 1 || !a.Sidecars[0].Native || !a.Sidecars[0].Front {
+		t.Errorf("native front: front %q, sidecars %v", r.FrontContainer(), a.Sidecars)
 	}
 	// Without a name, the port's container would be the native sidecar: refused.
 	p.App.Container = ""
@@ -71,10 +67,7 @@ func TestSidecarsAndFront(t *testing.T) {
 func TestStopSignalVariant(t *testing.T) {
 	p := webPlan(t)
 	p.Variant.StopSignal = "SIGQUIT"
-	d, err := p.Deployment()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := mustResolve(t, p).Deployment()
 	c := d.Spec.Template.Spec.Containers[0]
 	if c.Lifecycle == nil || c.Lifecycle.StopSignal == nil || *c.Lifecycle.StopSignal != corev1.SIGQUIT || d.Spec.Template.Spec.OS == nil || d.Spec.Template.Spec.OS.Name != corev1.Linux {
 		t.Errorf("container %s lifecycle %+v, os %+v", c.Name, c.Lifecycle, d.Spec.Template.Spec.OS)

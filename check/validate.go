@@ -52,9 +52,17 @@ func ValidName(name string) error {
 // Validate checks the Plan (with its defaults filled) before any cluster work and reports
 // every problem at once, on one line. Warnings are things that are allowed but weaken the
 // verdict, such as a Deployment without a readiness probe, or a preStop that outlasts the
-// grace period.
+// grace period. It is Resolve for a caller that wants only the verdict on the plan: what runs a
+// plan takes its Resolved.
 func (p Plan) Validate() (warnings []string, err error) {
-	p = p.WithDefaults()
+	warnings, _, err = p.WithDefaults().validate()
+	return warnings, err
+}
+
+// validate is Validate on a plan whose defaults are filled; it also returns the Deployment under
+// test as the Variant changes it, when it could be built (nil otherwise, and for an app in place
+// whose live Deployment is not read yet).
+func (p Plan) validate() (warnings []string, rendered *appsv1.Deployment, err error) {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if p.Suite == "" {
@@ -211,6 +219,7 @@ func (p Plan) Validate() (warnings []string, err error) {
 		if perr != nil {
 			errs = append(errs, perr)
 		} else {
+			rendered = d
 			// A Deployment without replicas runs one (the API server's default).
 			if r := replicas(d); int(r) < kind.MinReplicas {
 				bad("%s needs at least %d replicas, the Deployment has %d", kind.Kind, kind.MinReplicas, r)
@@ -239,9 +248,9 @@ func (p Plan) Validate() (warnings []string, err error) {
 		}
 	}
 	if len(errs) > 0 {
-		return warnings, fmt.Errorf("%s: %w", p.Variant.Name, oneline.Join(errs))
+		return warnings, nil, fmt.Errorf("%s: %w", p.Variant.Name, oneline.Join(errs))
 	}
-	return warnings, nil
+	return warnings, rendered, nil
 }
 
 // entryProblems checks the load's entry node, the load Service's externalTrafficPolicy and a
@@ -690,11 +699,10 @@ func strategicPatch(d *appsv1.Deployment, patch []byte) (*appsv1.Deployment, err
 	return &nd, nil
 }
 
-// Deployment returns the Deployment under test as the Variant changes it (a copy; the
-// manifests are not changed), with imagePullPolicy Never on the containers that run
-// App.Images.
-func (p Plan) Deployment() (*appsv1.Deployment, error) {
-	p = p.WithDefaults()
+// render is the Deployment under test as the Variant changes it (a copy; the manifests are
+// not changed), with imagePullPolicy Never on the containers that run App.Images, for a plan
+// whose defaults are filled.
+func (p Plan) render() (*appsv1.Deployment, error) {
 	orig, err := p.App.deployment()
 	if err != nil {
 		return nil, err
@@ -702,41 +710,21 @@ func (p Plan) Deployment() (*appsv1.Deployment, error) {
 	return p.Variant.apply(orig, p.App, p.Load)
 }
 
-// AppContainer is the name of the container that declares App.Port in the Deployment as the
-// Variant changes it: the one the load reaches, whose preStop a Variant sets and whose logs
-// hold the app's lifecycle lines. Empty when there is none.
-func (p Plan) AppContainer() string {
-	d, err := p.Deployment()
-	if err != nil {
-		return ""
-	}
-	if c := appContainer(d, p.App); c != nil {
-		return c.Name
-	}
-	return ""
-}
-
-// FrontContainer is the sidecar in front of the app: the container that declares App.Port when
-// App.Container names another one (a proxy the load passes through). Empty when the load
-// reaches the app's container itself.
-func (p Plan) FrontContainer() string {
-	d, err := p.Deployment()
-	if err != nil {
-		return ""
-	}
-	app, front := appContainer(d, p.App), portContainer(d, p.App.Port)
-	if app == nil || front == nil || app == front {
-		return ""
-	}
-	return front.Name
-}
-
-// Applied says what a row of the Plan runs, as the reports show it. The Deployment's part (its
-// name, grace period, replicas and the app container's preStop) is read back from the
-// Deployment as the Variant changes it, so it is the same for the sample app and a user's; it
-// is left zero when that Deployment cannot be built.
+// Applied says what a row of the Plan runs, as the reports show it, also for a plan that does
+// not resolve (an error row says what it was to run); Resolved.Applied is the same for one that
+// does, without rendering the Deployment again. The Deployment's part (its name, grace period,
+// replicas and the app container's preStop) is read back from the Deployment as the Variant
+// changes it, so it is the same for the sample app and a user's; it is left zero when that
+// Deployment cannot be built.
 func (p Plan) Applied() Applied {
 	p = p.WithDefaults()
+	d, _ := p.render()
+	return p.applied(d)
+}
+
+// applied is Applied for a plan whose defaults are filled, with d the Deployment under test (nil:
+// it could not be built).
+func (p Plan) applied(d *appsv1.Deployment) Applied {
 	a := Applied{
 		Name: p.Variant.Name, Why: p.Variant.Why, OnSIGTERM: p.App.OnSIGTERM, RequestDuration: p.App.RequestDuration, ReadyDelay: p.App.ReadyDelay,
 		Patched: len(p.Variant.Patch) > 0, Path: p.App.Path, Rate: p.Load.Rate, Method: p.Load.Method,
@@ -764,7 +752,7 @@ func (p Plan) Applied() Applied {
 	if p.Load.Pods > 1 {
 		a.LoadPods = p.Load.Pods
 	}
-	if d, err := p.Deployment(); err == nil {
+	if d != nil {
 		a.App, a.GraceSeconds, a.Replicas = d.Name, grace(d), int(replicas(d))
 		c := appContainer(d, p.App)
 		a.PreStop, a.Sidecars = preStopOf(c), sidecars(d, p.App)
@@ -776,53 +764,6 @@ func (p Plan) Applied() Applied {
 		}
 	}
 	return a
-}
-
-// Objects returns what a row of the Plan applies into namespace ns: the app's manifests
-// unchanged but for their namespace, the Deployment as the Variant changes it, rollcheck's
-// load Service (LoadServiceName; a NodePort on nodePort when it is not 0) and, when the Variant
-// asks for one, a PodDisruptionBudget of the Deployment's pods (PDBName). rollcheck check
-// --dry-run prints them. An invalid Plan is an error.
-//
-// In place (App.Namespace), ns and nodePort play no part: a row applies, in App.Namespace, the
-// Deployment as the Variant changes it (an update of the live one the engine read into
-// App.Objects) and the Variant's budget; before the live Deployment is read it is an error.
-func (p Plan) Objects(ns string, nodePort int32) ([]Object, error) {
-	p = p.WithDefaults()
-	if _, err := p.Validate(); err != nil {
-		return nil, err
-	}
-	if p.InPlace() {
-		return inPlaceObjects(p)
-	}
-	orig, _ := p.App.deployment()
-	dep, err := p.Variant.apply(orig, p.App, p.Load)
-	if err != nil {
-		return nil, err
-	}
-	var objs []Object
-	for _, o := range p.App.Objects {
-		if o == Object(orig) {
-			continue
-		}
-		c := o.DeepCopyObject().(Object)
-		c.SetNamespace(ns)
-		c.SetResourceVersion("")
-		objs = append(objs, c)
-	}
-	dep.Namespace, dep.ResourceVersion = ns, ""
-	svc := loadService(ns, dep, p.App.Port, nodePort)
-	if nodePort != 0 && p.Variant.ExternalTrafficPolicy != "" {
-		svc.Spec.ExternalTrafficPolicy = p.Variant.ExternalTrafficPolicy
-	}
-	objs = append(objs, dep, svc)
-	if p.Load.Protocol == loadgen.ProtocolGRPC && p.Load.GRPC.Balancing == loadgen.BalancingRoundRobin {
-		objs = append(objs, headlessService(ns, dep, p.App.Port))
-	}
-	if b := p.Variant.PDB; b != nil {
-		objs = append(objs, budget(ns, dep, *b))
-	}
-	return objs, nil
 }
 
 // zero reports whether g sets nothing.

@@ -823,7 +823,8 @@ func TestPlanObjects(t *testing.T) {
 	p.Variant.PreStop = &PreStop{Sleep: 5 * time.Second}
 	p.Variant.Replicas = ptr.To[int32](2)
 	orig := deploymentOf(t, p.App.Objects, "web").DeepCopy()
-	objs, err := p.Objects("rc-web-drain", 30080)
+	r := mustResolve(t, p)
+	objs, err := r.Objects("rc-web-drain", 30080)
 	if err != nil {
 		t.Fatalf("Objects: %v", err)
 	}
@@ -880,7 +881,7 @@ func TestPlanObjects(t *testing.T) {
 	}
 
 	// Without a NodePort the Service is a plain ClusterIP one.
-	objs, err = p.Objects("ns", 0)
+	objs, err = r.Objects("ns", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -888,10 +889,15 @@ func TestPlanObjects(t *testing.T) {
 		t.Errorf("load Service without a NodePort: type %q, nodePort %d", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
 	}
 
-	// A Plan that does not validate gives its error and no objects.
+	// A Plan that does not validate does not resolve: it has no objects.
 	p.App.Port = 9090
-	if objs, err := p.Objects("ns", 30080); err == nil || objs != nil {
-		t.Errorf("Objects of a bad plan = %d objects, %v", len(objs), err)
+	if r, err := p.Resolve(); err == nil || r != nil {
+		t.Errorf("Resolve of a bad plan = %v, %v", r, err)
+	}
+	// What a Resolved returns is a copy: changing it changes nothing of the next call's.
+	objs[0].SetName("changed")
+	if again, _ := r.Objects("ns", 0); again[0].GetName() == "changed" {
+		t.Error("Objects returned an object the Resolved keeps")
 	}
 }
 
@@ -956,7 +962,7 @@ func TestObjectsGRPCHeadless(t *testing.T) {
 	p := webPlan(t)
 	p.Load.Protocol, p.Load.From = loadgen.ProtocolGRPC, LoadFromCluster
 	p.Load.GRPC.Balancing = loadgen.BalancingRoundRobin
-	objs, err := p.Objects("ns", 0)
+	objs, err := mustResolve(t, p).Objects("ns", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -973,7 +979,7 @@ func TestObjectsGRPCHeadless(t *testing.T) {
 		t.Errorf("shape %q names no client", got)
 	}
 	p.Load.GRPC.Balancing = loadgen.BalancingPickFirst
-	objs, _ = p.Objects("ns", 0)
+	objs, _ = mustResolve(t, p).Objects("ns", 0)
 	for _, o := range objs {
 		if o.GetName() == LoadHeadlessServiceName {
 			t.Error("pick_first got a headless Service")

@@ -20,7 +20,7 @@ func TestRunErrorIsARow(t *testing.T) {
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second}, LoadURL: "http://127.0.0.1:1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	row, err := Run(ctx, tgt, p)
+	row, err := Run(ctx, tgt, checktest.Resolve(t, p)[0])
 	if err == nil {
 		t.Fatal("no error from an unreachable cluster")
 	}
@@ -43,12 +43,9 @@ func TestRunErrorIsARow(t *testing.T) {
 	}
 }
 
-// A bad plan is an error row too, before any cluster work.
-func TestRunBadPlanIsARow(t *testing.T) {
-	p := checktest.WebPlan()
-	p.App.Path = "nope"
-	row, err := Run(context.Background(), Target{}, p)
-	if err == nil || row == nil || row.Verdict.Status != check.Error || !strings.Contains(row.Verdict.Reason, `path "nope"`) {
-		t.Fatalf("Run = %+v, %v; want an error row naming the path", row, err)
+// A plan the caller did not resolve (check.Plan.Resolve, which refuses a bad one) is an error.
+func TestRunNeedsAResolvedPlan(t *testing.T) {
+	if row, err := Run(context.Background(), Target{}, nil); err == nil || row != nil {
+		t.Fatalf("Run(nil) = %+v, %v; want an error", row, err)
 	}
 }

@@ -52,12 +52,17 @@ func webPlan() check.Plan {
 	}
 }
 
-// Run judges a Plan on a Target: the cluster's API server and the URL under which the load
-// reaches rollcheck's load Service (kindcluster.Acquire gives one for a kind cluster). A row that
-// cannot run to the end is still returned, with status error and the reason, so that a table
-// can never count it as passed; here no API server answers.
+// Run judges a resolved Plan on a Target: the cluster's API server and the URL under which the
+// load reaches rollcheck's load Service (kindcluster.Acquire gives one for a kind cluster). The
+// plan is resolved first (check.Plan.Resolve: defaults, validation, the Deployment rendered),
+// before any cluster work. A row that cannot run to the end is still returned, with status error
+// and the reason, so that a table can never count it as passed; here no API server answers.
 func ExampleRun() {
-	plan := webPlan()
+	plan, err := webPlan().Resolve()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	target := engine.Target{
 		RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second},
 		LoadURL:    "http://127.0.0.1:1",

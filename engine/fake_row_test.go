@@ -124,7 +124,7 @@ func (f *fakeRow) run(t *testing.T, expect check.Outcome) (*check.Row, []Progres
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf, NamespaceLabels: f.nsLabels}
-	row, err := Run(ctx, tgt, p, WithArtifacts(t.TempDir()), WithProgress(func(pr Progress) { mu.Lock(); steps = append(steps, pr); mu.Unlock() }))
+	row, err := Run(ctx, tgt, checktest.Resolve(t, p)[0], WithArtifacts(t.TempDir()), WithProgress(func(pr Progress) { mu.Lock(); steps = append(steps, pr); mu.Unlock() }))
 	if err != nil {
 		t.Fatalf("Run: %v (row %+v)", err, row.Verdict)
 	}

@@ -103,18 +103,16 @@ func (r *runner) readLive(ctx context.Context) error {
 		return fmt.Errorf("the app in place: %w", err)
 	}
 	r.live = live
-	r.p.App.Objects = []check.Object{live}
-	warnings, err := r.p.Validate()
+	res, err := r.res.Live(live)
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings { // what the file alone could not say: the live Deployment's
+	r.res, r.p = res, res.Plan()
+	for _, w := range res.Warnings() { // what the file alone could not say: the live Deployment's
 		r.progress(StepDeploy, 0, loadgen.Progress{}, "warning: "+w)
 	}
-	if r.dep, err = r.p.Deployment(); err != nil {
-		return err
-	}
-	r.row.Config = r.p.Applied()
+	r.dep = res.Deployment()
+	r.row.Config = res.Applied()
 	svc, port, err := inplace.Service(ctx, r.cs, live, a.Service, a.Port)
 	if err != nil {
 		return err
@@ -178,7 +176,7 @@ func (r *runner) release(ctx context.Context) error {
 // applyInPlace gives the live Deployment the Variant's changes (nothing for an as-is variant) and
 // creates its budget in the app's namespace.
 func (r *runner) applyInPlace(ctx context.Context) error {
-	objs, err := r.p.Objects("", 0)
+	objs, err := r.res.Objects("", 0)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func runInPlaceOn(t *testing.T, tgt Target, p check.Plan, cancelAt func(Progress
 	var mu sync.Mutex
 	var steps []Progress
 	tgt.RESTConfig, tgt.RunID, tgt.Logf = &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, "run1", t.Logf
-	row, err := Run(ctx, tgt, p, WithProgress(func(pr Progress) {
+	row, err := Run(ctx, tgt, checktest.Resolve(t, p)[0], WithProgress(func(pr Progress) {
 		mu.Lock()
 		steps = append(steps, pr)
 		mu.Unlock()
@@ -168,7 +168,7 @@ func TestRunInPlaceRestoresOnCtrlCAndAfterAKill(t *testing.T) {
 	}
 	read := p // the plan as the engine reads it: the live Deployment in its objects
 	read.App.Objects = []check.Object{orig}
-	objs, err := read.Objects("", 0)
+	objs, err := checktest.Resolve(t, read)[0].Objects("", 0)
 	if err == nil {
 		err = inplace.CreateBudget(ctx, f.cs, objs[1].(*policyv1.PodDisruptionBudget))
 	}
@@ -228,7 +228,8 @@ func TestRunInPlaceKeepsTheLoadNamespace(t *testing.T) {
 func TestReadAppFindsTheServiceAddress(t *testing.T) {
 	f := newFakeRow(t, false)
 	_, p := inPlaceRow(t, f)
-	r := &runner{p: p.WithDefaults(), row: &check.Row{}, client: f.cluster.Client, cs: f.cs, logf: t.Logf}
+	res := checktest.Resolve(t, p)[0]
+	r := &runner{res: res, p: res.Plan(), row: &check.Row{}, client: f.cluster.Client, cs: f.cs, logf: t.Logf}
 	if err := r.readApp(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -94,28 +94,31 @@ func WithProgress(f func(Progress)) Option { return func(o *runOptions) { o.prog
 // fault.
 const stallLimit = 3 * time.Second
 
-// Run runs one check.Plan on the Target and returns its check.Row: it applies the app (as the check.Variant
+// Run runs one resolved check.Plan (check.Plan.Resolve) on the Target and returns its check.Row: it applies the app (as the check.Variant
 // changes it) into a fresh namespace with a load Service of its own, waits until the Service
 // answers, starts the constant load and the lifecycle observer, disrupts check.Disruption.Count
 // times (each until it settled: the rollout complete and no pod left terminating), runs the
 // load for the quiet time (Plan.Quiet), stops it and judges the result against check.Variant.Expect. The namespace is deleted
 // before Run returns.
 //
-// Run never asserts. A row that could not run to the end (bad plan, deploy, serving wait,
+// Run never asserts. A row that could not run to the end (a Target without what the plan needs, deploy, serving wait,
 // disruption, cluster) is returned with status check.Error and the reason, together with the error;
 // a load run that was invalid, stalled or ended before the disruptions did is a row with status
 // check.HarnessFault and no error. Only front ends decide what a row means for them.
-func Run(ctx context.Context, t Target, p check.Plan, opts ...Option) (*check.Row, error) {
+func Run(ctx context.Context, t Target, res *check.Resolved, opts ...Option) (*check.Row, error) {
+	if res == nil {
+		return nil, errors.New("engine: no resolved plan (check.Plan.Resolve)")
+	}
 	var o runOptions
 	for _, f := range opts {
 		f(&o)
 	}
-	p = p.WithDefaults()
-	r := &runner{t: t, p: p, o: o, logf: t.Logf}
+	p := res.Plan()
+	r := &runner{t: t, res: res, p: p, o: o, logf: t.Logf}
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
 	}
-	r.row = &check.Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: p.Applied()}
+	r.row = &check.Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: res.Applied()}
 	err := r.run(ctx)
 	r.row.Duration = time.Since(r.row.Started)
 	if err != nil {
@@ -126,7 +129,10 @@ func Run(ctx context.Context, t Target, p check.Plan, opts ...Option) (*check.Ro
 }
 
 type runner struct {
-	t    Target
+	t Target
+	// res is the plan as resolved, p its Plan; in place, both are resolved again with the live
+	// Deployment (readLive).
+	res  *check.Resolved
 	p    check.Plan
 	o    runOptions
 	logf func(string, ...any)
@@ -155,9 +161,6 @@ func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) 
 }
 
 func (r *runner) run(ctx context.Context) (err error) {
-	if _, err := r.p.Validate(); err != nil {
-		return err
-	}
 	if r.t.RESTConfig == nil {
 		return errors.New("target: RESTConfig is required")
 	}
@@ -171,9 +174,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return fmt.Errorf("%s: this cluster's front end cannot restart a kubelet (only the kind front end can)", r.p.Disruption.Kind)
 	}
 	if !r.p.InPlace() {
-		if r.dep, err = r.p.Deployment(); err != nil {
-			return err
-		}
+		r.dep = r.res.Deployment()
 	}
 	if r.client, r.cs, err = connect(r.t.RESTConfig); err != nil {
 		return err
@@ -276,8 +277,8 @@ func (r *runner) measure(ctx context.Context) error {
 		return err
 	}
 	cs := r.cs
-	container := p.AppContainer()
-	obs, err := observe.Start(ctx, cs, r.appNS, selectorOf(r.dep), r.svc, r.logf, observe.WithAppLogs(container, p.FrontContainer()))
+	container := r.res.AppContainer()
+	obs, err := observe.Start(ctx, cs, r.appNS, selectorOf(r.dep), r.svc, r.logf, observe.WithAppLogs(container, r.res.FrontContainer()))
 	if err != nil {
 		return fmt.Errorf("start the lifecycle observer: %w", err)
 	}
@@ -371,7 +372,7 @@ func (r *runner) apply(ctx context.Context) error {
 	if r.p.Load.From == check.LoadFromCluster {
 		nodePort = 0 // the load Service is reached at its cluster address only
 	}
-	objs, err := r.p.Objects(r.ns, nodePort)
+	objs, err := r.res.Objects(r.ns, nodePort)
 	if err != nil {
 		return err
 	}

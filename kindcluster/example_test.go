@@ -31,7 +31,11 @@ func Example() {
 		}
 	}()
 	var plan check.Plan // the app's manifests, a Variant, a Disruption, a Load: see check.Plan
-	row, err := engine.Run(ctx, kc.Target(), plan)
+	resolved, err := plan.Resolve()
+	if err != nil {
+		log.Fatal(err)
+	}
+	row, err := engine.Run(ctx, kc.Target(), resolved)
 	if err != nil {
 		kc.MarkFailed() // Release exports the cluster's logs (WithLogsDir)
 		log.Fatal(err)

@@ -173,7 +173,9 @@ func (c *Cluster) UseLoadPods(ctx context.Context) string {
 	return ref
 }
 
-// Check runs the Plan as part of the current spec and returns its row. The row is written to
+// Check runs the Plan as part of the current spec and returns its row. The plan is resolved once
+// (check.Plan.Resolve); one that does not resolve is an error row, and fails the spec before any
+// cluster work. The row is written to
 // Artifacts/rows (also when the run failed, with status error and the reason) and carried
 // into Ginkgo's JSON and JUnit reports; a run that could not finish (deploy, serving wait,
 // disruption, cluster) fails the spec. A harness fault (the load itself was invalid: it says
@@ -184,8 +186,16 @@ func (c *Cluster) UseLoadPods(ctx context.Context) string {
 // Expect(row).To(rctest.Pass()).
 func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 	GinkgoHelper()
+	res, err := p.Resolve()
+	if err != nil {
+		p = p.WithDefaults()
+		row := &check.Row{Suite: p.Suite, Repeat: p.Repeat, Started: time.Now(), Config: p.Applied(),
+			Verdict: check.Verdict{Status: check.Error, Reason: err.Error()}}
+		c.report(row)
+		Fail("the plan: " + err.Error())
+	}
 	row, err := attempt.Run(ctx, c.Artifacts, func(ctx context.Context) (*check.Row, error) {
-		return c.run(ctx, p), nil
+		return c.run(ctx, res), nil
 	}, func(first *check.Row) {
 		AddReportEntry("harness fault, run once more", first.Verdict.Reason)
 		GinkgoWriter.Printf("harness fault, not a verdict on the app: %s; running %s once more\n", first.Verdict.Reason, p.Variant.Name)
@@ -203,22 +213,28 @@ func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 }
 
 // run runs p once, writes its row and adds it to the spec's report.
-func (c *Cluster) run(ctx context.Context, p check.Plan) *check.Row {
+func (c *Cluster) run(ctx context.Context, p *check.Resolved) *check.Row {
 	GinkgoHelper()
 	row, err := engine.Run(ctx, c.Target, p, engine.WithArtifacts(c.Artifacts), engine.WithProgress(logProgress))
 	if row != nil {
-		path, werr := check.WriteRow(c.Artifacts, *row)
-		Expect(werr).NotTo(HaveOccurred(), "write the row")
-		AddReportEntry("row", path)
-		AddReportEntry("load", row.Summary.String())
-		AddReportEntry("verdict", fmt.Sprintf("%s: %s (expected %s)", row.Verdict.Status, row.Verdict.Reason, row.Config.Expect))
-		AddReportEntry("disruptions", row.Disruptions)
-		if row.Timeline != nil {
-			AddReportEntry("endpoint propagation", row.Timeline.Propagation)
-		}
+		c.report(row)
 	}
 	Expect(err).NotTo(HaveOccurred())
 	return row
+}
+
+// report writes row to Artifacts/rows and adds it to the spec's report.
+func (c *Cluster) report(row *check.Row) {
+	GinkgoHelper()
+	path, werr := check.WriteRow(c.Artifacts, *row)
+	Expect(werr).NotTo(HaveOccurred(), "write the row")
+	AddReportEntry("row", path)
+	AddReportEntry("load", row.Summary.String())
+	AddReportEntry("verdict", fmt.Sprintf("%s: %s (expected %s)", row.Verdict.Status, row.Verdict.Reason, row.Config.Expect))
+	AddReportEntry("disruptions", row.Disruptions)
+	if row.Timeline != nil {
+		AddReportEntry("endpoint propagation", row.Timeline.Propagation)
+	}
 }
 
 // shared is what Share hands to Join.

@@ -32,7 +32,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, _, err := c.Plans()
+	plans, _, err := plansOf(c.Plans())
 	if err != nil || len(plans) != 2 {
 		t.Fatalf("Plans: %d plans, %v", len(plans), err)
 	}
@@ -52,7 +52,7 @@ variants:
 	if spread.Variant.Expect.DrainBlocked {
 		t.Error("spread expects a blocked drain")
 	}
-	objs, err := single.Objects("ns", 0)
+	objs, err := mustResolve(t, single).Objects("ns", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestDrainCheckRejects(t *testing.T) {
 	} {
 		c, err := Parse([]byte("apiVersion: rollcheck.io/v1alpha1\nkind: Check\napp: {manifests: [web.yaml], port: 8080}\n"+tc.doc+"\n"), "testdata")
 		if err == nil {
-			_, _, err = c.Plans()
+			_, _, err = plansOf(c.Plans())
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s:\n error %v\n want %q", tc.doc, err, tc.want)
@@ -109,7 +109,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, _, err := c.Plans()
+	plans, _, err := plansOf(c.Plans())
 	if err != nil || len(plans) != 1 {
 		t.Fatalf("Plans: %d plans, %v", len(plans), err)
 	}
@@ -119,7 +119,7 @@ variants:
 	}
 	c, err = Parse([]byte(strings.ReplaceAll(file, "%s", "cluster")), "testdata")
 	if err == nil {
-		_, _, err = c.Plans()
+		_, _, err = plansOf(c.Plans())
 	}
 	if err == nil || !strings.Contains(err.Error(), "load entry node: only load from the host enters at a node") {
 		t.Errorf("Local from a load pod: %v", err)
@@ -143,7 +143,7 @@ variants:
 		if err != nil {
 			t.Fatalf("%s: %v", d.Kind, err)
 		}
-		plans, _, err := c.Plans()
+		plans, _, err := plansOf(c.Plans())
 		if err != nil || len(plans) != 1 || plans[0].Disruption.Kind != d.Kind {
 			t.Errorf("%s: a check file of it: %d plans, %v", d.Kind, len(plans), err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/rollcheck/rollcheck/spec"
 )
 
-// A check file's variants × disruptions are engine Plans: run each on a Target.
+// A check file's variants × disruptions are resolved engine Plans: run each on a Target.
 func ExampleLoad() {
 	c, err := spec.Load("testdata/good.yaml")
 	if err != nil {
@@ -21,7 +21,8 @@ func ExampleLoad() {
 		return
 	}
 	fmt.Println(len(warnings), "warnings")
-	for _, p := range plans {
+	for _, r := range plans {
+		p := r.Plan()
 		fmt.Printf("%s under %s: expect %s\n", p.Variant.Name, p.Disruption.Kind, p.Variant.Expect)
 	}
 	var target engine.Target // from your cluster: see rctest.SetUp

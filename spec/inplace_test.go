@@ -67,7 +67,7 @@ func inPlacePlans(t *testing.T, rest string) []check.Plan {
 	c, err := Parse([]byte(inPlaceHead+rest), "testdata")
 	if err == nil {
 		var plans []check.Plan
-		if plans, _, err = c.Plans(); err == nil {
+		if plans, _, err = plansOf(c.Plans()); err == nil {
 			return plans
 		}
 	}
@@ -102,7 +102,7 @@ func TestInPlaceRejects(t *testing.T) {
 			}
 			c, err := Parse([]byte(doc), "testdata")
 			if err == nil {
-				_, _, err = c.Plans()
+				_, _, err = plansOf(c.Plans())
 			}
 			if err == nil {
 				t.Fatalf("no error, want %q", tc.want)
@@ -113,4 +113,23 @@ func TestInPlaceRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plansOf is Plans' answer with each row as its Plan, for tests that read the rows' fields.
+func plansOf(rs []*check.Resolved, warnings []string, err error) ([]check.Plan, []string, error) {
+	var out []check.Plan
+	for _, r := range rs {
+		out = append(out, r.Plan())
+	}
+	return out, warnings, err
+}
+
+// mustResolve is p.Resolve for a plan Plans returned.
+func mustResolve(t *testing.T, p check.Plan) *check.Resolved {
+	t.Helper()
+	r, err := p.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

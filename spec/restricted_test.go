@@ -18,11 +18,8 @@ func TestExampleCheckIsRestricted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range plans {
-		d, err := p.Deployment()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range plans {
+		p, d := r.Plan(), r.Deployment()
 		why, err := podsecurity.Restricted(d.Spec.Template.ObjectMeta, d.Spec.Template.Spec)
 		if err != nil || len(why) > 0 {
 			t.Errorf("%s: %v %v", p.Variant.Name, why, err)

@@ -445,10 +445,19 @@ func (c *Check) path(p string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// Plans validates the check and returns its rows, variant by variant and, within a variant,
-// disruption by disruption. Every problem is reported at once, on one line. Warnings are
-// allowed but weaken the verdicts (a Deployment without a readiness probe).
-func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
+// Plans validates the check and returns its rows resolved (check.Plan.Resolve), variant by
+// variant and, within a variant, disruption by disruption. Every problem is reported at once, on
+// one line. Warnings are allowed but weaken the verdicts (a Deployment without a readiness
+// probe).
+func (c *Check) Plans() (plans []*check.Resolved, warnings []string, err error) {
+	return c.PlansWith(nil)
+}
+
+// PlansWith is Plans with adjust applied to each row's plan before it is resolved: what a front
+// end knows that the file does not say (an existing cluster named by a flag, whose load comes
+// from load pods and which is loaded no images; the revision of a Rollout a gate checks). adjust
+// may be nil.
+func (c *Check) PlansWith(adjust func(*check.Plan)) (plans []*check.Resolved, warnings []string, err error) {
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	if c.APIVersion != APIVersion {
@@ -566,7 +575,7 @@ func (c *Check) Plans() (plans []check.Plan, warnings []string, err error) {
 	if app.PodHeader == "" {
 		app.PodHeader = loadgen.DefaultPodHeader
 	}
-	plans, vwarnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Quiet: quiet}, objs != nil || inPlace)
+	plans, vwarnings, verrs := c.variantPlans(check.Plan{Suite: c.Name(), App: app, Load: load, Quiet: quiet}, objs != nil || inPlace, adjust)
 	warnings = append(warnings, vwarnings...)
 	errs = append(errs, verrs...)
 	if len(errs) > 0 {
@@ -595,10 +604,11 @@ func (c *Check) quiet() (d time.Duration, problem, warning string) {
 }
 
 // variantPlans builds and validates the rows of every variant under every disruption from the
-// base Plan (suite, app, load, quiet time). A problem every variant has is the app's own: said once,
+// base Plan (suite, app, load, quiet time), each adjusted (if adjust is not nil) before it is
+// resolved. A problem every variant has is the app's own: said once,
 // without a variant's name. manifestsOK is false when the manifests did not decode (their error
 // is reported already): the variants are then checked on their own only.
-func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.Plan, warnings, errs []string) {
+func (c *Check) variantPlans(base check.Plan, manifestsOK bool, adjust func(*check.Plan)) (plans []*check.Resolved, warnings, errs []string) {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
 	type problem struct{ variant, msg string }
 	var found []problem
@@ -621,7 +631,14 @@ func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.P
 			if !manifestsOK {
 				continue // the manifests' own error is reported above
 			}
-			ws, perr := p.Validate()
+			if adjust != nil {
+				adjust(&p)
+			}
+			res, perr := p.Resolve()
+			var ws []string
+			if res != nil {
+				ws = res.Warnings()
+			}
 			for _, w := range ws {
 				if !slices.Contains(warnings, w) {
 					warnings = append(warnings, w)
@@ -640,12 +657,16 @@ func (c *Check) variantPlans(base check.Plan, manifestsOK bool) (plans []check.P
 				continue
 			}
 			if c.Repeat <= 1 {
-				plans = append(plans, p)
+				plans = append(plans, res)
 				continue
 			}
 			for k := 1; k <= c.Repeat; k++ {
-				p.Repeat = k
-				plans = append(plans, p)
+				rk, err := res.Repeated(k) // c.Repeat is within range: checked above
+				if err != nil {
+					bad("variant %s: %v", v.Name, err)
+					break
+				}
+				plans = append(plans, rk)
 			}
 		}
 	}

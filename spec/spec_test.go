@@ -32,7 +32,7 @@ func TestBadChecks(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			c, err := Load("testdata/" + tc.file)
 			if err == nil {
-				_, _, err = c.Plans()
+				_, _, err = plansOf(c.Plans())
 			}
 			if err == nil {
 				t.Fatalf("no error, want %q", tc.want)
@@ -69,7 +69,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = c.Plans()
+	_, _, err = plansOf(c.Plans())
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -90,7 +90,7 @@ func TestGoodCheck(t *testing.T) {
 	if c.Name() != "good" {
 		t.Errorf("name %q, want the file's name", c.Name())
 	}
-	plans, warnings, err := c.Plans()
+	plans, warnings, err := plansOf(c.Plans())
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("Plans: %v, warnings %v", err, warnings)
 	}
@@ -104,7 +104,7 @@ func TestGoodCheck(t *testing.T) {
 	if fixed.Variant.Expect.Kind != check.ExpectZero || fixed.Variant.PreStop.Sleep.Seconds() != 5 || *fixed.Variant.TerminationGracePeriodSeconds != 30 {
 		t.Errorf("prestop-5s variant = %+v", fixed.Variant)
 	}
-	objs, err := fixed.Objects("ns", 30080)
+	objs, err := mustResolve(t, fixed).Objects("ns", 30080)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestNoReadinessProbeWarns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, warnings, err := c.Plans()
+	plans, warnings, err := plansOf(c.Plans())
 	if err != nil || len(plans) != 2 {
 		t.Fatalf("Plans: %d plans, %v", len(plans), err)
 	}
@@ -165,7 +165,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, _, err := c.Plans()
+	plans, _, err := plansOf(c.Plans())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ variants:
 	}
 	c, err = Parse(doc("lag"), "testdata")
 	if err == nil {
-		_, _, err = c.Plans()
+		_, _, err = plansOf(c.Plans())
 	}
 	if err == nil || !strings.Contains(err.Error(), `expect phase "lag": want one of proxy-no-upstream|sigkill|goaway|connection-age|in-flight-cut|`) {
 		t.Errorf("unknown phase: %v", err)
@@ -184,7 +184,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plans, _, err = c.Plans(); err != nil {
+	if plans, _, err = plansOf(c.Plans()); err != nil {
 		t.Fatal(err)
 	}
 	if e := plans[0].Variant.Expect; e.Mechanism() != "in-flight-cut" || e.String() != "failures (eof|reset) by in-flight-cut (also propagation)" {
@@ -192,7 +192,7 @@ variants:
 	}
 	c, err = Parse(doc("propagation, propagation"), "testdata")
 	if err == nil {
-		_, _, err = c.Plans()
+		_, _, err = plansOf(c.Plans())
 	}
 	if err == nil || !strings.Contains(err.Error(), `expect phase "propagation": listed twice`) {
 		t.Errorf("a phase listed twice: %v", err)
@@ -206,7 +206,7 @@ func TestLoadFrom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans, _, err := c.Plans()
+		plans, _, err := plansOf(c.Plans())
 		switch {
 		case want == "" && (err != nil || string(plans[0].Load.From) != from):
 			t.Errorf("load.from %s: %v, plans %+v", from, err, plans)
@@ -235,7 +235,7 @@ func TestQuietAndItsFormerNameSettle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.top, err)
 		}
-		plans, warnings, err := c.Plans()
+		plans, warnings, err := plansOf(c.Plans())
 		if w := strings.Join(warnings, "; "); (tc.warn == "") != (w == "") || !strings.Contains(w, tc.warn) {
 			t.Errorf("%q: warnings %q, want %q", tc.top, warnings, tc.warn)
 		}
@@ -266,7 +266,7 @@ cluster: {context: staging}
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, warnings, err := c.Plans()
+	_, warnings, err := plansOf(c.Plans())
 	w := strings.Join(warnings, "; ")
 	if err != nil || !strings.Contains(w, "not loaded into an existing cluster") || !strings.Contains(w, "no readiness probe") {
 		t.Errorf("Plans: %v, warnings %q; want the images' and the readiness probe's", err, warnings)
@@ -297,7 +297,7 @@ func TestResolveRefresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans, _, err := c.Plans()
+		plans, _, err := plansOf(c.Plans())
 		switch {
 		case want == "" && (err != nil || plans[0].Load.ResolveRefresh != time.Second || plans[0].Load.ResolveSetting != "the proxy's refresh 1s (load.resolveRefresh)"):
 			t.Errorf("%s: %v, load %+v", load, err, plans)
@@ -320,7 +320,7 @@ func TestResolveWithoutURL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plans, _, err := c.Plans()
+		plans, _, err := plansOf(c.Plans())
 		switch {
 		case want == "" && (err != nil || plans[0].Load.Resolve != "web-headless" || plans[0].Load.Through()):
 			t.Errorf("%s: %v, load %+v", load, err, plans)
@@ -347,7 +347,7 @@ variants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, _, err := c.Plans()
+	plans, _, err := plansOf(c.Plans())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestClusterSection(t *testing.T) {
 		c, err := Parse(append(withLoad("from: cluster"), []byte("cluster: "+tc.cluster+"\n")...), "testdata")
 		var plans []check.Plan
 		if err == nil {
-			plans, _, err = c.Plans()
+			plans, _, err = plansOf(c.Plans())
 		}
 		switch {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
@@ -410,7 +410,7 @@ func TestParseIsCaseSensitiveAndTakesZeros(t *testing.T) {
 	} {
 		c, err := Parse(append(append([]byte{}, good...), tc.add...), "testdata")
 		if err == nil {
-			_, _, err = c.Plans()
+			_, _, err = plansOf(c.Plans())
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.add, err, tc.want)
@@ -419,14 +419,14 @@ func TestParseIsCaseSensitiveAndTakesZeros(t *testing.T) {
 	zero := strings.Replace(string(good), "count: 3", "count: 0", 1)
 	c, err := Parse([]byte(zero), "testdata")
 	if err == nil {
-		_, _, err = c.Plans()
+		_, _, err = plansOf(c.Plans())
 	}
 	if err == nil || !strings.Contains(err.Error(), "disruptions[0].count 0: want 1 or more") {
 		t.Errorf("count: 0: %v", err)
 	}
 	if c, err := Parse(good, "testdata"); err != nil {
 		t.Error(err)
-	} else if _, _, err := c.Plans(); err != nil {
+	} else if _, _, err := plansOf(c.Plans()); err != nil {
 		t.Errorf("the good file: %v", err)
 	}
 }

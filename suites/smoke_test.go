@@ -48,7 +48,9 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 		// NodePort, applied by hand: what the engine does, step by step.
 		p, err := smokeApp.Plan("smoke", apps[""])
 		Expect(err).NotTo(HaveOccurred())
-		objs, err := p.Objects(ns, kc.Target.NodePort)
+		r, err := p.Resolve()
+		Expect(err).NotTo(HaveOccurred())
+		objs, err := r.Objects(ns, kc.Target.NodePort)
 		Expect(err).NotTo(HaveOccurred())
 		kobjs := make([]k8s.Object, len(objs))
 		for i, o := range objs {

@@ -31,7 +31,8 @@ func newBesideRunner(t testing.TB, alone, beside time.Duration) *besideRunner {
 	return &besideRunner{t: t, hold: 30 * time.Millisecond, alone: alone, beside: beside, flight: map[int]bool{}, overlap: map[int]bool{}}
 }
 
-func (b *besideRunner) run(_ context.Context, p check.Plan) (*check.Row, error) {
+func (b *besideRunner) run(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+	p := pr.Plan()
 	d := preStopOf(b.t, p)
 	b.mu.Lock()
 	b.next++
@@ -92,7 +93,8 @@ func TestOneCleanRunIsNotEnough(t *testing.T) {
 	for _, n := range []int{1, 3} {
 		var mu sync.Mutex
 		runs := map[time.Duration]int{}
-		run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+		run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+			p := pr.Plan()
 			d := preStopOf(t, p)
 			mu.Lock()
 			runs[d]++
@@ -164,7 +166,8 @@ func TestBoundSetsTheRuns(t *testing.T) {
 
 // Rows that record no deletion cannot bound anything: the tune says so instead of running on.
 func TestNoDeletionNoBound(t *testing.T) {
-	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+	run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		row := fakeRow(p, 0)
 		row.Disruptions, row.Times = nil, nil
 		return row, nil

@@ -32,7 +32,7 @@ spec:
 // Run looks for the smallest preStop with which the base Plan meets its threshold under its
 // disruption repeated Count times. On a cluster the Runner is engine.Run on a Target:
 //
-//	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+//	run := func(ctx context.Context, p *check.Resolved) (*check.Row, error) { return engine.Run(ctx, target, p) }
 //
 // Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on (its
 // rows: exampleRow). The hook is an exec of sleep (the image needs a sleep binary), so half
@@ -51,7 +51,8 @@ func ExampleRun() {
 		Variant:    check.Variant{Name: "web", Expect: check.Zero()},
 		Disruption: check.Disruption{Kind: check.RolloutRestart, Count: 5},
 	}
-	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+	run := func(ctx context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		pre, _ := p.Variant.PreStop.Duration()
 		failed := 0
 		if pre < 3*time.Second {

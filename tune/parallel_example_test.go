@@ -36,7 +36,7 @@ spec:
 // Parallelism allows it; from the host it would allow 1. On a cluster the Runner is
 // engine.Run on a Target, called from several goroutines at once:
 //
-//	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+//	run := func(ctx context.Context, p *check.Resolved) (*check.Row, error) { return engine.Run(ctx, target, p) }
 //
 // Here a stand-in runner plays an app whose requests stop failing from a 3 s preStop on (its
 // rows: exampleRow, 15 deletions a run). The search runs probes at once; the answer rests on
@@ -61,7 +61,8 @@ func ExampleWithParallel() {
 	for _, o := range objs {
 		base.App.Objects = append(base.App.Objects, o)
 	}
-	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+	run := func(ctx context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		pre, _ := p.Variant.PreStop.Duration()
 		failed := 0
 		if pre < 3*time.Second {

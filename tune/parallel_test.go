@@ -62,7 +62,8 @@ func (s *standIn) progress(then func(Probe)) Option {
 	})
 }
 
-func (s *standIn) run(ctx context.Context, p check.Plan) (*check.Row, error) {
+func (s *standIn) run(ctx context.Context, pr *check.Resolved) (*check.Row, error) {
+	p := pr.Plan()
 	d := preStopOf(s.t, p)
 	s.mu.Lock()
 	confirm := s.confirms[fmt.Sprintf("%s/%d", p.Variant.Name, p.Repeat)]
@@ -356,7 +357,8 @@ func TestParallelRounds(t *testing.T) {
 func TestParallelRunsAtOnce(t *testing.T) {
 	var mu sync.Mutex
 	arrived, all := 0, make(chan struct{})
-	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+	run := func(ctx context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		mu.Lock()
 		if arrived++; arrived == 3 {
 			close(all)

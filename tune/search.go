@@ -321,7 +321,12 @@ func (t *tuner) round(ctx context.Context, run Runner, keys []key) error {
 			Retry: c != nil && c.unjudged > 0, PreStop: d, Variant: p.Variant.Name, Started: time.Now()}
 		t.progress(probes[i])
 		go func() {
-			row, err := run(ctx, p)
+			res, err := p.Resolve() // newTuner resolved the range's ends; each probe's plan once more, its own
+			if err != nil {
+				ended <- result{i, nil, err, time.Now()}
+				return
+			}
+			row, err := run(ctx, res)
 			ended <- result{i, row, err, time.Now()}
 		}()
 	}

@@ -34,14 +34,15 @@ const (
 	MaxParallel = 8
 )
 
-// Runner runs one Plan and returns its row, as engine.Run does on a Target:
+// Runner runs one probe's resolved Plan (tune resolves it: check.Plan.Resolve) and returns its
+// row, as engine.Run does on a Target:
 //
-//	run := func(ctx context.Context, p check.Plan) (*check.Row, error) { return engine.Run(ctx, target, p) }
+//	run := func(ctx context.Context, p *check.Resolved) (*check.Row, error) { return engine.Run(ctx, target, p) }
 //
 // With WithParallel(n), n > 1, it is called from several goroutines at once, one per probe in
 // flight, each with a Plan of its own: it must be safe for that. It must return soon after ctx
 // ends.
-type Runner func(ctx context.Context, p check.Plan) (*check.Row, error)
+type Runner func(ctx context.Context, p *check.Resolved) (*check.Row, error)
 
 // Option configures a tune.
 type Option func(*options)

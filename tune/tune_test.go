@@ -75,8 +75,9 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // threshold is a runner whose probes pass from preStop at on (never when on < 0), failing
 // less the closer they get; it records the values it ran.
-func threshold(t *testing.T, on time.Duration, ran *[]time.Duration) func(context.Context, check.Plan) (*check.Row, error) {
-	return func(_ context.Context, p check.Plan) (*check.Row, error) {
+func threshold(t *testing.T, on time.Duration, ran *[]time.Duration) func(context.Context, *check.Resolved) (*check.Row, error) {
+	return func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		d := preStopOf(t, p)
 		*ran = append(*ran, d)
 		failed := 0
@@ -173,7 +174,8 @@ func TestTuneThresholds(t *testing.T) {
 
 func TestTuneProbeNamesAndPlans(t *testing.T) {
 	var plans []check.Plan
-	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+	run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		plans = append(plans, p)
 		return fakeRow(p, 0), nil
 	}
@@ -210,7 +212,8 @@ func TestTuneName(t *testing.T) {
 func TestTuneConfirmation(t *testing.T) {
 	// The first run at 3.5 s passes, its confirmation fails; 4 s passes.
 	runs := map[time.Duration]int{}
-	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+	run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		d := preStopOf(t, p)
 		runs[d]++
 		failed := 0
@@ -245,7 +248,8 @@ func TestTuneConfirmation(t *testing.T) {
 func TestTuneConfirmationNeverPasses(t *testing.T) {
 	// Only the search's runs pass: confirmation fails at 3.5, 4 and 4.5 s, and the result says so.
 	searching := true
-	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+	run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		d := preStopOf(t, p)
 		failed := 0
 		if d < 3500*time.Millisecond || !searching {
@@ -279,9 +283,10 @@ func TestTuneNilExplanation(t *testing.T) {
 
 // faulty is a runner that fails at preStop at (a harness fault, then an error row as Run
 // returns it) the first times runs there, and otherwise passes from 2 s.
-func faulty(t *testing.T, at time.Duration, times int) func(context.Context, check.Plan) (*check.Row, error) {
+func faulty(t *testing.T, at time.Duration, times int) func(context.Context, *check.Resolved) (*check.Row, error) {
 	n := 0
-	return func(_ context.Context, p check.Plan) (*check.Row, error) {
+	return func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		d := preStopOf(t, p)
 		if d == at && n < times {
 			n++
@@ -331,7 +336,8 @@ func TestTuneCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	n := 0
-	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+	run := func(ctx context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		if n++; n == 3 {
 			cancel()
 			row := fakeRow(p, 0)
@@ -356,7 +362,8 @@ func TestTuneCancelled(t *testing.T) {
 
 func TestTuneNativeSleep(t *testing.T) {
 	var plans []check.Plan
-	run := func(_ context.Context, p check.Plan) (*check.Row, error) {
+	run := func(_ context.Context, pr *check.Resolved) (*check.Row, error) {
+		p := pr.Plan()
 		plans = append(plans, p)
 		failed := 0
 		if p.Variant.PreStop.Sleep < 3500*time.Millisecond {

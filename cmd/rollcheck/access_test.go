@@ -125,7 +125,7 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err := reviewAccess(context.Background(), cfg, []check.Plan{checktest.WebPlan()}, "")
+	notes, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, checktest.WebPlan()), "")
 	if err != nil {
 		t.Fatalf("a rollout restart was refused: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	}
 	drain := checktest.WebPlan()
 	drain.Disruption.Kind = check.DrainNode
-	if _, err := reviewAccess(context.Background(), cfg, []check.Plan{drain}, ""); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
+	if _, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, drain), ""); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
 		t.Errorf("a drain without the right to evict: %v", err)
 	}
 	if o := others(); len(o) > 0 {

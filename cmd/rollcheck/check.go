@@ -133,6 +133,18 @@ func (r runFlags) parallel(def, most int, refuse string) (int, error) {
 // fromLoadPods reports whether p's load comes from load pods inside the cluster.
 func fromLoadPods(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }
 
+// resolvedFromLoadPods is fromLoadPods of a resolved plan.
+func resolvedFromLoadPods(p *check.Resolved) bool { return fromLoadPods(p.Plan()) }
+
+// planList is each resolved plan's Plan.
+func planList(rs []*check.Resolved) []check.Plan {
+	out := make([]check.Plan, len(rs))
+	for i, r := range rs {
+		out[i] = r.Plan()
+	}
+	return out
+}
+
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) (set bool) {
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
@@ -143,6 +155,9 @@ func flagSet(fs *flag.FlagSet, name string) (set bool) {
 // load, variant and disruptions of the flags-only form (--manifest instead of -f).
 type checkFlags struct {
 	runFlags
+	// adjust is what a front end built on check's input (gate) knows of each plan that the
+	// flags and the file do not say, applied before the plan is resolved; nil for check.
+	adjust func(*check.Plan)
 	// Kubeconfig and Context name an existing cluster (clusterRef).
 	Kubeconfig, Context string
 	// ImageRegistry is where the load image goes for an existing cluster (--image-registry).
@@ -338,8 +353,11 @@ const existingUnless = "--context NAME or --kubeconfig FILE (or a check file's c
 
 // checkInput is what rollcheck check runs, read from its flags and checked.
 type checkInput struct {
-	check     *spec.Check
-	plans     []check.Plan
+	check *spec.Check
+	plans []*check.Resolved
+	// adjust is what the front end knows of each plan that the file does not say (an existing
+	// cluster's load from load pods; a gate's Rollout), applied before each plan is resolved.
+	adjust    func(*check.Plan)
 	existing  *clusterRef // an existing cluster, or nil for kind
 	loadImage string      // the load pod's image for an existing cluster
 	registry  string      // where it is pushed when rollcheck makes it (--image-registry)
@@ -412,7 +430,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	if err := checkImages(ctx, in.check, stderr); err != nil {
 		return bad("%v", err)
 	}
-	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, fromLoadPods), false); err != nil {
+	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, resolvedFromLoadPods), false); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
@@ -459,13 +477,6 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		return nil, err
 	}
 	c := in.check
-	plans, warnings, err := c.Plans()
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", c.Name(), err)
-	}
 	// --kubeconfig and --context name an existing cluster, else the check file's cluster
 	// section does (its load image counts either way), else the run is on kind.
 	in.existing, in.loadImage = flagsRef(f.Kubeconfig, f.Context), os.Getenv(knobs.EnvLoadImage)
@@ -481,6 +492,27 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 		ref := inClusterRef
 		in.existing = &ref
 	}
+	existing := in.existing != nil
+	if existing && c.Load.From == string(check.LoadFromHost) {
+		return nil, fmt.Errorf("%s: an existing cluster is loaded from inside only; %s says load.from: host", in.existing.By, c.Name())
+	}
+	in.adjust = func(p *check.Plan) {
+		if existing {
+			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
+			// and pull policies are used as they are.
+			p.Load.From, p.App.Images = check.LoadFromCluster, nil
+		}
+		if f.adjust != nil {
+			f.adjust(p)
+		}
+	}
+	plans, warnings, err := c.PlansWith(in.adjust)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", c.Name(), err)
+	}
 	if in.registry = f.ImageRegistry; in.registry == "" && c.Cluster != nil {
 		in.registry = c.Cluster.ImageRegistry
 	}
@@ -489,21 +521,11 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 			return nil, fmt.Errorf("image registry %q: %w", in.registry, err)
 		}
 	}
-	if in.existing != nil {
-		if c.Load.From == string(check.LoadFromHost) {
-			return nil, fmt.Errorf("%s: an existing cluster is loaded from inside only; %s says load.from: host", in.existing.By, c.Name())
-		}
-		for i := range plans {
-			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
-			// and pull policies are used as they are.
-			plans[i].Load.From, plans[i].App.Images = check.LoadFromCluster, nil
-		}
-	}
 	if err := f.inPlaceInput(c, plans); err != nil {
 		return nil, err
 	}
 	in.plans = plans
-	if in.parallel, err = f.atOnce(plans); err != nil {
+	if in.parallel, err = f.atOnce(planList(plans)); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -562,8 +584,8 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
-func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) (code int) {
-	t, err := kindTarget(ctx, cl, plans...)
+func checkRows(ctx context.Context, cl *cluster.Cluster, plans []*check.Resolved, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) (code int) {
+	t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, resolvedFromLoadPods))
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput
@@ -578,11 +600,11 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []check.Plan, par
 	return runRows(ctx, t, plans, parallel, artifacts, out, logf)
 }
 
-// kindTarget is the kind cluster's Target for plans: with the load pod's image, built and
-// loaded, when any of them asks for load from the cluster.
-func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (engine.Target, error) {
+// kindTarget is the kind cluster's Target: with the load pod's image, built and loaded, when
+// loadPods (a plan asks for load from the cluster).
+func kindTarget(ctx context.Context, cl *cluster.Cluster, loadPods bool) (engine.Target, error) {
 	t := cl.Target()
-	if slices.ContainsFunc(plans, fromLoadPods) {
+	if loadPods {
 		ref, err := cl.LoadPodImage(ctx)
 		if err != nil {
 			return t, fmt.Errorf("the load pod's image: %w", err)
@@ -600,17 +622,18 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, plans ...check.Plan) (
 // (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
 // with no other beside it, as the suites' Serial rows do. The reports list the rows by their
 // start.
-func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
+func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
 	var (
 		mu   sync.Mutex
 		rows []check.Row
 	)
-	schedule(ctx, plans, parallel, func(i int, p check.Plan) {
-		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.WithDefaults().Disruption.Count)
+	schedule(ctx, plans, parallel, func(i int, res *check.Resolved) {
+		p := res.Plan()
+		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.Disruption.Count)
 		row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
-			return engine.Run(ctx, t, p, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
+			return engine.Run(ctx, t, res, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
 		}, func(first *check.Row) {
 			logf("row %d/%d: harness fault, not a verdict on the app: %s; running it once more", i+1, len(plans), first.Verdict.Reason)
 		})
@@ -651,7 +674,7 @@ func runRows(ctx context.Context, t engine.Target, plans []check.Plan, parallel 
 // schedule calls run for each plan, taken in their order: up to parallel at once of the
 // plans that may run beside others, and a plan that must run alone (check.Plan.RunsAlone)
 // alone. Once ctx ends it starts no more; it returns when every run it started has returned.
-func schedule(ctx context.Context, plans []check.Plan, parallel int, run func(i int, p check.Plan)) {
+func schedule[P interface{ RunsAlone() string }](ctx context.Context, plans []P, parallel int, run func(i int, p P)) {
 	var (
 		wg    sync.WaitGroup
 		slot  = make(chan struct{}, max(1, parallel))
@@ -783,11 +806,12 @@ type dryVariant struct {
 // dryRunPrint prints, per variant, the objects the check would apply (in place, what it would
 // change, and whether that needs --in-place: inPlaceAllowed): as YAML documents under a comment
 // per variant, or with -o json as one JSON array of dryVariant. The rows go to stderr either way.
-func dryRunPrint(plans []check.Plan, format string, inPlaceAllowed bool, stdout, stderr io.Writer) int {
+func dryRunPrint(plans []*check.Resolved, format string, inPlaceAllowed bool, stdout, stderr io.Writer) int {
 	var out []*dryVariant
 	byName := map[string]*dryVariant{}
-	for _, p := range plans {
-		row := fmt.Sprintf("%s×%d", p.Disruption.Kind, p.WithDefaults().Disruption.Count)
+	for _, res := range plans {
+		p := res.Plan()
+		row := fmt.Sprintf("%s×%d", p.Disruption.Kind, p.Disruption.Count)
 		fmt.Fprintf(stderr, "row: %s under %s\n", p.Variant.Name, row)
 		if v := byName[p.Variant.Name]; v != nil {
 			v.Rows = append(v.Rows, row) // the same objects as the variant's first row
@@ -800,7 +824,7 @@ func dryRunPrint(plans []check.Plan, format string, inPlaceAllowed bool, stdout,
 			v.InPlace = inPlaceSays(p, inPlaceAllowed) // never empty
 			continue
 		}
-		objs, err := p.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
+		objs, err := res.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
 		if err != nil {
 			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
 			return exitBadInput

@@ -162,7 +162,7 @@ func kindNote(cmd, unless string) string {
 // loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
 // namespace per row. held is the Lease of the Deployment checked in place (holdInPlace), which
 // the caller releases when the run ends (nil when the plans apply their app).
-func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []check.Plan, logf func(string, ...any)) (t engine.Target, which string, notes []string, held *runlease.Lease, err error) {
+func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []*check.Resolved, logf func(string, ...any)) (t engine.Target, which string, notes []string, held *runlease.Lease, err error) {
 	fail := func(err error) (engine.Target, string, []string, *runlease.Lease, error) {
 		return engine.Target{}, "", nil, nil, err
 	}
@@ -222,7 +222,7 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 // until the caller releases it (every row holds it too, sharing it): a second run is refused
 // while this one lives, and a record this run leaves is restored by another only once the Lease
 // expired. Nil for plans that apply their app.
-func holdInPlace(ctx context.Context, cfg *rest.Config, plans []check.Plan, runID string) (*runlease.Lease, error) {
+func holdInPlace(ctx context.Context, cfg *rest.Config, plans []*check.Resolved, runID string) (*runlease.Lease, error) {
 	if len(plans) == 0 || !plans[0].InPlace() || runID == "" {
 		return nil, nil // without a run id, each row holds it under an id of its own
 	}
@@ -230,7 +230,7 @@ func holdInPlace(ctx context.Context, cfg *rest.Config, plans []check.Plan, runI
 	if err != nil {
 		return nil, err
 	}
-	a := plans[0].App
+	a := plans[0].Plan().App
 	return inplace.HoldLease(ctx, cs, a.Namespace, a.Deployment, runID)
 }
 
@@ -238,7 +238,7 @@ func holdInPlace(ctx context.Context, cfg *rest.Config, plans []check.Plan, runI
 // run, drains when a plan drains, the create right of each other kind the manifests hold; for an
 // app checked in place access.InPlaceNeed: rights in its namespace and loadNS) and for the
 // optional ones. A required right denied is the error, one line; an optional one is a note.
-func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan, loadNS string) ([]string, error) {
+func reviewAccess(ctx context.Context, cfg *rest.Config, plans []*check.Resolved, loadNS string) ([]string, error) {
 	// A review per verb is some 30 small requests: client-go's default of 5 a second would make
 	// them take seconds.
 	cfg = rest.CopyConfig(cfg)
@@ -287,7 +287,7 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []check.Plan, loa
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched); with a load namespace
 // of the user's (an app checked in place) it created none.
-func checkExisting(ctx context.Context, t engine.Target, which string, plans []check.Plan, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
+func checkExisting(ctx context.Context, t engine.Target, which string, plans []*check.Resolved, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created; load pods run %s; run %s", which, t.LoadImage, t.RunID)
 	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
 	if t.LoadNamespace != "" {

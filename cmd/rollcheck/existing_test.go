@@ -140,7 +140,7 @@ func TestCheckWhichCluster(t *testing.T) {
 		case in.loadImage != tc.loadImage:
 			t.Errorf("%s: load image %q, want %q", tc.name, in.loadImage, tc.loadImage)
 		case in.existing != nil:
-			for _, p := range in.plans {
+			for _, p := range planList(in.plans) {
 				if p.Load.From != "cluster" || len(p.App.Images) > 0 {
 					t.Errorf("%s: an existing cluster's plan loads from %q with images %v", tc.name, p.Load.From, p.App.Images)
 				}

@@ -129,6 +129,8 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 		if err := f.rolloutInput(); err != nil {
 			return nil, "", err
 		}
+		rs := "Rollout/" + f.rolloutName()
+		f.adjust = func(p *check.Plan) { p.App.ReplicaSetOf = rs }
 	} else if f.Hash != "" {
 		return nil, "", errors.New("--pod-template-hash: only with --rollout")
 	}
@@ -138,6 +140,13 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 	if len(f.Disruptions) == 0 && f.File == "" {
 		f.Disruptions = multi{string(check.DeletePod)}
 	}
+	// The flags' disruptions are the gate's to refuse first, with its reason (a check file's are
+	// refused below, once read).
+	for _, d := range f.Disruptions {
+		if err := gateDisruption(check.DisruptionKind(d)); err != nil && slices.Contains(check.DisruptionKinds, check.DisruptionKind(d)) {
+			return nil, "", err
+		}
+	}
 	in, err := f.input(stderr)
 	if err != nil {
 		return nil, "", err
@@ -145,13 +154,14 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 	if len(in.plans) == 0 || !in.plans[0].InPlace() {
 		return nil, "", fmt.Errorf("%s: a gate checks a Deployment where it runs: give --deployment NS/NAME (or a check file with app.namespace)", in.check.Name())
 	}
-	for _, p := range in.plans {
+	for _, r := range in.plans {
+		p := r.Plan()
 		if ch := p.Variant.Changes(); len(ch) > 0 {
 			return nil, "", fmt.Errorf("variant %s would change %s of the Deployment: a gate checks the release as it runs (its one variant is as-is)", p.Variant.Name, strings.Join(ch, ", "))
 		}
 	}
-	for _, p := range in.plans {
-		if err := gateDisruption(p.Disruption.Kind); err != nil {
+	for _, r := range in.plans {
+		if err := gateDisruption(r.Plan().Disruption.Kind); err != nil {
 			return nil, "", err
 		}
 	}
@@ -163,18 +173,10 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 	if in.existing.InCluster && in.loadImage == "" {
 		return nil, "", fmt.Errorf("in a pod, the load pods run rollcheck's load image: set %s to it (the gate's own image; docs/gate.md)", knobs.EnvLoadImage)
 	}
-	a := in.plans[0].App
+	a := in.plans[0].Plan().App
 	if f.Rollout != "" {
-		for i := range in.plans {
-			in.plans[i].App.ReplicaSetOf = "Rollout/" + f.rolloutName()
-		}
 		if f.Hash == "" { // serve: each call names the revision
 			return in, fmt.Sprintf("Rollout %s/%s", a.Namespace, f.rolloutName()), nil
-		}
-		for _, p := range in.plans {
-			if _, err := p.Validate(); err != nil {
-				return nil, "", err
-			}
 		}
 		return in, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), f.Hash, a.Deployment), nil
 	}
@@ -224,19 +226,20 @@ func (f *gateFlags) rolloutName() string {
 
 // revisionPlans are in's plans on the revision of f.Rollout that key names (hash:H, what Argo's
 // Web provider passes), and its target line; an error for another key (Flagger's checksum).
-func (f *gateFlags) revisionPlans(in *checkInput, key string) ([]check.Plan, string, error) {
+func (f *gateFlags) revisionPlans(in *checkInput, key string) ([]*check.Resolved, string, error) {
 	hash, ok := strings.CutPrefix(key, "hash:")
 	if !ok || !podTemplateHash.MatchString(hash) {
 		return nil, "", fmt.Errorf("%s: a Rollout's revision is named by its pod-template hash (Argo's Web provider: %s?hash=H)", key, gate.ArgoPath)
 	}
-	plans := slices.Clone(in.plans)
-	for i := range plans {
-		plans[i].App.Deployment = f.rolloutName() + "-" + hash
-		if _, err := plans[i].Validate(); err != nil {
-			return nil, "", err
-		}
+	// The revision's plans: the input's, resolved anew with the ReplicaSet that key names.
+	plans, _, err := in.check.PlansWith(func(p *check.Plan) {
+		in.adjust(p)
+		p.App.Deployment = f.rolloutName() + "-" + hash
+	})
+	if err != nil {
+		return nil, "", err
 	}
-	a := plans[0].App
+	a := plans[0].Plan().App
 	return plans, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), hash, a.Deployment), nil
 }
 
@@ -395,7 +398,7 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 		}
 		return v
 	})
-	srv := &http.Server{Handler: &gate.Handler{Checks: checks, Namespace: in.plans[0].App.Namespace, MaxWait: f.MaxWait, Logf: logf},
+	srv := &http.Server{Handler: &gate.Handler{Checks: checks, Namespace: in.plans[0].Plan().App.Namespace, MaxWait: f.MaxWait, Logf: logf},
 		ReadHeaderTimeout: 10 * time.Second}
 	logf("%s on %s; serving %s (Argo) and %s (Flagger) on %s", target, which, gate.ArgoPath, gate.FlaggerPath, ln.Addr())
 	errc := make(chan error, 1)

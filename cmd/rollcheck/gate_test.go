@@ -98,7 +98,7 @@ func TestGateRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := in.plans[0].App
+	a := in.plans[0].Plan().App
 	if a.Namespace != "shop" || a.Deployment != "web-5d9f8c" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 5d9f8c (ReplicaSet web-5d9f8c)" {
 		t.Errorf("app %+v, target %q", a, target)
 	}
@@ -122,10 +122,10 @@ func TestGateRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := plans[0].App; a.Deployment != "web-77c4b" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 77c4b (ReplicaSet web-77c4b)" {
+	if a := plans[0].Plan().App; a.Deployment != "web-77c4b" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 77c4b (ReplicaSet web-77c4b)" {
 		t.Errorf("revision plans: %+v, %q", a, target)
 	}
-	if in.plans[0].App.Deployment == "web-77c4b" {
+	if in.plans[0].Plan().App.Deployment == "web-77c4b" {
 		t.Error("revisionPlans changed serve's own plans")
 	}
 	for _, key := range []string{"checksum:abc", "hash:ABC", "hash:"} {

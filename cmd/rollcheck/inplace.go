@@ -41,7 +41,7 @@ func (f *checkFlags) inPlaceCheck() (*spec.Check, error) {
 // inPlaceInput checks the flags that concern an app checked in place against the plans: a
 // variant that changes the Deployment needs --in-place (refused in one line otherwise, before
 // any work), and --in-place and --load-namespace need an app in place.
-func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
+func (f *checkFlags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error {
 	inPlace := c.App.Namespace != ""
 	switch {
 	case !inPlace && f.InPlace:
@@ -51,13 +51,6 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 	case !inPlace:
 		return nil
 	}
-	// An existing cluster made the load come from load pods after the file was validated: a
-	// short load url now resolves in rollcheck's namespace (check.Plan.Validate says so).
-	for _, p := range plans {
-		if _, err := p.Validate(); err != nil {
-			return err
-		}
-	}
 	// A dry run changes nothing: it shows what each variant would change, and says which need
 	// --in-place (inPlaceSays).
 	if f.InPlace || f.DryRun || f.gate {
@@ -65,7 +58,8 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []check.Plan) error {
 	}
 	var changing []string
 	seen := map[string]bool{}
-	for _, p := range plans {
+	for _, r := range plans {
+		p := r.Plan()
 		if ch := p.Variant.Changes(); len(ch) > 0 && !seen[p.Variant.Name] {
 			seen[p.Variant.Name] = true
 			changing = append(changing, fmt.Sprintf("%s (%s)", p.Variant.Name, strings.Join(ch, ", ")))
@@ -99,7 +93,7 @@ func inPlaceSays(p check.Plan, allowed bool) string {
 // or a disruption does not fit (a port no container declares, a scale-down of one replica, a
 // native sleep past the grace period), is one line before any namespace is made. Plans that
 // apply their app pass.
-func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan) error {
+func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []*check.Resolved) error {
 	if len(plans) == 0 || !plans[0].InPlace() {
 		return nil
 	}
@@ -107,7 +101,7 @@ func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan)
 	if err != nil {
 		return err
 	}
-	a := plans[0].App
+	a := plans[0].Plan().App
 	d, err := inplace.Live(ctx, cs, a)
 	if err != nil {
 		return err
@@ -120,8 +114,7 @@ func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []check.Plan)
 		what = "ReplicaSet"
 	}
 	for _, p := range plans {
-		p.App.Objects = []check.Object{d}
-		if _, err := p.Validate(); err != nil {
+		if _, err := p.Live(d); err != nil {
 			return fmt.Errorf("%s %s/%s: %w", what, a.Namespace, a.Deployment, err)
 		}
 	}

@@ -152,9 +152,14 @@ const measureHeadless = proxies.HeadlessServiceName
 // load pods ask the cluster's DNS for it four times a second (check.Load.Resolve without a URL:
 // the row's DNS window, measured only; the load still goes to rollcheck's load Service).
 func withHeadless(p check.Plan) (check.Plan, error) {
-	d, err := p.Deployment()
-	if err != nil {
-		return check.Plan{}, err
+	var d *appsv1.Deployment // a variant does not change the selector: the manifests' is the one
+	for _, o := range p.App.Objects {
+		if dep, ok := o.(*appsv1.Deployment); ok && dep.Name == p.App.Deployment {
+			d = dep
+		}
+	}
+	if d == nil || d.Spec.Selector == nil {
+		return check.Plan{}, fmt.Errorf("%s: no Deployment %s with a selector among the app's objects", p.Variant.Name, p.App.Deployment)
 	}
 	svc := proxies.HeadlessService(proxies.AppRef{Selector: d.Spec.Selector.MatchLabels, Port: p.App.Port})
 	p.App.Objects = append(slices.Clip(p.App.Objects), svc)
@@ -167,8 +172,8 @@ func withHeadless(p check.Plan) (check.Plan, error) {
 // preStop, answering measureDrainDelay after SIGTERM, a graceful delete of one pod deletions
 // times, load from a load pod (the caller pins it to the row's node), keep-alive off; and a
 // headless Service of the pods that the load pod asks the cluster's DNS for (withHeadless).
-func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletions int) ([]check.Plan, error) {
-	var plans []check.Plan
+func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletions int) ([]*check.Resolved, error) {
+	var plans []*check.Resolved
 	for i, node := range nodes {
 		s := scenario.Scenario{
 			App: scenario.Sample{OnSIGTERM: scenario.ShutdownDrain, DrainDelay: measureDrainDelay},
@@ -182,10 +187,14 @@ func measurePlans(image string, pull corev1.PullPolicy, nodes []string, deletion
 		if err == nil {
 			p, err = withHeadless(p)
 		}
+		var r *check.Resolved
+		if err == nil {
+			r, err = p.Resolve()
+		}
 		if err != nil {
 			return nil, err
 		}
-		plans = append(plans, p)
+		plans = append(plans, r)
 	}
 	return plans, nil
 }
@@ -335,7 +344,7 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 			logf("%v", err)
 			return exitBadInput
 		}
-		t, err := kindTarget(ctx, cl, plans...)
+		t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, resolvedFromLoadPods))
 		if err != nil {
 			logf("%v", err)
 			return exitBadInput
@@ -379,12 +388,16 @@ func measureOn(ctx context.Context, t engine.Target, which, image string, pull c
 	var grpcRow *check.Row
 	if f.GRPC && ctx.Err() == nil {
 		p, err := grpcPlan(image, pull, f.Deletions)
+		var r *check.Resolved
+		if err == nil {
+			r, err = p.Resolve()
+		}
 		if err != nil {
 			logf("%v", err)
 			return exitBadInput
 		}
 		logf("gRPC round_robin client: %d deletions", f.Deletions)
-		grpcRow = probeRow(ctx, t, p, rowsDir, logf)
+		grpcRow = probeRow(ctx, t, r, rowsDir, logf)
 	}
 	if ctx.Err() != nil {
 		n := len(perNode)
@@ -467,7 +480,7 @@ func measureSource(nodes []string, deletions int, grpc bool, dns *audit.DNSMeasu
 
 // probeRow runs one of the probe's rows (engine.Run: its namespace deleted on every path) and
 // writes it under rowsDir; nil when it produced no row.
-func probeRow(ctx context.Context, t engine.Target, p check.Plan, rowsDir string, logf func(string, ...any)) *check.Row {
+func probeRow(ctx context.Context, t engine.Target, p *check.Resolved, rowsDir string, logf func(string, ...any)) *check.Row {
 	row, err := engine.Run(ctx, t, p, engine.WithArtifacts(rowsDir), engine.WithProgress(progressPrinter(logf)))
 	if err != nil {
 		logf("%v", err)

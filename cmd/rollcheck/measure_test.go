@@ -18,6 +18,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/audit"
+	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -41,19 +42,14 @@ func TestMeasurePlans(t *testing.T) {
 	if len(plans) != 2 {
 		t.Fatalf("%d plans, want one per node", len(plans))
 	}
-	for i, p := range plans {
-		if _, err := p.Validate(); err != nil {
-			t.Errorf("plan %d: %v", i, err)
-		}
-		a := p.Applied()
+	for i, r := range plans {
+		p := r.Plan()
+		a := r.Applied()
 		if !a.PreStop.None || a.Disruption != check.DeletePod || a.Count != 4 || a.LoadFrom != check.LoadFromCluster || a.KeepAlive ||
 			a.Replicas != 3 || a.Protocol != "" && a.Protocol != loadgen.ProtocolHTTP1 || !strings.HasPrefix(a.OnSIGTERM, "drain+") {
 			t.Errorf("plan %d: %+v", i, a)
 		}
-		d, err := p.Deployment()
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := r.Deployment()
 		if pp := d.Spec.Template.Spec.Containers[0].ImagePullPolicy; pp != corev1.PullIfNotPresent || len(p.App.Images) != 0 {
 			t.Errorf("plan %d: pull policy %s, images %v: a pushed image is pulled", i, pp, p.App.Images)
 		}
@@ -63,7 +59,7 @@ func TestMeasurePlans(t *testing.T) {
 			t.Errorf("plan %d: resolve %q, url %q, refresh %s: want %s asked, measured only", i, a.Resolve, p.Load.URL, a.ResolveRefresh, measureHeadless)
 		}
 		var headless *corev1.Service
-		if objs, err := p.Objects("rollcheck-windows-1", 0); err != nil {
+		if objs, err := r.Objects("rollcheck-windows-1", 0); err != nil {
 			t.Fatal(err)
 		} else if k := slices.IndexFunc(objs, func(o check.Object) bool { return o.GetName() == measureHeadless }); k >= 0 {
 			headless, _ = objs[k].(*corev1.Service)
@@ -89,14 +85,14 @@ func TestMeasurePlans(t *testing.T) {
 		!slices.ContainsFunc(access.Of(access.Core), func(r access.Right) bool { return r.Resource == "services" && slices.Contains(r.Verbs, "create") }) {
 		t.Errorf("windows measure's rights: %+v, want core's alone, which creates Services", need)
 	}
-	if got := plans[1].Variant.Name; got != "windows-2-ip-10-0-1-17-eu-west-1-compute" {
+	if got := plans[1].Plan().Variant.Name; got != "windows-2-ip-10-0-1-17-eu-west-1-compute" {
 		t.Errorf("name %q", got)
 	}
 	loaded, err := measurePlans("rollcheck/app:abc", corev1.PullNever, nodes[:1], 6)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range loaded[0].App.Objects {
+	for _, o := range loaded[0].Plan().App.Objects {
 		if d, ok := o.(*appsv1.Deployment); ok && d.Spec.Template.Spec.Containers[0].ImagePullPolicy != corev1.PullNever {
 			t.Errorf("a loaded image: pull policy %s", d.Spec.Template.Spec.Containers[0].ImagePullPolicy)
 		}
@@ -108,7 +104,7 @@ func TestMeasurePlans(t *testing.T) {
 	if a := g.Applied(); a.Protocol != loadgen.ProtocolGRPC || a.GRPC == nil || a.GRPC.Balancing != loadgen.BalancingRoundRobin || !a.PreStop.None || a.Count != 6 {
 		t.Errorf("gRPC plan: %+v", a)
 	}
-	objs, err := g.Objects("ns", 0)
+	objs, err := checktest.Resolve(t, g)[0].Objects("ns", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -346,8 +346,8 @@ func checkBase(file, variant string, kind check.DisruptionKind, count int) (*spe
 		return nil, check.Plan{}, nil, fmt.Errorf("%s lists %d disruptions (%s): name one with --disruption", file, len(kinds), strings.Join(kinds, ", "))
 	}
 	var base check.Plan
-	for _, p := range plans {
-		if p.Variant.Name == variant {
+	for _, r := range plans {
+		if p := r.Plan(); p.Variant.Name == variant {
 			base = p
 			if kind == "" || p.Disruption.Kind == kind {
 				break
@@ -383,7 +383,7 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		}
 		logf("the sample app (%s on SIGTERM), preStop httpGet /prestop?sleep=<d>, terminationGracePeriodSeconds %d", ta.sample, sampleGrace)
 	}
-	t, err := kindTarget(ctx, cl, base)
+	t, err := kindTarget(ctx, cl, fromLoadPods(base))
 	if err != nil {
 		logf("%v", err)
 		return exitCode(ctx, exitBadInput)
@@ -400,7 +400,7 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		}
 	}
 	logf("tuning %s under %s×%d: preStop %s to %s", base.Variant.Name, base.Disruption.Kind, base.Disruption.Count, o.Min, o.Max)
-	run := func(ctx context.Context, p check.Plan) (*check.Row, error) {
+	run := func(ctx context.Context, p *check.Resolved) (*check.Row, error) {
 		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.Artifacts), engine.WithProgress(progressPrinter(logf)))
 	}
 	res, err := tune.Run(ctx, run, base, o.options(progress)...)

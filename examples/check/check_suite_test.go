@@ -46,8 +46,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	ps, _, err := c.Plans()
 	Expect(err).NotTo(HaveOccurred())
-	for _, p := range ps {
-		plans[p.Variant.Name] = p
+	for _, r := range ps {
+		plans[r.Plan().Variant.Name] = r.Plan()
 	}
 	kc, _ = rctest.Join(ctx, "hello", data)
 	// The examples' rows go apart from the conformance table's.

@@ -257,7 +257,7 @@ func writeRun(t *testing.T, bin, dir, checkFile string) int {
 	}
 	start := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 	for _, p := range plans {
-		a := p.WithDefaults().Applied()
+		a := p.Applied()
 		class := loadgen.ClassEOF
 		if len(a.Expect.Classes) > 0 {
 			class = a.Expect.Classes[0]
@@ -409,8 +409,8 @@ func TestWorkflowInPlaceJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range plans {
-		if !p.InPlace() {
+	for _, r := range plans {
+		if p := r.Plan(); !p.InPlace() {
 			t.Errorf("%s: variant %s is not checked in place (app.namespace, app.deployment)", file, p.Variant.Name)
 		}
 	}

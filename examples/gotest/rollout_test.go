@@ -51,7 +51,11 @@ func TestRollout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the sample app's image: %v", err)
 	}
-	row, err := engine.Run(ctx, kc.Target(), rolloutPlan(image), engine.WithArtifacts(art))
+	plan, err := rolloutPlan(image).Resolve() // TestPlan checks it without a cluster
+	if err != nil {
+		t.Fatalf("the plan is refused: %v", err)
+	}
+	row, err := engine.Run(ctx, kc.Target(), plan, engine.WithArtifacts(art))
 	if row != nil {
 		path, werr := check.WriteRow(art, *row)
 		if werr != nil {

@@ -22,11 +22,11 @@ func TestCheckFile(t *testing.T) {
 	if len(plans) != 1 {
 		t.Fatalf("%d plans, want prestop-5s", len(plans))
 	}
-	p := plans[0]
-	if l := p.Load; l.Protocol != loadgen.ProtocolGRPC || l.GRPC.Balancing != loadgen.BalancingPickFirst || l.GRPC.Method != "/rollcheck.app.v1.App/Sleep" || len(l.GRPC.Message) != 0 {
+	r := plans[0]
+	if l := r.Plan().Load; l.Protocol != loadgen.ProtocolGRPC || l.GRPC.Balancing != loadgen.BalancingPickFirst || l.GRPC.Method != "/rollcheck.app.v1.App/Sleep" || len(l.GRPC.Message) != 0 {
 		t.Errorf("load %+v, want gRPC through one connection, calling App/Sleep with an empty message", l)
 	}
-	if _, err := p.Objects("ns", 0); err != nil {
+	if _, err := r.Objects("ns", 0); err != nil {
 		t.Error(err)
 	}
 }

@@ -21,11 +21,12 @@ func TestCheckFile(t *testing.T) {
 	if len(plans) != 2 {
 		t.Fatalf("%d plans, want as-is and prestop-5s", len(plans))
 	}
-	for _, p := range plans {
+	for _, r := range plans {
+		p := r.Plan()
 		if l := p.Load; l.URL != "http://front/" || l.UpstreamHeader != "X-Upstream" || l.Resolve != "web-headless" {
 			t.Errorf("%s: load %+v, want it through nginx's Service front", p.Variant.Name, l)
 		}
-		if _, err := p.Objects("ns", 0); err != nil {
+		if _, err := r.Objects("ns", 0); err != nil {
 			t.Errorf("%s: %v", p.Variant.Name, err)
 		}
 	}

@@ -145,7 +145,7 @@ func mapper() meta.RESTMapper {
 
 func TestPlansNeed(t *testing.T) {
 	p := checktest.WebPlan()
-	n, err := PlansNeed([]check.Plan{p}, mapper())
+	n, err := PlansNeed(checktest.Resolve(t, p), mapper())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestPlansNeed(t *testing.T) {
 	}
 	drain := checktest.WebPlan()
 	drain.Disruption.Kind = check.DrainNode
-	n, err = PlansNeed([]check.Plan{p, drain}, mapper())
+	n, err = PlansNeed(checktest.Resolve(t, p, drain), mapper())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestPlansNeed(t *testing.T) {
 	pdb.Variant.PDB = &check.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "web-token"}}
 	pdb.App.Objects = append(pdb.App.Objects, secret)
-	n, err = PlansNeed([]check.Plan{pdb}, mapper())
+	n, err = PlansNeed(checktest.Resolve(t, pdb), mapper())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestDisruptionRights(t *testing.T) {
 		}
 		p := checktest.WebPlan()
 		p.Disruption.Kind = d.Kind
-		n, err := PlansNeed([]check.Plan{p}, mapper())
+		n, err := PlansNeed(checktest.Resolve(t, p), mapper())
 		if err != nil || !slices.Contains(n.Features, f) {
 			t.Errorf("%s: PlansNeed %v, %v: want %s among them", d.Kind, n.Features, err, f)
 		}
@@ -254,11 +254,12 @@ func TestReviewNamesWhatIsDenied(t *testing.T) {
 func TestInPlaceNeed(t *testing.T) {
 	p := checktest.WebPlan()
 	p.App = check.App{Namespace: "shop", Deployment: "web", Port: 8080}
+	p.Load.From = check.LoadFromCluster
 	drain := p
 	drain.Disruption.Kind = check.DrainNode
 	drain.Variant.PDB = &check.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	var got []string
-	for _, c := range Checks(InPlaceNeed([]check.Plan{p, drain}, "rc-load")) {
+	for _, c := range Checks(InPlaceNeed(checktest.Resolve(t, p, drain), "rc-load")) {
 		got = append(got, c.String())
 	}
 	for _, want := range []string{"update deployments.apps in namespace shop", "delete pods in namespace shop", "create pods in namespace rc-load",
@@ -275,7 +276,7 @@ func TestInPlaceNeed(t *testing.T) {
 	cs := fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
 		return a.Verb == "update" && a.Resource == "deployments"
 	})
-	denied, err := Review(context.Background(), cs, InPlaceNeed([]check.Plan{p}, ""))
+	denied, err := Review(context.Background(), cs, InPlaceNeed(checktest.Resolve(t, p), ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestInPlaceNeed(t *testing.T) {
 		t.Errorf("refusal\n got %q\nwant %q", line, want)
 	}
 	got = nil
-	for _, c := range Checks(InPlaceNeed([]check.Plan{p}, "")) {
+	for _, c := range Checks(InPlaceNeed(checktest.Resolve(t, p), "")) {
 		got = append(got, c.String())
 	}
 	if !slices.Contains(got, "create namespaces (cluster-scoped)") || !slices.Contains(got, "create pods in every namespace (the run's namespaces are made per row)") ||

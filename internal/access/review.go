@@ -28,10 +28,10 @@ type Need struct {
 func (n Need) Rights() []Right { return append(Of(n.Features...), n.Objects...) }
 
 // PlansNeed works out what plans need; mapper turns the manifests' kinds into resources.
-func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
+func PlansNeed(plans []*check.Resolved, mapper meta.RESTMapper) (Need, error) {
 	n := Need{Features: []Feature{Core}}
-	for _, p := range plans {
-		if f := Feature(p.Disruption.Kind.Info().Rights); f != "" && !slices.Contains(n.Features, f) {
+	for _, r := range plans {
+		if f := Feature(r.Plan().Disruption.Kind.Info().Rights); f != "" && !slices.Contains(n.Features, f) {
 			n.Features = append(n.Features, f)
 		}
 	}
@@ -49,8 +49,9 @@ func PlansNeed(plans []check.Plan, mapper meta.RESTMapper) (Need, error) {
 	for _, r := range n.Rights() {
 		have[r.Group+"/"+r.Resource] = r.Subresource == "" && slices.Contains(r.Verbs, "create")
 	}
-	for _, p := range plans {
-		objs, err := p.Objects("rollcheck-access-review", 0)
+	for _, r := range plans {
+		p := r.Plan()
+		objs, err := r.Objects("rollcheck-access-review", 0)
 		if err != nil {
 			return Need{}, fmt.Errorf("plan %s: %w", p.Variant.Name, err)
 		}
@@ -132,14 +133,15 @@ func joinWords(s []string) string {
 // loadNS, or, without one (each row creates a namespace of its own), core.yaml's rights on
 // namespaces, pods, their logs and proxy, and the list of Services a row's teardown waits on, in
 // every namespace.
-func InPlaceNeed(plans []check.Plan, loadNS string) []Right {
+func InPlaceNeed(plans []*check.Resolved, loadNS string) []Right {
 	features, app := []Feature{InPlace}, ""
 	add := func(f Feature) {
 		if !slices.Contains(features, f) {
 			features = append(features, f)
 		}
 	}
-	for _, p := range plans {
+	for _, r := range plans {
+		p := r.Plan()
 		app = p.App.Namespace
 		if p.Variant.PDB != nil {
 			add(InPlaceBudget)

@@ -312,11 +312,15 @@ func RowObjects(a check.Applied) ([]check.Object, error) {
 	if a.LoadFrom == check.LoadFromHost {
 		nodePort = 30080
 	}
-	out, err := p.Objects("audit", nodePort)
+	r, err := p.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("render row %s: %w", a.Name, err)
 	}
-	got := p.Applied()
+	out, err := r.Objects("audit", nodePort)
+	if err != nil {
+		return nil, fmt.Errorf("render row %s: %w", a.Name, err)
+	}
+	got := r.Applied()
 	if want := deploymentPart(a); deploymentPart(got) != want {
 		return nil, fmt.Errorf("render row %s: the rendered Deployment reads back as %s, the row ran %s", a.Name, deploymentPart(got), want)
 	}

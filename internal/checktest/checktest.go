@@ -3,6 +3,8 @@
 package checktest
 
 import (
+	"testing"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,4 +49,18 @@ func WebPlan() check.Plan {
 		Variant:    check.Variant{Name: "web-drain", Expect: check.Zero()},
 		Disruption: check.Disruption{Kind: check.RolloutRestart},
 	}
+}
+
+// Resolve resolves each plan (check.Plan.Resolve), failing t at the first that does not.
+func Resolve(t testing.TB, plans ...check.Plan) []*check.Resolved {
+	t.Helper()
+	out := make([]*check.Resolved, len(plans))
+	for i, p := range plans {
+		r, err := p.Resolve()
+		if err != nil {
+			t.Fatalf("plan %s: %v", p.Variant.Name, err)
+		}
+		out[i] = r
+	}
+	return out
 }

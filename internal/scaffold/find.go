@@ -111,7 +111,7 @@ func Find(objs []check.Object, deployment string) (Found, error) {
 		return Found{}, err
 	}
 	plan := check.Plan{App: check.App{Objects: objs, Deployment: d.Name, Port: f.Port}}
-	if plan.AppContainer() == "" {
+	if plan.Applied().Container == "" {
 		// A native sidecar serves the port (a proxy in front): the app is the first container.
 		f.Container, f.ContainerField = d.Spec.Template.Spec.Containers[0].Name, true
 		plan.App.Container = f.Container

@@ -74,7 +74,8 @@ func TestGolden(t *testing.T) {
 			if len(plans) != 2 {
 				t.Fatalf("%d rows, want 2 (as-is and prestop-sleep under rollout-restart)", len(plans))
 			}
-			for _, p := range plans {
+			for _, r := range plans {
+				p := r.Plan()
 				if e := p.Variant.Expect; e.Kind != check.ExpectAtMost || e.MaxRatio != Threshold {
 					t.Errorf("variant %s expects %s, want at most a ratio of %v (init writes no negative control)", p.Variant.Name, e, Threshold)
 				}

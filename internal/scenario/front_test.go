@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/internal/proxies"
 )
 
@@ -47,7 +48,7 @@ func TestFrontPlan(t *testing.T) {
 		if p.App.Deployment != AppName {
 			t.Errorf("%s: deployment under test %q", c, p.App.Deployment)
 		}
-		objs, err := p.Objects("ns", 0)
+		objs, err := checktest.Resolve(t, p)[0].Objects("ns", 0)
 		if err != nil {
 			t.Fatalf("%s: %v", c, err)
 		}

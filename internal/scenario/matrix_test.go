@@ -35,10 +35,11 @@ func TestMatrixRowsPlan(t *testing.T) {
 			if pre, _ := a.PreStop.Duration(); pre > time.Duration(a.GraceSeconds)*time.Second {
 				wantWarnings = 1
 			}
-			if warnings, err := p.Validate(); err != nil || len(warnings) != wantWarnings {
-				t.Fatalf("Check = %q, %v; want %d warning(s) and no error", warnings, err, wantWarnings)
+			r, err := p.Resolve()
+			if err != nil || len(r.Warnings()) != wantWarnings {
+				t.Fatalf("Resolve: %v; want %d warning(s) and no error", err, wantWarnings)
 			}
-			objs, err := p.Objects("rc-"+s.Variant.Name, 30080)
+			objs, err := r.Objects("rc-"+s.Variant.Name, 30080)
 			if err != nil {
 				t.Fatalf("Objects: %v", err)
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/internal/podsecurity"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
@@ -46,7 +47,7 @@ func planned(t *testing.T, s Scenario) (check.Plan, *appsv1.Deployment, *corev1.
 		(outlasts && !strings.Contains(warnings[0], "is longer than terminationGracePeriodSeconds")) {
 		t.Fatalf("Validate = %q, %v; want no error and a warning only for a preStop longer than the grace period", warnings, err)
 	}
-	objs, err := p.Objects("rc-"+s.Variant.Name, 30080)
+	objs, err := checktest.Resolve(t, p)[0].Objects("rc-"+s.Variant.Name, 30080)
 	if err != nil {
 		t.Fatalf("Objects: %v", err)
 	}
@@ -376,8 +377,8 @@ func TestPlanProxy(t *testing.T) {
 		if app.Name != AppContainer || !slices.Contains(app.Args, "--listen=:8081") || app.Lifecycle == nil || app.Lifecycle.PreStop.Sleep.Seconds != 5 {
 			t.Errorf("app %+v", app)
 		}
-		if p.AppContainer() != AppContainer || p.FrontContainer() != ProxyContainer {
-			t.Errorf("app %q, front %q", p.AppContainer(), p.FrontContainer())
+		if r := checktest.Resolve(t, p)[0]; r.AppContainer() != AppContainer || r.FrontContainer() != ProxyContainer {
+			t.Errorf("app %q, front %q", r.AppContainer(), r.FrontContainer())
 		}
 		kind := "classic"
 		if native {
