@@ -7,8 +7,9 @@
 // front of it) and the disruptions ([Disruption]: rollout restart, pod deletion, forced
 // deletion, scale-down, scale to zero, kubelet restart, node drain; what each kind does and asks
 // is its entry of [Disruptions]), each repeated. It is
-// validated whole, before any cluster work ([Plan.Validate]), and says whether it may run beside
-// other plans ([Plan.RunsAlone]).
+// resolved once, before any cluster work ([Plan.Resolve]: its defaults filled, validated whole,
+// the Deployment under test rendered), and the [Resolved] it gives is what the engine runs; it
+// says whether it may run beside other plans ([Plan.RunsAlone]).
 //
 // An [Outcome] is what the row is expected to produce: no failures, at most a ratio, or
 // failures by a named mechanism (a phase of one pod's termination, such as propagation or
@@ -18,5 +19,6 @@
 // What a run found is kept in the same package so that every front end reads one shape: the
 // configuration as applied ([Applied]), the [Explanation] of the failed requests with its
 // windows and [Recommendation], and the [Times] a configuration costs. The engine package runs
-// a Plan on a cluster and fills these in; the spec package decodes check files into Plans.
+// a resolved Plan on a cluster and fills these in; the spec package decodes check files into
+// resolved Plans.
 package check

@@ -119,7 +119,7 @@ func (r Right) Where() string {
 
 // Rights is every right a run may need (and rollcheck audit's, read only), found by reading every API call of the engine and the
 // packages it calls (internal/kube, internal/observe, internal/disrupt, internal/proxymetrics,
-// engine's load pods and clocks) and what check.Plan.Objects renders. The kind front end's
+// engine's load pods and clocks) and what check.Resolved.Objects renders. The kind front end's
 // own calls (the sweep, the CoreDNS change, the kube-proxy mode check) run with the
 // credentials of a cluster rollcheck created, and are not part of it.
 var Rights = []Right{

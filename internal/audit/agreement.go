@@ -257,7 +257,7 @@ func joinPhases(ps []timeline.Phase) string {
 // (check.Applied): the sample app's Deployment (scenario.Render: its proxy sidecar and protocol
 // as the row's sidecars and load say), changed as the row's variant changed it (preStop, grace
 // period, replicas), rollcheck's load Service (its headless twin for a gRPC round_robin load)
-// and the row's PodDisruptionBudget, as check.Plan.Objects makes them. The rendered Deployment
+// and the row's PodDisruptionBudget, as check.Resolved.Objects makes them. The rendered Deployment
 // is checked against the row: its configuration read back must be the row's.
 func RowObjects(a check.Applied) ([]check.Object, error) {
 	if a.Patched {

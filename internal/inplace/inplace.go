@@ -334,7 +334,7 @@ func CleanReplicaSets(ctx context.Context, cs kubernetes.Interface, d *appsv1.De
 	return n, nil
 }
 
-// CreateBudget creates a variant's PodDisruptionBudget in the app's namespace (check.Plan.Objects
+// CreateBudget creates a variant's PodDisruptionBudget in the app's namespace (check.Resolved.Objects
 // renders it with rollcheck's label and the name check.PDBName).
 func CreateBudget(ctx context.Context, cs kubernetes.Interface, pdb *policyv1.PodDisruptionBudget) error {
 	err := kube.Retry(ctx, func(ctx context.Context) error {
