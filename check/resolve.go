@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-
-	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // Resolved is a Plan made ready to run: its defaults filled, validated once, and the Deployment
@@ -95,12 +93,6 @@ func (r *Resolved) InPlace() bool { return r.plan.InPlace() }
 // RunsAlone is Plan.RunsAlone.
 func (r *Resolved) RunsAlone() string { return r.plan.RunsAlone() }
 
-// BalancesItself says the client balances over the pods' addresses itself (gRPC round_robin
-// over the app's headless Service), so a row also applies that headless Service.
-func (r *Resolved) BalancesItself() bool {
-	return r.plan.Load.Protocol == loadgen.ProtocolGRPC && r.plan.Load.GRPC.Balancing == loadgen.BalancingRoundRobin
-}
-
 // Objects returns what a row of the plan applies into namespace ns: the app's manifests
 // unchanged but for their namespace, the Deployment as the Variant changes it, rollcheck's load
 // Service (LoadServiceName; a NodePort on nodePort when it is not 0), the app's headless Service
@@ -145,7 +137,7 @@ func (r *Resolved) Objects(ns string, nodePort int32) ([]Object, error) {
 		svc.Spec.ExternalTrafficPolicy = p.Variant.ExternalTrafficPolicy
 	}
 	objs = append(objs, dep, svc)
-	if r.BalancesItself() {
+	if r.applied.Balanced() { // the client resolves the app's headless Service itself
 		objs = append(objs, headlessService(ns, dep, p.App.Port))
 	}
 	if b := p.Variant.PDB; b != nil {
