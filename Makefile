@@ -4,7 +4,7 @@
 SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
-.PHONY: help test bench e2e e2e-families e2e-families-multinode e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-gate e2e-all release
+.PHONY: help test bench e2e e2e-families e2e-families-multinode e2e-slow e2e-proxy e2e-multinode e2e-grpc e2e-nftables e2e-stopsignal smoke faults check tune example-image proxy-images cluster down logs docker node-image node-image-containerd2 tools rbac docs e2e-rbac e2e-namespaced e2e-gate e2e-all release
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z0-9-]+:.*## /{printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,13 +51,16 @@ e2e-stopsignal: ## the row whose pod spec sets lifecycle.stopSignal (label stop-
 e2e-rbac: ## the example check on kind as a ServiceAccount with only examples/rbac's rights: its verdict, a refusal without one right, every other disruption run (all but force-delete passing), restricted Pod Security, no token in anything written (cluster of its own, two workers)
 	@bash scripts/e2e-rbac.sh
 
+e2e-namespaced: ## the example check on kind as a ServiceAccount holding only examples/rbac/namespaced.yaml's Role in two namespaces a user made (rollcheck check --row-namespace): a namespace without it refused in one line, the rows in the two, nothing of them left there, no namespace created, the user's ConfigMap untouched (cluster of its own)
+	@bash scripts/e2e-namespaced.sh
+
 e2e-gate: ## rollcheck as a release's gate, in a kind cluster of its own, as the ServiceAccount of examples/rbac/in-place*.yaml: the gate Job (examples/gate/job.yaml) failing a Deployment without a preStop and passing it with one, its verdict the termination message; a missing right (exit 2); Argo Rollouts built offline from its module: AnalysisRuns of the Job and Web providers, and a blue-green Rollout whose prePromotionAnalysis is the gate on the preview's pods (aborted without a preStop, retried with one check, promoted with one); Flagger built the same way, whose pre-rollout webhook is rollcheck serve: a bad release rolled back, a good one promoted (artifacts in _artifacts/gate)
 	@bash scripts/e2e-gate.sh
 
 smoke: ## only the smoke suite on kind
 	@bash scripts/e2e.sh smoke
 
-e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac, e2e-gate; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed, Ginkgo specs failed); fails if any target failed
+e2e-all: ## every e2e target one after another, each on the cluster it needs (e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal, e2e-rbac, e2e-namespaced, e2e-gate; artifacts in _artifacts/TARGET), going on after a failure; then a table (exit, time, rows passed/failed, Ginkgo specs failed); fails if any target failed
 	@MAKE="$(MAKE)" bash scripts/e2e-all.sh
 
 faults: ## inject faults into real checks (Ctrl-C in deploy, load, teardown and on an existing cluster; a frozen load; a killed or drained-away load pod; an API server restart; a stopped node or worker): exit codes, reports, a harness fault retried once and marked, nothing left; FAULTS="freeze-load ..." runs only those named

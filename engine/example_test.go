@@ -79,3 +79,31 @@ func ExampleRun() {
 	// true prestop-5s: preStop=sleep:5s grace=30s keepalive=off rollout-restart×3
 	// steps: []
 }
+
+// Rows in namespaces a user created (a Role there, no ClusterRole): the run holds each
+// namespace's Lease for its whole length, and each row applies its app into one of them, one row
+// at a time in each, deleting at its end what it applied and started there.
+func ExampleTarget_rowNamespace() {
+	ctx := context.Background()
+	cfg := &rest.Config{Host: "https://127.0.0.1:6443"} // the user's kubeconfig, as clientcmd reads it
+	p := webPlan()
+	p.Load.From = check.LoadFromCluster // from load pods in team-a
+	plan, err := p.Resolve()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	const runID = "4b1d2c3e5f60"
+	lease, err := engine.HoldRowNamespace(ctx, cfg, "team-a", runID)
+	if err != nil {
+		fmt.Println(err) // another live run holds team-a: its id and last renewal
+		return
+	}
+	defer func() { _ = lease.Release(ctx) }()
+	row, err := engine.Run(ctx, engine.Target{RESTConfig: cfg, RunID: runID, RowNamespace: "team-a", LoadImage: "registry.example/rollcheck/load:v1"}, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(row.Verdict.Status)
+}

@@ -95,11 +95,11 @@ func WithProgress(f func(Progress)) Option { return func(o *runOptions) { o.prog
 const stallLimit = 3 * time.Second
 
 // Run runs one resolved check.Plan (check.Plan.Resolve) on the Target and returns its check.Row: it applies the app (as the check.Variant
-// changes it) into a fresh namespace with a load Service of its own, waits until the Service
+// changes it) into a fresh namespace (or the user's Target.RowNamespace) with a load Service of its own, waits until the Service
 // answers, starts the constant load and the lifecycle observer, disrupts check.Disruption.Count
 // times (each until it settled: the rollout complete and no pod left terminating), runs the
 // load for the quiet time (Plan.Quiet), stops it and judges the result against check.Variant.Expect. The namespace is deleted
-// before Run returns.
+// before Run returns (in a Target.RowNamespace, what the row applied and started there).
 //
 // Run never asserts. A row that could not run to the end (a Target without what the plan needs, deploy, serving wait,
 // disruption, cluster) is returned with status check.Error and the reason, together with the error;
@@ -223,6 +223,14 @@ func (r *runner) run(ctx context.Context) (err error) {
 	switch {
 	case r.t.LoadNamespace != "" && !r.p.InPlace():
 		return errors.New("target: LoadNamespace is only for an app checked in place (its rows apply nothing there)")
+	case r.t.RowNamespace != "":
+		// A namespace of the user's, kept: only what rollcheck applied and started there goes.
+		r.ns = r.t.RowNamespace
+		clear, err := r.useRowNamespace(ctx)
+		if err != nil {
+			return err
+		}
+		teardown = func(ctx context.Context, _ klient.Client, _ string) error { return clear(ctx) }
 	case r.t.LoadNamespace != "":
 		// A namespace of the user's, kept: only the load pods go, a killed run's too.
 		r.ns = r.t.LoadNamespace
@@ -368,11 +376,7 @@ func (r *runner) deploy(ctx context.Context) error {
 
 // apply applies the app's objects into the row's namespace, with rollcheck's load Service.
 func (r *runner) apply(ctx context.Context) error {
-	nodePort := r.t.NodePort
-	if r.p.Load.From == check.LoadFromCluster {
-		nodePort = 0 // the load Service is reached at its cluster address only
-	}
-	objs, err := r.res.Objects(r.ns, nodePort)
+	objs, err := r.rowObjects()
 	if err != nil {
 		return err
 	}

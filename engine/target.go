@@ -57,6 +57,14 @@ type Target struct {
 	// deleted, before and after each row): for a user whose rights are namespaced. Empty: each row
 	// creates a namespace of its own and deletes it. Only for plans in place.
 	LoadNamespace string
+	// RowNamespace, if set, is a namespace of the user's that the row applies its app into,
+	// kept after it: for a user whose rights are a Role in namespaces they created. The row
+	// holds the namespace's Lease (RowsLease; HoldRowNamespace), labels what it applies with
+	// RunLabel, refuses an object of its names that is the user's or a pod of the user's that
+	// the app's selector matches, and deletes what it applied and started, before (a killed
+	// run's) and after. One row at a time per namespace; not for an app checked in place. Empty:
+	// each row creates a namespace of its own and deletes it.
+	RowNamespace string
 	// NamespaceLabels are labels every namespace the rows create carries besides rollcheck's own
 	// (e.g. pod-security.kubernetes.io/enforce: restricted, so that Pod Security admission holds
 	// the rows' pods to that level).

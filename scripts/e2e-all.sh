@@ -2,14 +2,14 @@
 # `make e2e-all`: every row of every e2e target, one target after another, each as its own make
 # target on the cluster it needs (created or reused and released by the target, as when it runs
 # alone): make e2e, e2e-slow, e2e-proxy, e2e-grpc, e2e-multinode, e2e-nftables, e2e-stopsignal,
-# e2e-rbac, e2e-gate.
+# e2e-rbac, e2e-namespaced, e2e-gate.
 #   - ARTIFACTS=$ARTIFACTS/TARGET for each, emptied first (a target with a subdirectory of its own
 #     adds it there: _artifacts/e2e-grpc/grpc), its output kept in $ARTIFACTS/TARGET/make.log;
 #   - a failing target does not stop the next one; an interrupt does (the running target cleans
 #     up first);
 #   - at the end a table, also in $ARTIFACTS/e2e-all.txt: each target's exit code (its recipe's,
 #     as make reports it), wall time, rows passed and failed (the closing line
-#     `conformance: N passed, M failed` rollcheck e2e prints with its report; e2e-rbac and e2e-gate have none),
+#     `conformance: N passed, M failed` rollcheck e2e prints with its report; e2e-rbac, e2e-namespaced and e2e-gate have none),
 #     and the Ginkgo specs that failed in every suite it ran, the matrix's and the examples' (a
 #     target whose rows all passed fails when an example's spec did).
 # Exit 0 when every target passed, 1 when any failed, 130 (143) when interrupted by SIGINT (SIGTERM).
@@ -18,7 +18,7 @@ LOG_PREFIX=e2e-all
 cd "$REPO_ROOT"
 validate_knobs
 
-TARGETS=(e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac e2e-gate)
+TARGETS=(e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac e2e-namespaced e2e-gate)
 MAKE=${MAKE:-make}
 BASE=$ARTIFACTS
 mkdir -p "$BASE"

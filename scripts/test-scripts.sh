@@ -247,6 +247,7 @@ case "$t" in
   e2e-nftables) echo "••• FAIL! -- 33 Passed | 2 Failed | 0 Pending | 0 Skipped"; echo "FAIL! -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped"
     echo "conformance: 35 passed, 0 failed"; echo "make: *** [Makefile:40: e2e-nftables] Error 1" >&2; exit 2 ;;
   e2e-rbac) echo "rbac: ok" ;;
+  e2e-namespaced) echo "namespaced: ok" ;;
   e2e-gate) echo "gate: ok" ;;
   *) echo "conformance: 3 rows: 3 pass, 0 fail, 0 harness-fault, 0 error"; echo "conformance: 3 passed, 0 failed" ;;
 esac
@@ -257,13 +258,13 @@ out=$(env -u ROLLCHECK_KEEP_CLUSTER PATH="$F/bin:$PATH" FAKE_CALLS="$F/calls" FA
   ARTIFACTS="$F/all" MAKE="$F/make" timeout 60 bash "$REPO_ROOT/scripts/e2e-all.sh" 2>&1) || rc=$?
 made=$(grep '^make ' "$F/calls" 2>/dev/null || true)
 want_made=""
-for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac e2e-gate; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
+for t in e2e e2e-slow e2e-proxy e2e-grpc e2e-multinode e2e-nftables e2e-stopsignal e2e-rbac e2e-namespaced e2e-gate; do want_made+="make $t ARTIFACTS=$F/all/$t"$'\n'; done
 r=0; { [ "$rc" -eq 1 ] && [ "$made" = "${want_made%$'\n'}" ] \
   && grep -Eq "^e2e-proxy +1 +[0-9]+s +11 +2 +2 +-  $F/all/e2e-proxy$" <<<"$out" \
   && grep -Eq "^e2e-nftables +1 +[0-9]+s +35 +0 +- +3  $F/all/e2e-nftables$" <<<"$out" \
   && grep -Eq "^e2e-rbac +0 +[0-9]+s +- +- +- +-  $F/all/e2e-rbac$" <<<"$out" \
   && [ "$(grep -Ec '^e2e[a-z-]* +0 +[0-9]+s +3 +0 +0 ' <<<"$out")" -eq 5 ] && grep -q "^failed: e2e-proxy e2e-nftables$" <<<"$out" \
-  && [ "$(tail -n 11 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
+  && [ "$(tail -n 12 <<<"$out")" = "$(cat "$F/all/e2e-all.txt")" ] && grep -q "Error 1" "$F/all/e2e-proxy/make.log"; } || r=1
 ok_if "e2e-all.sh runs every target in turn, goes on after a failure, prints the table, exits 1" "$r" "exit $rc; calls: $made; output: $out"
 
 # scripts/check.sh (what CI calls: make turns every failure into its own exit 2) passes rollcheck

@@ -125,7 +125,7 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, checktest.WebPlan()), "")
+	notes, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, checktest.WebPlan()), rowPlace{})
 	if err != nil {
 		t.Fatalf("a rollout restart was refused: %v", err)
 	}
@@ -135,10 +135,22 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	}
 	drain := checktest.WebPlan()
 	drain.Disruption.Kind = check.DrainNode
-	if _, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, drain), ""); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
+	if _, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, drain), rowPlace{}); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
 		t.Errorf("a drain without the right to evict: %v", err)
 	}
 	if o := others(); len(o) > 0 {
 		t.Errorf("requests beyond the reviews: %q", o)
+	}
+}
+
+// untouched fails t when anything but the access reviews reached the fake API server (others) or a
+// cluster tool was called (calls, fakeTools'): a refusal before any work.
+func untouched(t *testing.T, others func() []string, calls string) {
+	t.Helper()
+	if o := others(); len(o) > 0 {
+		t.Errorf("requests beyond the reviews reached the cluster: %q", o)
+	}
+	if b, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a cluster tool was called: %s", b)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -186,6 +187,10 @@ type checkFlags struct {
 	// Deployment; --load-namespace keeps its load pods in a namespace of the user's.
 	Namespace, Service, LoadNamespace string
 	InPlace                           bool
+	// RowNamespaces is --row-namespace: on an existing cluster, the namespaces of the user's
+	// that the rows apply their app into, one row at a time in each, instead of a namespace each
+	// row creates.
+	RowNamespaces multi
 	// gate: rollcheck gate and serve. Without --kubeconfig, --context or a cluster section the
 	// cluster is the pod's own, never rollcheck's kind cluster, and a variant that changes the
 	// Deployment is the gate's to refuse (gateInput), in its words.
@@ -255,6 +260,10 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.StringVar(&f.LoadNamespace, "load-namespace", "", "in place, the load pods run in this `NAMESPACE` of yours, kept (only they are deleted),\n"+
 		"instead of a namespace each row creates: with examples/rbac/in-place.yaml and in-place-load.yaml\n"+
 		"the run needs no right outside the two namespaces")
+	fs.Var(&f.RowNamespaces, "row-namespace", "on an existing cluster, a `NAMESPACE` you created that the rows apply their app into,\n"+
+		"instead of a namespace each row creates (repeat, or NS,NS: one row at a time in each); kept, and\n"+
+		"only what rollcheck applied and started there is deleted. With examples/rbac/namespaced.yaml in\n"+
+		"each, the run needs no ClusterRole")
 	fs.StringVar(&f.Container, "container", "", "the app's container, when the port's is a sidecar in front of it")
 	fs.IntVar(&f.Port, "port", 0, "the app's container `PORT`")
 	fs.StringVar(&f.Path, "path", check.DefaultPath, "request path")
@@ -394,6 +403,9 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 				return bad("%v", err)
 			}
 			fmt.Fprintf(stderr, "cluster: existing, %s\n", which)
+			if len(f.RowNamespaces) > 0 {
+				fmt.Fprintf(stderr, "rows: in your namespaces %s, one row at a time in each (kept: only what rollcheck applies and starts there is deleted)\n", strings.Join(f.RowNamespaces, ", "))
+			}
 			if w := notLoadedWarning(in); w != "" {
 				fmt.Fprintln(stderr, w)
 			}
@@ -409,7 +421,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		if w := notLoadedWarning(in); w != "" {
 			fmt.Fprintln(stderr, w)
 		}
-		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logLine(stderr, "check"))
+		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace, Rows: f.RowNamespaces}, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
@@ -417,7 +429,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, t, which, in.plans, in.parallel, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
+		return checkExisting(ctx, t, which, in.plans, in.parallel, f.RowNamespaces, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -528,7 +540,47 @@ func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
 	if in.parallel, err = f.atOnce(planList(plans)); err != nil {
 		return nil, err
 	}
+	if err := f.rowsInput(in); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// rowsInput checks --row-namespace: on an existing cluster only, for an app the rows apply,
+// names that a namespace may have, each once, no Pod Security level to label them with, and no
+// more rows at once than namespaces (the default is cut to their number).
+func (f *checkFlags) rowsInput(in *checkInput) error {
+	var names []string
+	for _, v := range f.RowNamespaces {
+		for _, ns := range strings.Split(v, ",") {
+			ns = strings.TrimSpace(ns)
+			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+				return fmt.Errorf("--row-namespace %q: not a namespace's name: %s", ns, strings.Join(errs, "; "))
+			}
+			if slices.Contains(names, ns) {
+				return fmt.Errorf("--row-namespace %s: given twice", ns)
+			}
+			names = append(names, ns)
+		}
+	}
+	f.RowNamespaces = names
+	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
+	switch {
+	case len(names) == 0:
+		return nil
+	case in.existing == nil:
+		return fmt.Errorf("--row-namespace %s: only on an existing cluster (%s); on rollcheck's kind cluster each row creates a namespace of its own", names[0], existingUnless)
+	case f.gate:
+		return fmt.Errorf("--row-namespace %s: the gate checks pods where they run and applies nothing", names[0])
+	case in.check.App.Namespace != "":
+		return fmt.Errorf("--row-namespace %s: an app checked where it already runs applies nothing; its load pods' namespace is --load-namespace", names[0])
+	case level != "":
+		return fmt.Errorf("--row-namespace %s: %s=%s labels the namespaces rollcheck creates, and with --row-namespace it creates none: label yours (kubectl label namespace NS pod-security.kubernetes.io/enforce=%s), and unset it", names[0], knobs.EnvPodSecurity, level, level)
+	case flagSet(f.fs, "parallel") && f.Parallel > len(names):
+		return fmt.Errorf("--parallel %d: one row at a time runs in each --row-namespace, and %d are named", f.Parallel, len(names))
+	}
+	in.parallel = min(in.parallel, len(names))
+	return nil
 }
 
 // ownImagesPreflight says, before any cluster work, why rollcheck could not make the images of
@@ -595,9 +647,9 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []*check.Resolved
 		logf("%v", err)
 		return exitBadInput
 	}
-	defer releaseHeld(ctx, held, logf, &code)
+	defer releaseHeld(ctx, heldLeases{held}, logf, &code)
 	t.LoadNamespace = loadNS
-	return runRows(ctx, t, plans, parallel, artifacts, out, logf)
+	return runRows(ctx, t, plans, parallel, nil, artifacts, out, logf)
 }
 
 // kindTarget is the kind cluster's Target: with the load pod's image, built and loaded, when
@@ -622,16 +674,31 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, loadPods bool) (engine
 // (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
 // with no other beside it, as the suites' Serial rows do. The reports list the rows by their
 // start.
-func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
+func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, parallel int, rowsNS []string, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	t.Logf = func(string, ...any) {} // the progress lines below say what matters
 	_ = check.ClearRows(artifacts)
 	var (
 		mu   sync.Mutex
 		rows []check.Row
 	)
+	// Rows in namespaces of the user's: one row at a time in each (parallel is at most their
+	// number: input), taken from free ones.
+	free := make(chan string, len(rowsNS))
+	for _, ns := range rowsNS {
+		free <- ns
+	}
 	schedule(ctx, plans, parallel, func(i int, res *check.Resolved) {
 		p := res.Plan()
-		logf("row %d/%d: %s under %s×%d", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.Disruption.Count)
+		t := t
+		if len(rowsNS) > 0 {
+			t.RowNamespace = <-free
+			defer func() { free <- t.RowNamespace }()
+		}
+		where := ""
+		if t.RowNamespace != "" {
+			where = " in " + t.RowNamespace
+		}
+		logf("row %d/%d: %s under %s×%d%s", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.Disruption.Count, where)
 		row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
 			return engine.Run(ctx, t, res, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
 		}, func(first *check.Row) {

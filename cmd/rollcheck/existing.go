@@ -159,11 +159,12 @@ func kindNote(cmd, unless string) string {
 // it to registry, or, on a kind cluster of this machine's Docker, loads it into the nodes
 // (cluster.PlanExistingImages refuses in one line, before any of that work, when neither can be).
 //
-// loadNS is the load namespace of an app checked in place (--load-namespace), "" for a
-// namespace per row. held is the Lease of the Deployment checked in place (holdInPlace), which
-// the caller releases when the run ends (nil when the plans apply their app).
-func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS string, plans []*check.Resolved, logf func(string, ...any)) (t engine.Target, which string, notes []string, held *runlease.Lease, err error) {
-	fail := func(err error) (engine.Target, string, []string, *runlease.Lease, error) {
+// place says where the rows run when not in namespaces they create (--load-namespace,
+// --row-namespace). held is the Lease of the Deployment checked in place (holdInPlace), or those
+// of the rows namespaces, which the caller releases when the run ends (none for rows that create
+// their namespaces).
+func existingTarget(ctx context.Context, ref clusterRef, image, registry string, place rowPlace, plans []*check.Resolved, logf func(string, ...any)) (t engine.Target, which string, notes []string, held heldLeases, err error) {
+	fail := func(err error) (engine.Target, string, []string, heldLeases, error) {
 		return engine.Target{}, "", nil, nil, err
 	}
 	if errs := knobs.Check(os.Getenv, true); len(errs) > 0 {
@@ -188,7 +189,7 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 	if err != nil {
 		return fail(fmt.Errorf("%s: the API server at %s does not answer: %w", ref.By, cfg.Host, err))
 	}
-	if notes, err = reviewAccess(ctx, probe, plans, loadNS); err != nil {
+	if notes, err = reviewAccess(ctx, probe, plans, place); err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
 	}
 	if err := inPlacePreflight(ctx, probe, plans); err != nil {
@@ -198,8 +199,20 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 	_, _ = rand.Read(id)
 	runID := hex.EncodeToString(id)
 	// One run per Deployment: a live Lease of another run is one line here, before any change.
-	if held, err = holdInPlace(ctx, cfg, plans, runID); err != nil {
+	l, err := holdInPlace(ctx, cfg, plans, runID)
+	if err != nil {
 		return fail(fmt.Errorf("%s: %w", ref.By, err))
+	}
+	if l != nil {
+		held = append(held, l)
+	}
+	// One run per rows namespace: each one's Lease, held for the run, before anything is touched.
+	for _, ns := range place.Rows {
+		l, err := engine.HoldRowNamespace(ctx, cfg, ns, runID)
+		if err != nil {
+			return fail(errors.Join(fmt.Errorf("%s: %w", ref.By, err), held.release(ctx)))
+		}
+		held = append(held, l)
 	}
 	if image == "" {
 		ei, err := cluster.PlanExistingImages(ctx, probe, registry)
@@ -207,14 +220,11 @@ func existingTarget(ctx context.Context, ref clusterRef, image, registry, loadNS
 			image, err = ei.LoadImage(ctx, logf)
 		}
 		if err != nil {
-			if rerr := held.Release(ctx); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-			return fail(fmt.Errorf("%s: %w", ref.By, err))
+			return fail(errors.Join(fmt.Errorf("%s: %w", ref.By, err), held.release(ctx)))
 		}
 	}
 	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: runID, NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: loadNS,
+	return engine.Target{RESTConfig: cfg, LoadImage: image, RunID: runID, NamespaceLabels: knobs.NamespaceLabels(level), LoadNamespace: place.Load,
 		Versions: check.Versions{Kind: "none (an existing cluster, " + v.GitVersion + ")"}}, which, notes, held, nil
 }
 
@@ -234,11 +244,32 @@ func holdInPlace(ctx context.Context, cfg *rest.Config, plans []*check.Resolved,
 	return inplace.HoldLease(ctx, cs, a.Namespace, a.Deployment, runID)
 }
 
+// rowPlace is where a run's rows run when they create no namespace of their own: Load, the
+// load namespace of an app checked in place (--load-namespace); Rows, the namespaces of the
+// user's that rows apply their app into (--row-namespace), one row at a time in each.
+type rowPlace struct {
+	Load string
+	Rows []string
+}
+
+// heldLeases are the Leases a run holds for its whole length.
+type heldLeases []*runlease.Lease
+
+// release releases them all, after Ctrl-C too (runlease.ReleaseWait bounds each).
+func (h heldLeases) release(ctx context.Context) error {
+	var errs []error
+	for _, l := range h {
+		errs = append(errs, l.Release(ctx))
+	}
+	return errors.Join(errs...)
+}
+
 // reviewAccess asks the API server for every right the plans need (access.PlansNeed: the core
 // run, drains when a plan drains, the create right of each other kind the manifests hold; for an
-// app checked in place access.InPlaceNeed: rights in its namespace and loadNS) and for the
-// optional ones. A required right denied is the error, one line; an optional one is a note.
-func reviewAccess(ctx context.Context, cfg *rest.Config, plans []*check.Resolved, loadNS string) ([]string, error) {
+// app checked in place access.InPlaceNeed: rights in its namespace and the load namespace; for
+// rows in namespaces of the user's access.NamespacedNeed: rights in each) and for the optional
+// ones. A required right denied is the error, one line; an optional one is a note.
+func reviewAccess(ctx context.Context, cfg *rest.Config, plans []*check.Resolved, place rowPlace) ([]string, error) {
 	// A review per verb is some 30 small requests: client-go's default of 5 a second would make
 	// them take seconds.
 	cfg = rest.CopyConfig(cfg)
@@ -252,9 +283,14 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []*check.Resolved
 		return nil, err
 	}
 	var rights []access.Right
-	if len(plans) > 0 && plans[0].InPlace() {
-		rights = access.InPlaceNeed(plans, loadNS)
-	} else {
+	switch {
+	case len(plans) > 0 && plans[0].InPlace():
+		rights = access.InPlaceNeed(plans, place.Load)
+	case len(place.Rows) > 0:
+		if rights, err = access.NamespacedNeed(plans, place.Rows, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))); err != nil {
+			return nil, err
+		}
+	default:
 		need, err := access.PlansNeed(plans, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)))
 		if err != nil {
 			return nil, err
@@ -286,10 +322,16 @@ func reviewAccess(ctx context.Context, cfg *rest.Config, plans []*check.Resolved
 
 // checkExisting runs the plans on an existing cluster and then waits until every namespace this
 // run created is gone (its own run label: no other namespace is touched); with a load namespace
-// of the user's (an app checked in place) it created none.
-func checkExisting(ctx context.Context, t engine.Target, which string, plans []*check.Resolved, parallel int, artifacts string, out rowsOut, logf func(string, ...any)) int {
+// of the user's (an app checked in place) or rows namespaces (rowsNS) it created none.
+func checkExisting(ctx context.Context, t engine.Target, which string, plans []*check.Resolved, parallel int, rowsNS []string, artifacts string, out rowsOut, logf func(string, ...any)) int {
 	logf("existing cluster: %s; no cluster is created; load pods run %s; run %s", which, t.LoadImage, t.RunID)
-	code := runRows(ctx, t, plans, parallel, artifacts, out, logf)
+	code := runRows(ctx, t, plans, parallel, rowsNS, artifacts, out, logf)
+	if len(rowsNS) > 0 {
+		// Each row deleted what it applied and started in a namespace of the user's: no
+		// namespace was created (and this user may not list them).
+		logf("no namespace was created; what the rows applied is gone from %s", strings.Join(rowsNS, ", "))
+		return code
+	}
 	if t.LoadNamespace != "" {
 		// The load pods ran in a namespace of the user's, each row deleted its own: no namespace
 		// was created (and this user may not list them).
@@ -319,11 +361,12 @@ func sweepRun(ctx context.Context, t engine.Target, logf func(string, ...any)) e
 	return err
 }
 
-// releaseHeld releases the run's Lease of a Deployment checked in place, after Ctrl-C too; a
-// release that fails is said and raises *code to exitBadInput (the Lease then expires on its own).
-func releaseHeld(ctx context.Context, held *runlease.Lease, logf func(string, ...any), code *int) {
-	if err := held.Release(ctx); err != nil {
-		logf("cleanup: %v (it expires %s after its last renewal)", err, held.Duration())
+// releaseHeld releases the run's Leases (a Deployment checked in place, the rows namespaces),
+// after Ctrl-C too; a release that fails is said and raises *code to exitBadInput (the Lease
+// then expires on its own).
+func releaseHeld(ctx context.Context, held heldLeases, logf func(string, ...any), code *int) {
+	if err := held.release(ctx); err != nil {
+		logf("cleanup: %v (a Lease expires %s after its last renewal)", err, runlease.Duration)
 		*code = max(*code, exitBadInput)
 	}
 }

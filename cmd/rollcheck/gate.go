@@ -273,7 +273,7 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 		v.Started, v.Finished = started, time.Now().UTC()
 		return v
 	}
-	t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, f.LoadNamespace, in.plans, logf)
+	t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace}, in.plans, logf)
 	if err != nil {
 		return none(err)
 	}
@@ -282,7 +282,7 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 	}
 	var run *report.Run
 	keep := func(r report.Run) { run = &r }
-	code := checkExisting(ctx, t, which, in.plans, in.parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
+	code := checkExisting(ctx, t, which, in.plans, in.parallel, nil, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
 	// Released before the verdict, so that a release that failed withholds a pass too.
 	releaseHeld(ctx, held, logf, &code)
 	if run == nil {
@@ -365,7 +365,7 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 	if err != nil {
 		return bad("%v", err)
 	}
-	if _, err := reviewAccess(ctx, cfg, in.plans, f.LoadNamespace); err != nil {
+	if _, err := reviewAccess(ctx, cfg, in.plans, rowPlace{Load: f.LoadNamespace}); err != nil {
 		return bad("%s: %v", in.existing.By, err)
 	}
 	logf := logLine(stderr, "serve")

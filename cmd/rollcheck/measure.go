@@ -297,7 +297,7 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 		if err != nil {
 			return bad("%v", err)
 		}
-		t, which, notes, _, err := existingTarget(ctx, *ref, os.Getenv(knobs.EnvLoadImage), f.ImageRegistry, "", draft, logf) // its plans apply their app: no Lease
+		t, which, notes, _, err := existingTarget(ctx, *ref, os.Getenv(knobs.EnvLoadImage), f.ImageRegistry, rowPlace{}, draft, logf) // its plans apply their app: no Lease
 		if err != nil {
 			return bad("%v", err)
 		}

@@ -38,6 +38,10 @@ const (
 	// InPlaceLoad runs the load pods in a namespace of the user's, kept (rollcheck check
 	// --load-namespace): with it and InPlace a run needs no right outside two namespaces.
 	InPlaceLoad Feature = "in-place-load"
+	// Namespaced is every run whose rows apply their app into namespaces the user created and
+	// named (rollcheck check --row-namespace NS, repeated): a Role in each, no ClusterRole; with
+	// it a run needs no right outside those namespaces (a drain adds InPlaceDrain's, bound there).
+	Namespaced Feature = "namespaced"
 )
 
 // The namespaces of an app checked in place and of its load pods are the user's, named when a
@@ -46,6 +50,7 @@ const (
 const (
 	AppNamespace  = "<the app's namespace>"
 	LoadNamespace = "<the load namespace>"
+	RowNamespace  = "<each rows namespace>"
 )
 
 // AppManifests stands for the rights the app's manifests need beyond rollcheck's own objects (a
@@ -57,7 +62,7 @@ const AppManifests Feature = "manifests"
 var InPlaceOf = map[Feature]Feature{Drain: InPlaceDrain}
 
 // Features lists the features in the order the manifests hold them.
-var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceDrain, InPlaceLoad}
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceDrain, InPlaceLoad, Namespaced}
 
 // Optional reports whether a run goes on without f's rights.
 func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
@@ -104,7 +109,7 @@ func (r Right) Name() string {
 // Where says where the right is needed, for a line to a user.
 func (r Right) Where() string {
 	switch {
-	case r.Namespace == AppNamespace || r.Namespace == LoadNamespace:
+	case r.Namespace == AppNamespace || r.Namespace == LoadNamespace || r.Namespace == RowNamespace:
 		return "in " + strings.Trim(r.Namespace, "<>")
 	case r.Namespace != "":
 		return "in namespace " + r.Namespace
@@ -189,15 +194,38 @@ var Rights = []Right{
 		"the load pods' ledgers, streamed through the API server"},
 	{InPlaceLoad, "", "pods", "proxy", []string{"get"}, false, LoadNamespace,
 		"each load pod's clock, read through the API server's pod proxy"},
+
+	{Namespaced, "apps", "deployments", "", []string{"create", "get", "list", "update", "patch", "delete"}, false, RowNamespace,
+		"the app's Deployment: applied, its rollout waited for, restarted and scaled by patches, deleted at the row's end; those a killed run left, listed and deleted"},
+	{Namespaced, "", "services", "", []string{"create", "get", "list", "update", "delete"}, false, RowNamespace,
+		"rollcheck's load Service and the app's own: applied, read for the cluster address, deleted at the row's end; those a killed run left, listed and deleted"},
+	{Namespaced, "", "configmaps", "", []string{"create", "get", "list", "update", "delete"}, false, RowNamespace,
+		"the ConfigMaps of the app's manifests (another kind there needs its create, get, update and delete too: the run names it); those a killed run left, listed and deleted"},
+	{Namespaced, "policy", "poddisruptionbudgets", "", []string{"create", "get", "list", "update", "delete"}, false, RowNamespace,
+		"the budget a variant asks for (pdb:), or the app's manifests hold, deleted at the row's end; those a killed run left, listed and deleted"},
+	{Namespaced, "", "pods", "", []string{"create", "get", "list", "watch", "delete"}, false, RowNamespace,
+		"load pods; the observer's watch; the pod deletions a row disrupts with; the row's end (only pods labelled rollcheck.io/run)"},
+	{Namespaced, "", "pods", "log", []string{"get"}, false, RowNamespace,
+		"the app's lifecycle lines and the load pods' ledgers, streamed through the API server"},
+	{Namespaced, "", "pods", "proxy", []string{"get"}, false, RowNamespace,
+		"each load pod's clock, read through the API server's pod proxy"},
+	{Namespaced, "discovery.k8s.io", "endpointslices", "", []string{"list", "watch"}, false, RowNamespace,
+		"the observer's watch of the load Service's endpoints"},
+	{Namespaced, "", "events", "", []string{"list", "watch"}, false, RowNamespace,
+		"the observer's watch of the pods' events"},
+	{Namespaced, "coordination.k8s.io", "leases", "", []string{"get", "create", "update", "delete"}, false, RowNamespace,
+		"the namespace's Lease (rollcheck-rows): one run uses it at a time, holding and renewing it, and deletes it at its end"},
 }
 
 // Bind returns rights with the placeholders AppNamespace and LoadNamespace replaced by app and
-// load ("" for load: in every namespace, where each row creates its own).
+// load ("" for load: in every namespace, where each row creates its own), and RowNamespace by
+// app too (a rows namespace holds the app: Namespaced binds there what InPlaceDrain binds to an
+// app's namespace).
 func Bind(rights []Right, app, load string) []Right {
 	out := make([]Right, len(rights))
 	for i, r := range rights {
 		switch r.Namespace {
-		case AppNamespace:
+		case AppNamespace, RowNamespace:
 			r.Namespace = app
 		case LoadNamespace:
 			r.Namespace = load
@@ -256,6 +284,8 @@ func Hint(f Feature) string {
 		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the app's namespace)"
 	case InPlaceLoad:
 		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the load namespace)"
+	case Namespaced:
+		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in each rows namespace)"
 	}
 	return "examples/rbac/" + manifestFile(f)
 }

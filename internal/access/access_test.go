@@ -94,7 +94,7 @@ func TestManifestsGrantEveryRightAndNoMore(t *testing.T) {
 		if ns != "" {
 			kind = "Role"
 		}
-		if ns == AppNamespace || ns == LoadNamespace {
+		if ns == AppNamespace || ns == LoadNamespace || ns == RowNamespace {
 			ns = ""
 		}
 		want[strings.Join([]string{manifestFile(c.Feature), kind, ns, c.Group, c.Name(), c.Verb}, " ")] = true
@@ -310,4 +310,64 @@ func TestReferenceTableIsGenerated(t *testing.T) {
 			t.Errorf("Table lacks %q", want)
 		}
 	}
+}
+
+// Rows in namespaces of the user's need rights in each of them and none cluster-wide (a drain's
+// node rights aside): no namespace is created, and no right in every namespace is asked.
+func TestNamespacedNeed(t *testing.T) {
+	p := checktest.WebPlan()
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "web-token"}}
+	p.App.Objects = append(p.App.Objects, secret)
+	rights, err := NamespacedNeed(checktest.Resolve(t, p), []string{"team-a", "team-b"}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	var secrets []string
+	for _, c := range Checks(rights) {
+		if c.Namespace == "" || c.ClusterScoped {
+			t.Errorf("%s: a right outside the rows namespaces", c)
+		}
+		per[c.Namespace]++
+		if c.Resource == "secrets" {
+			secrets = append(secrets, c.String())
+		}
+	}
+	if len(per) != 2 || per["team-a"] != per["team-b"] || per["team-a"] != len(Checks(Of(Namespaced)))+4 {
+		t.Errorf("checks per namespace %v, want namespaced.yaml's %d and the Secret's 4 in each of team-a and team-b", per, len(Checks(Of(Namespaced))))
+	}
+	want := []string{"create secrets in namespace team-a", "get secrets in namespace team-a", "update secrets in namespace team-a", "delete secrets in namespace team-a",
+		"create secrets in namespace team-b", "get secrets in namespace team-b", "update secrets in namespace team-b", "delete secrets in namespace team-b"}
+	if !slices.Equal(secrets, want) {
+		t.Errorf("the Secret's rights\n got %q\nwant %q", secrets, want)
+	}
+	for _, r := range Of(Namespaced) {
+		if r.ClusterScoped || r.Namespace != RowNamespace {
+			t.Errorf("namespaced.yaml grants %s %s: want a Role's right in each rows namespace", r.Name(), r.Where())
+		}
+		if r.Resource == "namespaces" {
+			t.Errorf("namespaced.yaml grants %s", r.Name())
+		}
+	}
+
+	// A drain adds the node's rights, asked once, and evictions in each namespace.
+	drain := checktest.WebPlan()
+	drain.Disruption.Kind = check.DrainNode
+	rights, err = NamespacedNeed(checktest.Resolve(t, drain), []string{"team-a", "team-b"}, mapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes, evictions int
+	for _, c := range Checks(rights) {
+		switch c.Name() {
+		case "nodes":
+			nodes++
+		case "pods/eviction":
+			evictions++
+		}
+	}
+	if nodes != 2 || evictions != 2 {
+		t.Errorf("a drain: %d node checks (want get and patch, once), %d eviction checks (want one per namespace)", nodes, evictions)
+	}
+
 }

@@ -53,7 +53,7 @@ func Manifests() (map[string]string, error) {
 						RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}})
 				continue
 			}
-			if ns == AppNamespace || ns == LoadNamespace {
+			if ns == AppNamespace || ns == LoadNamespace || ns == RowNamespace {
 				ns = "" // the user's: kubectl apply -n places the Role and its binding
 			}
 			objs = append(objs,
@@ -92,6 +92,9 @@ func comment(f Feature) string {
 	case f == InPlaceLoad:
 		need = "required by a check in place whose load pods run in a namespace of yours (rollcheck check --load-namespace NS);\n" +
 			"#   without it each row creates a namespace of its own, which needs core.yaml's ClusterRole"
+	case f == Namespaced:
+		need = "required by a check whose rows apply their app into namespaces you created (rollcheck check --row-namespace NS);\n" +
+			"#   it replaces core.yaml: no ClusterRole (a drain also needs in-place-drain.yaml in each of them)"
 	}
 	fmt.Fprintf(&b, "# %s: %s.\n", f, need)
 	switch f {
@@ -99,6 +102,8 @@ func comment(f Feature) string {
 		b.WriteString("# Apply it in the app's namespace: kubectl apply -n APP_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
 	case InPlaceLoad:
 		b.WriteString("# Apply it in the load namespace: kubectl apply -n LOAD_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
+	case Namespaced:
+		b.WriteString("# Apply it in each rows namespace: kubectl apply -n ROWS_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
 	}
 	if f == KubeProxyMetrics {
 		b.WriteString("# core.yaml's ClusterRole, bound cluster-wide, grants both already (RBAC cannot leave kube-system out of\n" +
@@ -171,7 +176,7 @@ func Table() string {
 			scope := "a ClusterRole (cluster-wide: in every namespace)"
 			switch ns {
 			case "":
-			case AppNamespace, LoadNamespace:
+			case AppNamespace, LoadNamespace, RowNamespace:
 				scope = "a Role in " + strings.Trim(ns, "<>")
 			default:
 				scope = "a Role in `" + ns + "`"
@@ -206,6 +211,8 @@ func neededFor(f Feature) string {
 		return "a check in place that drains a node"
 	case InPlaceLoad:
 		return "a check in place with `--load-namespace` (`kubectl apply -n` that namespace)"
+	case Namespaced:
+		return "a check with `--row-namespace` (`kubectl apply -n` each of them), instead of `core.yaml`"
 	}
 	if f.Optional() {
 		return "optional: without it a run does not measure " + f.Measures()

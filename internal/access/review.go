@@ -49,11 +49,36 @@ func PlansNeed(plans []*check.Resolved, mapper meta.RESTMapper) (Need, error) {
 	for _, r := range n.Rights() {
 		have[r.Group+"/"+r.Resource] = r.Subresource == "" && slices.Contains(r.Verbs, "create")
 	}
+	kinds, err := manifestKinds(plans, mapper)
+	if err != nil {
+		return Need{}, err
+	}
+	for _, k := range kinds {
+		key := k.Group + "/" + k.Resource
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		f, ok := grantedBy[key]
+		if !ok {
+			f = AppManifests
+		}
+		k.Feature, k.Verbs = f, []string{"create"}
+		n.Objects = append(n.Objects, k)
+	}
+	return n, nil
+}
+
+// manifestKinds is a right (no feature, no verbs) per kind of object the plans apply, the first
+// object of each named in Why; mapper turns the kinds into resources.
+func manifestKinds(plans []*check.Resolved, mapper meta.RESTMapper) ([]Right, error) {
+	var out []Right
+	seen := map[string]bool{}
 	for _, r := range plans {
 		p := r.Plan()
 		objs, err := r.Objects("rollcheck-access-review", 0)
 		if err != nil {
-			return Need{}, fmt.Errorf("plan %s: %w", p.Variant.Name, err)
+			return nil, fmt.Errorf("plan %s: %w", p.Variant.Name, err)
 		}
 		for _, o := range objs {
 			gvk, err := apiutil.GVKForObject(o, scheme.Scheme)
@@ -62,23 +87,64 @@ func PlansNeed(plans []*check.Resolved, mapper meta.RESTMapper) (Need, error) {
 			}
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if err != nil {
-				return Need{}, fmt.Errorf("plan %s: the cluster does not serve %s %s: %w", p.Variant.Name, gvk.Kind, o.GetName(), err)
+				return nil, fmt.Errorf("plan %s: the cluster does not serve %s %s: %w", p.Variant.Name, gvk.Kind, o.GetName(), err)
 			}
 			key := m.Resource.Group + "/" + m.Resource.Resource
-			if have[key] {
+			if seen[key] {
 				continue
 			}
-			have[key] = true
-			f, ok := grantedBy[key]
-			if !ok {
-				f = AppManifests
-			}
-			n.Objects = append(n.Objects, Right{Feature: f, Group: m.Resource.Group, Resource: m.Resource.Resource,
-				Verbs: []string{"create"}, ClusterScoped: m.Scope.Name() == meta.RESTScopeNameRoot,
-				Why: fmt.Sprintf("the app's manifests hold a %s (%s)", gvk.Kind, o.GetName())})
+			seen[key] = true
+			out = append(out, Right{Group: m.Resource.Group, Resource: m.Resource.Resource,
+				ClusterScoped: m.Scope.Name() == meta.RESTScopeNameRoot,
+				Why:           fmt.Sprintf("the app's manifests hold a %s (%s)", gvk.Kind, o.GetName())})
 		}
 	}
-	return n, nil
+	return out, nil
+}
+
+// NamespacedNeed is every required right of plans whose rows apply their app into namespaces
+// the user created and named (engine.Target.RowNamespace), bound to each of them: Namespaced's,
+// InPlaceDrain's when a plan drains (its node rights cluster-scoped, once), and for each other
+// kind of object the manifests hold, create, get, update and delete in each namespace. A
+// cluster-scoped kind in the manifests is refused: a namespace of the user's cannot hold it.
+func NamespacedNeed(plans []*check.Resolved, namespaces []string, mapper meta.RESTMapper) ([]Right, error) {
+	features := []Feature{Namespaced}
+	for _, r := range plans {
+		if f := InPlaceOf[Feature(r.Plan().Disruption.Kind.Info().Rights)]; f != "" && !slices.Contains(features, f) {
+			features = append(features, f)
+		}
+	}
+	base := Of(features...)
+	granted := map[string]bool{}
+	for _, r := range base {
+		if r.Subresource == "" && slices.Contains(r.Verbs, "create") {
+			granted[r.Group+"/"+r.Resource] = true
+		}
+	}
+	kinds, err := manifestKinds(plans, mapper)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range kinds {
+		if granted[k.Group+"/"+k.Resource] {
+			continue
+		}
+		if k.ClusterScoped {
+			return nil, fmt.Errorf("%s: a cluster-scoped object cannot be applied into a namespace of yours (--row-namespace); apply it yourself, or run without --row-namespace", strings.TrimPrefix(k.Why, "the app's manifests hold "))
+		}
+		k.Feature, k.Verbs, k.Namespace = AppManifests, []string{"create", "get", "update", "delete"}, RowNamespace
+		base = append(base, k)
+	}
+	var out []Right
+	for i, ns := range namespaces {
+		for _, r := range Bind(base, ns, "") {
+			if r.ClusterScoped && i > 0 {
+				continue // asked once
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Review asks the API server, with one SelfSubjectAccessReview per verb, whether the client's

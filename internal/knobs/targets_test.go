@@ -131,7 +131,7 @@ func TestTargetEnv(t *testing.T) {
 
 // make e2e-all runs every e2e target of the table but smoke (make e2e selects its specs too) and
 // the families targets (CI's selection of rows that the proxy, gRPC and multinode targets run), and
-// make e2e-rbac and make e2e-gate, each a Makefile target already; it is in .PHONY and its help says what it runs.
+// make e2e-rbac, make e2e-namespaced and make e2e-gate, each a Makefile target already; it is in .PHONY and its help says what it runs.
 func TestE2EAllRunsEveryTarget(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "scripts/e2e-all.sh"))
 	if err != nil {
@@ -148,7 +148,7 @@ func TestE2EAllRunsEveryTarget(t *testing.T) {
 			want = append(want, tg.Name)
 		}
 	}
-	want = append(want, "e2e-rbac", "e2e-gate")
+	want = append(want, "e2e-rbac", "e2e-namespaced", "e2e-gate")
 	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 		t.Errorf("make e2e-all runs %q, want %q (in any order)", got, want)
 	}

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/checktest"
+)
+
+// runIn runs checktest's web plan, as run does, with its rows in the user's namespace ns.
+func (f *fakeRow) runIn(t *testing.T, ns string) (*check.Row, error) {
+	t.Helper()
+	p := checktest.WebPlan()
+	p.App.Images = nil
+	p.Variant.Expect = check.Zero()
+	p.Load.Rate = 50
+	p.Quiet = 500 * time.Millisecond
+	p.Disruption.Count = 1
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf,
+		RowNamespace: ns, RunID: "0123456789ab"}
+	return Run(ctx, tgt, checktest.Resolve(t, p)[0], WithArtifacts(t.TempDir()))
+}
+
+func (f *fakeRow) create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := f.cluster.Fake.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A row in a namespace of the user's (Target.RowNamespace) creates no namespace, deletes first
+// what a killed run of rollcheck left there (labelled), leaves the user's own objects, and at
+// its end deletes what it applied and started, and its Lease.
+func TestRunInRowNamespace(t *testing.T) {
+	f := newFakeRow(t, false)
+	const ns = "team-a"
+	leftover := checktest.Resolve(t, checktest.WebPlan())[0].Deployment()
+	leftover.Namespace, leftover.ResourceVersion = ns, ""
+	leftover.Labels = map[string]string{RunLabel: "deadbeef0000"}
+	leftover.Spec.Template.Labels[RunLabel] = "deadbeef0000"
+	mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: ns}}
+	// What a killed run of another app left, under names this row does not apply.
+	other := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns, Labels: map[string]string{RunLabel: "deadbeef0000"}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	otherCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "api-config", Namespace: ns, Labels: map[string]string{RunLabel: "deadbeef0000"}}}
+	f.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, mine, leftover, other, otherCM)
+
+	row, err := f.runIn(t, ns)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if row.Verdict.Status != check.Pass {
+		t.Errorf("verdict %+v, want pass", row.Verdict)
+	}
+	f.mu.Lock()
+	created := len(f.created)
+	f.mu.Unlock()
+	if created != 0 {
+		t.Errorf("%d namespaces created, want none", created)
+	}
+	ctx := context.Background()
+	var deps appsv1.DeploymentList
+	var pods corev1.PodList
+	var svcs corev1.ServiceList
+	var cms corev1.ConfigMapList
+	for _, l := range []client.ObjectList{&deps, &pods, &svcs, &cms} {
+		if err := f.cluster.Fake.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(deps.Items)+len(pods.Items)+len(svcs.Items) != 0 {
+		t.Errorf("left in %s: %d Deployments, %d pods, %d Services; want none", ns, len(deps.Items), len(pods.Items), len(svcs.Items))
+	}
+	if len(cms.Items) != 1 || cms.Items[0].Name != "settings" {
+		t.Errorf("ConfigMaps in %s: %v, want the user's settings, untouched", ns, cms.Items)
+	}
+	if l, err := f.cs.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Errorf("Leases in %s: %v (%v), want the row's released", ns, l, err)
+	}
+}
+
+// An object of the row's names that rollcheck did not apply is the user's: the row refuses it and
+// changes nothing; so does a pod of the user's that the app's selector matches.
+func TestRunInRowNamespaceRefusesTheUsers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		obj  func(*appsv1.Deployment) client.Object
+		want string
+	}{
+		{"deployment", func(d *appsv1.Deployment) client.Object { return d }, "holds Deployment web, which rollcheck did not apply"},
+		{"pod", func(d *appsv1.Deployment) client.Object {
+			return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-by-hand", Namespace: d.Namespace, Labels: d.Spec.Template.Labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "x"}}}}
+		}, "runs pod web-by-hand, which the app's selector"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeRow(t, false)
+			const ns = "team-b"
+			users := checktest.Resolve(t, checktest.WebPlan())[0].Deployment()
+			users.Namespace, users.ResourceVersion = ns, ""
+			f.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, tc.obj(users))
+			row, err := f.runIn(t, ns)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || row.Verdict.Status != check.Error {
+				t.Fatalf("Run: %v (verdict %+v), want an error row: %q", err, row.Verdict, tc.want)
+			}
+			kept := tc.obj(users.DeepCopy())
+			if err := f.cluster.Fake.Get(context.Background(), client.ObjectKeyFromObject(kept), kept); err != nil {
+				t.Errorf("the user's %s %s: %v, want it kept", tc.name, kept.GetName(), err)
+			}
+			if l, err := f.cs.CoordinationV1().Leases(ns).List(context.Background(), metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+				t.Errorf("Leases in %s: %d (%v), want the row's released", ns, len(l.Items), err)
+			}
+		})
+	}
+}
+
+// A rows namespace another live run holds is refused in one line that names that run.
+func TestRunInRowNamespaceHeld(t *testing.T) {
+	f := newFakeRow(t, false)
+	const ns = "team-c"
+	f.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	other, err := HoldRowNamespace(context.Background(), &rest.Config{Host: "https://127.0.0.1:1"}, ns, "feedfacecafe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Release(context.Background()) }()
+	_, err = f.runIn(t, ns)
+	if err == nil || !strings.Contains(err.Error(), "feedfacecafe") {
+		t.Fatalf("Run: %v, want a refusal naming run feedfacecafe", err)
+	}
+}
