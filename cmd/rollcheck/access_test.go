@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/checktest"
 )
 
@@ -125,7 +126,7 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	notes, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, checktest.WebPlan()), rowPlace{})
+	notes, err := access.ReviewPlans(context.Background(), cfg, checktest.Resolve(t, checktest.WebPlan()), "", nil)
 	if err != nil {
 		t.Fatalf("a rollout restart was refused: %v", err)
 	}
@@ -135,7 +136,7 @@ func TestReviewAccessNeedsOnlyWhatThePlansUse(t *testing.T) {
 	}
 	drain := checktest.WebPlan()
 	drain.Disruption.Kind = check.DrainNode
-	if _, err := reviewAccess(context.Background(), cfg, checktest.Resolve(t, drain), rowPlace{}); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
+	if _, err := access.ReviewPlans(context.Background(), cfg, checktest.Resolve(t, drain), "", nil); err == nil || !strings.Contains(err.Error(), "create pods/eviction") {
 		t.Errorf("a drain without the right to evict: %v", err)
 	}
 	if o := others(); len(o) > 0 {

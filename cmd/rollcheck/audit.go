@@ -243,7 +243,7 @@ func grpcHeadless(inv *audit.Inventory) bool {
 // readCluster reads the workloads of a cluster, read only, after asking the API server whether
 // this user may list them (examples/rbac/audit.yaml grants it); it says which cluster on stderr.
 func readCluster(ctx context.Context, ref clusterRef, ns string, all bool, stderr io.Writer) (*audit.Inventory, string, error) {
-	cfg, which, err := ref.resolve()
+	cfg, which, err := ref.Resolve()
 	if err != nil {
 		return nil, "", err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
@@ -398,7 +399,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	}
 	if f.DryRun {
 		if in.existing != nil {
-			_, which, err := in.existing.resolve()
+			_, which, err := in.existing.Resolve()
 			if err != nil {
 				return bad("%v", err)
 			}
@@ -421,15 +422,14 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		if w := notLoadedWarning(in); w != "" {
 			fmt.Fprintln(stderr, w)
 		}
-		t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace, Rows: f.RowNamespaces}, in.plans, logLine(stderr, "check"))
+		c, err := acquireExisting(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace, Rows: f.RowNamespaces}, in.plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
-		defer releaseHeld(ctx, held, logLine(stderr, "check"), &code)
-		for _, n := range notes {
+		for _, n := range c.Notes() {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, t, which, in.plans, in.parallel, f.RowNamespaces, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
+		return checkExisting(ctx, c, in.plans, in.parallel, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -642,12 +642,12 @@ func checkRows(ctx context.Context, cl *cluster.Cluster, plans []*check.Resolved
 		logf("%v", err)
 		return exitBadInput
 	}
-	held, err := holdInPlace(ctx, t.RESTConfig, plans, t.RunID)
+	held, err := inplace.HoldRun(ctx, t.RESTConfig, plans, t.RunID)
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput
 	}
-	defer releaseHeld(ctx, heldLeases{held}, logf, &code)
+	defer releaseHeld(ctx, held, logf, &code)
 	t.LoadNamespace = loadNS
 	return runRows(ctx, t, plans, parallel, nil, artifacts, out, logf)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/rollcheck/rollcheck/internal/kubeconfig"
 )
 
 // writeKubeconfig writes a kubeconfig of one context per name, each with a cluster of its own
@@ -45,7 +47,7 @@ func TestClusterRefResolve(t *testing.T) {
 	home := writeKubeconfig(t, dir, "home", "https://127.0.0.1:6443", "home", "home")
 	none := writeKubeconfig(t, dir, "none", "https://127.0.0.1:6444", "", "one", "two")
 	missing := filepath.Join(dir, "missing")
-	defer func(h string) { homeKubeconfig = h }(homeKubeconfig)
+	defer func(h string) { kubeconfig.HomeFile = h }(kubeconfig.HomeFile)
 	list := func(files ...string) string { return strings.Join(files, string(os.PathListSeparator)) }
 	for _, tc := range []struct {
 		name, env, home string
@@ -71,8 +73,8 @@ func TestClusterRefResolve(t *testing.T) {
 		{"no --kubeconfig file", "", home, clusterRef{Kubeconfig: missing, By: "--kubeconfig missing"}, "", "--kubeconfig missing: stat " + missing + ": no such file"},
 	} {
 		t.Setenv("KUBECONFIG", tc.env)
-		homeKubeconfig = tc.home
-		cfg, which, err := tc.ref.resolve()
+		kubeconfig.HomeFile = tc.home
+		cfg, which, err := tc.ref.Resolve()
 		switch {
 		case tc.host == "" && (err == nil || !strings.HasPrefix(err.Error(), tc.which)):
 			t.Errorf("%s: error %v, want one starting %q", tc.name, err, tc.which)

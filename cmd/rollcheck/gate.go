@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/gate"
+	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
@@ -167,7 +169,7 @@ func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
 	}
 	// The cluster's configuration is read before any work: a kubeconfig that is not there, or
 	// no pod around the gate, is one line.
-	if _, _, err := in.existing.resolve(); err != nil {
+	if _, _, err := in.existing.Resolve(); err != nil {
 		return nil, "", err
 	}
 	if in.existing.InCluster && in.loadImage == "" {
@@ -273,18 +275,17 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 		v.Started, v.Finished = started, time.Now().UTC()
 		return v
 	}
-	t, which, notes, held, err := existingTarget(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace}, in.plans, logf)
+	c, err := acquireExisting(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace}, in.plans, logf)
 	if err != nil {
 		return none(err)
 	}
-	for _, n := range notes {
+	for _, n := range c.Notes() {
 		logf("warning: %s", n)
 	}
 	var run *report.Run
 	keep := func(r report.Run) { run = &r }
-	code := checkExisting(ctx, t, which, in.plans, in.parallel, nil, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
-	// Released before the verdict, so that a release that failed withholds a pass too.
-	releaseHeld(ctx, held, logf, &code)
+	// Released before the verdict (checkExisting), so that a release that failed withholds a pass too.
+	code := checkExisting(ctx, c, in.plans, in.parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
 	if run == nil {
 		return none(errors.New("the check wrote no run"))
 	}
@@ -361,17 +362,17 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 	// What every check would refuse, said once before it listens: the cluster, the rights. The
 	// Deployment and its Service may come later (a release controller makes the canary's
 	// Service): a line says what is not there yet, and each check reads them again.
-	cfg, which, err := in.existing.resolve()
+	cfg, which, err := in.existing.Resolve()
 	if err != nil {
 		return bad("%v", err)
 	}
-	if _, err := reviewAccess(ctx, cfg, in.plans, rowPlace{Load: f.LoadNamespace}); err != nil {
+	if _, err := access.ReviewPlans(ctx, cfg, in.plans, f.LoadNamespace, nil); err != nil {
 		return bad("%s: %v", in.existing.By, err)
 	}
 	logf := logLine(stderr, "serve")
 	if f.Rollout != "" {
 		logf("each call names the revision of %s to check: its ReplicaSet, read then", target)
-	} else if err := inPlacePreflight(ctx, cfg, in.plans); err != nil {
+	} else if err := inplace.Preflight(ctx, cfg, in.plans); err != nil {
 		logf("warning: %v (each check reads them again)", err)
 	}
 	ln, err := net.Listen("tcp", f.Listen)

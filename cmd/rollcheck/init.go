@@ -186,11 +186,11 @@ func (f *initFlags) fromCluster(ctx context.Context) (*scaffold.Existing, scaffo
 	if r := flagsRef(f.Kubeconfig, f.Context); r != nil {
 		ref = *r
 	}
-	cfg, which, err := ref.resolve()
+	cfg, which, err := ref.Resolve()
 	if err != nil {
 		return nil, scaffold.Found{}, err
 	}
-	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(ref.rules(), &clientcmd.ConfigOverrides{CurrentContext: ref.Context}).RawConfig()
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(ref.Rules(), &clientcmd.ConfigOverrides{CurrentContext: ref.Context}).RawConfig()
 	if err != nil {
 		return nil, scaffold.Found{}, fmt.Errorf("%s: %w", ref.By, err)
 	}

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/spec"
 )
 
@@ -85,38 +80,4 @@ func inPlaceSays(p check.Plan, allowed bool) string {
 		return fmt.Sprintf("applies nothing of the app; would change %s of %s for the row, restored after it: needs --in-place to run", strings.Join(ch, ", "), where)
 	}
 	return fmt.Sprintf("applies nothing of the app; changes %s of %s for the row (--in-place), restored after it", strings.Join(ch, ", "), where)
-}
-
-// inPlacePreflight reads the Deployment of plans in place once, before any work, finds the Service
-// the load goes to, and validates every plan with the Deployment (each row reads both again): a
-// Deployment that is not there, no Service or several (inplace.Service), or one a variant
-// or a disruption does not fit (a port no container declares, a scale-down of one replica, a
-// native sleep past the grace period), is one line before any namespace is made. Plans that
-// apply their app pass.
-func inPlacePreflight(ctx context.Context, cfg *rest.Config, plans []*check.Resolved) error {
-	if len(plans) == 0 || !plans[0].InPlace() {
-		return nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	a := plans[0].Plan().App
-	d, err := inplace.Live(ctx, cs, a)
-	if err != nil {
-		return err
-	}
-	if _, _, err := inplace.Service(ctx, cs, d, a.Service, a.Port); err != nil {
-		return err
-	}
-	what := "Deployment"
-	if a.ReplicaSetOf != "" {
-		what = "ReplicaSet"
-	}
-	for _, p := range plans {
-		if _, err := p.Live(d); err != nil {
-			return fmt.Errorf("%s %s/%s: %w", what, a.Namespace, a.Deployment, err)
-		}
-	}
-	return nil
 }

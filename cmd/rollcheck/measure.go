@@ -297,11 +297,12 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 		if err != nil {
 			return bad("%v", err)
 		}
-		t, which, notes, _, err := existingTarget(ctx, *ref, os.Getenv(knobs.EnvLoadImage), f.ImageRegistry, rowPlace{}, draft, logf) // its plans apply their app: no Lease
+		c, err := acquireExisting(ctx, *ref, os.Getenv(knobs.EnvLoadImage), f.ImageRegistry, rowPlace{}, draft, logf) // its plans apply their app: no Lease
 		if err != nil {
 			return bad("%v", err)
 		}
-		for _, n := range notes {
+		t, which := c.Target(), c.Which()
+		for _, n := range c.Notes() {
 			logf("warning: %s", n)
 		}
 		ei, err := cluster.PlanExistingImages(ctx, t.RESTConfig, f.ImageRegistry)
@@ -319,7 +320,7 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 		code := measureOn(ctx, t, which, image, pull, f, rowsDir, stdout, logf)
 		// Every namespace of this run is gone before the command returns (engine.Run deletes
 		// each row's; this waits for them, and for any a cancelled row left).
-		if err := sweepRun(ctx, t, logf); err != nil {
+		if err := c.Release(ctx); err != nil {
 			logf("cleanup: %v", err)
 			code = max(code, exitBadInput)
 		}
