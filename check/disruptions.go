@@ -18,7 +18,7 @@ type DisruptionInfo struct {
 	// container 2 s more whatever is set, so no preStop or grace advice removes its failures.
 	Forced bool
 	// RestartsKubelet says it restarts the kubelet of the deleted pod's node while the pod
-	// terminates: only a front end that can (engine.Target.RestartKubelet: kind's) runs it, it
+	// terminates: only a front end that can (an engine.Target whose Cluster is a KubeletRestarter: kind's) runs it, it
 	// may cut a preStop hook short, and it starts the termination over.
 	RestartsKubelet bool
 	// Evicts says it takes pods through the eviction API after cordoning their node (a drain):

@@ -40,7 +40,7 @@ const (
 	ScaleToZero DisruptionKind = "scale-to-zero"
 	// KubeletRestart deletes one pod gracefully and, KubeletRestartAfter later, while it
 	// terminates, restarts the kubelet of its node: only a front end that can do that (kind)
-	// runs it (engine.Target.RestartKubelet).
+	// runs it (an engine.Target whose Cluster is an engine.KubeletRestarter).
 	KubeletRestart DisruptionKind = "kubelet-restart"
 	// DrainNode drains the app off one node as kubectl drain does, through the eviction API
 	// (policy/v1), so that PodDisruptionBudgets decide how many pods may go at once: it cordons
@@ -121,7 +121,7 @@ type App struct {
 	Container string
 	// Path is the request path, starting with "/" (default "/").
 	Path string
-	// Images are loaded into the cluster from the local Docker engine (Target.LoadImages);
+	// Images are loaded into the cluster from the local Docker engine (an engine.Target whose Cluster is an engine.ImageLoader);
 	// the containers that run them get imagePullPolicy Never.
 	Images []string
 	// PodHeader is the response header naming the pod that answered (the sample app sends

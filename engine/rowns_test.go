@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,5 +142,51 @@ func TestRunInRowNamespaceHeld(t *testing.T) {
 	_, err = f.runIn(t, ns)
 	if err == nil || !strings.Contains(err.Error(), "feedfacecafe") {
 		t.Fatalf("Run: %v, want a refusal naming run feedfacecafe", err)
+	}
+}
+
+// hooks is a Target.Cluster with kind's optional interfaces, counting the engine's calls.
+type hooks struct {
+	mu     sync.Mutex
+	resets int
+	loaded []string
+}
+
+func (h *hooks) Reset(context.Context) error { h.mu.Lock(); h.resets++; h.mu.Unlock(); return nil }
+func (h *hooks) LoadImages(_ context.Context, refs []string) error {
+	h.mu.Lock()
+	h.loaded = append(h.loaded, refs...)
+	h.mu.Unlock()
+	return nil
+}
+
+// The engine uses what Target.Cluster implements: images loaded before the row, a reset before it
+// deploys and after its teardown; without a KubeletRestarter a kubelet-restart row is refused
+// before it deploys.
+func TestRunUsesTheClustersInterfaces(t *testing.T) {
+	f := newFakeRow(t, false)
+	h := &hooks{}
+	p := checktest.WebPlan()
+	p.App.Images = []string{checktest.Image}
+	p.Variant.Expect = check.Zero()
+	p.Load.Rate = 50
+	p.Quiet = 500 * time.Millisecond
+	p.Disruption.Count = 1
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf, Cluster: h}
+	if _, err := Run(ctx, tgt, checktest.Resolve(t, p)[0], WithArtifacts(t.TempDir())); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	h.mu.Lock()
+	if h.resets != 2 || !slices.Equal(h.loaded, []string{checktest.Image}) {
+		t.Errorf("resets %d, images loaded %q; want 2 (before and after the row) and the plan's image", h.resets, h.loaded)
+	}
+	h.mu.Unlock()
+	kr := checktest.WebPlan()
+	kr.Disruption.Kind = check.KubeletRestart
+	row, err := Run(ctx, tgt, checktest.Resolve(t, kr)[0], WithArtifacts(t.TempDir()))
+	if err == nil || !strings.Contains(err.Error(), "cannot restart a kubelet") || row.Verdict.Status != check.Error {
+		t.Errorf("a kubelet restart without a KubeletRestarter: %v, want an error row", err)
 	}
 }

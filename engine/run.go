@@ -170,7 +170,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.p.Load.Entry == check.EntryNode && (r.t.EntryURL == "" || r.t.EntryNode == "") {
 		return errors.New("load entry node: this target names no entry node for the load (kind: set ROLLCHECK_WORKERS to 1 or more; the first worker is the entry)")
 	}
-	if r.p.Disruption.Kind.Info().RestartsKubelet && r.t.RestartKubelet == nil {
+	if _, ok := r.t.Cluster.(KubeletRestarter); r.p.Disruption.Kind.Info().RestartsKubelet && !ok {
 		return fmt.Errorf("%s: this cluster's front end cannot restart a kubelet (only the kind front end can)", r.p.Disruption.Kind)
 	}
 	if !r.p.InPlace() {
@@ -201,13 +201,14 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.p.Load.From == check.LoadFromCluster && r.t.LoadImage == "" {
 		return errors.New("target: load from the cluster needs Target.LoadImage, the load pod's image")
 	}
-	if r.t.LoadImages != nil && len(r.p.App.Images) > 0 {
-		if err := r.t.LoadImages(ctx, r.p.App.Images); err != nil {
+	if l, ok := r.t.Cluster.(ImageLoader); ok && len(r.p.App.Images) > 0 {
+		if err := l.LoadImages(ctx, r.p.App.Images); err != nil {
 			return fmt.Errorf("load images %s: %w", strings.Join(r.p.App.Images, ", "), err)
 		}
 	}
-	if r.t.Reset != nil {
-		if err := r.t.Reset(ctx); err != nil {
+	reset, _ := r.t.Cluster.(Resetter)
+	if reset != nil {
+		if err := reset.Reset(ctx); err != nil {
 			return fmt.Errorf("reset before the row: %w", err)
 		}
 	}
@@ -251,8 +252,8 @@ func (r *runner) run(ctx context.Context) (err error) {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
 		terr := teardown(tctx, r.client, r.ns)
-		if terr == nil && r.t.Reset != nil {
-			terr = r.t.Reset(tctx)
+		if terr == nil && reset != nil {
+			terr = reset.Reset(tctx)
 		}
 		if terr != nil {
 			err = errors.Join(err, fmt.Errorf("teardown: %w", terr))
@@ -486,7 +487,10 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Quiet+p.App.RequestDuration)
 	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, ReplicaSet: r.p.App.ReplicaSetOf != "", Selector: selectorOf(r.dep),
-		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, RestartKubelet: r.t.RestartKubelet, Logf: r.logf}
+		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, Logf: r.logf}
+	if k, ok := r.t.Cluster.(KubeletRestarter); ok {
+		dt.RestartKubelet = k.RestartKubelet
+	}
 	if p.Disruption.Node == check.DrainEntry {
 		dt.Node = r.t.EntryNode
 	}

@@ -25,9 +25,6 @@ type Target struct {
 	// workers: the first worker, mapped to its own loopback port). Empty: such plans are refused.
 	EntryNode string
 	EntryURL  string
-	// LoadImages loads images from the local Docker engine into the cluster's nodes. Nil: the
-	// cluster must already have the images a check.Plan lists, or pull them.
-	LoadImages func(ctx context.Context, refs []string) error
 	// RunID, if set, labels every namespace the rows create (RunLabel=RunID), so that a front end
 	// on a cluster it shares can wait for its own namespaces to be gone, and touch no other.
 	RunID string
@@ -44,14 +41,6 @@ type Target struct {
 	// (Row.LoadClocks); only where it is not shared are the requests' times moved by the
 	// measured offset before attribution.
 	SharedClock bool
-	// Reset, if set, runs before each row deploys and after its namespace's pods are gone (kind:
-	// flush the NodePort's conntrack entries so that one row's dead pods cannot catch the next
-	// row's connections).
-	Reset func(ctx context.Context) error
-	// RestartKubelet restarts the kubelet of the named node and returns once it runs again: the
-	// kubelet-restart disruption (kind: systemctl in the node's container). Nil: rows with that
-	// disruption are refused before they deploy.
-	RestartKubelet func(ctx context.Context, node string) error
 	// LoadNamespace, if set, is a namespace of the user's where the rows of an app checked in
 	// place (check.Plan.InPlace) start their load pods, kept after the run (only the load pods are
 	// deleted, before and after each row): for a user whose rights are namespaced. Empty: each row
@@ -74,4 +63,30 @@ type Target struct {
 	Versions check.Versions
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
+	// Cluster, if set, is the front end's handle on the cluster, for what only some front ends
+	// can do: the engine uses what it implements of ImageLoader, Resetter and KubeletRestarter
+	// (kind's handle: all three). Nil, or none of them: the cluster must already have the images a
+	// check.Plan lists (or pull them), nothing is reset between rows, and rows with the
+	// kubelet-restart disruption are refused before they deploy.
+	Cluster any
+}
+
+// ImageLoader is a Target.Cluster that loads images from the local Docker engine into the
+// cluster's nodes (kind: as kind load docker-image does), before a row deploys the images its
+// check.Plan lists.
+type ImageLoader interface {
+	LoadImages(ctx context.Context, refs []string) error
+}
+
+// Resetter is a Target.Cluster with state to reset before each row deploys and after its
+// namespace's pods are gone (kind: flush the NodePort's conntrack entries, so that one row's dead
+// pods cannot catch the next row's connections).
+type Resetter interface {
+	Reset(ctx context.Context) error
+}
+
+// KubeletRestarter is a Target.Cluster that restarts the kubelet of a node and returns once it
+// runs again: the kubelet-restart disruption (kind: systemctl in the node's container).
+type KubeletRestarter interface {
+	RestartKubelet(ctx context.Context, node string) error
 }

@@ -120,7 +120,9 @@ func (c *Cluster) SweepStale(ctx context.Context) {
 // docker-image does); engine.Run also loads the images a Plan lists.
 func (c *Cluster) LoadImages(ctx context.Context, refs ...string) {
 	GinkgoHelper()
-	Expect(c.Target.LoadImages(ctx, refs)).To(Succeed())
+	l, ok := c.Target.Cluster.(engine.ImageLoader)
+	Expect(ok).To(BeTrue(), "this cluster's Target cannot load images")
+	Expect(l.LoadImages(ctx, refs)).To(Succeed())
 }
 
 // Release is the suite's cleanup (kindcluster's Cluster.Release): the cluster's logs exported

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/wait"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/disrupt"
 	"github.com/rollcheck/rollcheck/internal/kube"
@@ -42,7 +43,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(kube.TeardownNamespace(ctx, c, ns)).To(Succeed())
-			Expect(kc.Target.Reset(ctx)).To(Succeed())
+			Expect(kc.Target.Cluster.(engine.Resetter).Reset(ctx)).To(Succeed())
 		}, NodeTimeout(3*time.Minute))
 		// The sample app as the smoke Variant changes it, with rollcheck's load Service on the
 		// NodePort, applied by hand: what the engine does, step by step.

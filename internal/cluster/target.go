@@ -39,23 +39,26 @@ func (c *Cluster) Target() engine.Target {
 		LoadURL:    c.AppURL(""),
 		EntryURL:   c.EntryURL(""),
 		EntryNode:  c.entryNode(),
-		LoadImages: c.LoadImages,
 		LoadNode:   c.loadNode(),
 		// kind's nodes are containers on this machine: one kernel, one clock.
 		SharedClock: true,
-		Reset: func(ctx context.Context) error {
-			n, err := c.FlushConntrack(ctx)
-			if err == nil && n > 0 {
-				c.Logf("conntrack: %d entries for NodePort %d flushed", n, c.Config.NodePort)
-			}
-			return err
-		},
-		RestartKubelet:  c.RestartKubelet,
+		// Images loaded, conntrack flushed between rows, the kubelet restarted.
+		Cluster:         c,
 		RunID:           c.RunID,
 		NamespaceLabels: knobs.NamespaceLabels(c.PodSecurity),
 		Versions:        c.versions(),
 		Logf:            c.Logf,
 	}
+}
+
+// Reset flushes the nodes' conntrack entries for the NodePort (FlushConntrack) between rows: the
+// engine's Resetter.
+func (c *Cluster) Reset(ctx context.Context) error {
+	n, err := c.FlushConntrack(ctx)
+	if err == nil && n > 0 {
+		c.Logf("conntrack: %d entries for NodePort %d flushed", n, c.Config.NodePort)
+	}
+	return err
 }
 
 // RestartKubelet restarts the kubelet of the named node (systemctl restart in the node's
