@@ -85,10 +85,14 @@ func (r *runner) useRowNamespace(ctx context.Context) (func(context.Context) err
 	return teardown, nil
 }
 
-// rowObjects is what the row applies (check.Resolved.Objects into the row's namespace); in a
-// namespace of the user's each object and the Deployment's pods carry RunLabel, which is how a
-// later row tells rollcheck's objects from the user's.
+// rowObjects is what the row applies (check.Resolved.Objects into the row's namespace), rendered
+// once per row: in a namespace of the user's, clearing the namespace before the row, applying and
+// the teardown all take the same objects. There each object and the Deployment's pods carry
+// RunLabel, which is how a later row tells rollcheck's objects from the user's.
 func (r *runner) rowObjects() ([]check.Object, error) {
+	if r.objs != nil {
+		return r.objs, nil
+	}
 	nodePort := r.t.NodePort
 	if r.p.Load.From == check.LoadFromCluster {
 		nodePort = 0 // the load Service is reached at its cluster address only
@@ -103,6 +107,7 @@ func (r *runner) rowObjects() ([]check.Object, error) {
 			d.Spec.Template.Labels = withRunLabel(d.Spec.Template.Labels, r.runID)
 		}
 	}
+	r.objs = objs
 	return objs, nil
 }
 

@@ -18,15 +18,21 @@ import (
 	"github.com/rollcheck/rollcheck/internal/checktest"
 )
 
-// runIn runs checktest's web plan, as run does, with its rows in the user's namespace ns.
-func (f *fakeRow) runIn(t *testing.T, ns string) (*check.Row, error) {
-	t.Helper()
+// shortPlan is checktest's web plan, short: one rollout restart at 50 req/s, no failure expected.
+func shortPlan() check.Plan {
 	p := checktest.WebPlan()
 	p.App.Images = nil
 	p.Variant.Expect = check.Zero()
 	p.Load.Rate = 50
 	p.Quiet = 500 * time.Millisecond
 	p.Disruption.Count = 1
+	return p
+}
+
+// runIn runs shortPlan, as run does, with its rows in the user's namespace ns.
+func (f *fakeRow) runIn(t *testing.T, ns string) (*check.Row, error) {
+	t.Helper()
+	p := shortPlan()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf,
@@ -166,12 +172,8 @@ func (h *hooks) LoadImages(_ context.Context, refs []string) error {
 func TestRunUsesTheClustersInterfaces(t *testing.T) {
 	f := newFakeRow(t, false)
 	h := &hooks{}
-	p := checktest.WebPlan()
+	p := shortPlan()
 	p.App.Images = []string{checktest.Image}
-	p.Variant.Expect = check.Zero()
-	p.Load.Rate = 50
-	p.Quiet = 500 * time.Millisecond
-	p.Disruption.Count = 1
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: time.Second}, LoadURL: f.srv.URL, Logf: t.Logf, Cluster: h}

@@ -147,6 +147,8 @@ type runner struct {
 	// id of the row's own).
 	lease *runlease.Lease
 	runID string
+	// objs are the objects a row in a Target.RowNamespace applies, rendered once (rowObjects).
+	objs []check.Object
 }
 
 func (r *runner) progress(ph Step, n int, load loadgen.Progress, detail string) {
