@@ -12,7 +12,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
@@ -30,45 +29,84 @@ const StepRestore Step = "restore"
 // leaseClock is the clock of the Deployments' Leases and records (tests: a fake).
 var leaseClock clock.WithTicker = clock.RealClock{}
 
-// holdLease holds the Lease of the Deployment checked in place for the run (Target.RunID; a row
-// without one makes an id of its own), before anything is read or changed: a live Lease of
-// another run is the row's error, one line that names that run. The front end usually holds it
-// for the whole run already (the row's hold shares it). The context returned ends when another
-// run takes the Lease over (this process could not renew it within its duration): the row stops
-// changing a Deployment it no longer holds. stop ends the watch.
-func (r *runner) holdLease(ctx context.Context) (context.Context, func(), error) {
+// live is an app checked where it runs (check.Plan.InPlace): its workload (inplace.Workload,
+// chosen once by inplace.WorkloadOf) is read, recorded before the row changes it, changed for
+// the variant and restored on every path, while the row holds its Lease.
+type live struct {
+	r  *runner
+	wl inplace.Workload
+	// dep is the workload as read before the row.
+	dep *appsv1.Deployment
+	// lease is the workload's Lease the row holds for r.runID (Target.RunID, else an id of the
+	// row's own).
+	lease *runlease.Lease
+}
+
+func (l *live) check(t Target) error {
+	if t.RowNamespace != "" {
+		return errors.New("target: RowNamespace is for an app the rows apply (an app checked in place runs in its own namespace)")
+	}
+	return nil
+}
+
+func (l *live) pods() kube.Workload { return l.wl.Pods() }
+
+// open holds the workload's Lease for the row, before anything is read or changed (one run per
+// workload; the front end usually holds it for the whole run already, and the row's hold shares
+// it), then puts back what a killed run left on it and reads it (readApp). The Lease is released
+// last, after the restore and the teardown.
+func (l *live) open(ctx context.Context) (context.Context, func(context.Context) error, error) {
+	r := l.r
+	l.wl = inplace.WorkloadOf(r.cs, r.client, r.p.App)
+	lctx, stop, err := l.holdLease(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	end := func(ctx context.Context) error {
+		stop()
+		return l.lease.Release(ctx)
+	}
+	if err := l.readApp(lctx); err != nil {
+		return nil, nil, errors.Join(err, end(ctx))
+	}
+	return lctx, end, nil
+}
+
+// holdLease holds the Lease of the workload checked in place for the run (Target.RunID; a row
+// without one makes an id of its own): a live Lease of another run is the row's error, one line
+// that names that run. The context returned ends when another run takes the Lease over (this
+// process could not renew it within its duration): the row stops changing a workload it no
+// longer holds. stop ends the watch.
+func (l *live) holdLease(ctx context.Context) (context.Context, func(), error) {
+	r := l.r
 	r.runID = r.t.RunID
 	if r.runID == "" {
 		id := make([]byte, 6)
 		_, _ = rand.Read(id)
 		r.runID = hex.EncodeToString(id)
 	}
-	l, err := inplace.HoldLease(ctx, r.cs, r.p.App.Namespace, r.p.App.Deployment, r.runID, runlease.WithClock(leaseClock))
+	lease, err := inplace.HoldLease(ctx, r.cs, r.p.App.Namespace, r.p.App.Deployment, r.runID, runlease.WithClock(leaseClock))
 	if err != nil {
 		return nil, nil, err
 	}
-	r.lease = l
+	l.lease = lease
 	lctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		select {
-		case <-l.Lost():
-			cancel(l.Err())
+		case <-lease.Lost():
+			cancel(lease.Err())
 		case <-lctx.Done():
 		}
 	}()
 	return lctx, func() { cancel(nil) }, nil
 }
 
-// readApp reads an app checked in place (check.Plan.InPlace): it restores first what a killed
-// run left on the Deployment, then reads the live Deployment into the Plan (validated again with
-// it), the row's configuration, and the Service the load goes to.
-func (r *runner) readApp(ctx context.Context) error {
-	a := r.p.App
-	if a.ReplicaSetOf != "" {
-		// A ReplicaSet checked as it runs is never changed: no record of a run is on it.
-		return r.readLive(ctx)
-	}
-	line, dead, err := inplace.Leftover(ctx, r.cs, a.Namespace, a.Deployment, r.lease)
+// readApp restores first what a killed run left on the workload (and deletes that run's
+// namespaces), then reads the live workload into the Plan (resolved again with it), the row's
+// configuration, and the Service the load goes to.
+func (l *live) readApp(ctx context.Context) error {
+	r, a := l.r, l.r.p.App
+	line, dead, err := l.wl.Leftover(ctx, l.lease)
 	if err != nil {
 		return err
 	}
@@ -81,29 +119,22 @@ func (r *runner) readApp(ctx context.Context) error {
 	if dead != nil && dead.Run != "" && dead.Run != r.runID && r.t.LoadNamespace == "" {
 		n, err := kube.SweepNamespaces(ctx, r.client, labels.SelectorFromSet(labels.Set{check.PartOfLabel: check.PartOfValue, RunLabel: dead.Run}).String(), 3*time.Minute)
 		if err != nil {
-			return fmt.Errorf("the namespaces of run %s, which left Deployment %s/%s changed: %w", dead.Run, a.Namespace, a.Deployment, err)
+			return fmt.Errorf("the namespaces of run %s, which left %s changed: %w", dead.Run, l.wl.Pods(), err)
 		}
 		if n > 0 {
 			r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("%d namespace(s) of run %s deleted", n, dead.Run))
 		}
 	}
-	return r.readLive(ctx)
-}
-
-// readLive reads the live workload (inplace.Live: the Deployment, or a ReplicaSet's view as one)
-// into the Plan, validates the Plan with it, and finds the Service the load goes to.
-func (r *runner) readLive(ctx context.Context) error {
-	a := r.p.App
-	var live *appsv1.Deployment
-	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
-		live, err = inplace.Live(ctx, r.cs, a)
+	var dep *appsv1.Deployment
+	err = kube.Retry(ctx, func(ctx context.Context) (err error) {
+		dep, err = l.wl.Read(ctx)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("the app in place: %w", err)
 	}
-	r.live = live
-	res, err := r.res.Live(live)
+	l.dep = dep
+	res, err := r.res.Live(dep)
 	if err != nil {
 		return err
 	}
@@ -113,7 +144,7 @@ func (r *runner) readLive(ctx context.Context) error {
 	}
 	r.dep = res.Deployment()
 	r.row.Config = res.Applied()
-	svc, port, err := inplace.Service(ctx, r.cs, live, a.Service, a.Port)
+	svc, port, err := inplace.Service(ctx, r.cs, dep, a.Service, a.Port)
 	if err != nil {
 		return err
 	}
@@ -128,25 +159,22 @@ func (r *runner) readLive(ctx context.Context) error {
 	return nil
 }
 
-// hold records the live Deployment on itself before the row changes anything (a rollout restart
-// too changes its pod template).
-func (r *runner) hold(ctx context.Context) error {
-	if r.p.App.ReplicaSetOf != "" {
-		return nil // nothing of it changes
+// hold records the live workload on itself before the row changes anything (a rollout restart
+// too changes its pod template); the release it returns puts it back as recorded, deletes the
+// budget the row created and waits until the restored workload rolled out, on contexts of its
+// own: it runs after errors and Ctrl-C too.
+func (l *live) hold(ctx context.Context) (func(context.Context) error, error) {
+	r := l.r
+	r.appNS = r.p.App.Namespace
+	if err := l.wl.Hold(ctx, inplace.Record{Run: r.runID, Row: r.ns, Time: l.lease.Now().UTC()}); err != nil {
+		return nil, err
 	}
-	_, err := inplace.Hold(ctx, r.cs, r.appNS, r.dep.Name, inplace.Record{Run: r.runID, Row: r.ns, Time: r.lease.Now().UTC()})
-	return err
+	return l.release, nil
 }
 
-// release puts the Deployment back as hold recorded it, deletes the budget the row created,
-// waits until the restored Deployment rolled out (when its pod template changed, its pods roll
-// once more) and removes the record the Deployment controller copied onto its ReplicaSets, on
-// contexts of its own: it runs after errors and Ctrl-C too.
-func (r *runner) release(ctx context.Context) error {
-	if r.p.App.ReplicaSetOf != "" {
-		return nil // hold recorded nothing
-	}
-	res, err := inplace.Restore(ctx, r.cs, r.appNS, r.dep.Name, r.runID)
+func (l *live) release(ctx context.Context) error {
+	r := l.r
+	line, err := l.wl.Restore(ctx, r.runID)
 	if r.p.Variant.PDB != nil {
 		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
 		err = errors.Join(err, berr)
@@ -154,28 +182,16 @@ func (r *runner) release(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	what := "spec unchanged"
-	if res.Changed {
-		what = "spec put back as recorded"
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), inplace.RestoreWait)
-		defer cancel()
-		if err := kube.WaitRollout(wctx, r.client, r.appNS, r.dep.Name, inplace.RestoreWait); err != nil {
-			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
-		}
-		what += ", rolled out"
+	if line != "" {
+		r.progress(StepRestore, 0, loadgen.Progress{}, line)
 	}
-	if res.Record != nil {
-		if _, err := inplace.CleanReplicaSets(ctx, r.cs, r.live); err != nil {
-			return fmt.Errorf("restored Deployment %s/%s: %w", r.appNS, r.dep.Name, err)
-		}
-	}
-	r.progress(StepRestore, 0, loadgen.Progress{}, fmt.Sprintf("Deployment %s/%s restored (%s)", r.appNS, r.dep.Name, what))
 	return nil
 }
 
-// applyInPlace gives the live Deployment the Variant's changes (nothing for an as-is variant) and
-// creates its budget in the app's namespace.
-func (r *runner) applyInPlace(ctx context.Context) error {
+// apply gives the live workload the variant's changes (nothing for an as-is variant) and creates
+// its budget in the app's namespace.
+func (l *live) apply(ctx context.Context) error {
+	r := l.r
 	objs, err := r.res.Objects("", 0)
 	if err != nil {
 		return err
@@ -183,23 +199,15 @@ func (r *runner) applyInPlace(ctx context.Context) error {
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *appsv1.Deployment:
-			if equality.Semantic.DeepEqual(o.Spec, r.live.Spec) {
-				continue
+			if err := l.wl.Change(ctx, l.dep, o.Spec); err != nil {
+				return fmt.Errorf("deploy: variant %s: %w", r.p.Variant.Name, err)
 			}
-			if r.p.App.ReplicaSetOf != "" {
-				return fmt.Errorf("deploy: variant %s would change ReplicaSet %s/%s of %s, which is checked as it runs", r.p.Variant.Name, r.appNS, o.Name, r.p.App.ReplicaSetOf)
-			}
-			if err := inplace.Change(ctx, r.cs, r.appNS, o.Name, o.Spec); err != nil {
+		case *policyv1.PodDisruptionBudget:
+			if err := inplace.CreateBudget(ctx, r.cs, o); err != nil {
 				return fmt.Errorf("deploy: %w", err)
 			}
 		default:
-			pdb, ok := o.(*policyv1.PodDisruptionBudget)
-			if !ok {
-				return fmt.Errorf("deploy: in place, %T %s is not rollcheck's to create", o, o.GetName())
-			}
-			if err := inplace.CreateBudget(ctx, r.cs, pdb); err != nil {
-				return fmt.Errorf("deploy: %w", err)
-			}
+			return fmt.Errorf("deploy: in place, %T %s is not rollcheck's to create", o, o.GetName())
 		}
 	}
 	return nil

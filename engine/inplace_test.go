@@ -230,7 +230,8 @@ func TestReadAppFindsTheServiceAddress(t *testing.T) {
 	_, p := inPlaceRow(t, f)
 	res := checktest.Resolve(t, p)[0]
 	r := &runner{res: res, p: res.Plan(), row: &check.Row{}, client: f.cluster.Client, cs: f.cs, logf: t.Logf}
-	if err := r.readApp(context.Background()); err != nil {
+	l := &live{r: r, wl: inplace.WorkloadOf(f.cs, f.cluster.Client, p.App)}
+	if err := l.readApp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if addr, err := r.serviceAddress(context.Background(), f.cs); err != nil || addr != "10.96.0.10:80" || r.svc != "web" {

@@ -50,12 +50,6 @@ func HoldRowNamespace(ctx context.Context, cfg *rest.Config, ns, runID string) (
 // The returned teardown deletes what the row applied and its load pods, and releases the Lease.
 func (r *runner) useRowNamespace(ctx context.Context) (func(context.Context) error, error) {
 	ns := r.t.RowNamespace
-	switch {
-	case r.p.InPlace():
-		return nil, errors.New("target: RowNamespace is for an app the rows apply (an app checked in place runs in its own namespace)")
-	case r.t.LoadNamespace != "":
-		return nil, errors.New("target: RowNamespace and LoadNamespace are exclusive (LoadNamespace is for an app checked in place)")
-	}
 	r.runID = r.t.RunID
 	if r.runID == "" {
 		id := make([]byte, 6)

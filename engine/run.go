@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient"
-	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -32,7 +31,6 @@ import (
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics/scrape"
-	"github.com/rollcheck/rollcheck/internal/runlease"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -110,6 +108,7 @@ func Run(ctx context.Context, t Target, res *check.Resolved, opts ...Option) (*c
 	}
 	p := res.Plan()
 	r := &runner{t: t, res: res, p: p, o: o, logf: t.Logf}
+	r.src = sourceOf(r)
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
 	}
@@ -140,12 +139,11 @@ type runner struct {
 	// appNS is the app's namespace and svc the Service whose endpoints are observed: the row's
 	// namespace and rollcheck's load Service, or, in place, the app's namespace and its own
 	// Service, svcName (SERVICE.NS.svc:PORT), which load pods reach at svcAddr (its cluster IP
-	// and port); live is the Deployment as read before the row.
+	// and port).
 	appNS, svc, svcName, svcAddr string
-	live                         *appsv1.Deployment
-	// lease is the Deployment's Lease the row holds, in place, for runID (Target.RunID, else an
-	// id of the row's own).
-	lease *runlease.Lease
+	// src is where the app comes from (sourceOf): applied, or live in place.
+	src source
+	// runID is the run's id on what the row holds (Target.RunID, else an id of the row's own).
 	runID string
 	// objs are the objects a row in a Target.RowNamespace applies, rendered once (rowObjects).
 	objs []check.Object
@@ -161,8 +159,8 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.t.RESTConfig == nil {
 		return errors.New("target: RESTConfig is required")
 	}
-	if r.t.LoadURL == "" && r.p.Load.From != check.LoadFromCluster && !r.p.InPlace() {
-		return errors.New("target: LoadURL is required for load from the host (or load from the cluster)")
+	if err := r.src.check(r.t); err != nil {
+		return err
 	}
 	if r.p.Load.Entry == check.EntryNode && (r.t.EntryURL == "" || r.t.EntryNode == "") {
 		return errors.New("load entry node: this target names no entry node for the load (kind: set ROLLCHECK_WORKERS to 1 or more; the first worker is the entry)")
@@ -170,29 +168,21 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if _, ok := r.t.Cluster.(KubeletRestarter); r.p.Disruption.Kind.Info().RestartsKubelet && !ok {
 		return fmt.Errorf("%s: this cluster's front end cannot restart a kubelet (only the kind front end can)", r.p.Disruption.Kind)
 	}
-	if !r.p.InPlace() {
-		r.dep = r.res.Deployment()
-	}
 	if r.client, r.cs, err = connect(r.t.RESTConfig); err != nil {
 		return err
 	}
-	if r.p.InPlace() {
-		// One run per Deployment: its Lease is held before anything is read or changed, and
-		// released last, after the restore and the teardown.
-		lctx, stop, err := r.holdLease(ctx)
-		if err != nil {
-			return err
-		}
+	// In place, the workload's Lease is held before anything is read or changed, and released
+	// last, after the restore and the teardown.
+	ctx, end, err := r.src.open(ctx)
+	if err != nil {
+		return err
+	}
+	if end != nil {
 		defer func() {
-			stop()
-			if lerr := r.lease.Release(ctx); lerr != nil {
-				err = errors.Join(err, lerr)
+			if eerr := end(context.WithoutCancel(ctx)); eerr != nil {
+				err = errors.Join(err, eerr)
 			}
 		}()
-		ctx = lctx
-		if err := r.readApp(ctx); err != nil {
-			return err
-		}
 	}
 	r.row.Versions = r.versions()
 	if r.p.Load.From == check.LoadFromCluster && r.t.LoadImage == "" {
@@ -219,8 +209,6 @@ func (r *runner) run(ctx context.Context) (err error) {
 	}
 	teardown := kube.TeardownNamespace
 	switch {
-	case r.t.LoadNamespace != "" && !r.p.InPlace():
-		return errors.New("target: LoadNamespace is only for an app checked in place (its rows apply nothing there)")
 	case r.t.RowNamespace != "":
 		// A namespace of the user's, kept: only what rollcheck applied and started there goes.
 		r.ns = r.t.RowNamespace
@@ -256,18 +244,14 @@ func (r *runner) run(ctx context.Context) (err error) {
 			err = errors.Join(err, fmt.Errorf("teardown: %w", terr))
 		}
 	}()
-	r.appNS = r.ns
-	if r.svc == "" { // in place, readApp found the app's own
-		r.svc = check.LoadServiceName
+	// Recorded before anything of the app changes, put back on every path after.
+	release, err := r.src.hold(ctx)
+	if err != nil {
+		return err
 	}
-	if r.p.InPlace() {
-		r.appNS = r.p.App.Namespace
-		// Recorded before anything changes the Deployment, restored on every path after.
-		if err := r.hold(ctx); err != nil {
-			return err
-		}
+	if release != nil {
 		defer func() {
-			if rerr := r.release(ctx); rerr != nil {
+			if rerr := release(ctx); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 		}()
@@ -334,17 +318,13 @@ func (r *runner) measure(ctx context.Context) error {
 // workload is what the row's pods belong to: the row's Deployment, or in place the live one or
 // the ReplicaSet checked as it runs.
 func (r *runner) workload() kube.Workload {
-	return kube.Workload{Namespace: r.appNS, Name: r.dep.Name, ReplicaSet: r.p.App.ReplicaSetOf != ""}
+	return r.src.pods()
 }
 
 // deploy applies the app's objects into the row's namespace and waits for its rollout.
 func (r *runner) deploy(ctx context.Context) error {
 	r.progress(StepDeploy, 0, loadgen.Progress{}, r.appNS)
-	apply := r.apply
-	if r.p.InPlace() {
-		apply = r.applyInPlace
-	}
-	if err := apply(ctx); err != nil {
+	if err := r.src.apply(ctx); err != nil {
 		return err
 	}
 	if sig := r.row.Config.StopSignal; sig != "" {
@@ -368,22 +348,6 @@ func (r *runner) deploy(ctx context.Context) error {
 	r.readPods(ctx)
 	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.row.Config.LocalOnly()) {
 		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
-	}
-	return nil
-}
-
-// apply applies the app's objects into the row's namespace, with rollcheck's load Service.
-func (r *runner) apply(ctx context.Context) error {
-	objs, err := r.rowObjects()
-	if err != nil {
-		return err
-	}
-	kobjs := make([]k8s.Object, len(objs))
-	for i, o := range objs {
-		kobjs[i] = o
-	}
-	if err := kube.Apply(ctx, r.client, kobjs...); err != nil {
-		return fmt.Errorf("deploy: %w", err)
 	}
 	return nil
 }

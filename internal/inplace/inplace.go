@@ -1,9 +1,11 @@
-// Package inplace keeps a Deployment that rollcheck checks where it already runs as it found it:
-// before a row changes anything, the Deployment's spec is recorded on the object itself (the
-// annotation Annotation), and after the row, on errors, on a cancelled context and by the next
-// run after a killed one, the recorded spec is put back and the record removed. The
-// PodDisruptionBudget a variant asks for is created in the app's namespace with rollcheck's
-// label and deleted the same way. Service finds the app's own Service the load goes to.
+// Package inplace keeps a workload that rollcheck checks where it already runs as it found it.
+// A row sees it through Workload (WorkloadOf chooses once): a Deployment, whose spec is recorded
+// on the object itself (the annotation Annotation) before a row changes anything and put back,
+// the record removed, after the row, on errors, on a cancelled context and by the next run after
+// a killed one; or a ReplicaSet of a workload rollcheck does not change (an Argo Rollout's
+// revision), which is only read. The PodDisruptionBudget a variant asks for is created in the
+// app's namespace with rollcheck's label and deleted the same way. Service finds the app's own
+// Service the load goes to.
 package inplace
 
 import (
