@@ -28,8 +28,8 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
-	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/kindlink"
 	"github.com/rollcheck/rollcheck/kindcluster"
 )
@@ -196,41 +196,33 @@ func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 		c.report(row)
 		Fail("the plan: " + err.Error())
 	}
-	row, err := attempt.Run(ctx, c.Artifacts, func(ctx context.Context) (*check.Row, error) {
-		return c.run(ctx, res), nil
-	}, func(first *check.Row) {
+	row, err := frontend.Attempt(ctx, c.Target, res, c.Artifacts, func(first *check.Row) {
+		c.entries(first, first.AttemptFileName(1))
 		AddReportEntry("harness fault, run once more", first.Verdict.Reason)
 		GinkgoWriter.Printf("harness fault, not a verdict on the app: %s; running %s once more\n", first.Verdict.Reason, p.Variant.Name)
-	})
-	Expect(err).NotTo(HaveOccurred(), "keep the first attempt")
-	if row.Attempts > 1 {
-		// The row file c.run wrote has no mark of the retry yet.
-		_, werr := check.WriteRow(c.Artifacts, *row)
-		Expect(werr).NotTo(HaveOccurred(), "write the row")
+	}, engine.WithProgress(logProgress))
+	if row != nil {
+		c.entries(row, row.FileName())
 	}
+	Expect(err).NotTo(HaveOccurred())
 	if row.Verdict.Status == check.HarnessFault {
 		Fail("harness fault, not a verdict on the app: " + row.Verdict.Reason)
 	}
 	return row
 }
 
-// run runs p once, writes its row and adds it to the spec's report.
-func (c *Cluster) run(ctx context.Context, p *check.Resolved) *check.Row {
-	GinkgoHelper()
-	row, err := engine.Run(ctx, c.Target, p, engine.WithArtifacts(c.Artifacts), engine.WithProgress(logProgress))
-	if row != nil {
-		c.report(row)
-	}
-	Expect(err).NotTo(HaveOccurred())
-	return row
-}
-
 // report writes row to Artifacts/rows and adds it to the spec's report.
 func (c *Cluster) report(row *check.Row) {
 	GinkgoHelper()
-	path, werr := check.WriteRow(c.Artifacts, *row)
+	_, werr := check.WriteRow(c.Artifacts, *row)
 	Expect(werr).NotTo(HaveOccurred(), "write the row")
-	AddReportEntry("row", path)
+	c.entries(row, row.FileName())
+}
+
+// entries adds row to the spec's report: its file (name, in Artifacts/rows), load, verdict,
+// disruptions and endpoint propagation.
+func (c *Cluster) entries(row *check.Row, name string) {
+	AddReportEntry("row", filepath.Join(c.Artifacts, "rows", name))
 	AddReportEntry("load", row.Summary.String())
 	AddReportEntry("verdict", fmt.Sprintf("%s: %s (expected %s)", row.Verdict.Status, row.Verdict.Reason, row.Config.Expect))
 	AddReportEntry("disruptions", row.Disruptions)
@@ -271,15 +263,5 @@ func Join(ctx context.Context, suite string, data []byte) (*Cluster, map[string]
 	return &Cluster{Target: t, Artifacts: sh.Artifacts, suite: suite, kind: kc}, sh.Values
 }
 
-func logProgress(p engine.Progress) {
-	switch p.Step {
-	case engine.StepDisruption:
-		Logf("%s: disruption %d/%d starts (load %+v)", p.Variant, p.N, p.Count, p.Load)
-	case engine.StepSettled:
-		Logf("%s: disruption %d/%d settled %s (load %+v)", p.Variant, p.N, p.Count, p.Detail, p.Load)
-	case engine.StepLoadTicker:
-		Logf("%s: load %+v", p.Variant, p.Load)
-	default:
-		Logf("%s: %s %s", p.Variant, p.Step, p.Detail)
-	}
-}
+// logProgress logs each step of a row, as rollcheck check shows it (frontend.ProgressLine).
+func logProgress(p engine.Progress) { Logf("%s", frontend.ProgressLine(p)) }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +21,8 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
-	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
@@ -666,135 +665,28 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, loadPods bool) (engine
 	return t, nil
 }
 
-// runRows runs every plan on the Target, writes the rows and the reports, prints the run (out)
-// and decides the exit code. A row the harness could not judge runs once more, by the front
-// ends' one policy (internal/attempt): both attempts kept, the retry marked in the reports.
-//
-// Up to parallel rows run at once, each in its own namespace, except a row that must run alone
-// (check.Plan.RunsAlone: load from the host, a kubelet restart, a node drain, ...), which runs
-// with no other beside it, as the suites' Serial rows do. The reports list the rows by their
-// start.
+// runRows runs every plan on the Target by the front ends' one way (frontend.Rows: up to
+// parallel at once, a row that must run alone alone, a harness fault once more, every row and
+// the reports written), prints the run (out) and maps its Outcome to the exit code.
 func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, parallel int, rowsNS []string, artifacts string, out rowsOut, logf func(string, ...any)) int {
-	t.Logf = func(string, ...any) {} // the progress lines below say what matters
-	_ = check.ClearRows(artifacts)
-	var (
-		mu   sync.Mutex
-		rows []check.Row
-	)
-	// Rows in namespaces of the user's: one row at a time in each (parallel is at most their
-	// number: input), taken from free ones.
-	free := make(chan string, len(rowsNS))
-	for _, ns := range rowsNS {
-		free <- ns
-	}
-	schedule(ctx, plans, parallel, func(i int, res *check.Resolved) {
-		p := res.Plan()
-		t := t
-		if len(rowsNS) > 0 {
-			t.RowNamespace = <-free
-			defer func() { free <- t.RowNamespace }()
-		}
-		where := ""
-		if t.RowNamespace != "" {
-			where = " in " + t.RowNamespace
-		}
-		logf("row %d/%d: %s under %s×%d%s", i+1, len(plans), p.Variant.Name, p.Disruption.Kind, p.Disruption.Count, where)
-		row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
-			return engine.Run(ctx, t, res, engine.WithArtifacts(artifacts), engine.WithProgress(progressPrinter(logf)))
-		}, func(first *check.Row) {
-			logf("row %d/%d: harness fault, not a verdict on the app: %s; running it once more", i+1, len(plans), first.Verdict.Reason)
-		})
-		if row != nil {
-			if _, werr := check.WriteRow(artifacts, *row); werr != nil {
-				logf("write row: %v", werr)
-			}
-			mu.Lock()
-			rows = append(rows, *row)
-			mu.Unlock()
-		}
-		if err != nil {
-			logf("%v", err)
-		}
-	})
-	slices.SortStableFunc(rows, func(a, b check.Row) int { return a.Started.Compare(b.Started) })
-	run := report.NewRun(rows)
-	if _, err := report.WriteAll(artifacts, run); err != nil {
-		logf("%v", err)
-	}
+	run := frontend.Rows(ctx, t, plans, frontend.Options{Parallel: parallel, RowNamespaces: rowsNS, Artifacts: artifacts, Logf: logf, Progress: progressPrinter(logf)})
 	if err := out.print(run); err != nil {
 		logf("%v", err)
 	}
 	logf("reports in %s (conformance.md, conformance.json, conformance.junit.xml, timeline.html)", artifacts)
-	counts := report.Summarize(run)
-	switch {
-	case ctx.Err() != nil:
-		logf("interrupted: %d of %d rows ran", len(rows), len(plans))
-		return exitSignal
-	case counts.HarnessFault+counts.Error > 0 || len(rows) < len(plans):
-		return exitBadInput
-	case counts.Fail+counts.Flaky > 0:
-		return exitFail
+	outcome := frontend.Judge(ctx, run, len(plans))
+	if outcome == frontend.Interrupted {
+		logf("interrupted: %d of %d rows ran", len(run.Rows), len(plans))
 	}
-	return exitPass
+	return exitOf[outcome]
 }
 
-// schedule calls run for each plan, taken in their order: up to parallel at once of the
-// plans that may run beside others, and a plan that must run alone (check.Plan.RunsAlone)
-// alone. Once ctx ends it starts no more; it returns when every run it started has returned.
-func schedule[P interface{ RunsAlone() string }](ctx context.Context, plans []P, parallel int, run func(i int, p P)) {
-	var (
-		wg    sync.WaitGroup
-		slot  = make(chan struct{}, max(1, parallel))
-		alone sync.RWMutex // a plan that must run alone holds it alone; the others share it
-	)
-	for i, p := range plans {
-		select {
-		case slot <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		// Taken here, not in the goroutine, so that a plan that runs alone waits for the plans
-		// before it and holds back those after it; the runs under way end soon after ctx does.
-		lock, unlock := alone.RLock, alone.RUnlock
-		if p.RunsAlone() != "" {
-			lock, unlock = alone.Lock, alone.Unlock
-		}
-		lock()
-		if ctx.Err() != nil {
-			unlock()
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { unlock(); <-slot; wg.Done() }()
-			run(i, p)
-		}()
-	}
-	wg.Wait()
-}
+// exitOf is the exit code of each Outcome of a run of rows.
+var exitOf = map[frontend.Outcome]int{frontend.Pass: exitPass, frontend.Fail: exitFail, frontend.Inconclusive: exitBadInput, frontend.Interrupted: exitSignal}
 
-// progressPrinter shows each step of a row: disruptions, requests and failures so far.
+// progressPrinter shows each step of a row (frontend.ProgressLine), indented under its row.
 func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
-	return func(p engine.Progress) {
-		switch p.Step {
-		case engine.StepDisruption:
-			logf("  %s: disruption %d/%d starts; %d requests, %d failed so far", p.Variant, p.N, p.Count, p.Load.Sent, p.Load.Failed)
-		case engine.StepSettled:
-			pod := "" // the deleted pod, for delete-pod and force-delete
-			if p.Detail != "" {
-				pod = " (pod " + p.Detail + ")"
-			}
-			logf("  %s: disruption %d/%d settled%s; %d requests, %d failed so far", p.Variant, p.N, p.Count, pod, p.Load.Sent, p.Load.Failed)
-		case engine.StepLoadTicker:
-			logf("  %s: %d requests, %d failed so far", p.Variant, p.Load.Sent, p.Load.Failed)
-		case engine.StepTeardown:
-			logf("  %s: teardown of namespace %s", p.Variant, p.Detail)
-		default:
-			logf("  %s: %s %s", p.Variant, p.Step, p.Detail)
-		}
-	}
+	return func(p engine.Progress) { logf("  %s", frontend.ProgressLine(p)) }
 }
 
 // flagsCheck is the check the flags-only form describes: one app, one variant ("as-is", or
