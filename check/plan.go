@@ -584,7 +584,7 @@ type Row struct {
 	Repeat int `json:"repeat,omitempty"`
 	// Attempts is how many times the row was run to get this result: 2 when the first attempt
 	// was a harness fault (or, in tune, an error) and the row was run once more; 0 for one
-	// attempt. The first attempt's row is kept beside this one (AttemptFileName).
+	// attempt. The first attempt's row is kept beside this one (its file name ends in .attempt1.json).
 	Attempts int `json:"attempts,omitempty"`
 	// Retried is the first attempt's reason (its Verdict.Reason, or its error) when the row was
 	// run again; empty otherwise.

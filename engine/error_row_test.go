@@ -10,17 +10,20 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/checktest"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
-// A row that cannot run to the end is still returned, with status error and the reason, so
-// that the table counts it (a failed spec can never leave "N rows, N pass").
+// A row that cannot run to the end is still returned, with status error and the reason, and
+// written to the artifacts, so that the table counts it (a failed spec can never leave "N rows,
+// N pass").
 func TestRunErrorIsARow(t *testing.T) {
 	p := checktest.WebPlan()
 	// Nothing listens on port 1 of the loopback address: the cluster is unreachable.
 	tgt := Target{RESTConfig: &rest.Config{Host: "https://127.0.0.1:1", Timeout: 2 * time.Second}, LoadURL: "http://127.0.0.1:1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	row, err := Run(ctx, tgt, checktest.Resolve(t, p)[0])
+	dir := t.TempDir()
+	row, err := Run(ctx, tgt, checktest.Resolve(t, p)[0], WithArtifacts(dir))
 	if err == nil {
 		t.Fatal("no error from an unreachable cluster")
 	}
@@ -33,13 +36,10 @@ func TestRunErrorIsARow(t *testing.T) {
 	if row.Config.Name != p.Variant.Name || row.Config.PreStop.String() != "exec:sh -c sleep 3" || row.Suite != p.Suite {
 		t.Errorf("the row does not say what it was: %+v", row.Config)
 	}
-	dir := t.TempDir()
-	if _, err := check.WriteRow(dir, *row); err != nil {
-		t.Fatalf("an error row cannot be written: %v", err)
-	}
-	rows, err := check.ReadRows(dir)
+	// WithArtifacts: Run wrote the row itself, its error too.
+	rows, err := rowfile.Read(dir)
 	if err != nil || len(rows) != 1 || rows[0].Verdict.Status != check.Error {
-		t.Errorf("read back %d rows (%v), want the error row", len(rows), err)
+		t.Errorf("read back %d rows (%v), want the error row Run wrote", len(rows), err)
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics"
 	"github.com/rollcheck/rollcheck/internal/proxymetrics/scrape"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -75,8 +76,9 @@ type runOptions struct {
 	progress  func(Progress)
 }
 
-// WithArtifacts makes Run keep every request in dir/raw: vegeta's own encoding (for vegeta
-// report and plot) and the JSON ledger. The row's Artifacts name the files.
+// WithArtifacts makes Run write its row to dir/rows (as JSON, however the row ended: what
+// rollcheck report and compare read) and keep every request in dir/raw: vegeta's own encoding
+// (for vegeta report and plot) and the JSON ledger. The row's Artifacts name the raw files.
 func WithArtifacts(dir string) Option { return func(o *runOptions) { o.artifacts = dir } }
 
 // WithProgress makes Run call f at each step of the row (from Run's goroutines; f must be
@@ -117,9 +119,14 @@ func Run(ctx context.Context, t Target, res *check.Resolved, opts ...Option) (*c
 	r.row.Duration = time.Since(r.row.Started)
 	if err != nil {
 		r.row.Verdict = check.Verdict{Status: check.Error, Reason: err.Error()}
-		return r.row, fmt.Errorf("row %s: %w", p.Variant.Name, err)
+		err = fmt.Errorf("row %s: %w", p.Variant.Name, err)
 	}
-	return r.row, nil
+	if o.artifacts != "" {
+		if _, werr := rowfile.Write(o.artifacts, *r.row); werr != nil {
+			err = errors.Join(err, fmt.Errorf("row %s: %w", p.Variant.Name, werr))
+		}
+	}
+	return r.row, err
 }
 
 type runner struct {
@@ -496,7 +503,7 @@ func writeRaw(dir string, row *check.Row, res *loadgen.Result, attr attribute.Re
 	if err := os.MkdirAll(raw, 0o755); err != nil {
 		return nil, fmt.Errorf("write raw results: %w", err)
 	}
-	base := strings.TrimSuffix(row.FileName(), ".json")
+	base := strings.TrimSuffix(rowfile.Name(*row), ".json")
 	out := map[string]string{}
 	for _, f := range []struct {
 		kind, ext string

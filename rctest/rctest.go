@@ -31,6 +31,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/kindlink"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/kindcluster"
 )
 
@@ -183,7 +184,7 @@ func (c *Cluster) UseLoadPods(ctx context.Context) string {
 // disruption, cluster) fails the spec. A harness fault (the load itself was invalid: it says
 // nothing about the app) runs the row once more, by the front ends' one policy (rollcheck
 // check's and tune's too): both attempts are kept, the first under the row's
-// check.Row.AttemptFileName(1), and the row records the retry (Attempts, Retried); a second
+// rowfile.AttemptName(check.Row, 1), and the row records the retry (Attempts, Retried); a second
 // fault fails the spec. Whether the row's verdict passes is the caller's to assert, usually with
 // Expect(row).To(rctest.Pass()).
 func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
@@ -197,12 +198,12 @@ func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 		Fail("the plan: " + err.Error())
 	}
 	row, err := frontend.Attempt(ctx, c.Target, res, c.Artifacts, func(first *check.Row) {
-		c.entries(first, first.AttemptFileName(1))
+		c.entries(first, rowfile.AttemptName(*first, 1))
 		AddReportEntry("harness fault, run once more", first.Verdict.Reason)
 		GinkgoWriter.Printf("harness fault, not a verdict on the app: %s; running %s once more\n", first.Verdict.Reason, p.Variant.Name)
 	}, engine.WithProgress(logProgress))
 	if row != nil {
-		c.entries(row, row.FileName())
+		c.entries(row, rowfile.Name(*row))
 	}
 	Expect(err).NotTo(HaveOccurred())
 	if row.Verdict.Status == check.HarnessFault {
@@ -214,9 +215,9 @@ func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
 // report writes row to Artifacts/rows and adds it to the spec's report.
 func (c *Cluster) report(row *check.Row) {
 	GinkgoHelper()
-	_, werr := check.WriteRow(c.Artifacts, *row)
+	_, werr := rowfile.Write(c.Artifacts, *row)
 	Expect(werr).NotTo(HaveOccurred(), "write the row")
-	c.entries(row, row.FileName())
+	c.entries(row, rowfile.Name(*row))
 }
 
 // entries adds row to the spec's report: its file (name, in Artifacts/rows), load, verdict,

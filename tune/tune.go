@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/oneline"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // Defaults and limits of the options.
@@ -133,7 +134,7 @@ const (
 
 // Probe is one run of the base Plan at one preStop value: the numbers of its curve point
 // and its verdict. Row is the full row, for the caller to write (it is not in the JSON; File
-// names the file WriteRow gives it).
+// names the file rowfile.Write gives it).
 type Probe struct {
 	// N numbers the probes of a tune in the order they started, confirmations included
 	// (1-based). Round numbers the round it ran in: the probes of one round run at once
@@ -440,7 +441,7 @@ func (p *Probe) fill(row *check.Row, err error, expect check.Outcome) {
 		}
 		p.Status, p.Reason = row.Verdict.Status, row.Verdict.Reason
 		if row.Suite != "" && row.Config.Name != "" && row.Config.Disruption != "" {
-			p.File = row.FileName()
+			p.File = rowfile.Name(*row)
 		}
 	}
 	switch {

@@ -24,6 +24,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/audit/live"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 const auditAbout = `Scores every Deployment and StatefulSet of the manifests (or of a cluster, read only, with
@@ -312,7 +313,7 @@ func readRunRows(path string) ([]check.Row, error) {
 	var rows []check.Row
 	switch _, rerr := os.Stat(filepath.Join(path, "rows")); {
 	case st.IsDir() && rerr == nil:
-		rows, err = check.ReadRows(path)
+		rows, err = rowfile.Read(path)
 	case st.IsDir():
 		path = filepath.Join(path, "conformance.json")
 		fallthrough

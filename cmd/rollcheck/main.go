@@ -31,10 +31,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/replay"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/internal/selfimage"
 )
 
@@ -135,7 +135,7 @@ func badArgs(stderr io.Writer, cmd string, args []string) int {
 
 // writeReport merges the rows the suites wrote into the run's reports and prints the table.
 func writeReport(dir string, stdout, stderr io.Writer) error {
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		return err
 	}

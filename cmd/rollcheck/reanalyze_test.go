@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -41,7 +42,7 @@ func TestReportReanalyze(t *testing.T) {
 	f.Close()
 	run := func(want int, r check.Row) string {
 		t.Helper()
-		if _, err := check.WriteRow(dir, r); err != nil {
+		if _, err := rowfile.Write(dir, r); err != nil {
 			t.Fatal(err)
 		}
 		var stdout, stderr strings.Builder

@@ -18,6 +18,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/spec"
 	"github.com/rollcheck/rollcheck/tune"
@@ -389,12 +390,12 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		return exitCode(ctx, exitBadInput)
 	}
 	t.Logf = func(string, ...any) {} // the progress lines say what matters
-	_ = check.ClearRows(ta.Artifacts)
+	_ = rowfile.Clear(ta.Artifacts)
 	o := ta.opts
 	progress := func(p tune.Probe) {
 		logf("%s", probeLine(p))
 		if p.Status != "" && p.Row != nil {
-			if _, err := check.WriteRow(ta.Artifacts, *p.Row); err != nil {
+			if _, err := rowfile.Write(ta.Artifacts, *p.Row); err != nil {
 				logf("write row: %v", err)
 			}
 		}

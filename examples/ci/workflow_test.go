@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/spec"
 )
@@ -239,8 +240,8 @@ func readCalls(t *testing.T, dir string) []call {
 	return calls
 }
 
-// writeRun writes dir/conformance.json as the check step would leave it, with public API only:
-// one row of every plan of the check file, each written with check.WriteRow and merged by
+// writeRun writes dir/conformance.json as the check step would leave it: one row of every plan
+// of the check file (public API), each written as engine.Run writes its row (rowfile) and merged by
 // `rollcheck report` (the CLI built from this module). Each row has the requests the variant's
 // expectation predicts: failures in every disruption for a negative control (failuresExpected),
 // none otherwise; and each must pass by the check file's own expectation, so the rows agree
@@ -280,7 +281,7 @@ func writeRun(t *testing.T, bin, dir, checkFile string) int {
 		if row.Verdict.Status != check.Pass {
 			t.Fatalf("%s: the rows its expectation predicts do not pass it: %s", a.Name, row.Verdict.Reason)
 		}
-		if _, err := check.WriteRow(dir, row); err != nil {
+		if _, err := rowfile.Write(dir, row); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -55,13 +55,10 @@ func TestRollout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the plan is refused: %v", err)
 	}
+	// The row goes to art/rows, however it ended: rollcheck report art renders it.
 	row, err := engine.Run(ctx, kc.Target(), plan, engine.WithArtifacts(art))
 	if row != nil {
-		path, werr := check.WriteRow(art, *row)
-		if werr != nil {
-			t.Errorf("write the row: %v", werr)
-		}
-		t.Logf("row %s: %s", path, row.Summary)
+		t.Logf("row in %s: %s", filepath.Join(art, "rows"), row.Summary)
 	}
 	if err != nil {
 		t.Fatalf("the row did not run to the end: %v", err)

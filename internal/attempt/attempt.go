@@ -1,7 +1,7 @@
 // Package attempt is the front ends' one policy for a row the harness could not judge
 // (check.HarnessFault: a stalled or short load, say, which says nothing about the app):
 // rollcheck check, rctest and tune run such a row once more, keep both attempts (the first
-// under check.Row.AttemptFileName, its raw files renamed to match) and mark the second with
+// under rowfile.AttemptName, its raw files renamed to match) and mark the second with
 // check.Row.Attempts and Retried, so that every report shows that the row needed a retry.
 package attempt
 
@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // Max is how many times a row runs at most: once, and once more after a harness fault.
@@ -50,14 +51,14 @@ func Mark(second *check.Row, reason string) {
 
 // Keep keeps first, attempt 1 of a row about to run again, in the artifacts directory dir: its
 // raw files (check.Row.Artifacts, which the next attempt would overwrite) renamed to the
-// attempt's name, and the row written under check.Row.AttemptFileName(1). It returns the row
+// attempt's name, and the row written under rowfile.AttemptName(check.Row, 1). It returns the row
 // file's path relative to dir.
 func Keep(dir string, first check.Row) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	base := strings.TrimSuffix(first.FileName(), ".json")
-	kept := strings.TrimSuffix(first.AttemptFileName(1), ".json")
+	base := strings.TrimSuffix(rowfile.Name(first), ".json")
+	kept := strings.TrimSuffix(rowfile.AttemptName(first, 1), ".json")
 	first.Artifacts = maps.Clone(first.Artifacts)
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(first.Artifacts)) {
@@ -73,7 +74,7 @@ func Keep(dir string, first check.Row) (string, error) {
 		}
 		first.Artifacts[k] = to
 	}
-	path, err := check.WriteAttempt(dir, first, 1)
+	path, err := rowfile.WriteAttempt(dir, first, 1)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // row is a row as the engine returns it, with raw files written under its name.
@@ -64,7 +65,7 @@ func TestRunRetriesAHarnessFaultOnce(t *testing.T) {
 				t.Errorf("Retried = %q, want the first attempt's reason", got.Retried)
 			}
 			// The first attempt is kept beside the row, its raw files renamed.
-			kept := filepath.Join(dir, "rows", got.AttemptFileName(1))
+			kept := filepath.Join(dir, "rows", rowfile.AttemptName(*got, 1))
 			b, err := os.ReadFile(kept)
 			if err != nil {
 				t.Fatalf("first attempt not kept: %v", err)
@@ -76,12 +77,12 @@ func TestRunRetriesAHarnessFaultOnce(t *testing.T) {
 				t.Errorf("kept row does not name its renamed ledger %s:\n%s", want, b)
 			}
 			// The reports read the row once: the last attempt.
-			if _, err := check.WriteRow(dir, *got); err != nil {
+			if _, err := rowfile.Write(dir, *got); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := check.ReadRows(dir)
+			rows, err := rowfile.Read(dir)
 			if err != nil || len(rows) != 1 || rows[0].Attempts != 2 {
-				t.Errorf("ReadRows = %d rows (%v), want the one row of 2 attempts", len(rows), err)
+				t.Errorf("rowfile.Read = %d rows (%v), want the one row of 2 attempts", len(rows), err)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // The audit's predictions of the built-in matrix's rows against what they measured, on three
@@ -65,7 +66,7 @@ func TestAgreementRecordedRuns(t *testing.T) {
 func TestRowObjects(t *testing.T) {
 	workload := func(dir, name string) *Workload {
 		t.Helper()
-		rows, err := check.ReadRows(dir)
+		rows, err := rowfile.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestExtractLeavesOutPinnedDataPlane(t *testing.T) {
 // extracted is the rows recorded in dir and the windows extracted from them.
 func extracted(t *testing.T, dir string) ([]check.Row, *WindowsFile) {
 	t.Helper()
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

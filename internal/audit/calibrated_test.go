@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -135,7 +136,7 @@ func TestExpectedControlPlanePlusKubeProxy(t *testing.T) {
 // exiting exit after the deletion.
 func syntheticRow(t *testing.T, name string, start time.Time, dp []time.Duration, failed int, exit time.Duration) check.Row {
 	t.Helper()
-	rows, err := check.ReadRows("testdata/kind-run")
+	rows, err := rowfile.Read("testdata/kind-run")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +235,11 @@ func slicesClone(r []check.Row) []check.Row { return append([]check.Row(nil), r.
 // the predicted rows' expected counts are within 2× of the measured, in both directions, and
 // so is at least 80 % of the kind run's rows, predicted across 5 folds of itself.
 func TestOutOfSampleRecordedRuns(t *testing.T) {
-	kind, err := check.ReadRows("testdata/kind-run")
+	kind, err := rowfile.Read("testdata/kind-run")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e2e, err := check.ReadRows("testdata/e2e-run")
+	e2e, err := rowfile.Read("testdata/e2e-run")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -36,7 +37,7 @@ func preStopModel(p check.PreStop) PreStop {
 // predict (docs/audit.md, limits). The bound is loose where the app delays its own stop (the
 // app-delay row: predicted, none measured), which manifests do not say.
 func TestPredictionsBoundTheMatrixRun(t *testing.T) {
-	rows, err := check.ReadRows("testdata/kind-run")
+	rows, err := rowfile.Read("testdata/kind-run")
 	if err != nil {
 		t.Fatal(err)
 	}

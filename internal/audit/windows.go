@@ -329,7 +329,7 @@ func poolBuckets(rows []check.Row) []check.HistogramBucket {
 	return sum
 }
 
-// Extract is the windows file of recorded rows (check.ReadRows): the windows of every row
+// Extract is the windows file of recorded rows (rowfile.Read): the windows of every row
 // with an explanation pooled (their samples, and kube-proxy's histograms, as the report pools
 // them; the data plane only of rows whose requests the Service routed afresh: report.Pool
 // leaves out the rows on pinned connections, check.Applied's PinsConnections, and Extract the

@@ -16,6 +16,7 @@ import (
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/attempt"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // engineRun is engine.Run (tests: a stand-in).
@@ -33,7 +34,7 @@ func Attempt(ctx context.Context, t engine.Target, res *check.Resolved, artifact
 		return engineRun(ctx, t, res, opts...)
 	}, retrying)
 	if row != nil {
-		if _, werr := check.WriteRow(artifacts, *row); werr != nil {
+		if _, werr := rowfile.Write(artifacts, *row); werr != nil {
 			err = errors.Join(err, fmt.Errorf("write row: %w", werr))
 		}
 	}
@@ -101,7 +102,7 @@ func Rows(ctx context.Context, t engine.Target, plans []*check.Resolved, o Optio
 		logf = func(string, ...any) {}
 	}
 	t.Logf = func(string, ...any) {} // the progress says what matters
-	_ = check.ClearRows(o.Artifacts)
+	_ = rowfile.Clear(o.Artifacts)
 	var opts []engine.Option
 	if o.Progress != nil {
 		opts = append(opts, engine.WithProgress(o.Progress))

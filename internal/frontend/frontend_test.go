@@ -13,6 +13,7 @@ import (
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/checktest"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 // standIn makes engineRun return, for each call, the next of statuses as the row's verdict (an
@@ -62,11 +63,11 @@ func TestAttemptWritesEveryRow(t *testing.T) {
 	if err != nil || row.Verdict.Status != check.Pass || row.Attempts != 2 || told != 1 {
 		t.Fatalf("row %+v, err %v, told %d; want a pass on attempt 2, told once", row.Verdict, err, told)
 	}
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil || len(rows) != 1 || rows[0].Attempts != 2 {
 		t.Errorf("rows on disk %+v (%v), want the second attempt", rows, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "rows", row.AttemptFileName(1))); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "rows", rowfile.AttemptName(*row, 1))); err != nil {
 		t.Errorf("the first attempt is not kept: %v", err)
 	}
 
@@ -76,7 +77,7 @@ func TestAttemptWritesEveryRow(t *testing.T) {
 	if err == nil || row == nil || row.Verdict.Status != check.Error {
 		t.Fatalf("row %+v, err %v; want an error row and its error", row, err)
 	}
-	if rows, err := check.ReadRows(dir); err != nil || len(rows) != 1 || rows[0].Verdict.Status != check.Error {
+	if rows, err := rowfile.Read(dir); err != nil || len(rows) != 1 || rows[0].Verdict.Status != check.Error {
 		t.Errorf("rows on disk %+v (%v), want the error row", rows, err)
 	}
 }

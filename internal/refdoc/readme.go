@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/report"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/internal/scaffold"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -36,7 +37,7 @@ func READMEMarkdown(root string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("readme: %w", err)
 	}
-	rows, err := check.ReadRows(filepath.Join(root, HelloRun))
+	rows, err := rowfile.Read(filepath.Join(root, HelloRun))
 	if err != nil {
 		return nil, fmt.Errorf("readme: %w", err)
 	}

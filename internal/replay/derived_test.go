@@ -13,6 +13,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/attempt"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -25,7 +26,7 @@ import (
 const (
 	derivedSet = "derived"
 	// attemptOf is the recorded zero-failure row that the derived set holds as a row run twice;
-	// attemptFile is its first attempt's file (check.Row.AttemptFileName(1)).
+	// attemptFile is its first attempt's file (rowfile.AttemptName(check.Row, 1)).
 	attemptOf   = "kind-e2e.tar.gz/pid1--pid1-shell--rollout-restart--cluster.json"
 	attemptFile = "pid1--pid1-shell--rollout-restart--cluster.attempt1.json"
 	// expectsZero is the recorded naive row judged under 0 failures, as the derived row
@@ -56,7 +57,7 @@ func recordedRows(t *testing.T) []recordedRow {
 	var out []recordedRow
 	for _, set := range sets(t) {
 		dir := unpack(t, set)
-		rows, err := check.ReadRows(dir)
+		rows, err := rowfile.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,7 @@ func recordedRows(t *testing.T) []recordedRow {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, recordedRow{filepath.Base(set) + "/" + row.FileName(), dir, row, ledger})
+			out = append(out, recordedRow{filepath.Base(set) + "/" + rowfile.Name(row), dir, row, ledger})
 		}
 	}
 	return out
@@ -126,7 +127,7 @@ func rerecord(row check.Row, ledger *loadgen.Result, v check.Verdict) (check.Row
 // ledger and attribution under raw/ named after it (check.Row.Artifacts says where).
 func writeFixture(t *testing.T, dir string, row check.Row, ledger *loadgen.Result, attr any) check.Row {
 	t.Helper()
-	base := strings.TrimSuffix(row.FileName(), ".json")
+	base := strings.TrimSuffix(rowfile.Name(row), ".json")
 	row.Artifacts = map[string]string{"ledger": "raw/" + base + ".ledger.json", "attribution": "raw/" + base + ".attribution.json"}
 	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func writeFixture(t *testing.T, dir string, row check.Row, ledger *loadgen.Resul
 			t.Fatal(err)
 		}
 	}
-	if _, err := check.WriteRow(dir, row); err != nil {
+	if _, err := rowfile.Write(dir, row); err != nil {
 		t.Fatal(err)
 	}
 	return row
@@ -230,7 +231,7 @@ func derive(t *testing.T) string {
 	}
 	second := r.row
 	attempt.Mark(&second, first.Verdict.Reason)
-	attr, err := os.ReadFile(filepath.Join(r.dir, "raw", strings.TrimSuffix(r.row.FileName(), ".json")+".attribution.json"))
+	attr, err := os.ReadFile(filepath.Join(r.dir, "raw", strings.TrimSuffix(rowfile.Name(r.row), ".json")+".attribution.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,13 +253,13 @@ func TestReplayDerivedRows(t *testing.T) {
 	var b strings.Builder
 	_ = rep.Write(&b)
 	families := map[timeline.Phase][]string{}
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range rows {
 		if row.Config.Expect.Kind == check.ExpectFailures {
-			families[row.Config.Expect.Mechanism()] = append(families[row.Config.Expect.Mechanism()], row.FileName())
+			families[row.Config.Expect.Mechanism()] = append(families[row.Config.Expect.Mechanism()], rowfile.Name(row))
 		}
 	}
 	for _, r := range rep.Rows {
@@ -275,7 +276,7 @@ func TestReplayDerivedRows(t *testing.T) {
 	if i := slices.IndexFunc(rep.Rows, func(r Row) bool { return r.File == attemptFile }); i < 0 {
 		t.Errorf("the replay did not read the kept first attempt %s:\n%s", attemptFile, b.String())
 	}
-	attempts, err := check.ReadAttempts(dir)
+	attempts, err := rowfile.ReadAttempts(dir)
 	if err != nil || len(attempts) != 1 || attempts[0].Artifacts["ledger"] != "raw/"+strings.TrimSuffix(attemptFile, ".json")+".ledger.json" {
 		t.Errorf("the kept first attempt: %+v, %v", attempts, err)
 	}

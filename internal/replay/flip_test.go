@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/suites"
 )
@@ -40,7 +41,7 @@ func todaysMatrix(t *testing.T) map[string]check.Outcome {
 				t.Fatalf("%s: %s: %v", s.suite, e.Scenario.Variant.Name, err)
 			}
 			a := p.Applied()
-			name := check.Row{Suite: s.suite, Config: a}.FileName()
+			name := rowfile.Name(check.Row{Suite: s.suite, Config: a})
 			if _, dup := m[name]; dup {
 				t.Fatalf("two rows of the matrix are %s", name)
 			}
@@ -56,7 +57,7 @@ func todaysMatrix(t *testing.T) map[string]check.Outcome {
 // matrixName is the name row has in todaysMatrix: its file name, without its repeat.
 func matrixName(row check.Row) string {
 	row.Repeat = 0
-	return row.FileName()
+	return rowfile.Name(row)
 }
 
 // judged is one fixture row judged by the replay under the expectation it records and under
@@ -120,19 +121,19 @@ func (j judged) flipped() string {
 // them, under both expectations; set names dir.
 func judgeDir(t *testing.T, set, dir string, today map[string]check.Outcome) []judged {
 	t.Helper()
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	attempts, err := check.ReadAttempts(dir)
+	attempts, err := rowfile.ReadAttempts(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []judged
 	for i, row := range append(rows, attempts...) {
-		file := row.FileName()
+		file := rowfile.Name(row)
 		if i >= len(rows) {
-			file = row.AttemptFileName(1)
+			file = rowfile.AttemptName(row, 1)
 		}
 		ledger, err := readLedger(filepath.Join(dir, ledgerPath(row)))
 		if err != nil {
@@ -234,7 +235,7 @@ func TestReplayCatchesAFlippedVerdict(t *testing.T) {
 		{"a recorded pass that today's matrix, asking at most 5% of the row, would fail", zeroFrom.row, zeroFrom.ledger, stricter,
 			[]string{"recorded pass (74 of 1379", `under the recorded expectation "≤ 10.00%": pass (74 of 1379`, `under today's expectation "≤ 5.00%": fail (74 of 1379 requests failed (5.366%), expected at most 5.00%`}},
 	} {
-		file := c.row.FileName()
+		file := rowfile.Name(c.row)
 		got := judge("flipped-on-purpose", file, c.row, c.ledger, c.today).flipped()
 		t.Logf("%s:\n  %s", c.what, got)
 		if !strings.HasPrefix(got, "flipped-on-purpose/"+file+": verdict flips: ") {
@@ -247,10 +248,10 @@ func TestReplayCatchesAFlippedVerdict(t *testing.T) {
 		}
 	}
 	// Unflipped, the same rows pass the checker.
-	if got := judge("recorded", naive.row.FileName(), naive.row, naive.ledger, today).flipped(); got != "" {
+	if got := judge("recorded", rowfile.Name(naive.row), naive.row, naive.ledger, today).flipped(); got != "" {
 		t.Errorf("the recorded row itself: %s", got)
 	}
-	if got := judge("recorded", zeroFrom.row.FileName(), zeroFrom.row, zeroFrom.ledger, today).flipped(); got != "" {
+	if got := judge("recorded", rowfile.Name(zeroFrom.row), zeroFrom.row, zeroFrom.ledger, today).flipped(); got != "" {
 		t.Errorf("the recorded row itself: %s", got)
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -68,22 +69,22 @@ func (r Report) Count() (changed, unchanged, skipped int) {
 // again (check.ReadAttempts), so that a retried row's first verdict is judged again too. A directory without rows, a row that does not
 // decode and a ledger that does not are errors; a row that kept no ledger is Skipped.
 func Dir(dir string) (Report, error) {
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		return Report{}, fmt.Errorf("replay %s: %w", dir, err)
 	}
 	if len(rows) == 0 {
 		return Report{}, fmt.Errorf("replay %s: no rows in %s", dir, filepath.Join(dir, "rows"))
 	}
-	attempts, err := check.ReadAttempts(dir)
+	attempts, err := rowfile.ReadAttempts(dir)
 	if err != nil {
 		return Report{}, fmt.Errorf("replay %s: %w", dir, err)
 	}
 	out := Report{Dir: dir}
 	for i, row := range append(rows, attempts...) {
-		file := row.FileName()
+		file := rowfile.Name(row)
 		if i >= len(rows) {
-			file = row.AttemptFileName(1) // attempt.Max is 2: a kept attempt is the first
+			file = rowfile.AttemptName(row, 1) // attempt.Max is 2: a kept attempt is the first
 		}
 		name := ledgerPath(row)
 		ledger, err := readLedger(filepath.Join(dir, name))
@@ -107,7 +108,7 @@ func ledgerPath(row check.Row) string {
 	if p := row.Artifacts["ledger"]; p != "" {
 		return filepath.FromSlash(p)
 	}
-	return filepath.Join("raw", strings.TrimSuffix(row.FileName(), ".json")+".ledger.json")
+	return filepath.Join("raw", strings.TrimSuffix(rowfile.Name(row), ".json")+".ledger.json")
 }
 
 func readLedger(path string) (*loadgen.Result, error) {
@@ -125,7 +126,7 @@ func readLedger(path string) (*loadgen.Result, error) {
 
 // Replay analyses one recorded row again from its ledger and says what changed.
 func Replay(row check.Row, ledger *loadgen.Result) Row {
-	out := Row{File: row.FileName()}
+	out := Row{File: rowfile.Name(row)}
 	if row.Timeline == nil {
 		out.Skipped = "no timeline recorded (the row did not run its load)"
 		return out

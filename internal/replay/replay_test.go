@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -18,11 +19,11 @@ import (
 func recorded(t *testing.T) (check.Row, *loadgen.Result) {
 	t.Helper()
 	dir := unpack(t, filepath.Join("testdata", "kind-e2e.tar.gz"))
-	rows, err := check.ReadRows(dir)
+	rows, err := rowfile.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(rows, func(r check.Row) bool { return r.FileName() == "deletepod--naive--delete-pod--cluster.json" })
+	i := slices.IndexFunc(rows, func(r check.Row) bool { return rowfile.Name(r) == "deletepod--naive--delete-pod--cluster.json" })
 	if i < 0 {
 		t.Fatal("no deletepod--naive row in kind-e2e")
 	}
@@ -104,7 +105,7 @@ func TestDir(t *testing.T) {
 	row, _ := recorded(t)
 	dir := t.TempDir()
 	row.Artifacts = nil
-	if _, err := check.WriteRow(dir, row); err != nil {
+	if _, err := rowfile.Write(dir, row); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := Dir(dir)

@@ -22,6 +22,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/analyze"
 	"github.com/rollcheck/rollcheck/internal/attribute"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -41,13 +42,13 @@ func TestPack(t *testing.T) {
 	if *packFrom == "" {
 		t.Skip("no -pack-from")
 	}
-	rows, err := check.ReadRows(*packFrom)
+	rows, err := rowfile.Read(*packFrom)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []packed
 	for _, row := range rows {
-		name := row.FileName()
+		name := rowfile.Name(row)
 		if !slices.ContainsFunc(strings.Split(*packRows, ","), func(g string) bool { ok, _ := path.Match(g, name); return ok }) {
 			continue
 		}
@@ -246,12 +247,12 @@ func TestReplayRecordedRowsInDetail(t *testing.T) {
 	phases, rules := map[timeline.Phase]bool{}, map[string]bool{}
 	for _, set := range sets(t) {
 		dir := unpack(t, set)
-		rows, err := check.ReadRows(dir)
+		rows, err := rowfile.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, row := range rows {
-			t.Run(filepath.Base(set)+"/"+row.FileName(), func(t *testing.T) {
+			t.Run(filepath.Base(set)+"/"+rowfile.Name(row), func(t *testing.T) {
 				ledger, err := readLedger(filepath.Join(dir, ledgerPath(row)))
 				if err != nil {
 					t.Fatal(err)
@@ -262,10 +263,10 @@ func TestReplayRecordedRowsInDetail(t *testing.T) {
 				}
 				a := analyze.Row(in)
 				wasEx := row.Explanation
-				if m, ok := moved[filepath.Base(set)+"/"+row.FileName()]; ok {
+				if m, ok := moved[filepath.Base(set)+"/"+rowfile.Name(row)]; ok {
 					wasEx = movedExplanation(t, m, row.Explanation, a.Explanation)
 				}
-				if m, ok := movedExitUncertainty[filepath.Base(set)+"/"+row.FileName()]; ok {
+				if m, ok := movedExitUncertainty[filepath.Base(set)+"/"+rowfile.Name(row)]; ok {
 					if row.Times == nil || m.termination >= len(row.Times.Terminations) {
 						t.Fatalf("movedExitUncertainty: no termination %d (%s)", m.termination, m.why)
 					}
@@ -295,7 +296,7 @@ func TestReplayRecordedRowsInDetail(t *testing.T) {
 					}
 				}
 				var was attribute.Result
-				b, err := os.ReadFile(filepath.Join(dir, "raw", strings.TrimSuffix(row.FileName(), ".json")+".attribution.json"))
+				b, err := os.ReadFile(filepath.Join(dir, "raw", strings.TrimSuffix(rowfile.Name(row), ".json")+".attribution.json"))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,9 +2,9 @@
 // read: a JSON document, a Markdown conformance table for humans and PR comments, and a
 // self-contained HTML page with one load timeline per row.
 //
-// Suites call [WriteRow] after each spec, which leaves one JSON file per row under
-// <artifacts>/rows/. Once every suite is done, [ReadRows], [NewRun] and [WriteAll] gather
-// those files into conformance.json, conformance.md and timeline.html.
+// Each row is a JSON file under <artifacts>/rows/ (engine.Run writes it; internal/rowfile
+// reads and writes them). Once every suite is done, rowfile.Read, [NewRun] and [WriteAll]
+// gather those files into conformance.json, conformance.md and timeline.html.
 //
 // A row's verdict status is taken as it was judged (see check.Outcome.Judge); a row with
 // no status, or one this package does not know, is reported and counted as a harness fault,

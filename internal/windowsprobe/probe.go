@@ -25,6 +25,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/proxies"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
@@ -259,17 +260,12 @@ func Source(nodes []string, deletions int, grpc bool, dns *audit.DNSMeasure) str
 		strings.Join(nodes, ", "), deletions, DrainDelay, dnsWords, grpcWords)
 }
 
-// Row runs one of the probe's rows (engine.Run: its namespace deleted on every path) and
-// writes it under rowsDir; nil when it produced no row.
+// Row runs one of the probe's rows (engine.Run: its namespace deleted on every path, its row
+// written under rowsDir); nil when it produced no row.
 func Row(ctx context.Context, t engine.Target, p *check.Resolved, rowsDir string, logf func(string, ...any)) *check.Row {
 	row, err := engine.Run(ctx, t, p, engine.WithArtifacts(rowsDir), engine.WithProgress(func(p engine.Progress) { logf("  %s", frontend.ProgressLine(p)) }))
 	if err != nil {
 		logf("%v", err)
-	}
-	if row != nil {
-		if _, werr := check.WriteRow(rowsDir, *row); werr != nil {
-			logf("write row: %v", werr)
-		}
 	}
 	return row
 }
@@ -309,7 +305,7 @@ func New(image string, pull corev1.PullPolicy, nodes []string, deletions int, gr
 // ran: per node, and the gRPC row (nil: none).
 func (pr *Probe) Run(ctx context.Context, t engine.Target, rowsDir string, logf func(string, ...any)) ([]NodeRow, *check.Row) {
 	t.Logf = func(string, ...any) {}
-	_ = check.ClearRows(rowsDir)
+	_ = rowfile.Clear(rowsDir)
 	var perNode []NodeRow
 	for i, p := range pr.plans {
 		if ctx.Err() != nil {

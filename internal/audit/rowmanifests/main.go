@@ -14,8 +14,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/audit"
+	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 func main() {
@@ -34,7 +34,7 @@ func run(out string, dirs []string) error {
 		return err
 	}
 	for _, dir := range dirs {
-		rows, err := check.ReadRows(dir)
+		rows, err := rowfile.Read(dir)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,8 @@
-package check
+// Package rowfile reads and writes rows as files: each row a JSON file under an artifacts
+// directory's rows/ (engine.Run writes its row there when it keeps its artifacts), named after
+// its suite, variant and disruption; a retried row's first attempt beside it, which Read skips.
+// The reports, replay and the audit read rows with it.
+package rowfile
 
 import (
 	"cmp"
@@ -10,28 +14,29 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/atomicfile"
 )
 
-// rowsDir is the directory, under the artifacts directory, that WriteRow writes rows into.
+// rowsDir is the directory, under the artifacts directory, that Write writes rows into.
 const rowsDir = "rows"
 
-// WriteRow writes row as indented JSON to dir/rows/<suite>--<name>--<disruption>.json,
+// Write writes row as indented JSON to dir/rows/<suite>--<name>--<disruption>.json,
 // creating the directories it needs, and returns the file's path. A row written earlier
 // under the same name is replaced. The file is written to a temporary name and renamed, so
-// ReadRows never sees half a row.
-func WriteRow(dir string, row Row) (string, error) {
-	return writeRow(dir, row, row.FileName())
+// Read never sees half a row.
+func Write(dir string, row check.Row) (string, error) {
+	return write(dir, row, Name(row))
 }
 
 // WriteAttempt writes row, attempt n of a row that was run again, to
-// dir/rows/AttemptFileName(n), as WriteRow writes a row; ReadRows skips it, so that the
+// dir/rows/AttemptName(row, n), as Write writes a row; Read skips it, so that the
 // reports count the row once, by its last attempt (which records Attempts and Retried).
-func WriteAttempt(dir string, row Row, n int) (string, error) {
-	return writeRow(dir, row, row.AttemptFileName(n))
+func WriteAttempt(dir string, row check.Row, n int) (string, error) {
+	return write(dir, row, AttemptName(row, n))
 }
 
-func writeRow(dir string, row Row, name string) (string, error) {
+func write(dir string, row check.Row, name string) (string, error) {
 	if row.Suite == "" || row.Config.Name == "" || row.Config.Disruption == "" {
 		return "", fmt.Errorf("write row: suite %q, name %q and disruption %q are all required",
 			row.Suite, row.Config.Name, row.Config.Disruption)
@@ -51,22 +56,21 @@ func writeRow(dir string, row Row, name string) (string, error) {
 	return path, nil
 }
 
-// AttemptFileName is the base name WriteAttempt gives attempt n of the row:
-// FileName with .attempt<n> before .json.
-func (row Row) AttemptFileName(n int) string {
-	return strings.TrimSuffix(row.FileName(), ".json") + fmt.Sprintf(".attempt%d.json", n)
+// AttemptName is the base name WriteAttempt gives attempt n of the row: Name with .attempt<n> before .json.
+func AttemptName(row check.Row, n int) string {
+	return strings.TrimSuffix(Name(row), ".json") + fmt.Sprintf(".attempt%d.json", n)
 }
 
-// attemptFile matches the names AttemptFileName gives.
+// attemptFile matches the names AttemptName gives.
 var attemptFile = regexp.MustCompile(`\.attempt[0-9]+\.json$`)
 
-// FileName returns the base name WriteRow gives the row's file:
+// Name is the base name Write gives the row's file:
 // <suite>--<name>--<disruption>[--cluster][--r<repeat>].json (--cluster when the load came
 // from inside the cluster: the matrix runs some rows both ways), with any character other than
 // letters, digits, '.', '_' and '-' replaced by '_'.
-func (row Row) FileName() string {
+func Name(row check.Row) string {
 	rep := ""
-	if row.Config.LoadFrom == LoadFromCluster {
+	if row.Config.LoadFrom == check.LoadFromCluster {
 		rep = "--cluster"
 	}
 	if row.Repeat > 0 {
@@ -89,22 +93,22 @@ func safeName(s string) string {
 	}, s)
 }
 
-// ReadRows reads every dir/rows/*.json written by WriteRow (not WriteAttempt's) and returns the rows sorted by
+// Read reads every dir/rows/*.json written by Write (not WriteAttempt's) and returns the rows sorted by
 // Started (then by file name). A file that does not decode, or holds a row without a suite
 // or name, is an error naming the file. A missing rows directory is an error that
 // wraps fs.ErrNotExist; an empty one gives no rows and no error.
-func ReadRows(dir string) ([]Row, error) {
+func Read(dir string) ([]check.Row, error) {
 	return readRows(dir, func(name string) bool { return !attemptFile.MatchString(name) })
 }
 
 // ReadAttempts reads the attempts that WriteAttempt kept in dir/rows (the first attempt of
-// every row that was run again), sorted as ReadRows sorts rows. A run with none gives none.
-func ReadAttempts(dir string) ([]Row, error) {
+// every row that was run again), sorted as Read sorts rows. A run with none gives none.
+func ReadAttempts(dir string) ([]check.Row, error) {
 	return readRows(dir, attemptFile.MatchString)
 }
 
 // readRows reads the row files of dir/rows whose names take says.
-func readRows(dir string, take func(name string) bool) ([]Row, error) {
+func readRows(dir string, take func(name string) bool) ([]check.Row, error) {
 	rowsDir := filepath.Join(dir, rowsDir)
 	entries, err := os.ReadDir(rowsDir)
 	if err != nil {
@@ -112,7 +116,7 @@ func readRows(dir string, take func(name string) bool) ([]Row, error) {
 	}
 	type named struct {
 		file string
-		row  Row
+		row  check.Row
 	}
 	var got []named
 	for _, e := range entries {
@@ -129,15 +133,15 @@ func readRows(dir string, take func(name string) bool) ([]Row, error) {
 	slices.SortStableFunc(got, func(a, b named) int {
 		return cmp.Or(a.row.Started.Compare(b.row.Started), strings.Compare(a.file, b.file))
 	})
-	rows := make([]Row, len(got))
+	rows := make([]check.Row, len(got))
 	for i, n := range got {
 		rows[i] = n.row
 	}
 	return rows, nil
 }
 
-func readRow(path string) (Row, error) {
-	var row Row
+func readRow(path string) (check.Row, error) {
+	var row check.Row
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return row, fmt.Errorf("read row: %w", err)
@@ -146,14 +150,14 @@ func readRow(path string) (Row, error) {
 		return row, fmt.Errorf("read row %s: %w", path, err)
 	}
 	if row.Suite == "" || row.Config.Name == "" {
-		return row, fmt.Errorf("read row %s: no suite or name: not a row written by WriteRow", path)
+		return row, fmt.Errorf("read row %s: no suite or name: not a row written by rollcheck", path)
 	}
 	return row, nil
 }
 
-// ClearRows removes the rows WriteRow wrote under dir (a new run starts with none of an old
+// Clear removes the rows Write wrote under dir (a new run starts with none of an old
 // one's); no rows is no error.
-func ClearRows(dir string) error {
+func Clear(dir string) error {
 	if err := os.RemoveAll(filepath.Join(dir, rowsDir)); err != nil {
 		return fmt.Errorf("clear rows: %w", err)
 	}

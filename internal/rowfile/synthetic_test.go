@@ -1,9 +1,10 @@
-package check
+package rowfile
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -11,7 +12,7 @@ import (
 // t0 is the start of the first synthetic row.
 var t0 = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
 
-var testVersions = Versions{
+var testVersions = check.Versions{
 	Rollcheck: "v0.1.0-test", Go: "go1.25.7", Vegeta: "v12.12.0", Kubernetes: "v1.34.0",
 	Kind: "v0.30.0", NodeImage: "kindest/node:v1.34.0", ImageSource: "upstream",
 }
@@ -19,8 +20,8 @@ var testVersions = Versions{
 // syntheticRow is a row of cfg, started at start, whose load of 10 requests per 100 ms bucket
 // ran for d from start+1s; failed[i] requests of bucket i failed with class c. Each disruption
 // starts at one of the given offsets of the load and settles 4 s later.
-func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c loadgen.Class,
-	failed map[int]int, disruptions []time.Duration) Row {
+func syntheticRow(suite string, cfg check.Applied, start time.Time, d time.Duration, c loadgen.Class,
+	failed map[int]int, disruptions []time.Duration) check.Row {
 	loadStart := start.Add(time.Second)
 	sum := loadgen.Summary{Target: "http://127.0.0.1:30080/", Method: cfg.Method, KeepAlive: cfg.KeepAlive,
 		Rate: cfg.Rate, Duration: d, EndReason: loadgen.EndStopped, Failures: map[loadgen.Class]int{},
@@ -42,9 +43,9 @@ func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c
 	sum.FailureRatio = float64(sum.Failed) / float64(sum.Requests)
 
 	tl := &timeline.Timeline{Namespace: "rc-" + cfg.Name, Started: start, Ended: loadStart.Add(d)}
-	var ds []DisruptionResult
+	var ds []check.DisruptionResult
 	for i, at := range disruptions {
-		dr := DisruptionResult{Kind: cfg.Disruption, N: i + 1, Started: loadStart.Add(at), Settled: loadStart.Add(at + 4*time.Second)}
+		dr := check.DisruptionResult{Kind: cfg.Disruption, N: i + 1, Started: loadStart.Add(at), Settled: loadStart.Add(at + 4*time.Second)}
 		for _, b := range buckets {
 			if b.Start >= at && b.Start <= at+4*time.Second {
 				dr.Requests += b.Sent
@@ -65,7 +66,7 @@ func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c
 		tl.Propagation = append(tl.Propagation, timeline.Propagation{Pod: pod, DeletingAt: dr.Started.Add(time.Second),
 			ToUnready: 700 * time.Millisecond, ToRemoved: -1})
 	}
-	return Row{
+	return check.Row{
 		Suite: suite, Config: cfg, Started: start, Duration: d + 3*time.Second, Summary: sum, Disruptions: ds,
 		Verdict: cfg.Expect.Judge(sum, ds...), PodIdentity: true, Buckets: buckets, LoadStarted: loadStart,
 		Timeline: tl, Versions: testVersions,
@@ -75,16 +76,16 @@ func syntheticRow(suite string, cfg Applied, start time.Time, d time.Duration, c
 
 // syntheticRows are three rows, in the order they started: a pass, a negative control that
 // passed, and a harness fault.
-func syntheticRows() []Row {
-	good := Applied{Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation", App: "app",
-		PreStop: PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
-		Disruption: RolloutRestart, Count: 2, Quiet: 3 * time.Second, Expect: Zero().WithMinSuccessRatioPerDisruption(0.95)}
-	naive := Applied{Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing", App: "app",
-		PreStop: PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "POST", KeepAlive: true,
-		Disruption: DeletePod, Count: 2, Quiet: 3 * time.Second, Expect: Failures(loadgen.ClassReset)}
-	slow := Applied{Name: "slow", App: "web", PreStop: PreStop{Exec: []string{"/app", "sleep", "2s"}}, GraceSeconds: 10,
+func syntheticRows() []check.Row {
+	good := check.Applied{Name: "prestop-sleep-drain", Why: "the preStop sleep outlasts endpoint propagation", App: "app",
+		PreStop: check.PreStop{Sleep: 5 * time.Second}, OnSIGTERM: "drain", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "GET",
+		Disruption: check.RolloutRestart, Count: 2, Quiet: 3 * time.Second, Expect: check.Zero().WithMinSuccessRatioPerDisruption(0.95)}
+	naive := check.Applied{Name: "naive-exit", Why: "no preStop: SIGTERM arrives <before> kube-proxy stops routing", App: "app",
+		PreStop: check.PreStop{None: true}, OnSIGTERM: "exit", GraceSeconds: 30, Replicas: 3, Path: "/", Rate: 100, Method: "POST", KeepAlive: true,
+		Disruption: check.DeletePod, Count: 2, Quiet: 3 * time.Second, Expect: check.Failures(loadgen.ClassReset)}
+	slow := check.Applied{Name: "slow", App: "web", PreStop: check.PreStop{Exec: []string{"/app", "sleep", "2s"}}, GraceSeconds: 10,
 		RequestDuration: 100 * time.Millisecond, Replicas: 2, Patched: true, Path: "/healthz", Rate: 100, Method: "GET",
-		Disruption: ScaleDown, Count: 1, Quiet: time.Second, Expect: AtMost(0.001).WithMaxDisruptionSeconds(1)}
+		Disruption: check.ScaleDown, Count: 1, Quiet: time.Second, Expect: check.AtMost(0.001).WithMaxDisruptionSeconds(1)}
 	r1 := syntheticRow("rollout", good, t0, 20*time.Second, "", nil, []time.Duration{4 * time.Second, 11 * time.Second})
 	r2 := syntheticRow("delete", naive, t0.Add(time.Minute), 20*time.Second, loadgen.ClassReset,
 		map[int]int{56: 4, 57: 4, 58: 2, 136: 3}, []time.Duration{4 * time.Second, 12 * time.Second})
@@ -95,5 +96,5 @@ func syntheticRows() []Row {
 	r3.Summary.AchievedRate = 91.3
 	r3.Summary.InvalidReason = "achieved rate 91.30/s misses the asked 100/s by 8.7% (tolerance 1%)"
 	r3.Verdict = r3.Config.Expect.Judge(r3.Summary, r3.Disruptions...)
-	return []Row{r1, r2, r3}
+	return []check.Row{r1, r2, r3}
 }

@@ -1,4 +1,4 @@
-package check
+package rowfile
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
 )
 
@@ -25,27 +26,27 @@ func mustJSON(t *testing.T, v any) string {
 func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	rows := syntheticRows()
-	// Write them out of order: ReadRows sorts by Started.
+	// Write them out of order: Read sorts by Started.
 	for _, i := range []int{2, 0, 1} {
-		path, err := WriteRow(dir, rows[i])
+		path, err := Write(dir, rows[i])
 		if err != nil {
-			t.Fatalf("WriteRow: %v", err)
+			t.Fatalf("Write: %v", err)
 		}
 		want := filepath.Join(dir, "rows", rows[i].Suite+"--"+rows[i].Config.Name+"--"+string(rows[i].Config.Disruption)+".json")
 		if path != want {
-			t.Errorf("WriteRow path = %s, want %s", path, want)
+			t.Errorf("Write path = %s, want %s", path, want)
 		}
 	}
 	// Files that are not rows are left alone.
 	if err := os.WriteFile(filepath.Join(dir, "rows", "notes.txt"), []byte("not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadRows(dir)
+	got, err := Read(dir)
 	if err != nil {
-		t.Fatalf("ReadRows: %v", err)
+		t.Fatalf("Read: %v", err)
 	}
 	if len(got) != len(rows) {
-		t.Fatalf("ReadRows: %d rows, want %d", len(got), len(rows))
+		t.Fatalf("Read: %d rows, want %d", len(got), len(rows))
 	}
 	for i := range rows {
 		if g, w := mustJSON(t, got[i]), mustJSON(t, rows[i]); g != w {
@@ -62,7 +63,7 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 		got[0].Config.Expect.MinSuccessRatioPerDisruption != 0.95 {
 		t.Errorf("the outcomes' bounds did not survive: %+v, %+v", got[0].Config.Expect, e)
 	}
-	for i, want := range []Status{Pass, Pass, HarnessFault} {
+	for i, want := range []check.Status{check.Pass, check.Pass, check.HarnessFault} {
 		if got[i].Verdict.Status != want {
 			t.Errorf("row %d verdict %s, want %s", i, got[i].Verdict.Status, want)
 		}
@@ -71,10 +72,10 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 	// Writing the same row again replaces it.
 	r := rows[0]
 	r.Verdict.Reason = "again"
-	if _, err := WriteRow(dir, r); err != nil {
+	if _, err := Write(dir, r); err != nil {
 		t.Fatal(err)
 	}
-	got, err = ReadRows(dir)
+	got, err = Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,28 +92,28 @@ func TestWriteRowReadRowsRoundTrip(t *testing.T) {
 }
 
 func TestRowFileNameIsSafe(t *testing.T) {
-	r := Row{Suite: "a/b c", Config: Applied{Name: "../x", Disruption: "delete-pod"}}
-	if got, want := r.FileName(), "a_b_c--.._x--delete-pod.json"; got != want {
+	r := check.Row{Suite: "a/b c", Config: check.Applied{Name: "../x", Disruption: "delete-pod"}}
+	if got, want := Name(r), "a_b_c--.._x--delete-pod.json"; got != want {
 		t.Errorf("rowFileName = %q, want %q", got, want)
 	}
 	dir := t.TempDir()
-	path, err := WriteRow(dir, r)
+	path, err := Write(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if filepath.Dir(path) != filepath.Join(dir, "rows") {
-		t.Errorf("WriteRow wrote %s outside %s/rows", path, dir)
+		t.Errorf("Write wrote %s outside %s/rows", path, dir)
 	}
 }
 
 func TestWriteRowNeedsNames(t *testing.T) {
-	for _, r := range []Row{
-		{Config: Applied{Name: "x", Disruption: DeletePod}},
-		{Suite: "s", Config: Applied{Disruption: DeletePod}},
-		{Suite: "s", Config: Applied{Name: "x"}},
+	for _, r := range []check.Row{
+		{Config: check.Applied{Name: "x", Disruption: check.DeletePod}},
+		{Suite: "s", Config: check.Applied{Disruption: check.DeletePod}},
+		{Suite: "s", Config: check.Applied{Name: "x"}},
 	} {
-		if _, err := WriteRow(t.TempDir(), r); err == nil {
-			t.Errorf("WriteRow(%q, %q, %q): no error", r.Suite, r.Config.Name, r.Config.Disruption)
+		if _, err := Write(t.TempDir(), r); err == nil {
+			t.Errorf("Write(%q, %q, %q): no error", r.Suite, r.Config.Name, r.Config.Disruption)
 		}
 	}
 }
@@ -128,19 +129,19 @@ func TestReadRowsBadFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if _, err := WriteRow(dir, syntheticRows()[0]); err != nil {
+			if _, err := Write(dir, syntheticRows()[0]); err != nil {
 				t.Fatal(err)
 			}
 			bad := filepath.Join(dir, "rows", tc.name)
 			if err := os.WriteFile(bad, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadRows(dir)
+			_, err := Read(dir)
 			if err == nil {
-				t.Fatal("ReadRows: no error")
+				t.Fatal("Read: no error")
 			}
 			if !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("ReadRows error %q: want it to name %s and say %q", err, bad, tc.want)
+				t.Errorf("Read error %q: want it to name %s and say %q", err, bad, tc.want)
 			}
 		})
 	}
@@ -148,23 +149,23 @@ func TestReadRowsBadFiles(t *testing.T) {
 
 func TestReadRowsMissingAndEmpty(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := ReadRows(dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ReadRows without rows/: %v, want fs.ErrNotExist", err)
+	if _, err := Read(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read without rows/: %v, want fs.ErrNotExist", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "rows"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := ReadRows(dir)
+	rows, err := Read(dir)
 	if err != nil || len(rows) != 0 {
-		t.Errorf("ReadRows of an empty rows/: %d rows, %v", len(rows), err)
+		t.Errorf("Read of an empty rows/: %d rows, %v", len(rows), err)
 	}
 }
 
 // TestReadRowsTakesTheOldSettleKey reads rows an earlier rollcheck wrote, whose quiet time is
 // under "settle" (a recorded run of internal/audit's testdata), and a row written now, under
-// "quiet": both give Applied.Quiet, and writing an old row again uses the new key only.
+// "quiet": both give check.Applied.Quiet, and writing an old row again uses the new key only.
 func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
-	dir := filepath.Join("..", "internal", "audit", "testdata", "kind-run")
+	dir := filepath.Join("..", "audit", "testdata", "kind-run")
 	raw, err := os.ReadFile(filepath.Join(dir, "rows", "rollout--naive--rollout-restart--cluster.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,12 +173,12 @@ func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
 	if !strings.Contains(string(raw), `"settle":3000000000`) || strings.Contains(string(raw), `"quiet"`) {
 		t.Fatalf("the recorded row is not an old one (settle, no quiet)")
 	}
-	rows, err := ReadRows(dir)
+	rows, err := Read(dir)
 	if err != nil {
-		t.Fatalf("ReadRows: %v", err)
+		t.Fatalf("Read: %v", err)
 	}
 	if len(rows) == 0 {
-		t.Fatal("ReadRows: no rows")
+		t.Fatal("Read: no rows")
 	}
 	for _, r := range rows {
 		if r.Config.Quiet != 3*time.Second {
@@ -199,7 +200,7 @@ func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
 		{`{"name":"a","quiet":0,"settle":4000000000}`, 0},
 		{`{"name":"a"}`, 0},
 	} {
-		var a Applied
+		var a check.Applied
 		if err := json.Unmarshal([]byte(c.json), &a); err != nil {
 			t.Errorf("%s: %v", c.json, err)
 			continue
@@ -208,7 +209,7 @@ func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
 			t.Errorf("%s: Quiet %s, name %q; want %s, a", c.json, a.Quiet, a.Name, c.want)
 		}
 	}
-	var a Applied
+	var a check.Applied
 	if err := json.Unmarshal([]byte(`{"name":"a","quiet":"3s"}`), &a); err == nil {
 		t.Errorf("a quiet that is not a number decoded: %+v", a)
 	}
