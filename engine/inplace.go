@@ -174,7 +174,7 @@ func (l *live) hold(ctx context.Context) (func(context.Context) error, error) {
 
 func (l *live) release(ctx context.Context) error {
 	r := l.r
-	line, err := l.wl.Restore(ctx, r.runID)
+	line, err := l.wl.Restore(ctx, l.dep, r.runID)
 	if r.p.Variant.PDB != nil {
 		_, berr := inplace.DeleteBudget(ctx, r.cs, r.appNS)
 		err = errors.Join(err, berr)

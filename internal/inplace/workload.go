@@ -37,9 +37,10 @@ type Workload interface {
 	// spec is live's.
 	Change(ctx context.Context, live *appsv1.Deployment, spec appsv1.DeploymentSpec) error
 	// Restore puts it back as Hold recorded it for run, waits until it rolled out when that
-	// changed its pods, and removes the record wherever its controller copied it. It runs on
-	// contexts of its own (after errors and Ctrl-C too) and says what it did in one line.
-	Restore(ctx context.Context, run string) (string, error)
+	// changed its pods, and removes the record wherever its controller copied it (live is what
+	// Read returned: its selector finds them). It runs on contexts of its own (after errors and
+	// Ctrl-C too) and says what it did in one line.
+	Restore(ctx context.Context, live *appsv1.Deployment, run string) (string, error)
 }
 
 // WorkloadOf is the workload of a (check.App in place): a.ReplicaSetOf set, the ReplicaSet
@@ -83,7 +84,7 @@ func (d deployment) Change(ctx context.Context, live *appsv1.Deployment, spec ap
 	return Change(ctx, d.cs, d.app.Namespace, d.app.Deployment, spec)
 }
 
-func (d deployment) Restore(ctx context.Context, run string) (string, error) {
+func (d deployment) Restore(ctx context.Context, live *appsv1.Deployment, run string) (string, error) {
 	ns, name := d.app.Namespace, d.app.Deployment
 	res, err := Restore(ctx, d.cs, ns, name, run)
 	if err != nil {
@@ -100,15 +101,7 @@ func (d deployment) Restore(ctx context.Context, run string) (string, error) {
 		what += ", rolled out"
 	}
 	if res.Record != nil {
-		var live *appsv1.Deployment
-		err := kube.Retry(context.WithoutCancel(ctx), func(ctx context.Context) (err error) {
-			live, err = Live(ctx, d.cs, d.app)
-			return err
-		})
-		if err == nil {
-			_, err = CleanReplicaSets(ctx, d.cs, live)
-		}
-		if err != nil {
+		if _, err := CleanReplicaSets(ctx, d.cs, live); err != nil {
 			return "", fmt.Errorf("restored Deployment %s/%s: %w", ns, name, err)
 		}
 	}
@@ -144,7 +137,9 @@ func (r replicaSet) Change(_ context.Context, live *appsv1.Deployment, spec apps
 	return fmt.Errorf("would change ReplicaSet %s/%s of %s, which is checked as it runs", r.app.Namespace, r.app.Deployment, r.app.ReplicaSetOf)
 }
 
-func (r replicaSet) Restore(context.Context, string) (string, error) { return "", nil }
+func (r replicaSet) Restore(context.Context, *appsv1.Deployment, string) (string, error) {
+	return "", nil
+}
 
 // unchanged says whether spec is live's spec: a variant that changes nothing writes nothing.
 func unchanged(live *appsv1.Deployment, spec appsv1.DeploymentSpec) bool {

@@ -39,7 +39,7 @@ func TestWorkloadOf(t *testing.T) {
 	if err := d.Hold(ctx, Record{Run: "run2", Row: "rc-b", Time: at}); err == nil || !strings.Contains(err.Error(), "run1") {
 		t.Errorf("a second hold: %v, want the first run named", err)
 	}
-	line, err := d.Restore(ctx, "run1")
+	line, err := d.Restore(ctx, orig, "run1")
 	if err != nil || line != "Deployment shop/web restored (spec unchanged)" {
 		t.Errorf("Restore: %q, %v", line, err)
 	}
@@ -65,7 +65,7 @@ func TestWorkloadOf(t *testing.T) {
 	if want := "would change ReplicaSet shop/web-5d9f of Rollout/web, which is checked as it runs"; err == nil || err.Error() != want {
 		t.Errorf("a variant's change: %v, want %q", err, want)
 	}
-	if line, err := w.Restore(ctx, "run1"); line != "" || err != nil {
+	if line, err := w.Restore(ctx, view, "run1"); line != "" || err != nil {
 		t.Errorf("Restore of a ReplicaSet: %q, %v", line, err)
 	}
 	got, err := cs.AppsV1().ReplicaSets("shop").Get(ctx, "web-5d9f", metav1.GetOptions{})
