@@ -27,13 +27,21 @@ var engineRun = engine.Run
 // (attempt.Run; retrying, when not nil, is told before the second), and the last attempt's row
 // is written to artifacts/rows, also when the run ended in an error. It returns the row (nil only
 // when the engine returned none) and the engine's error, with a failure to keep or write a row
-// joined to it.
+// joined to it. engine.Run writes each attempt's row; Attempt writes it again only when the
+// policy changed it.
 func Attempt(ctx context.Context, t engine.Target, res *check.Resolved, artifacts string, retrying func(first *check.Row), opts ...engine.Option) (*check.Row, error) {
 	opts = append([]engine.Option{engine.WithArtifacts(artifacts)}, opts...)
+	var written check.Verdict // the last attempt's verdict as engine.Run wrote it
 	row, err := attempt.Run(ctx, artifacts, func(ctx context.Context) (*check.Row, error) {
-		return engineRun(ctx, t, res, opts...)
+		r, err := engineRun(ctx, t, res, opts...)
+		if r != nil {
+			written = r.Verdict
+		}
+		return r, err
 	}, retrying)
-	if row != nil {
+	// engine.Run wrote the row; written again only when the policy changed it (a retry marked,
+	// a harness fault settled into the app's failure).
+	if row != nil && (row.Attempts > 1 || row.Verdict != written) {
 		if _, werr := rowfile.Write(artifacts, *row); werr != nil {
 			err = errors.Join(err, fmt.Errorf("write row: %w", werr))
 		}

@@ -17,9 +17,10 @@ import (
 )
 
 // standIn makes engineRun return, for each call, the next of statuses as the row's verdict (an
-// error with check.Error), and restores it after the test; two rows at once in one
+// error with check.Error), writes it in dir/rows as engine.Run does (dir empty: not written), and
+// restores it after the test; two rows at once in one
 // Target.RowNamespace fail t. It returns the Targets it was given.
-func standIn(t *testing.T, statuses ...check.Status) func() []engine.Target {
+func standIn(t *testing.T, dir string, statuses ...check.Status) func() []engine.Target {
 	t.Helper()
 	var (
 		mu      sync.Mutex
@@ -43,6 +44,11 @@ func standIn(t *testing.T, statuses ...check.Status) func() []engine.Target {
 		time.Sleep(10 * time.Millisecond)
 		p := res.Plan()
 		row := &check.Row{Suite: p.Suite, Started: time.Now(), Config: res.Applied(), Verdict: check.Verdict{Status: s, Reason: string(s)}}
+		if dir != "" { // as engine.Run does WithArtifacts
+			if _, err := rowfile.Write(dir, *row); err != nil {
+				t.Error(err)
+			}
+		}
 		if s == check.Error {
 			return row, errors.New("deploy: no")
 		}
@@ -57,7 +63,7 @@ func standIn(t *testing.T, statuses ...check.Status) func() []engine.Target {
 func TestAttemptWritesEveryRow(t *testing.T) {
 	res := checktest.Resolve(t, checktest.WebPlan())[0]
 	dir := t.TempDir()
-	standIn(t, check.HarnessFault, check.Pass)
+	standIn(t, dir, check.HarnessFault, check.Pass)
 	told := 0
 	row, err := Attempt(context.Background(), engine.Target{}, res, dir, func(*check.Row) { told++ })
 	if err != nil || row.Verdict.Status != check.Pass || row.Attempts != 2 || told != 1 {
@@ -72,7 +78,7 @@ func TestAttemptWritesEveryRow(t *testing.T) {
 	}
 
 	dir = t.TempDir()
-	standIn(t, check.Error)
+	standIn(t, dir, check.Error)
 	row, err = Attempt(context.Background(), engine.Target{}, res, dir, nil)
 	if err == nil || row == nil || row.Verdict.Status != check.Error {
 		t.Fatalf("row %+v, err %v; want an error row and its error", row, err)
@@ -91,8 +97,8 @@ func TestRowsInRowNamespaces(t *testing.T) {
 	for range 6 {
 		plans = append(plans, checktest.Resolve(t, p)[0])
 	}
-	targets := standIn(t, check.Pass, check.Pass, check.Fail)
 	dir := t.TempDir()
+	targets := standIn(t, dir, check.Pass, check.Pass, check.Fail)
 	run := Rows(context.Background(), engine.Target{}, plans, Options{Parallel: 3, RowNamespaces: []string{"team-a", "team-b"}, Artifacts: dir})
 	if len(run.Rows) != 6 {
 		t.Fatalf("%d rows, want 6", len(run.Rows))
