@@ -184,7 +184,7 @@ func (c *Cluster) UseLoadPods(ctx context.Context) string {
 // disruption, cluster) fails the spec. A harness fault (the load itself was invalid: it says
 // nothing about the app) runs the row once more, by the front ends' one policy (rollcheck
 // check's and tune's too): both attempts are kept, the first under the row's
-// rowfile.AttemptName(check.Row, 1), and the row records the retry (Attempts, Retried); a second
+// file name with .attempt1 before .json, and the row records the retry (Attempts, Retried); a second
 // fault fails the spec. Whether the row's verdict passes is the caller's to assert, usually with
 // Expect(row).To(rctest.Pass()).
 func (c *Cluster) Check(ctx context.Context, p check.Plan) *check.Row {
