@@ -140,8 +140,8 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 		return bad("-o %q: want table or json", f.Output)
 	case !(f.Rate > 0):
 		return bad("--rate %v: want requests per second above 0", f.Rate)
-	case f.FailAbove.set && f.FailAbove.v < 0:
-		return bad("--fail-above %v: want 0 or more", f.FailAbove.v)
+	case f.FailAbove.Given && f.FailAbove.Value < 0:
+		return bad("--fail-above %v: want 0 or more", f.FailAbove.Value)
 	case f.RequestP99 < 0:
 		return bad("--request-p99 %s: negative", f.RequestP99)
 	}
@@ -202,7 +202,7 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	if err != nil {
 		return bad("%v", err)
 	}
-	if f.FailAbove.set && rep.Worst() > f.FailAbove.v {
+	if f.FailAbove.Given && rep.Worst() > f.FailAbove.Value {
 		return exitFail
 	}
 	return exitPass

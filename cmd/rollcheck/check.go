@@ -2,33 +2,24 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
-
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/checkinput"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/inplace"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
-	"github.com/rollcheck/rollcheck/internal/selfimage"
 	"github.com/rollcheck/rollcheck/loadgen"
-	"github.com/rollcheck/rollcheck/spec"
 )
 
 // Exit codes of rollcheck check.
@@ -57,94 +48,44 @@ its first attempt is kept as DIR/rows/ROW.attempt1.json and the reports mark the
 "(retried: reason)". Exit 0 every row passed, 1 a threshold was broken, 2 bad input or a row could not be judged,
 130 interrupted.`
 
-// runFlags are the flags rollcheck check and tune share: the check file, where the reports
-// go, the cluster, a dry run, and how many rows (probes) run at once.
+// runFlags are the flags rollcheck check and tune share (checkinput.Run), and the set they are
+// registered on.
 type runFlags struct {
-	File        string
-	Artifacts   string
-	KeepCluster bool
-	DryRun      bool
-	// Parallel is --parallel: 0 when not given, for the default (atOnce).
-	Parallel int
-
+	checkinput.Run
 	fs *flag.FlagSet // where they are registered: was --parallel given?
 }
 
 // register registers the shared flags on fs; artifacts is --artifacts' default, and dryRun and
 // parallel say what --dry-run and --parallel do.
 func (r *runFlags) register(fs *flag.FlagSet, artifacts, dryRun, parallel string) {
-	r.fs = fs
-	fs.StringVar(&r.File, "f", "", "the check `FILE` (apiVersion rollcheck.io/v1alpha1, kind Check)")
-	fs.StringVar(&r.Artifacts, "artifacts", artifacts, "reports `DIR`: every row (DIR/rows), its raw requests (DIR/raw), the reports")
-	fs.BoolVar(&r.KeepCluster, "keep-cluster", false, "keep a kind cluster this run created (as "+knobs.EnvKeep+"=1)")
-	fs.BoolVar(&r.DryRun, "dry-run", false, dryRun)
-	fs.IntVar(&r.Parallel, "parallel", 0, parallel)
+	registerRun(fs, &r.Run, &r.fs, artifacts, dryRun, parallel)
 }
 
-// atOnce is how many of the plans run at once: --parallel when given (above 1 only when some
-// plan may run beside others), else as many plans that may as ROLLCHECK_PROCS allows, the rule
-// make e2e's Ginkgo processes follow (knobs.Procs). A plan that must run alone
-// (check.Plan.RunsAlone) runs alone either way (schedule).
-func (r runFlags) atOnce(plans []check.Plan) (int, error) {
-	beside, refuse := 0, ""
-	for _, p := range plans {
-		if p.RunsAlone() == "" {
-			beside++
-		} else if refuse == "" {
-			refuse = aloneRefusal("every row", p)
-		}
-	}
-	if beside > 0 {
-		refuse = ""
-	}
-	return r.parallel(beside, knobs.MaxProcs, refuse)
+// registerRun registers the shared flags of run on fs, and has run.Given ask *set (fs, unless a
+// front end moves the flags to a set of its own: gate) which flags were given.
+func registerRun(fs *flag.FlagSet, run *checkinput.Run, set **flag.FlagSet, artifacts, dryRun, parallel string) {
+	*set = fs
+	run.Given = func(name string) bool { return flagSet(*set, name) }
+	fs.StringVar(&run.File, "f", "", "the check `FILE` (apiVersion rollcheck.io/v1alpha1, kind Check)")
+	fs.StringVar(&run.Artifacts, "artifacts", artifacts, "reports `DIR`: every row (DIR/rows), its raw requests (DIR/raw), the reports")
+	fs.BoolVar(&run.KeepCluster, "keep-cluster", false, "keep a kind cluster this run created (as "+knobs.EnvKeep+"=1)")
+	fs.BoolVar(&run.DryRun, "dry-run", false, dryRun)
+	fs.IntVar(&run.Parallel, "parallel", 0, parallel)
 }
 
-// aloneRefusal says why --parallel above 1 is refused when what (the rows, the probes) must run
-// one at a time because of p: its reason to run alone, and what to change when it is the load
-// from the host; "" when p may run beside others.
-func aloneRefusal(what string, p check.Plan) string {
-	why := p.RunsAlone()
-	switch {
-	case why == "":
-		return ""
-	case !fromLoadPods(p):
-		return fmt.Sprintf("%s must run alone (%s); set load.from: cluster", what, why)
-	}
-	return fmt.Sprintf("%s must run alone (%s)", what, why)
-}
-
-// parallel is the rule of --parallel, for check's rows and tune's probes: the flag when given
-// (1 to most, and 1 when refuse says why no more may run at once), else up to def, as many as
-// ROLLCHECK_PROCS allows.
+// parallel is checkinput.Run.ParallelOf.
 func (r runFlags) parallel(def, most int, refuse string) (int, error) {
-	if !flagSet(r.fs, "parallel") {
-		procs, err := knobs.Procs(os.Getenv)
-		return max(1, min(def, procs)), err
-	}
-	switch n := r.Parallel; {
-	case n < 1 || n > most:
-		return 0, fmt.Errorf("--parallel %d: want 1 to %d", n, most)
-	case n > 1 && refuse != "":
-		return 0, fmt.Errorf("--parallel %d: %s", n, refuse)
-	}
-	return r.Parallel, nil
+	return r.ParallelOf(def, most, refuse)
 }
 
-// fromLoadPods reports whether p's load comes from load pods inside the cluster.
-func fromLoadPods(p check.Plan) bool { return p.WithDefaults().Load.From == check.LoadFromCluster }
-
-// resolvedFromLoadPods is fromLoadPods of a resolved plan.
-func resolvedFromLoadPods(p *check.Resolved) bool { return fromLoadPods(p.Plan()) }
-
-// planList is each resolved plan's Plan.
-func planList(rs []*check.Resolved) []check.Plan {
-	out := make([]check.Plan, len(rs))
-	for i, r := range rs {
-		out[i] = r.Plan()
-	}
-	return out
-}
+// The rules of the input that other commands share (checkinput).
+var (
+	fromLoadPods         = checkinput.FromLoadPods
+	resolvedFromLoadPods = checkinput.ResolvedFromLoadPods
+	aloneRefusal         = checkinput.AloneRefusal
+	planList             = checkinput.Plans
+	checkImages          = checkinput.Images
+)
 
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) (set bool) {
@@ -152,57 +93,17 @@ func flagSet(fs *flag.FlagSet, name string) (set bool) {
 	return set
 }
 
-// checkFlags are rollcheck check's flags: the shared ones, an existing cluster, and the app,
-// load, variant and disruptions of the flags-only form (--manifest instead of -f).
+// checkFlags are rollcheck check's flags (checkinput.Flags), and the set they are registered on.
 type checkFlags struct {
-	runFlags
-	// adjust is what a front end built on check's input (gate) knows of each plan that the
-	// flags and the file do not say, applied before the plan is resolved; nil for check.
-	adjust func(*check.Plan)
-	// Kubeconfig and Context name an existing cluster (clusterRef).
-	Kubeconfig, Context string
-	// ImageRegistry is where the load image goes for an existing cluster (--image-registry).
-	ImageRegistry string
-	// The app.
-	Manifests, Images     multi
-	Deployment, Container string
-	Port                  int
-	Path                  string
-	// The load.
-	Rate            int
-	Method, Timeout string
-	KeepAlive       bool
-	LoadFrom        string
-	LoadPods        int
-	// The disruptions, and the one variant with its threshold.
-	Disruptions      multi
-	PreStop          string
-	Grace            optional[int]
-	MaxFailureRatio  optional[float64]
-	MinPerDisruption optional[float64]
-	// Output is -o: how the run's rows are printed on stdout (outputMarkdown, outputJSON).
-	Output string
-	// An app checked where it already runs: -n/--namespace (or --deployment NS/NAME) and
-	// --service for the flags-only form; --in-place allows the variants that change its
-	// Deployment; --load-namespace keeps its load pods in a namespace of the user's.
-	Namespace, Service, LoadNamespace string
-	InPlace                           bool
-	// RowNamespaces is --row-namespace: on an existing cluster, the namespaces of the user's
-	// that the rows apply their app into, one row at a time in each, instead of a namespace each
-	// row creates.
-	RowNamespaces multi
-	// gate: rollcheck gate and serve. Without --kubeconfig, --context or a cluster section the
-	// cluster is the pod's own, never rollcheck's kind cluster, and a variant that changes the
-	// Deployment is the gate's to refuse (gateInput), in its words.
-	gate bool
-	// fs is the flag set they were parsed by: which flags were given (fileFields).
+	checkinput.Flags
+	// fs is the flag set they were parsed by: which flags were given.
 	fs *flag.FlagSet
 }
 
 // The formats of rollcheck check -o.
 const (
-	outputMarkdown = "markdown"
-	outputJSON     = "json"
+	outputMarkdown = checkinput.Markdown
+	outputJSON     = checkinput.JSON
 )
 
 // rowsOut is where rollcheck check prints the run's rows, and how: stdout, as -o says.
@@ -226,8 +127,8 @@ func (o rowsOut) print(run report.Run) error {
 }
 
 func newCheckFlags(fs *flag.FlagSet) *checkFlags {
-	f := &checkFlags{fs: fs}
-	f.register(fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
+	f := &checkFlags{}
+	registerRun(fs, &f.Run, &f.fs, envOr("ARTIFACTS", "_artifacts"), "check the input and print the objects each variant applies, and stop (no Docker, no cluster)",
 		fmt.Sprintf("`N` rows at once, 1 to %d. A row runs alone when it would disturb the rows beside it: load\n"+
 			"from the host, load to a URL outside its namespace, a kubelet restart, a node drain; the others\n"+
 			"run up to N at once. N > 1 is refused when every row must run alone (default: as many of the\n"+
@@ -286,102 +187,17 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	return f
 }
 
-// fileFlags are rollcheck check's flags that describe what a check file describes, with the
-// file's field for each: with -f each is refused, never silently dropped. The cluster's flags
-// (--kubeconfig, --context, --image-registry) replace the file's cluster section instead, and
-// the run's (--in-place, --load-namespace, --parallel, -o, …) apply to either form.
-var fileFlags = []struct{ flag, field string }{
-	{"image", "app.images"}, {"deployment", "app.deployment"}, {"n", "app.namespace"}, {"namespace", "app.namespace"},
-	{"service", "app.service"}, {"container", "app.container"}, {"port", "app.port"}, {"path", "app.path"},
-	{"rate", "load.rate"}, {"method", "load.method"}, {"keepalive", "load.keepAlive"}, {"timeout", "load.timeout"},
-	{"load-from", "load.from"}, {"load-pods", "load.pods"}, {"disruption", "disruptions"},
-	{"prestop-sleep", "a variant's preStop"}, {"grace", "a variant's terminationGracePeriodSeconds"},
-	{"max-failure-ratio", "a variant's expect.maxFailureRatio"},
-	{"min-success-ratio-per-disruption", "a variant's expect.minSuccessRatioPerDisruption"},
-}
-
-// fileFields are the flags of fileFlags given on this command line, each with its field:
-// "--rate (load.rate)".
-func (f *checkFlags) fileFields() []string {
-	if f.fs == nil {
-		return nil
-	}
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	var out []string
-	for _, ff := range fileFlags {
-		if set[ff.flag] {
-			dash := "--"
-			if len(ff.flag) == 1 {
-				dash = "-"
-			}
-			out = append(out, fmt.Sprintf("%s%s (%s)", dash, ff.flag, ff.field))
-		}
-	}
-	return out
-}
-
-// multi is a flag given several times.
-type multi []string
-
-func (m *multi) String() string     { return strings.Join(*m, ",") }
-func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
-
-// optional is a number flag that may be left unset: then the input's own value holds.
-type optional[T int | float64] struct {
-	v   T
-	set bool
-}
-
-func (o *optional[T]) String() string {
-	if !o.set {
-		return ""
-	}
-	return fmt.Sprint(o.v)
-}
-
-func (o *optional[T]) Set(s string) error {
-	var err error
-	want := "a number"
-	switch p := any(&o.v).(type) {
-	case *int:
-		want = "a whole number"
-		*p, err = strconv.Atoi(s)
-	case *float64:
-		*p, err = strconv.ParseFloat(s, 64)
-	}
-	if err != nil {
-		return fmt.Errorf("%q is not %s", s, want)
-	}
-	o.set = true
-	return nil
-}
+// multi and optional are the flag values of checkinput.
+type (
+	multi                     = checkinput.Multi
+	optional[T int | float64] = checkinput.Optional[T]
+)
 
 // existingUnless says what names an existing cluster for rollcheck check (kindNote).
-const existingUnless = "--context NAME or --kubeconfig FILE (or a check file's cluster section) names an existing one"
+const existingUnless = checkinput.ExistingUnless
 
 // checkInput is what rollcheck check runs, read from its flags and checked.
-type checkInput struct {
-	check *spec.Check
-	plans []*check.Resolved
-	// adjust is what the front end knows of each plan that the file does not say (an existing
-	// cluster's load from load pods; a gate's Rollout), applied before each plan is resolved.
-	adjust    func(*check.Plan)
-	existing  *clusterRef // an existing cluster, or nil for kind
-	loadImage string      // the load pod's image for an existing cluster
-	registry  string      // where it is pushed when rollcheck makes it (--image-registry)
-	parallel  int
-}
-
-// notLoadedWarning is the line that says, on an existing cluster, that the app's images the
-// check names (app.images, app.build, --image) are not loaded: rollcheck loads nothing into a
-// cluster it does not own, so its nodes must pull them or hold them already. "" when it names none.
-func notLoadedWarning(in *checkInput) string {
-	if in.existing == nil || in.check == nil || len(in.check.Images()) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("rollcheck check: warning: %s not loaded: rollcheck loads nothing into a cluster it does not own, so its nodes must pull them or hold them already (a kind cluster you made: kind load docker-image REF --name CLUSTER)", strings.Join(in.check.Images(), ", "))
-}
+type checkInput = checkinput.Input
 
 // runCheck runs `rollcheck check`; it returns the exit code.
 func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr io.Writer) (code int) {
@@ -397,8 +213,8 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return bad("%v", err)
 	}
 	if f.DryRun {
-		if in.existing != nil {
-			_, which, err := in.existing.Resolve()
+		if in.Existing != nil {
+			_, which, err := in.Existing.Resolve()
 			if err != nil {
 				return bad("%v", err)
 			}
@@ -406,7 +222,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 			if len(f.RowNamespaces) > 0 {
 				fmt.Fprintf(stderr, "rows: in your namespaces %s, one row at a time in each (kept: only what rollcheck applies and starts there is deleted)\n", strings.Join(f.RowNamespaces, ", "))
 			}
-			if w := notLoadedWarning(in); w != "" {
+			if w := in.NotLoadedWarning(); w != "" {
 				fmt.Fprintln(stderr, w)
 			}
 		} else {
@@ -415,20 +231,23 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 				fmt.Fprintln(stderr, note)
 			}
 		}
-		return dryRunPrint(in.plans, f.Output, f.InPlace, stdout, stderr)
+		if err := checkinput.DryRun(in.Plans, f.Output, f.InPlace, stdout, stderr); err != nil {
+			return bad("%v", err)
+		}
+		return exitPass
 	}
-	if in.existing != nil {
-		if w := notLoadedWarning(in); w != "" {
+	if in.Existing != nil {
+		if w := in.NotLoadedWarning(); w != "" {
 			fmt.Fprintln(stderr, w)
 		}
-		c, err := acquireExisting(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace, Rows: f.RowNamespaces}, in.plans, logLine(stderr, "check"))
+		c, err := acquireExisting(ctx, *in.Existing, in.LoadImage, in.Registry, rowPlace{Load: f.LoadNamespace, Rows: f.RowNamespaces}, in.Plans, logLine(stderr, "check"))
 		if err != nil {
 			return bad("%v", err)
 		}
 		for _, n := range c.Notes() {
 			fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", n)
 		}
-		return checkExisting(ctx, c, in.plans, in.parallel, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
+		return checkExisting(ctx, c, in.Plans, in.Parallel, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	}
 
 	// The cluster's configuration, then the Docker-side input (images built, then present
@@ -438,148 +257,28 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 		return bad("%v", err)
 	}
 	opts.Keep = opts.Keep || f.KeepCluster
-	if err := checkImages(ctx, in.check, stderr); err != nil {
+	if err := checkinput.Images(ctx, in.Check, stderr); err != nil {
 		return bad("%v", err)
 	}
-	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.plans, resolvedFromLoadPods), false); err != nil {
+	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.Plans, resolvedFromLoadPods), false); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
 	if note := kindNote("check", existingUnless); note != "" {
 		opts.Logf("%s", note)
 	}
-	if in.registry != "" {
-		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.registry)
+	if in.Registry != "" {
+		opts.Logf("image registry %s not used: rollcheck loads its images into its kind cluster's nodes", in.Registry)
 	}
 	return onCluster(ctx, opts, f.Artifacts, "check", stderr, func(cl *cluster.Cluster) int {
-		return checkRows(ctx, cl, in.plans, in.parallel, f.LoadNamespace, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
+		return checkRows(ctx, cl, in.Plans, in.Parallel, f.LoadNamespace, f.Artifacts, rowsOut{w: stdout, format: f.Output}, logLine(stderr, "check"))
 	})
 }
 
-// input reads the check (a check file, or the flags-only form), its plans (warnings to
-// stderr), the cluster they run on and how many run at once: every problem of the input,
-// before any Docker or cluster work.
+// input reads the check, its plans and the cluster they run on (checkinput.Flags.Read), the
+// warnings to stderr.
 func (f *checkFlags) input(stderr io.Writer) (*checkInput, error) {
-	in := &checkInput{}
-	var err error
-	switch {
-	case f.Output != outputMarkdown && f.Output != outputJSON:
-		return nil, fmt.Errorf("-o %q: want %s or %s", f.Output, outputMarkdown, outputJSON)
-	case f.File != "" && len(f.Manifests) > 0:
-		return nil, errors.New("use -f or --manifest, not both")
-	case f.File != "":
-		if given := f.fileFields(); len(given) > 0 {
-			return nil, fmt.Errorf("with -f the check file says the app, its load, disruptions and variants: %s would not be used; set them in the file, or drop -f", strings.Join(given, ", "))
-		}
-	case len(f.Manifests) > 0 && (f.Namespace != "" || f.Service != ""):
-		return nil, errors.New("-n and --service check a Deployment where it already runs: give --deployment [NS/]NAME without --manifest")
-	}
-	switch {
-	case f.File != "":
-		in.check, err = spec.Load(f.File)
-	case len(f.Manifests) > 0:
-		in.check, err = f.flagsCheck()
-	case f.Deployment != "":
-		in.check, err = f.inPlaceCheck()
-	default:
-		return nil, errors.New("nothing to check: give -f CHECK.yaml, --manifest, or --deployment [NS/]NAME for a Deployment that runs already (rollcheck help check)")
-	}
-	if err != nil {
-		return nil, err
-	}
-	c := in.check
-	// --kubeconfig and --context name an existing cluster, else the check file's cluster
-	// section does (its load image counts either way), else the run is on kind.
-	in.existing, in.loadImage = flagsRef(f.Kubeconfig, f.Context), os.Getenv(knobs.EnvLoadImage)
-	if c.Cluster != nil {
-		if in.existing == nil {
-			in.existing = &clusterRef{Kubeconfig: c.KubeconfigPath(), Context: c.Cluster.Context, By: "the check file's cluster section"}
-		}
-		if in.loadImage == "" {
-			in.loadImage = c.Cluster.LoadImage
-		}
-	}
-	if in.existing == nil && f.gate {
-		ref := inClusterRef
-		in.existing = &ref
-	}
-	existing := in.existing != nil
-	if existing && c.Load.From == string(check.LoadFromHost) {
-		return nil, fmt.Errorf("%s: an existing cluster is loaded from inside only; %s says load.from: host", in.existing.By, c.Name())
-	}
-	in.adjust = func(p *check.Plan) {
-		if existing {
-			// Nothing is loaded into a cluster rollcheck does not own: the manifests' images
-			// and pull policies are used as they are.
-			p.Load.From, p.App.Images = check.LoadFromCluster, nil
-		}
-		if f.adjust != nil {
-			f.adjust(p)
-		}
-	}
-	plans, warnings, err := c.PlansWith(in.adjust)
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", c.Name(), err)
-	}
-	if in.registry = f.ImageRegistry; in.registry == "" && c.Cluster != nil {
-		in.registry = c.Cluster.ImageRegistry
-	}
-	if in.registry != "" {
-		if err := selfimage.ValidRegistry(in.registry); err != nil {
-			return nil, fmt.Errorf("image registry %q: %w", in.registry, err)
-		}
-	}
-	if err := f.inPlaceInput(c, plans); err != nil {
-		return nil, err
-	}
-	in.plans = plans
-	if in.parallel, err = f.atOnce(planList(plans)); err != nil {
-		return nil, err
-	}
-	if err := f.rowsInput(in); err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
-// rowsInput checks --row-namespace: on an existing cluster only, for an app the rows apply,
-// names that a namespace may have, each once, no Pod Security level to label them with, and no
-// more rows at once than namespaces (the default is cut to their number).
-func (f *checkFlags) rowsInput(in *checkInput) error {
-	var names []string
-	for _, v := range f.RowNamespaces {
-		for _, ns := range strings.Split(v, ",") {
-			ns = strings.TrimSpace(ns)
-			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-				return fmt.Errorf("--row-namespace %q: not a namespace's name: %s", ns, strings.Join(errs, "; "))
-			}
-			if slices.Contains(names, ns) {
-				return fmt.Errorf("--row-namespace %s: given twice", ns)
-			}
-			names = append(names, ns)
-		}
-	}
-	f.RowNamespaces = names
-	level, _ := knobs.Get(os.Getenv, knobs.EnvPodSecurity)
-	switch {
-	case len(names) == 0:
-		return nil
-	case in.existing == nil:
-		return fmt.Errorf("--row-namespace %s: only on an existing cluster (%s); on rollcheck's kind cluster each row creates a namespace of its own", names[0], existingUnless)
-	case f.gate:
-		return fmt.Errorf("--row-namespace %s: the gate checks pods where they run and applies nothing", names[0])
-	case in.check.App.Namespace != "":
-		return fmt.Errorf("--row-namespace %s: an app checked where it already runs applies nothing; its load pods' namespace is --load-namespace", names[0])
-	case level != "":
-		return fmt.Errorf("--row-namespace %s: %s=%s labels the namespaces rollcheck creates, and with --row-namespace it creates none: label yours (kubectl label namespace NS pod-security.kubernetes.io/enforce=%s), and unset it", names[0], knobs.EnvPodSecurity, level, level)
-	case flagSet(f.fs, "parallel") && f.Parallel > len(names):
-		return fmt.Errorf("--parallel %d: one row at a time runs in each --row-namespace, and %d are named", f.Parallel, len(names))
-	}
-	in.parallel = min(in.parallel, len(names))
-	return nil
+	return f.Read(func(w string) { fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w) })
 }
 
 // ownImagesPreflight says, before any cluster work, why rollcheck could not make the images of
@@ -589,24 +288,6 @@ func (f *checkFlags) rowsInput(in *checkInput) error {
 func ownImagesPreflight(opts cluster.Options, loadPods, sampleApp bool) error {
 	if (loadPods && opts.LoadImage == "") || sampleApp {
 		return cluster.ImagesPreflight("")
-	}
-	return nil
-}
-
-// checkImages builds the check's images, then makes sure every image it loads is in the local
-// Docker engine: the Docker-side input, checked before any cluster work.
-func checkImages(ctx context.Context, c *spec.Check, stderr io.Writer) error {
-	for _, b := range c.App.Build {
-		if err := dockerBuild(ctx, c.BuildDir(b), b, stderr); err != nil {
-			return err
-		}
-	}
-	missing, err := cluster.LocalImagesMissing(ctx, c.Images())
-	if err != nil {
-		return err
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("image %s is not in the local Docker engine (docker images lists what is; build or pull it first)", strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -687,154 +368,6 @@ var exitOf = map[frontend.Outcome]int{frontend.Pass: exitPass, frontend.Fail: ex
 // progressPrinter shows each step of a row (frontend.ProgressLine), indented under its row.
 func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
 	return func(p engine.Progress) { logf("  %s", frontend.ProgressLine(p)) }
-}
-
-// flagsCheck is the check the flags-only form describes: one app, one variant ("as-is", or
-// the preStop sleep and grace period given), the disruptions given (default rollout-restart×3).
-func (f *checkFlags) flagsCheck() (*spec.Check, error) {
-	c := &spec.Check{APIVersion: spec.APIVersion, Kind: spec.Kind}
-	c.Metadata.Name = "check"
-	c.App = spec.App{Manifests: f.Manifests, Images: f.Images, Deployment: f.Deployment, Container: f.Container, Port: int32(f.Port), Path: f.Path}
-	c.Load = spec.LoadSettings{Rate: f.Rate, Method: f.Method, KeepAlive: f.KeepAlive, From: f.LoadFrom, Pods: f.LoadPods}
-	var errs []string
-	if f.Timeout != "" {
-		d, err := time.ParseDuration(f.Timeout)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("--timeout %q: %v", f.Timeout, err))
-		}
-		c.Load.Timeout = &metav1.Duration{Duration: d}
-	}
-	disruptions := f.Disruptions
-	if len(disruptions) == 0 {
-		disruptions = multi{string(check.RolloutRestart)}
-	}
-	for _, d := range disruptions {
-		kind, count, _ := strings.Cut(d, "=")
-		n := 0
-		if count != "" {
-			if _, err := fmt.Sscanf(count, "%d", &n); err != nil {
-				errs = append(errs, fmt.Sprintf("--disruption %q: count is not a number", d))
-			}
-		}
-		c.Disruptions = append(c.Disruptions, spec.Disruption{Kind: check.DisruptionKind(kind), Count: n})
-	}
-	v := spec.Variant{Name: "as-is"}
-	prestop := f.PreStop
-	if prestop != "" {
-		d, err := time.ParseDuration(prestop)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("--prestop-sleep %q: %v", prestop, err))
-		}
-		v.Name = "prestop-" + strings.ReplaceAll(prestop, ".", "-")
-		v.PreStop = &spec.PreStop{Sleep: &metav1.Duration{Duration: d}}
-	}
-	if f.Grace.set {
-		g := int64(f.Grace.v)
-		v.TerminationGracePeriodSeconds = &g
-		if prestop == "" {
-			v.Name = fmt.Sprintf("grace-%ds", g)
-		}
-	}
-	maxRatio, minPer := f.MaxFailureRatio.v, f.MinPerDisruption.v
-	switch {
-	case f.MaxFailureRatio.set:
-		v.Expect.MaxFailureRatio = &maxRatio
-	case !f.MinPerDisruption.set:
-		zero := 0
-		v.Expect.Failures = &zero
-	}
-	if f.MinPerDisruption.set {
-		v.Expect.MinSuccessRatioPerDisruption = &minPer
-	}
-	c.Variants = []spec.Variant{v}
-	if len(errs) > 0 {
-		return nil, errors.New(strings.Join(errs, "; "))
-	}
-	return c, nil
-}
-
-// dryVariant is one variant of a dry run as -o json prints it: its rows, and the objects it
-// would apply (or, in place, what it would change).
-type dryVariant struct {
-	Variant string         `json:"variant"`
-	Rows    []string       `json:"rows"`
-	InPlace string         `json:"inPlace,omitempty"`
-	Objects []check.Object `json:"objects,omitempty"`
-}
-
-// dryRunPrint prints, per variant, the objects the check would apply (in place, what it would
-// change, and whether that needs --in-place: inPlaceAllowed): as YAML documents under a comment
-// per variant, or with -o json as one JSON array of dryVariant. The rows go to stderr either way.
-func dryRunPrint(plans []*check.Resolved, format string, inPlaceAllowed bool, stdout, stderr io.Writer) int {
-	var out []*dryVariant
-	byName := map[string]*dryVariant{}
-	for _, res := range plans {
-		p := res.Plan()
-		row := fmt.Sprintf("%s×%d", p.Disruption.Kind, p.Disruption.Count)
-		fmt.Fprintf(stderr, "row: %s under %s\n", p.Variant.Name, row)
-		if v := byName[p.Variant.Name]; v != nil {
-			v.Rows = append(v.Rows, row) // the same objects as the variant's first row
-			continue
-		}
-		v := &dryVariant{Variant: p.Variant.Name, Rows: []string{row}}
-		byName[p.Variant.Name] = v
-		out = append(out, v)
-		if p.InPlace() {
-			v.InPlace = inPlaceSays(p, inPlaceAllowed) // never empty
-			continue
-		}
-		objs, err := res.Objects("rc-"+p.Variant.Name+"-<random>", 30080)
-		if err != nil {
-			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
-			return exitBadInput
-		}
-		for _, o := range objs {
-			o.SetManagedFields(nil)
-		}
-		v.Objects = objs
-	}
-	if format == outputJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
-			return exitBadInput
-		}
-		return exitPass
-	}
-	for _, v := range out {
-		if v.InPlace != "" {
-			fmt.Fprintf(stdout, "# variant %s: %s\n", v.Variant, v.InPlace)
-			continue
-		}
-		fmt.Fprintf(stdout, "# variant %s\n", v.Variant)
-		for _, o := range v.Objects {
-			b, err := yaml.Marshal(o)
-			if err != nil {
-				fmt.Fprintf(stderr, "rollcheck check: %v\n", err)
-				return exitBadInput
-			}
-			fmt.Fprintf(stdout, "---\n%s", b)
-		}
-	}
-	return exitPass
-}
-
-// dockerBuild builds one image of the check, with a time limit.
-func dockerBuild(ctx context.Context, dir string, b spec.Build, stderr io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-	defer cancel()
-	args := []string{"build", "-q", "-t", b.Image}
-	if b.Dockerfile != "" {
-		args = append(args, "-f", filepath.Join(dir, b.Dockerfile))
-	}
-	fmt.Fprintf(stderr, "rollcheck check: docker build %s from %s (up to 15m)\n", b.Image, dir)
-	cmd := exec.CommandContext(ctx, "docker", append(args, dir)...)
-	cmd.Env = append(os.Environ(), "DOCKER_BUILDKIT=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("docker build %s from %s: %v: %s", b.Image, dir, err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
 
 func logLine(w io.Writer, prefix string) func(string, ...any) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 )
 
@@ -221,45 +219,6 @@ func TestCheckParallel(t *testing.T) {
 	}
 	if b, err := os.ReadFile(calls); err == nil {
 		t.Errorf("a cluster tool was called: %s", b)
-	}
-}
-
-// By default as many rows from load pods run at once as ROLLCHECK_PROCS allows (3 unless set, on
-// a machine of 3 CPUs or more), and never more than there are.
-func TestCheckRowsAtOnce(t *testing.T) {
-	defer func(f func() int) { knobs.NumCPU = f }(knobs.NumCPU)
-	knobs.NumCPU = func() int { return 8 }
-	host, pods := check.Plan{}, check.Plan{Load: check.Load{From: check.LoadFromCluster}}
-	drain := pods
-	drain.Disruption.Kind = check.DrainNode
-	rows := func(p check.Plan, n int) []check.Plan { return slices.Repeat([]check.Plan{p}, n) }
-	for _, tc := range []struct {
-		procs string
-		args  []string
-		plans []check.Plan
-		want  int
-	}{
-		{"", nil, rows(pods, 6), 3},
-		{"", nil, rows(pods, 2), 2},
-		{"5", nil, rows(pods, 6), 5},
-		{"1", nil, rows(pods, 6), 1},
-		{"", nil, rows(host, 6), 1},
-		{"", nil, append(rows(host, 2), rows(pods, 4)...), 3}, // the host rows alone, the others 3 at a time
-		{"", nil, rows(drain, 3), 1},
-		{"", nil, append(rows(drain, 2), pods), 1},                                     // the one row beside no other
-		{"", []string{"--parallel", "3"}, append(rows(drain, 2), rows(pods, 4)...), 3}, // the drains alone
-		{"", []string{"--parallel", "6"}, rows(pods, 6), 6},
-		{"2", []string{"--parallel", "4"}, rows(pods, 6), 4}, // the flag over the knob
-	} {
-		t.Setenv("ROLLCHECK_PROCS", tc.procs)
-		fs := flag.NewFlagSet("check", flag.ContinueOnError)
-		f := newCheckFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := f.atOnce(tc.plans); err != nil || got != tc.want {
-			t.Errorf("ROLLCHECK_PROCS=%q %q, %d plans: %d at once (%v), want %d", tc.procs, tc.args, len(tc.plans), got, err, tc.want)
-		}
 	}
 }
 

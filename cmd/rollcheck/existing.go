@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/existingcluster"
+	"github.com/rollcheck/rollcheck/internal/checkinput"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/kubeconfig"
 	"github.com/rollcheck/rollcheck/internal/runlease"
@@ -20,23 +20,8 @@ import (
 // kind cluster and never reads KUBECONFIG or ~/.kube/config.
 type clusterRef = kubeconfig.Ref
 
-// inClusterRef is the cluster of the pod rollcheck runs in, by its ServiceAccount.
-var inClusterRef = clusterRef{InCluster: true, By: "the pod's ServiceAccount (in-cluster)"}
-
 // flagsRef is the cluster --kubeconfig and --context name, or nil when neither is given.
-func flagsRef(kubeconfig, context string) *clusterRef {
-	var by []string
-	if kubeconfig != "" {
-		by = append(by, "--kubeconfig "+kubeconfig)
-	}
-	if context != "" {
-		by = append(by, "--context "+context)
-	}
-	if by == nil {
-		return nil
-	}
-	return &clusterRef{Kubeconfig: kubeconfig, Context: context, By: strings.Join(by, " ")}
-}
+var flagsRef = checkinput.FlagsRef
 
 // kindNote is the line a run on rollcheck's kind cluster says when KUBECONFIG is set: that it
 // is not read, and what would name an existing cluster instead (unless: "" for a command that

@@ -137,12 +137,12 @@ func TestCheckWhichCluster(t *testing.T) {
 		switch {
 		case err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case (in.existing == nil) != (tc.want == nil) || in.existing != nil && *in.existing != *tc.want:
-			t.Errorf("%s: cluster %+v, want %+v", tc.name, in.existing, tc.want)
-		case in.loadImage != tc.loadImage:
-			t.Errorf("%s: load image %q, want %q", tc.name, in.loadImage, tc.loadImage)
-		case in.existing != nil:
-			for _, p := range planList(in.plans) {
+		case (in.Existing == nil) != (tc.want == nil) || in.Existing != nil && *in.Existing != *tc.want:
+			t.Errorf("%s: cluster %+v, want %+v", tc.name, in.Existing, tc.want)
+		case in.LoadImage != tc.loadImage:
+			t.Errorf("%s: load image %q, want %q", tc.name, in.LoadImage, tc.loadImage)
+		case in.Existing != nil:
+			for _, p := range planList(in.Plans) {
 				if p.Load.From != "cluster" || len(p.App.Images) > 0 {
 					t.Errorf("%s: an existing cluster's plan loads from %q with images %v", tc.name, p.Load.From, p.App.Images)
 				}

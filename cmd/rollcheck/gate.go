@@ -11,11 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/gate"
 	"github.com/rollcheck/rollcheck/internal/inplace"
@@ -57,13 +55,11 @@ timeout: set them above the check's length), or --max-wait. Bad input is one lin
 before it listens; it runs until SIGTERM or Ctrl-C, which cancels the running check (restored as
 after any run) and exits 0.`
 
-// gateFlags are the flags of rollcheck gate and serve: check's, but those that would change the
-// workload, load it from the host or make a cluster.
+// gateFlags are the flags of rollcheck gate and serve (gate.Flags): check's, but those that would
+// change the workload, load it from the host or make a cluster.
 type gateFlags struct {
-	*checkFlags
-	// Rollout, [NS/]NAME, is an Argo Rollout whose revision of pod-template hash Hash (gate; serve
-	// takes it from each call) is checked: its ReplicaSet NAME-HASH, as it runs.
-	Rollout, Hash  string
+	gate.Flags
+	fs             *flag.FlagSet
 	TerminationLog string
 	// serve's
 	Listen  string
@@ -90,7 +86,8 @@ var gateUsage = map[string]string{
 // scratch set and copied, so that help lists only these.
 func registerGate(fs *flag.FlagSet) *gateFlags {
 	scratch := flag.NewFlagSet("", flag.ContinueOnError)
-	f := &gateFlags{checkFlags: newCheckFlags(scratch)}
+	cf := newCheckFlags(scratch)
+	f := &gateFlags{Flags: gate.Flags{Flags: &cf.Flags}}
 	for _, name := range gateCheckFlags {
 		fl := scratch.Lookup(name)
 		usage, ok := gateUsage[name]
@@ -99,8 +96,8 @@ func registerGate(fs *flag.FlagSet) *gateFlags {
 		}
 		fs.Var(fl.Value, name, usage)
 	}
-	f.fs, f.runFlags.fs = fs, fs
-	f.gate = true
+	f.fs, cf.fs = fs, fs // the flags given are asked of fs (registerRun)
+	f.Gate = true
 	fs.StringVar(&f.Rollout, "rollout", "", "the Argo Rollout `[NS/]NAME` (-n names NS) whose revision to check: the pods of its ReplicaSet\n"+
 		"NAME-HASH, as they run (only pod deletions; the load goes to --service, e.g. the preview Service)")
 	return f
@@ -115,153 +112,10 @@ func newGateFlags(fs *flag.FlagSet) *gateFlags {
 
 func newServeFlags(fs *flag.FlagSet) *gateFlags {
 	f := registerGate(fs)
+	f.Serve = true
 	fs.StringVar(&f.Listen, "listen", ":8080", "the `ADDRESS` to serve on")
 	fs.DurationVar(&f.MaxWait, "max-wait", 0, "answer a request running after `DURATION` (default: wait as long as the caller does)")
 	return f
-}
-
-// gateDisruptions are the disruptions a gate runs: those that leave the workload's spec alone.
-var gateDisruptions = []check.DisruptionKind{check.DeletePod, check.ForceDelete}
-
-// gateInput reads and checks gate's input: check's, then what a gate refuses (an app it would
-// apply, a variant that changes the Deployment, a disruption that changes what the release
-// controller owns), and in a pod the load image. The plans' target is "Deployment NS/NAME".
-func (f *gateFlags) gateInput(stderr io.Writer) (*checkInput, string, error) {
-	if f.Rollout != "" {
-		if err := f.rolloutInput(); err != nil {
-			return nil, "", err
-		}
-		rs := "Rollout/" + f.rolloutName()
-		f.adjust = func(p *check.Plan) { p.App.ReplicaSetOf = rs }
-	} else if f.Hash != "" {
-		return nil, "", errors.New("--pod-template-hash: only with --rollout")
-	}
-	if f.File == "" && f.Deployment == "" {
-		return nil, "", errors.New("nothing to check: give --deployment NS/NAME --port N, --rollout NS/NAME --pod-template-hash H --port N (or -f CHECK.yaml of an app in place)")
-	}
-	if len(f.Disruptions) == 0 && f.File == "" {
-		f.Disruptions = multi{string(check.DeletePod)}
-	}
-	// The flags' disruptions are the gate's to refuse first, with its reason (a check file's are
-	// refused below, once read).
-	for _, d := range f.Disruptions {
-		if err := gateDisruption(check.DisruptionKind(d)); err != nil && slices.Contains(check.DisruptionKinds, check.DisruptionKind(d)) {
-			return nil, "", err
-		}
-	}
-	in, err := f.input(stderr)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(in.plans) == 0 || !in.plans[0].InPlace() {
-		return nil, "", fmt.Errorf("%s: a gate checks a Deployment where it runs: give --deployment NS/NAME (or a check file with app.namespace)", in.check.Name())
-	}
-	for _, r := range in.plans {
-		p := r.Plan()
-		if ch := p.Variant.Changes(); len(ch) > 0 {
-			return nil, "", fmt.Errorf("variant %s would change %s of the Deployment: a gate checks the release as it runs (its one variant is as-is)", p.Variant.Name, strings.Join(ch, ", "))
-		}
-	}
-	for _, r := range in.plans {
-		if err := gateDisruption(r.Plan().Disruption.Kind); err != nil {
-			return nil, "", err
-		}
-	}
-	// The cluster's configuration is read before any work: a kubeconfig that is not there, or
-	// no pod around the gate, is one line.
-	if _, _, err := in.existing.Resolve(); err != nil {
-		return nil, "", err
-	}
-	if in.existing.InCluster && in.loadImage == "" {
-		return nil, "", fmt.Errorf("in a pod, the load pods run rollcheck's load image: set %s to it (the gate's own image; docs/gate.md)", knobs.EnvLoadImage)
-	}
-	a := in.plans[0].Plan().App
-	if f.Rollout != "" {
-		if f.Hash == "" { // serve: each call names the revision
-			return in, fmt.Sprintf("Rollout %s/%s", a.Namespace, f.rolloutName()), nil
-		}
-		return in, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), f.Hash, a.Deployment), nil
-	}
-	return in, fmt.Sprintf("Deployment %s/%s", a.Namespace, a.Deployment), nil
-}
-
-// podTemplateHash is what Argo Rollouts' rollouts-pod-template-hash label holds.
-var podTemplateHash = regexp.MustCompile(`^[a-z0-9]{1,20}$`)
-
-// rolloutInput checks --rollout and --pod-template-hash and names, as --deployment does, the
-// ReplicaSet Argo Rollouts gives that revision (NAME-HASH; serve names it per call).
-func (f *gateFlags) rolloutInput() error {
-	switch {
-	case f.File != "":
-		return errors.New("--rollout names the workload: not with -f")
-	case f.Deployment != "":
-		return errors.New("--rollout or --deployment, not both")
-	case f.fs.Lookup("pod-template-hash") != nil && f.Hash == "":
-		return errors.New("--rollout needs --pod-template-hash H, the revision to check (in an AnalysisTemplate: an arg with valueFrom.podTemplateHashValue Latest)")
-	case f.Hash != "" && !podTemplateHash.MatchString(f.Hash):
-		return fmt.Errorf("--pod-template-hash %q: want the revision's hash (lower-case letters and digits)", f.Hash)
-	}
-	ns, name, ok := strings.Cut(f.Rollout, "/")
-	if !ok {
-		ns, name = f.Namespace, f.Rollout
-	} else if f.Namespace != "" && f.Namespace != ns {
-		return fmt.Errorf("--rollout %s and -n %s name two namespaces", f.Rollout, f.Namespace)
-	}
-	if ns == "" || name == "" {
-		return fmt.Errorf("--rollout %q: want NS/NAME (or -n NS)", f.Rollout)
-	}
-	hash := f.Hash
-	if hash == "" {
-		hash = "0" // serve: a stand-in until a call names the revision
-	}
-	f.Deployment, f.Namespace = ns+"/"+name+"-"+hash, ""
-	return nil
-}
-
-// rolloutName is --rollout's NAME.
-func (f *gateFlags) rolloutName() string {
-	if _, name, ok := strings.Cut(f.Rollout, "/"); ok {
-		return name
-	}
-	return f.Rollout
-}
-
-// revisionPlans are in's plans on the revision of f.Rollout that key names (hash:H, what Argo's
-// Web provider passes), and its target line; an error for another key (Flagger's checksum).
-func (f *gateFlags) revisionPlans(in *checkInput, key string) ([]*check.Resolved, string, error) {
-	hash, ok := strings.CutPrefix(key, "hash:")
-	if !ok || !podTemplateHash.MatchString(hash) {
-		return nil, "", fmt.Errorf("%s: a Rollout's revision is named by its pod-template hash (Argo's Web provider: %s?hash=H)", key, gate.ArgoPath)
-	}
-	// The revision's plans: the input's, resolved anew with the ReplicaSet that key names.
-	plans, _, err := in.check.PlansWith(func(p *check.Plan) {
-		in.adjust(p)
-		p.App.Deployment = f.rolloutName() + "-" + hash
-	})
-	if err != nil {
-		return nil, "", err
-	}
-	a := plans[0].Plan().App
-	return plans, fmt.Sprintf("Rollout %s/%s revision %s (ReplicaSet %s)", a.Namespace, f.rolloutName(), hash, a.Deployment), nil
-}
-
-// gateDisruption refuses, with its reason, a disruption a gate does not run.
-func gateDisruption(k check.DisruptionKind) error {
-	if slices.Contains(gateDisruptions, k) {
-		return nil
-	}
-	why := "it is not one that only deletes pods"
-	switch info := k.Info(); {
-	case k == check.RolloutRestart:
-		why = "it changes the pod template, which the release controller takes for a new revision"
-	case info.Scales:
-		why = "it changes the replicas, which the release controller owns"
-	case info.Evicts:
-		why = "it cordons a node other workloads share"
-	case info.RestartsKubelet:
-		why = "it restarts a kubelet (kind only)"
-	}
-	return fmt.Errorf("disruption %s: a gate does not run it: %s (delete-pod or force-delete)", k, why)
 }
 
 // gateRun runs the plans of in once on its cluster, as check does on an existing cluster, with
@@ -271,11 +125,11 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 	logf := logLine(stderr, "gate")
 	started := time.Now().UTC()
 	none := func(err error) gate.Verdict {
-		v := gate.Judge(target, len(in.plans), nil, err.Error())
+		v := gate.Judge(target, len(in.Plans), nil, err.Error())
 		v.Started, v.Finished = started, time.Now().UTC()
 		return v
 	}
-	c, err := acquireExisting(ctx, *in.existing, in.loadImage, in.registry, rowPlace{Load: f.LoadNamespace}, in.plans, logf)
+	c, err := acquireExisting(ctx, *in.Existing, in.LoadImage, in.Registry, rowPlace{Load: f.LoadNamespace}, in.Plans, logf)
 	if err != nil {
 		return none(err)
 	}
@@ -285,7 +139,7 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 	var run *report.Run
 	keep := func(r report.Run) { run = &r }
 	// Released before the verdict (checkExisting), so that a release that failed withholds a pass too.
-	code := checkExisting(ctx, c, in.plans, in.parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
+	code := checkExisting(ctx, c, in.Plans, in.Parallel, artifacts, rowsOut{w: stderr, format: outputMarkdown, keep: keep}, logf)
 	if run == nil {
 		return none(errors.New("the check wrote no run"))
 	}
@@ -293,7 +147,7 @@ func gateRun(ctx context.Context, f *gateFlags, in *checkInput, target, artifact
 	if ctx.Err() != nil {
 		reason = "interrupted: " + context.Cause(ctx).Error()
 	}
-	v := gate.Judge(target, len(in.plans), run.Rows, reason)
+	v := gate.Judge(target, len(in.Plans), run.Rows, reason)
 	if v.Verdict == gate.Pass && code != exitPass {
 		// The rows passed, but the run did not end cleanly (its cleanup): no pass.
 		v.Verdict, v.Reason = gate.Inconclusive, fmt.Sprintf("every row passed, but the run ended with exit %d (see the lines above)", code)
@@ -310,12 +164,12 @@ func runGate(ctx context.Context, f *gateFlags, args []string, stdout, stderr io
 	if len(args) > 0 {
 		return bad("unexpected arguments %q (rollcheck help gate)", args)
 	}
-	in, target, err := f.gateInput(stderr)
+	in, target, err := f.Read(func(w string) { fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w) })
 	if err != nil {
 		return bad("%v", err)
 	}
 	msg := f.TerminationLog
-	if msg == "" && in.existing.InCluster && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+	if msg == "" && in.Existing.InCluster && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
 		msg = "/dev/termination-log"
 	}
 	v := gateRun(ctx, f, in, target, f.Artifacts, stderr)
@@ -355,24 +209,24 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 	if f.MaxWait < 0 {
 		return bad("--max-wait %s: want 0 or more", f.MaxWait)
 	}
-	in, target, err := f.gateInput(stderr)
+	in, target, err := f.Read(func(w string) { fmt.Fprintf(stderr, "rollcheck check: warning: %s\n", w) })
 	if err != nil {
 		return bad("%v", err)
 	}
 	// What every check would refuse, said once before it listens: the cluster, the rights. The
 	// Deployment and its Service may come later (a release controller makes the canary's
 	// Service): a line says what is not there yet, and each check reads them again.
-	cfg, which, err := in.existing.Resolve()
+	cfg, which, err := in.Existing.Resolve()
 	if err != nil {
 		return bad("%v", err)
 	}
-	if _, err := access.ReviewPlans(ctx, cfg, in.plans, f.LoadNamespace, nil); err != nil {
-		return bad("%s: %v", in.existing.By, err)
+	if _, err := access.ReviewPlans(ctx, cfg, in.Plans, f.LoadNamespace, nil); err != nil {
+		return bad("%s: %v", in.Existing.By, err)
 	}
 	logf := logLine(stderr, "serve")
 	if f.Rollout != "" {
 		logf("each call names the revision of %s to check: its ReplicaSet, read then", target)
-	} else if err := inplace.Preflight(ctx, cfg, in.plans); err != nil {
+	} else if err := inplace.Preflight(ctx, cfg, in.Plans); err != nil {
 		logf("warning: %v (each check reads them again)", err)
 	}
 	ln, err := net.Listen("tcp", f.Listen)
@@ -382,13 +236,13 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 	checks := gate.NewChecks(ctx, func(ctx context.Context, key string) gate.Verdict {
 		in, target := in, target
 		if f.Rollout != "" {
-			plans, t, err := f.revisionPlans(in, key)
+			plans, t, err := f.RevisionPlans(in, key)
 			if err != nil {
 				logf("check %s of %s: %v", key, target, err)
 				return gate.Judge(target, 0, nil, err.Error())
 			}
 			c := *in
-			c.plans, in, target = plans, &c, t
+			c.Plans, in, target = plans, &c, t
 		}
 		dir := filepath.Join(f.Artifacts, keyDir.ReplaceAllString(key, "-")+"-"+time.Now().UTC().Format("20060102T150405Z"))
 		logf("check %s of %s: reports in %s", key, target, dir)
@@ -399,7 +253,7 @@ func runServe(ctx context.Context, f *gateFlags, args []string, stdout, stderr i
 		}
 		return v
 	})
-	srv := &http.Server{Handler: &gate.Handler{Checks: checks, Namespace: in.plans[0].Plan().App.Namespace, MaxWait: f.MaxWait, Logf: logf},
+	srv := &http.Server{Handler: &gate.Handler{Checks: checks, Namespace: in.Plans[0].Plan().App.Namespace, MaxWait: f.MaxWait, Logf: logf},
 		ReadHeaderTimeout: 10 * time.Second}
 	logf("%s on %s; serving %s (Argo) and %s (Flagger) on %s", target, which, gate.ArgoPath, gate.FlaggerPath, ln.Addr())
 	errc := make(chan error, 1)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,11 +93,11 @@ func TestGateRollout(t *testing.T) {
 	if err := fs.Parse([]string{"--rollout", "shop/web", "--pod-template-hash", "5d9f8c", "--port", "8080", "--kubeconfig", writeKubeconfig(t, t.TempDir(), "kc", "https://127.0.0.1:1", "c", "c")}); err != nil {
 		t.Fatal(err)
 	}
-	in, target, err := f.gateInput(io.Discard)
+	in, target, err := f.Read(func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := in.plans[0].Plan().App
+	a := in.Plans[0].Plan().App
 	if a.Namespace != "shop" || a.Deployment != "web-5d9f8c" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 5d9f8c (ReplicaSet web-5d9f8c)" {
 		t.Errorf("app %+v, target %q", a, target)
 	}
@@ -111,25 +110,25 @@ func TestGateRollout(t *testing.T) {
 	if fs.Lookup("pod-template-hash") != nil {
 		t.Error("serve takes --pod-template-hash: the hash is each call's")
 	}
-	in, target, err = f.gateInput(io.Discard)
+	in, target, err = f.Read(func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if target != "Rollout shop/web" {
 		t.Errorf("serve's target %q", target)
 	}
-	plans, target, err := f.revisionPlans(in, "hash:77c4b")
+	plans, target, err := f.RevisionPlans(in, "hash:77c4b")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a := plans[0].Plan().App; a.Deployment != "web-77c4b" || a.ReplicaSetOf != "Rollout/web" || target != "Rollout shop/web revision 77c4b (ReplicaSet web-77c4b)" {
 		t.Errorf("revision plans: %+v, %q", a, target)
 	}
-	if in.plans[0].Plan().App.Deployment == "web-77c4b" {
+	if in.Plans[0].Plan().App.Deployment == "web-77c4b" {
 		t.Error("revisionPlans changed serve's own plans")
 	}
 	for _, key := range []string{"checksum:abc", "hash:ABC", "hash:"} {
-		if _, _, err := f.revisionPlans(in, key); err == nil {
+		if _, _, err := f.RevisionPlans(in, key); err == nil {
 			t.Errorf("key %q: no error", key)
 		}
 	}

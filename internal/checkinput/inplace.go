@@ -1,4 +1,4 @@
-package main
+package checkinput
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // inPlaceCheck is the check of the flags-only form for a Deployment that runs already:
 // --deployment [NS/]NAME (-n NS), --service, --port and the variant and load flags, as
 // flagsCheck reads them for manifests.
-func (f *checkFlags) inPlaceCheck() (*spec.Check, error) {
+func (f *Flags) inPlaceCheck() (*spec.Check, error) {
 	ns, name, cut := strings.Cut(f.Deployment, "/")
 	if !cut {
 		ns, name = f.Namespace, f.Deployment
@@ -36,7 +36,7 @@ func (f *checkFlags) inPlaceCheck() (*spec.Check, error) {
 // inPlaceInput checks the flags that concern an app checked in place against the plans: a
 // variant that changes the Deployment needs --in-place (refused in one line otherwise, before
 // any work), and --in-place and --load-namespace need an app in place.
-func (f *checkFlags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error {
+func (f *Flags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error {
 	inPlace := c.App.Namespace != ""
 	switch {
 	case !inPlace && f.InPlace:
@@ -47,8 +47,8 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error 
 		return nil
 	}
 	// A dry run changes nothing: it shows what each variant would change, and says which need
-	// --in-place (inPlaceSays).
-	if f.InPlace || f.DryRun || f.gate {
+	// --in-place (InPlaceSays).
+	if f.InPlace || f.DryRun || f.Gate {
 		return nil
 	}
 	var changing []string
@@ -70,7 +70,7 @@ func (f *checkFlags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error 
 // inPlaceSays is what --dry-run prints for a variant of an app in place, which applies nothing of
 // its own: what it changes of the live Deployment, if anything.
 // allowed is --in-place: without it a variant that changes the Deployment is said to need it.
-func inPlaceSays(p check.Plan, allowed bool) string {
+func InPlaceSays(p check.Plan, allowed bool) string {
 	where := fmt.Sprintf("Deployment %s/%s where it runs", p.App.Namespace, p.App.Deployment)
 	ch := p.Variant.Changes()
 	if len(ch) == 0 {
