@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -463,31 +462,10 @@ type Applied struct {
 	// ExternalTrafficPolicy is the load Service's, as applied (empty: Cluster, the default).
 	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
 	// Quiet is Plan.Quiet, the load time before the first disruption and after the last. Rows
-	// written before it had this name hold it under "settle", which UnmarshalJSON still reads.
+	// written before it had this name hold it under "settle", which the row readers still read
+	// (internal/oldjson).
 	Quiet  time.Duration `json:"quiet"`
 	Expect Outcome       `json:"expect"`
-}
-
-// UnmarshalJSON decodes an Applied as encoding/json would, and takes the quiet time of a row
-// written by an earlier rollcheck from its old key, "settle", when "quiet" is absent.
-func (c *Applied) UnmarshalJSON(b []byte) error {
-	type plain Applied // plain has no UnmarshalJSON: no recursion
-	var v struct {
-		plain
-		Quiet  *time.Duration `json:"quiet"` // shadows plain's, to tell absent from 0
-		Settle *time.Duration `json:"settle"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*c = Applied(v.plain)
-	switch {
-	case v.Quiet != nil:
-		c.Quiet = *v.Quiet
-	case v.Settle != nil:
-		c.Quiet = *v.Settle
-	}
-	return nil
 }
 
 // Sidecar is a container of the pod besides the app's, as applied.

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -111,46 +110,6 @@ func execSleep(cmd []string) (time.Duration, bool) {
 		return d, true
 	}
 	return 0, false
-}
-
-// UnmarshalJSON reads the typed form and, for rows written before PreStop was typed, the
-// short form of String ("sleep:5s", "exec:/app sleep 5s", …).
-func (ps *PreStop) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		return ps.fromShort(s)
-	}
-	type plain PreStop
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*ps = PreStop(p)
-	return nil
-}
-
-// fromShort parses the short form String gives (an exec command's arguments split at spaces).
-func (ps *PreStop) fromShort(s string) error {
-	kind, arg, _ := strings.Cut(s, ":")
-	switch kind {
-	case "none":
-		*ps = PreStop{None: true}
-	case "sleep":
-		d, err := time.ParseDuration(arg)
-		if err != nil {
-			return fmt.Errorf("preStop %q: %w", s, err)
-		}
-		*ps = PreStop{Sleep: d}
-	case "exec":
-		*ps = PreStop{Exec: strings.Fields(arg)}
-	case "httpGet":
-		*ps = PreStop{HTTPGet: arg}
-	case "tcpSocket":
-		*ps = PreStop{TCPSocket: true}
-	default:
-		return fmt.Errorf("preStop %q: not none, sleep:, exec:, httpGet: or tcpSocket", s)
-	}
-	return nil
 }
 
 // preStopOf is the typed form of a container's preStop hook.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/atomicfile"
+	"github.com/rollcheck/rollcheck/internal/oldjson"
 )
 
 // Names of the files WriteAll writes.
@@ -165,7 +166,14 @@ func (run Run) WriteJSON(w io.Writer) error {
 // without one, written before the field existed, included); a later one is an error.
 func ReadRun(r io.Reader) (Run, error) {
 	var run Run
-	if err := json.NewDecoder(r).Decode(&run); err != nil {
+	b, err := io.ReadAll(r)
+	if err == nil {
+		b, err = oldjson.Run(b) // rows an earlier rollcheck wrote
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &run)
+	}
+	if err != nil {
 		return Run{}, fmt.Errorf("read run JSON: %w", err)
 	}
 	if run.SchemaVersion > SchemaVersion {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/atomicfile"
+	"github.com/rollcheck/rollcheck/internal/oldjson"
 )
 
 // rowsDir is the directory, under the artifacts directory, that Write writes rows into.
@@ -146,7 +147,10 @@ func readRow(path string) (check.Row, error) {
 	if err != nil {
 		return row, fmt.Errorf("read row: %w", err)
 	}
-	if err := json.Unmarshal(b, &row); err != nil {
+	if b, err = oldjson.Row(b); err == nil {
+		err = json.Unmarshal(b, &row)
+	}
+	if err != nil {
 		return row, fmt.Errorf("read row %s: %w", path, err)
 	}
 	if row.Suite == "" || row.Config.Name == "" {

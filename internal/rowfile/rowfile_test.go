@@ -190,27 +190,4 @@ func TestReadRowsTakesTheOldSettleKey(t *testing.T) {
 		t.Errorf("an old row written again: %s", again)
 	}
 
-	for _, c := range []struct {
-		json string
-		want time.Duration
-	}{
-		{`{"name":"a","quiet":2000000000}`, 2 * time.Second},
-		{`{"name":"a","settle":4000000000}`, 4 * time.Second},
-		{`{"name":"a","quiet":2000000000,"settle":4000000000}`, 2 * time.Second}, // quiet wins
-		{`{"name":"a","quiet":0,"settle":4000000000}`, 0},
-		{`{"name":"a"}`, 0},
-	} {
-		var a check.Applied
-		if err := json.Unmarshal([]byte(c.json), &a); err != nil {
-			t.Errorf("%s: %v", c.json, err)
-			continue
-		}
-		if a.Quiet != c.want || a.Name != "a" {
-			t.Errorf("%s: Quiet %s, name %q; want %s, a", c.json, a.Quiet, a.Name, c.want)
-		}
-	}
-	var a check.Applied
-	if err := json.Unmarshal([]byte(`{"name":"a","quiet":"3s"}`), &a); err == nil {
-		t.Errorf("a quiet that is not a number decoded: %+v", a)
-	}
 }
