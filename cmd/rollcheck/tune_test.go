@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/knobs"
-	"github.com/rollcheck/rollcheck/tune"
 )
 
 func tuneCLI(t *testing.T, args ...string) (int, string, string) {
@@ -32,32 +29,6 @@ func parseTune(args []string) (*tuneArgs, error) {
 		return nil, err
 	}
 	return f.args(operands)
-}
-
-// twoDisruptions is a check file like spec/testdata/good.yaml with two disruptions, written
-// next to a copy of its manifest; it returns the file's path.
-func twoDisruptions(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	web, err := os.ReadFile("../../spec/testdata/web.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	good, err := os.ReadFile("../../spec/testdata/good.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	two := strings.Replace(string(good), "disruptions: [{kind: rollout-restart, count: 3}]",
-		"disruptions: [{kind: rollout-restart, count: 3}, {kind: delete-pod, count: 2}]", 1)
-	if two == string(good) {
-		t.Fatal("good.yaml changed: update the test")
-	}
-	for name, b := range map[string][]byte{"web.yaml": web, "check.yaml": []byte(two)} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "check.yaml")
 }
 
 // noToolCalls fails the test when fakeTools recorded a call (into calls).
@@ -95,7 +66,6 @@ func TestTuneBadInputExits2(t *testing.T) {
 		{[]string{"-f", good, "--variant", "nope"}, `--variant "nope": ../../spec/testdata/good.yaml has as-is, prestop-5s`},
 		{[]string{"-f", good, "--variant", "as-is", "--exec", "sleep 1"}, "put {} where the seconds go"},
 		{[]string{"-f", good, "--variant", "as-is", "--min", "500ms"}, "the native sleep action takes whole seconds"},
-		{[]string{"-f", twoDisruptions(t), "--variant", "as-is"}, "lists 2 disruptions (rollout-restart, delete-pod): name one with --disruption"},
 	} {
 		code, stdout, stderr := tuneCLI(t, tc.args...)
 		if code != exitBadInput || !strings.HasPrefix(stderr, "rollcheck tune: ") || !strings.Contains(stderr, tc.want) ||
@@ -159,32 +129,19 @@ func TestTuneHelp(t *testing.T) {
 	}
 }
 
+// The flags reach the input: the base Plan, its settings and the shared flags (tunefront's tests
+// check what New builds of them).
 func TestParseTuneSample(t *testing.T) {
 	t.Setenv("ARTIFACTS", "/tmp/arts")
 	ta, err := parseTune([]string{"--sample", "exit"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := ta.base
-	if b.Suite != "tune" || b.Variant.Name != "sample-exit" || b.Disruption != (check.Disruption{Kind: check.RolloutRestart, Count: 5}) ||
-		b.Variant.Expect.Kind != check.ExpectZero || b.App.OnSIGTERM != "exit" {
+	if b := ta.base; ta.sample != "exit" || b.Variant.Name != "sample-exit" || b.Disruption != (check.Disruption{Kind: check.RolloutRestart, Count: 5}) {
 		t.Errorf("base %+v", b)
 	}
-	for _, o := range b.App.Objects {
-		if d, ok := o.(*appsv1.Deployment); ok {
-			if g := d.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g != 30 {
-				t.Errorf("grace period %v, want 30", g)
-			}
-		}
-	}
-	if ta.Artifacts != "/tmp/arts/tune" || ta.opts.Max != 20*time.Second || ta.opts.Resolution != 500*time.Millisecond {
+	if ta.Artifacts != "/tmp/arts/tune" || ta.opts.Max != 20*time.Second || ta.opts.Resolution != 500*time.Millisecond || ta.opts.PreStop == nil {
 		t.Errorf("artifacts %s, options %+v", ta.Artifacts, ta.opts)
-	}
-	if got := ta.opts.PreStop(1500 * time.Millisecond); got.HTTPGet != "/prestop?sleep=1.5s" {
-		t.Errorf("preStop 1.5s: %+v", got)
-	}
-	if got := ta.opts.PreStop(0); !got.None {
-		t.Errorf("preStop 0: %+v, want none", got)
 	}
 
 	ta, err = parseTune([]string{"--sample", "drain", "--disruption", "delete-pod", "--count", "2", "--keep-cluster", "--max", "8s"})
@@ -202,50 +159,11 @@ func TestParseTuneCheckFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if b := ta.base; b.Variant.Name != "prestop-5s" || b.Disruption != (check.Disruption{Kind: check.RolloutRestart, Count: 4}) ||
-		b.Variant.Expect.Kind != check.ExpectZero || ta.check == nil {
+		b.Variant.Expect.Kind != check.ExpectZero || ta.check == nil || ta.sample != "" {
 		t.Errorf("base %+v", b)
 	}
 	if got := ta.opts.PreStop(1500 * time.Millisecond); !slices.Equal(got.Exec, []string{"/bin/sleep", "1.5"}) {
 		t.Errorf("preStop 1.5s: %+v", got)
-	}
-
-	// The native sleep action by default; a disruption the file does not list runs 3 times.
-	ta, err = parseTune([]string{"-f", twoDisruptions(t), "--variant", "as-is", "--disruption", "scale-down"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ta.opts.PreStop != nil || ta.base.Disruption != (check.Disruption{Kind: check.ScaleDown}) ||
-		ta.base.Variant.Expect.MinSuccessRatioPerDisruption != 0.99 {
-		t.Errorf("args %+v", ta)
-	}
-	ta, err = parseTune([]string{"-f", twoDisruptions(t), "--variant", "as-is", "--disruption", "delete-pod"})
-	if err != nil || ta.base.Disruption != (check.Disruption{Kind: check.DeletePod, Count: 2}) {
-		t.Errorf("err %v, disruption %+v: want the file's delete-pod×2", err, ta.base.Disruption)
-	}
-}
-
-func TestProbeLine(t *testing.T) {
-	p := tune.Probe{N: 3, PreStop: 2 * time.Second}
-	if got := probeLine(p); got != "probe 3: preStop 2s: starts" {
-		t.Errorf("start: %q", got)
-	}
-	p.Requests, p.Failed, p.WorstSuccessRatio, p.Status = 1523, 0, 1, check.Pass
-	if got, want := probeLine(p), "probe 3: preStop 2s: 0 of 1,523 failed (worst disruption 100.00 %): pass"; got != want {
-		t.Errorf("end: %q, want %q", got, want)
-	}
-	p.Confirm, p.PreStop, p.Failed, p.WorstSuccessRatio, p.Status = true, 1500*time.Millisecond, 12, 0.9725, check.Fail
-	p.Deletions, p.FailingDeletions = 15, 3
-	if got, want := probeLine(p), "confirmation probe 3: preStop 1.5s: 12 of 1,523 failed (worst disruption 97.25 %; 3 of 15 deletions failed): fail"; got != want {
-		t.Errorf("confirmation: %q, want %q", got, want)
-	}
-	p.Confirm, p.Retry, p.Status, p.Reason = false, true, check.HarnessFault, "the load stalled"
-	if got, want := probeLine(p), "retried probe 3: preStop 1.5s: harness-fault: the load stalled"; got != want {
-		t.Errorf("harness fault: %q, want %q", got, want)
-	}
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4321: "-4,321"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 
