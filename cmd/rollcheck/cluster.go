@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	kinddefaults "sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/rollcheck/rollcheck/internal/cluster"
@@ -177,21 +175,6 @@ func newLoadImageFlags(fs *flag.FlagSet) *loadImageFlags {
 	return f
 }
 
-// loadInto is rollcheck's kind cluster, into which images are to be loaded: nil with noLoad
-// (not even looked for), or when it does not exist (then what, "the image is", is logged as
-// loaded into no cluster).
-func loadInto(ctx context.Context, opts cluster.Options, noLoad bool, what string) (*cluster.Cluster, error) {
-	if noLoad {
-		return nil, nil
-	}
-	c, err := cluster.Existing(ctx, opts)
-	if errors.Is(err, cluster.ErrNoCluster) {
-		opts.Logf("no kind cluster %q: %s loaded into no cluster", opts.Name, what)
-		return nil, nil
-	}
-	return c, err
-}
-
 // runLoadImage builds the load pod's image, or takes ROLLCHECK_LOAD_IMAGE's, loads it into
 // rollcheck's kind cluster when there is one and --no-load is not given, and prints its
 // reference.
@@ -215,40 +198,14 @@ func runLoadImage(ctx context.Context, f *loadImageFlags, args []string, stdout,
 	case f.Archive != "" && f.Arch != "amd64" && f.Arch != "arm64":
 		fmt.Fprintf(stderr, "rollcheck cluster load-image: --arch %q: want amd64 or arm64\n", f.Arch)
 		return exitBadInput
-	case f.Archive != "":
-		return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
-			ref, img, err := cluster.MakeImage(ctx, selfimage.Load, f.Arch, opts.Logf)
-			if err != nil {
-				return err
-			}
-			if err := selfimage.WriteTarball(f.Archive, map[string]v1.Image{ref: img}); err != nil {
-				return err
-			}
-			opts.Logf("load image %s (linux/%s) written to %s", ref, f.Arch, f.Archive)
-			fmt.Fprintln(stdout, ref)
-			return nil
-		})
 	}
+	to := cluster.LoadImageTo{NoLoad: f.NoLoad, Registry: f.Registry, Archive: f.Archive, Arch: f.Arch}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
-		c, err := loadInto(ctx, opts, f.NoLoad, "the image is")
-		if err != nil {
-			return err
+		ref, err := cluster.ProvideLoadImage(ctx, opts, to)
+		if err == nil {
+			fmt.Fprintln(stdout, ref)
 		}
-		ref := opts.LoadImage
-		switch {
-		case c != nil:
-			ref, err = c.LoadPodImage(ctx)
-		case ref == "" && f.Registry == "":
-			ref, err = cluster.LocalLoadImage(ctx, opts.Logf)
-		}
-		if err == nil && opts.LoadImage == "" && f.Registry != "" {
-			ref, err = cluster.PushLoadImage(ctx, f.Registry, opts.Logf)
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, ref)
-		return nil
+		return err
 	})
 }
 
@@ -279,26 +236,10 @@ func runProxyImages(ctx context.Context, f *loadImageFlags, args []string, stdou
 		return exitFail
 	}
 	return clusterRun(ctx, stdout, stderr, func(opts cluster.Options) error {
-		c, err := loadInto(ctx, opts, f.NoLoad, "the images are")
-		if err != nil {
-			return err
-		}
-		var refs []string
-		for _, p := range names {
-			ref, err := proxies.EnsureImage(ctx, p, opts.Logf)
-			if err != nil {
-				return err
-			}
-			refs = append(refs, ref)
-		}
-		if c != nil {
-			if err := c.LoadImages(ctx, refs); err != nil {
-				return err
-			}
-		}
+		refs, err := cluster.ProxyImages(ctx, opts, names, f.NoLoad)
 		for _, ref := range refs {
 			fmt.Fprintln(stdout, ref)
 		}
-		return nil
+		return err
 	})
 }

@@ -282,6 +282,19 @@ func fakeTool(t *testing.T, dir, name, body string) string {
 	return p
 }
 
+// failingDocker puts first on PATH a docker CLI that fails every call and records it ("docker
+// ARGS", a line each) into the file it returns.
+func failingDocker(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fakeTool(t, dir, "docker", `echo "docker $*" >>`+calls+`
+exit 1
+`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
 // A node image choice resolves without pulling: upstream is kind's own constant, offline the
 // newest rollcheck/kind-node image the Docker engine lists, auto the upstream image when present.
 func TestResolveNodeImage(t *testing.T) {

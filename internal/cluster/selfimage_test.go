@@ -52,12 +52,7 @@ func useExecutable(t *testing.T, exe selfimage.Executable) {
 // made neither image, finds them on every node; an image of a user that the Docker engine lacks
 // is still an error.
 func TestOwnImagesLoadedFromMemory(t *testing.T) {
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	fakeTool(t, dir, "docker", `echo "docker $*" >>`+calls+`
-exit 1
-`)
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	calls := failingDocker(t)
 	useExecutable(t, staticExe(t))
 	workers := []*fakeNode{{name: "rc-control-plane"}, {name: "rc-worker"}}
 	c := &Cluster{Options: Options{Name: "rc", Logf: t.Logf}, kind: &fakeKind{nodes: []nodes.Node{workers[0], workers[1]}}}
