@@ -3,28 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/rollcheck/rollcheck/check"
-	"github.com/rollcheck/rollcheck/internal/access"
 	"github.com/rollcheck/rollcheck/internal/atomicfile"
 	"github.com/rollcheck/rollcheck/internal/audit"
 	"github.com/rollcheck/rollcheck/internal/audit/live"
-	"github.com/rollcheck/rollcheck/internal/report"
-	"github.com/rollcheck/rollcheck/internal/rowfile"
 )
 
 const auditAbout = `Scores every Deployment and StatefulSet of the manifests (or of a cluster, read only, with
@@ -90,26 +78,6 @@ func newAuditFlags(fs *flag.FlagSet) *auditFlags {
 	return f
 }
 
-// parseAppDelays reads --app-delay's values: DURATION for every workload, NAME=DURATION for one.
-func parseAppDelays(vs []string) (map[string]audit.AppDelay, error) {
-	out := map[string]audit.AppDelay{}
-	for _, v := range vs {
-		name, d, found := strings.Cut(v, "=")
-		if !found {
-			name, d = "", v
-		}
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur < 0 {
-			return nil, fmt.Errorf("--app-delay %q: want [WORKLOAD=]DURATION, a duration of 0 or more such as 5s", v)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--app-delay %q: %s given twice", v, cmp.Or(name, "every workload's"))
-		}
-		out[name] = audit.AppDelay{Delay: audit.Duration(dur), From: "given (--app-delay)"}
-	}
-	return out, nil
-}
-
 // runAudit runs `rollcheck audit`; it returns the exit code.
 func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr io.Writer) int {
 	bad := func(format string, a ...any) int {
@@ -145,14 +113,16 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	case f.RequestP99 < 0:
 		return bad("--request-p99 %s: negative", f.RequestP99)
 	}
-	delays, err := parseAppDelays(f.AppDelay)
+	delays, err := audit.ParseAppDelays(f.AppDelay)
 	if err != nil {
 		return bad("%v", err)
 	}
 	var inv *audit.Inventory
 	from := fmt.Sprintf("%q", []string(f.Files))
 	if ref != nil {
-		inv, from, err = readCluster(ctx, *ref, f.Namespace, f.All, stderr)
+		inv, from, err = live.ReadCluster(ctx, *ref, f.Namespace, f.All, func(format string, a ...any) {
+			fmt.Fprintf(stderr, "rollcheck audit: "+format+"\n", a...)
+		})
 	} else {
 		inv, err = audit.ReadManifests(f.Files...)
 	}
@@ -166,11 +136,11 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 	switch {
 	case f.Measure:
 		var code int
-		if win, code = measureForAudit(ctx, f, grpcHeadless(inv), stderr); win == nil {
+		if win, code = measureForAudit(ctx, f, inv.GRPCHeadless(), stderr); win == nil {
 			return code
 		}
 	case f.Windows != "":
-		win, err = readWindows(f.Windows)
+		win, err = audit.ReadWindows(f.Windows)
 	case f.WindowsFrom == "":
 		// Day one: no window of the user's cluster yet. The report's windows line says whose
 		// these are, and so does this line.
@@ -178,17 +148,9 @@ func runAudit(ctx context.Context, f *auditFlags, args []string, stdout, stderr 
 			fmt.Fprintf(stderr, "rollcheck audit: no --windows, --windows-from or --measure: scoring against the windows bundled with rollcheck, a recorded kind run's (%s), not your cluster's; measure yours with rollcheck windows measure\n", win.Measured.Host)
 		}
 	default:
-		var rows []check.Row
-		if rows, err = readRunRows(f.WindowsFrom); err == nil {
-			win, err = audit.Extract(rows, filepath.Base(filepath.Clean(f.WindowsFrom)))
-			// The run's rows of a Deployment the manifests hold measure its app's own delay
-			// after SIGTERM; --app-delay wins.
-			for name, d := range audit.AppDelays(rows, func(a check.Applied) string { return a.App }, f.WindowsFrom) {
-				if _, given := delays[name]; !given && slices.ContainsFunc(inv.Workloads, func(w *audit.Workload) bool { return w.Name == name }) {
-					delays[name] = d
-				}
-			}
-		}
+		// The run's rows of a Deployment the manifests hold measure its app's own delay after
+		// SIGTERM; --app-delay wins.
+		win, err = audit.ExtractRunFor(f.WindowsFrom, inv, delays)
 	}
 	if err != nil {
 		return bad("%v", err)
@@ -227,102 +189,12 @@ func measureForAudit(ctx context.Context, f *auditFlags, grpc bool, stderr io.Wr
 	if code := runWindowsMeasure(ctx, mf, nil, io.Discard, stderr); code != exitPass {
 		return nil, code
 	}
-	win, err := readWindows(mf.Output)
+	win, err := audit.ReadWindows(mf.Output)
 	if err != nil {
 		fmt.Fprintf(stderr, "rollcheck audit: %v\n", err)
 		return nil, exitBadInput
 	}
 	return win, exitPass
-}
-
-// grpcHeadless tells whether a workload of inv serves gRPC behind a headless Service: its
-// stale-address prediction wants a gRPC client's window.
-func grpcHeadless(inv *audit.Inventory) bool {
-	return slices.ContainsFunc(inv.Workloads, func(w *audit.Workload) bool { return w.GRPC() && w.Headless() != "" })
-}
-
-// readCluster reads the workloads of a cluster, read only, after asking the API server whether
-// this user may list them (examples/rbac/audit.yaml grants it); it says which cluster on stderr.
-func readCluster(ctx context.Context, ref clusterRef, ns string, all bool, stderr io.Writer) (*audit.Inventory, string, error) {
-	cfg, which, err := ref.Resolve()
-	if err != nil {
-		return nil, "", err
-	}
-	if !all && ns == "" {
-		ns = metav1.NamespaceDefault
-	}
-	where := "namespace " + ns
-	if all {
-		ns, where = metav1.NamespaceAll, "every namespace"
-	}
-	fmt.Fprintf(stderr, "rollcheck audit: reading %s of %s\n", where, which)
-	cfg.Timeout = 30 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	rights := access.Of(access.Audit)
-	for i := range rights {
-		rights[i].Namespace = ns
-	}
-	denied, err := access.Review(ctx, cs, rights)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(denied) > 0 {
-		return nil, "", errors.New(access.Refusal(denied))
-	}
-	inv, err := live.Read(ctx, cs, dyn, ns)
-	return inv, where + " of " + which, err
-}
-
-func readWindows(path string) (*audit.WindowsFile, error) {
-	r, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	w, err := audit.DecodeWindows(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return w, nil
-}
-
-// extractWindows is the windows file of a recorded run: a directory's rows/*.json (else its
-// conformance.json), or a conformance.json file.
-func extractWindows(path string) (*audit.WindowsFile, error) {
-	rows, err := readRunRows(path)
-	if err != nil {
-		return nil, err
-	}
-	return audit.Extract(rows, filepath.Base(filepath.Clean(path)))
-}
-
-// readRunRows is a recorded run's rows: a directory's rows/*.json (else its conformance.json),
-// or a conformance.json file.
-func readRunRows(path string) ([]check.Row, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	var rows []check.Row
-	switch _, rerr := os.Stat(filepath.Join(path, "rows")); {
-	case st.IsDir() && rerr == nil:
-		rows, err = rowfile.Read(path)
-	case st.IsDir():
-		path = filepath.Join(path, "conformance.json")
-		fallthrough
-	default:
-		var run report.Run
-		run, err = report.ReadRunFile(path)
-		rows = run.Rows
-	}
-	return rows, err
 }
 
 // windowsFlags are rollcheck windows extract's flags.
@@ -347,7 +219,7 @@ func runWindowsExtract(_ context.Context, f *windowsFlags, args []string, stdout
 	if len(args) != 1 {
 		return bad("want one directory or conformance.json, got %d arguments", len(args))
 	}
-	w, err := extractWindows(args[0])
+	w, err := audit.ExtractRun(args[0])
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -411,99 +283,26 @@ func runWindowsAgreement(_ context.Context, f *agreementFlags, args []string, st
 		fmt.Fprintf(stderr, "rollcheck windows agreement: "+format+"\n", a...)
 		return exitBadInput
 	}
-	given := 0
-	for _, set := range []bool{f.Windows != "", f.WindowsFrom != "", f.Cross != 0} {
-		if set {
-			given++
-		}
-	}
-	switch {
+	o := audit.AgreementOptions{Windows: f.Windows, WindowsFrom: f.WindowsFrom, Cross: f.Cross, InSample: f.InSample}
+	switch oerr := o.Check(); {
 	case len(args) != 1:
 		return bad("want one recorded run (DIR or conformance.json) whose rows to predict, got %d arguments", len(args))
-	case given != 1:
-		return bad("give exactly one of --windows FILE, --windows-from OTHER_RUN and --cross N")
-	case f.Cross < 0 || f.Cross == 1:
-		return bad("--cross %d: want 2 folds or more", f.Cross)
+	case oerr != nil:
+		return bad("%v", oerr)
 	case f.Output != "markdown" && f.Output != "json":
 		return bad("-o %q: want markdown or json", f.Output)
 	}
-	rows, err := readRunRows(args[0])
+	r, err := audit.RunAgreement(args[0], o)
+	switch {
+	case err == nil && f.Output == "json":
+		err = r.JSON(stdout)
+	case err == nil:
+		err = r.Markdown(stdout)
+	}
 	if err != nil {
 		return bad("%v", err)
 	}
-	inSample := func(what string) int {
-		return bad("%s: measured on the rows they predict (in sample, which flatters the audit): give another run's windows (--windows-from OTHER_RUN), --cross N, or --in-sample to compute it anyway", what)
-	}
-	var table []audit.AgreementRow
-	var how string
-	switch {
-	case f.Cross != 0:
-		if table, err = audit.CrossAgreement(rows, f.Cross, filepath.Base(filepath.Clean(args[0]))); err != nil {
-			return bad("%v", err)
-		}
-		how = fmt.Sprintf("the windows of the same run's other rows (%d folds: each row's fold left out of the windows it is audited against, and of the apps' delays measured): **out of sample**", f.Cross)
-	case f.WindowsFrom != "":
-		if same(f.WindowsFrom, args[0]) && !f.InSample {
-			return inSample("the windows of " + f.WindowsFrom + " are the same run's")
-		}
-		wrows, err := readRunRows(f.WindowsFrom)
-		if err != nil {
-			return bad("%v", err)
-		}
-		var win *audit.WindowsFile
-		if table, win, err = audit.AgreementBetween(wrows, rows, filepath.Base(filepath.Clean(f.WindowsFrom))); err != nil {
-			return bad("%v", err)
-		}
-		if audit.InSample(win, rows) && !f.InSample {
-			return inSample("the windows of " + f.WindowsFrom + " were measured while the rows ran")
-		}
-		how = fmt.Sprintf("the windows of another run (%s)", win.Measured.Source)
-	default:
-		win, err := readWindows(f.Windows)
-		if err != nil {
-			return bad("%v", err)
-		}
-		if audit.InSample(win, rows) && !f.InSample {
-			return inSample("the windows of " + f.Windows + " were measured while the rows ran")
-		}
-		table = audit.Agreement(rows, win)
-		how = fmt.Sprintf("the windows file %s (%s)", f.Windows, win.Measured.Source)
-	}
-	if f.InSample && (f.Cross == 0) {
-		how += ", asked in sample (--in-sample): where the windows were measured on the rows they predict, the figures flatter the audit"
-	} else if f.Cross == 0 {
-		how += ": **out of sample**"
-	}
-	if f.Output == "json" {
-		b, err := json.MarshalIndent(struct {
-			Windows string                 `json:"windows"`
-			Summary audit.AgreementSummary `json:"summary"`
-			Rows    []audit.AgreementRow   `json:"rows"`
-		}{how, audit.Summary(table), table}, "", "  ")
-		if err == nil {
-			_, err = fmt.Fprintf(stdout, "%s\n", b)
-		}
-		if err != nil {
-			return bad("%v", err)
-		}
-		return exitPass
-	}
-	if err := audit.WriteAgreementTable(stdout, table, how); err != nil {
-		return bad("%v", err)
-	}
 	return exitPass
-}
-
-// same tells whether two paths name the same run (a directory, or its conformance.json).
-func same(a, b string) bool {
-	abs := func(p string) string {
-		p, _ = filepath.Abs(p)
-		if filepath.Base(p) == report.JSONFile {
-			p = filepath.Dir(p)
-		}
-		return filepath.Clean(p)
-	}
-	return abs(a) == abs(b)
 }
 
 // windowsCommands are rollcheck windows' subcommands.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rollcheck/rollcheck/internal/audit"
 )
 
 // rollcheck audit: 0 under --fail-above, 1 above it, 2 for bad input in one line.
@@ -96,7 +98,7 @@ func TestWindowsExtract(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	w, err := readWindows(out)
+	w, err := audit.ReadWindows(out)
 	if err != nil || w.Measured.Cluster != "kind-rollcheck" || w.Windows.DataPlane == nil || w.Windows.DataPlane.N != 133 {
 		t.Errorf("%v %+v", err, w)
 	}

@@ -1,24 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/scaffold"
-	"github.com/rollcheck/rollcheck/spec"
 )
 
 const initAbout = `Writes a first check file for your app: from its manifests (-f FILE or DIR), or from a Deployment
@@ -61,54 +51,34 @@ func runInit(ctx context.Context, f *initFlags, args []string, stdout, stderr io
 	if err := f.check(); err != nil {
 		return fail(err)
 	}
-	var (
-		found scaffold.Found
-		opts  = scaffold.Options{Command: f.command(), File: f.Out}
-		err   error
-	)
+	req := scaffold.Request{Manifests: f.File, Namespace: f.Namespace, Deployment: f.Deployment, File: f.Out, Command: f.command()}
 	if f.Out == "-" {
-		opts.File = "" // the file says FILE: the user names it
+		req.File = "" // the file says FILE: the user names it
 	}
 	if f.Namespace != "" {
-		opts.Existing, found, err = f.fromCluster(ctx)
-	} else {
-		found, opts.Manifests, err = f.fromManifests()
+		req.Cluster = flagsRef(f.Kubeconfig, f.Context) // nil: kubectl's current context
 	}
+	d, err := scaffold.Make(ctx, req)
 	if err != nil {
 		return fail(err)
 	}
-	out := scaffold.Render(found, opts)
-	if opts.Existing == nil {
-		// What init writes must be a file rollcheck check takes: validate it as check reads it.
-		dir := "."
-		if f.Out != "-" {
-			dir = filepath.Dir(f.Out)
-		}
-		c, err := spec.Parse(out, dir)
-		if err == nil {
-			_, _, err = c.Plans()
-		}
-		if err != nil {
-			return fail(fmt.Errorf("the check file for Deployment %s would not run: %v", found.Deployment, err))
-		}
-	}
 	if f.Out == "-" {
-		_, _ = stdout.Write(out)
+		_, _ = stdout.Write(d.File)
 		return exitPass
 	}
-	if err := writeNew(f.Out, out, f.Force); err != nil {
+	if err := scaffold.WriteNew(f.Out, d.File, f.Force); err != nil {
 		return fail(err)
 	}
 	next := "rollcheck check -f " + f.Out
-	if opts.Existing != nil {
+	if d.Existing != nil {
 		next += " --in-place"
 	}
-	what := fmt.Sprintf("path %s", found.Path)
-	if found.GRPC {
+	what := fmt.Sprintf("path %s", d.Found.Path)
+	if d.Found.GRPC {
 		what = "gRPC"
 	}
 	fmt.Fprintf(stderr, "rollcheck init: wrote %s: Deployment %s, port %d, %s, variants as-is and prestop-sleep (%s); next: %s\n",
-		f.Out, found.Deployment, found.Port, what, scaffold.PreStop(), next)
+		f.Out, d.Found.Deployment, d.Found.Port, what, scaffold.PreStop(), next)
 	return exitPass
 }
 
@@ -142,111 +112,4 @@ func (f *initFlags) command() string {
 	add("--deployment", f.Deployment)
 	add("--context", f.Context)
 	return strings.Join(parts, " ")
-}
-
-// fromManifests finds the app in -f's manifests, and names them relative to the file it writes.
-func (f *initFlags) fromManifests() (scaffold.Found, []string, error) {
-	files, err := scaffold.ReadManifests(f.File)
-	if err != nil {
-		return scaffold.Found{}, nil, fmt.Errorf("-f %w", err) // the error starts with the file at fault
-	}
-	found, err := scaffold.Find(files.Objects, f.Deployment)
-	if err != nil {
-		return scaffold.Found{}, nil, fmt.Errorf("-f %s: %w", f.File, err)
-	}
-	outDir := "."
-	if f.Out != "-" {
-		outDir = filepath.Dir(f.Out)
-	}
-	var paths []string
-	for _, p := range files.Paths {
-		paths = append(paths, relTo(outDir, p))
-	}
-	return found, paths, nil
-}
-
-// relTo is path p as a file in dir names it: relative when it can be, else absolute.
-func relTo(dir, p string) string {
-	absDir, err1 := filepath.Abs(dir)
-	absP, err2 := filepath.Abs(p)
-	if err1 != nil || err2 != nil {
-		return p
-	}
-	if rel, err := filepath.Rel(absDir, absP); err == nil && !strings.HasPrefix(rel, "../../") {
-		return filepath.ToSlash(rel)
-	}
-	return absP
-}
-
-// fromCluster reads the Deployment --namespace and --deployment name, and the namespace's
-// Services, from the cluster --kubeconfig and --context name (or kubectl's current context):
-// get and list only.
-func (f *initFlags) fromCluster(ctx context.Context) (*scaffold.Existing, scaffold.Found, error) {
-	ref := clusterRef{By: "the current context"}
-	if r := flagsRef(f.Kubeconfig, f.Context); r != nil {
-		ref = *r
-	}
-	cfg, which, err := ref.Resolve()
-	if err != nil {
-		return nil, scaffold.Found{}, err
-	}
-	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(ref.Rules(), &clientcmd.ConfigOverrides{CurrentContext: ref.Context}).RawConfig()
-	if err != nil {
-		return nil, scaffold.Found{}, fmt.Errorf("%s: %w", ref.By, err)
-	}
-	cfg.Timeout = 10 * time.Second
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, scaffold.Found{}, fmt.Errorf("%s: %w", ref.By, err)
-	}
-	objs, err := clusterObjects(ctx, cs, f.Namespace, f.Deployment)
-	if err != nil {
-		return nil, scaffold.Found{}, fmt.Errorf("%s: %w", which, err)
-	}
-	found, err := scaffold.Find(objs, f.Deployment)
-	if err != nil {
-		return nil, scaffold.Found{}, fmt.Errorf("%s: %w", which, err)
-	}
-	e := &scaffold.Existing{Namespace: f.Namespace, Context: cmp.Or(ref.Context, raw.CurrentContext)}
-	if f.Kubeconfig != "" {
-		e.Kubeconfig, _ = filepath.Abs(f.Kubeconfig)
-	}
-	return e, found, nil
-}
-
-// clusterObjects are the Deployment ns/name and the Services of ns: a get and a list.
-func clusterObjects(ctx context.Context, cs kubernetes.Interface, ns, name string) ([]check.Object, error) {
-	d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
-	}
-	svcs, err := cs.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("Services of namespace %s: %w", ns, err)
-	}
-	objs := []check.Object{d}
-	for i := range svcs.Items {
-		objs = append(objs, &svcs.Items[i])
-	}
-	return objs, nil
-}
-
-// writeNew writes b to path, refusing to replace a file that exists unless force.
-func writeNew(path string, b []byte, force bool) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	fh, err := os.OpenFile(path, flags, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("-o %s: the file exists: choose another -o, or --force to overwrite it", path)
-	}
-	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if _, err := fh.Write(b); err != nil {
-		_ = fh.Close()
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	return fh.Close()
 }

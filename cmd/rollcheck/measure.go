@@ -8,11 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
@@ -72,12 +69,7 @@ func (f *measureFlags) check(args []string) error {
 	if len(args) > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", args))
 	}
-	if f.Deletions < 1 || f.Deletions > 50 {
-		errs = append(errs, fmt.Errorf("--deletions %d: want 1 to 50", f.Deletions))
-	}
-	if len(f.Nodes) > 0 && f.NodesOf != "" {
-		errs = append(errs, errors.New("give --node or --nodes-of, not both"))
-	}
+	errs = append(errs, f.probe().Problems()...)
 	if f.ImageRegistry != "" {
 		if f.Kubeconfig == "" && f.Context == "" {
 			errs = append(errs, errors.New("--image-registry is for an existing cluster (--kubeconfig or --context): rollcheck's kind cluster gets the images loaded"))
@@ -170,39 +162,25 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 	})
 }
 
-// measureOn runs a row per node on the Target, one at a time, and writes the windows file.
+// probe is what the flags ask of windowsprobe.Measure.
+func (f *measureFlags) probe() windowsprobe.Options {
+	return windowsprobe.Options{Nodes: f.Nodes, NodesOf: f.NodesOf, Deletions: f.Deletions, GRPC: f.GRPC}
+}
+
+// measureOn measures on the Target (windowsprobe.Measure), writes the windows file, and returns
+// the exit code.
 func measureOn(ctx context.Context, t engine.Target, which, image string, pull corev1.PullPolicy, f *measureFlags, rowsDir string, stdout io.Writer, logf func(string, ...any)) int {
-	cs, err := kubernetes.NewForConfig(rest.CopyConfig(t.RESTConfig))
+	w, err := windowsprobe.Measure(ctx, t, which, image, pull, f.probe(), rowsDir, logf)
 	if err != nil {
 		logf("%v", err)
-		return exitBadInput
-	}
-	nodes, err := windowsprobe.Nodes(ctx, cs, f.Nodes, f.NodesOf)
-	if err != nil {
-		logf("%v", err)
-		return exitBadInput
-	}
-	probe, err := windowsprobe.New(image, pull, nodes, f.Deletions, f.GRPC)
-	if err != nil {
-		logf("%v", err)
-		return exitBadInput
-	}
-	logf("measuring %s on %d node(s) (%s): %d deletions each, one node at a time", which, len(nodes), strings.Join(nodes, ", "), f.Deletions)
-	perNode, grpcRow := probe.Run(ctx, t, rowsDir, logf)
-	if ctx.Err() != nil {
-		n := len(perNode)
-		if grpcRow != nil {
-			n++
+		switch {
+		case errors.Is(err, windowsprobe.ErrInterrupted):
+			return exitSignal
+		case errors.Is(err, windowsprobe.ErrNoWindows):
+			return exitFail
 		}
-		logf("interrupted after %d row(s); no windows file written", n)
-		return exitSignal
+		return exitBadInput
 	}
-	w, err := windowsprobe.Windows(perNode, grpcRow, nodes, f.Deletions, f.GRPC, logf)
-	if err != nil {
-		logf("%v", err)
-		return exitFail
-	}
-	w.Measured.Cluster = which
 	if err := writeWindows(w, f.Output, stdout); err != nil {
 		logf("%v", err)
 		return exitBadInput

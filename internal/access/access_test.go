@@ -12,15 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollcheck/rollcheck/check"
+	"github.com/rollcheck/rollcheck/internal/access/accesstest"
 	"github.com/rollcheck/rollcheck/internal/checktest"
 )
 
@@ -209,19 +207,8 @@ func TestDisruptionRights(t *testing.T) {
 	}
 }
 
-// fakeReviews answers every SelfSubjectAccessReview with allowed, except those deny says no to.
-func fakeReviews(deny func(*authorizationv1.ResourceAttributes) bool) *fake.Clientset {
-	cs := fake.NewClientset()
-	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
-		r.Status.Allowed = !deny(r.Spec.ResourceAttributes)
-		return true, r, nil
-	})
-	return cs
-}
-
 func TestReviewNamesWhatIsDenied(t *testing.T) {
-	cs := fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+	cs := accesstest.Reviews(func(a *authorizationv1.ResourceAttributes) bool {
 		return a.Resource == "pods" && a.Subresource == "" && a.Verb == "create" && a.Namespace == ""
 	})
 	denied, err := Review(context.Background(), cs, Of(Core))
@@ -236,7 +223,7 @@ func TestReviewNamesWhatIsDenied(t *testing.T) {
 	if line != want || strings.Contains(line, "\n") {
 		t.Errorf("refusal\n got %q\nwant %q", line, want)
 	}
-	denied, err = Review(context.Background(), fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+	denied, err = Review(context.Background(), accesstest.Reviews(func(a *authorizationv1.ResourceAttributes) bool {
 		return a.Namespace == ProxyNamespace
 	}), Of(KubeProxyMetrics))
 	if err != nil {
@@ -273,7 +260,7 @@ func TestInPlaceNeed(t *testing.T) {
 			t.Errorf("with a load namespace, %q is asked in every namespace", c)
 		}
 	}
-	cs := fakeReviews(func(a *authorizationv1.ResourceAttributes) bool {
+	cs := accesstest.Reviews(func(a *authorizationv1.ResourceAttributes) bool {
 		return a.Verb == "update" && a.Resource == "deployments"
 	})
 	denied, err := Review(context.Background(), cs, InPlaceNeed(checktest.Resolve(t, p), ""))
