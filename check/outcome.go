@@ -75,7 +75,7 @@ const MinPhaseShare = 0.8
 // whose failures are nearly all of those has not shown its mechanism, though one of them was.
 // The rule: the higher of 25 % and half the lowest share any recorded run of a multi-phase row
 // measured (the table of every such row's recorded shares stands beside the matrix,
-// suites.MechanismShares, and its test holds this number to it).
+// matrix.MechanismShares, and its test holds this number to it).
 const MinMechanismShare = 0.25
 
 // ByPhase returns the negative control o requiring at least MinPhaseShare of its failures in

@@ -2,7 +2,7 @@
 
 package suites_test
 
-import "github.com/rollcheck/rollcheck/suites"
+import "github.com/rollcheck/rollcheck/internal/matrix"
 
 // The rows and the reasoning behind each expected outcome are in rows.go.
-var _ = table("forced pod delete (grace 0) under constant load", "forcedelete", suites.ForceDeleteEntries())
+var _ = table("forced pod delete (grace 0) under constant load", "forcedelete", matrix.ForceDeleteEntries())

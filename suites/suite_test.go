@@ -12,9 +12,9 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/matrix"
 	"github.com/rollcheck/rollcheck/internal/proxies"
 	"github.com/rollcheck/rollcheck/rctest"
-	"github.com/rollcheck/rollcheck/suites"
 )
 
 // suiteNeeds is the least time the whole matrix needs; `go test`'s default 10-minute timeout
@@ -52,9 +52,9 @@ var (
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// Every row of the run's load paths, with their bounds, is validated before any cluster
 	// work: a bad row fails in seconds.
-	mode, err := suites.LoadModeFromEnv()
+	mode, err := matrix.LoadModeFromEnv()
 	Expect(err).NotTo(HaveOccurred())
-	for _, r := range suites.Matrix(suites.AllEntries(), mode) {
+	for _, r := range matrix.Matrix(matrix.AllEntries(), mode) {
 		_, err := r.Scenario.Plan("check", "rollcheck/app:validate")
 		Expect(err).NotTo(HaveOccurred(), "matrix row %s", r.Name())
 	}
@@ -66,7 +66,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	// The images of rows whose app starts another way (behind a shell, behind tini, with a
 	// STOPSIGNAL), and of the proxies in front, only for rows the label filter can select
 	// (their labels as table gives them).
-	for _, sp := range suites.Specs(suites.AllEntries(), mode, 1) {
+	for _, sp := range matrix.Specs(matrix.AllEntries(), mode, 1) {
 		if !append(Label("conformance"), sp.Labels...).MatchesLabelFilter(GinkgoLabelFilter()) {
 			continue
 		}
@@ -85,31 +85,31 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, NodeTimeout(40*time.Minute))
 
 // table declares the specs of rows under a disruption: a DescribeTable whose entries are
-// suites.Specs, each named, labelled, run alone or not and given its timeout as its Spec says.
+// matrix.Specs, each named, labelled, run alone or not and given its timeout as its Spec says.
 // With ROLLCHECK_REPEAT=N (1 to 20) every row runs N times, as N specs "row #k/N"; the report
 // gives each row's runs, pooled failure ratio with its interval and verdict stability.
-func table(title, suite string, rows []suites.Entry) bool {
-	repeat, err := suites.RepeatFromEnv()
+func table(title, suite string, rows []matrix.Entry) bool {
+	repeat, err := matrix.RepeatFromEnv()
 	if err != nil {
 		panic(err) // at tree construction: Ginkgo reports it before any spec or cluster work
 	}
-	mode, err := suites.LoadModeFromEnv()
+	mode, err := matrix.LoadModeFromEnv()
 	if err != nil {
 		panic(err)
 	}
-	for _, why := range suites.Unbounded(rows, mode) {
+	for _, why := range matrix.Unbounded(rows, mode) {
 		// Said once, at tree construction: a row the matrix leaves out is not a row that passed.
 		fmt.Fprintf(os.Stderr, "rollcheck: not run (%s): %s\n", mode, why)
 	}
 	var entries []TableEntry
-	for _, sp := range suites.Specs(rows, mode, repeat) {
+	for _, sp := range matrix.Specs(rows, mode, repeat) {
 		decorators := []any{Labels(sp.Labels), SpecTimeout(sp.Timeout)}
 		if sp.Serial {
 			decorators = append(decorators, Serial)
 		}
 		entries = append(entries, Entry(sp.Name, append(decorators, sp)...))
 	}
-	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, sp suites.Spec) {
+	return DescribeTable(title, Label("conformance"), func(ctx SpecContext, sp matrix.Spec) {
 		if f := sp.Scenario.Front; f != nil {
 			// The proxies' images, built once for the run (SynchronizedBeforeSuite).
 			withImages := *f

@@ -2,7 +2,7 @@
 
 package suites_test
 
-import "github.com/rollcheck/rollcheck/suites"
+import "github.com/rollcheck/rollcheck/internal/matrix"
 
 // The only replica deleted: every endpoint terminating at once.
-var _ = table("every endpoint terminating at once", "terminating", suites.TerminatingEntries())
+var _ = table("every endpoint terminating at once", "terminating", matrix.TerminatingEntries())

@@ -11,7 +11,7 @@ import (
 // (a cluster of its own, its workers, kube-proxy's mode, a subdirectory for its files). The
 // Makefile's target NAME runs `scripts/e2e.sh NAME`, which exports TargetEnv's lines
 // (`rollcheck knobs target NAME`) before anything else: the Makefile holds no label filter,
-// and suites/targets_test.go pins the specs each target selects.
+// and internal/matrix/targets_test.go pins the specs each target selects.
 type Target struct {
 	// Name is the make target.
 	Name string

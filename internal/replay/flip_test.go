@@ -11,20 +11,20 @@ import (
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
-	"github.com/rollcheck/rollcheck/suites"
+	"github.com/rollcheck/rollcheck/internal/matrix"
 )
 
 // matrixSuites are the suites of the conformance matrix by the name a row records (check.Row's
 // Suite), as suites' e2e tables declare them (table(title, suite, rows) in suites/*_test.go).
 var matrixSuites = []struct {
 	suite   string
-	entries func() []suites.Entry
+	entries func() []matrix.Entry
 }{
-	{"rollout", suites.RolloutEntries}, {"deletepod", suites.DeletePodEntries}, {"forcedelete", suites.ForceDeleteEntries},
-	{"scaledown", suites.ScaleDownEntries}, {"pid1", suites.PID1Entries}, {"stopsignal", suites.StopSignalEntries},
-	{"sidecar", suites.SidecarEntries}, {"kubeletrestart", suites.KubeletRestartEntries}, {"proxy", suites.ProxyEntries},
-	{"drainnode", suites.DrainEntries}, {"etp", suites.ETPEntries}, {"terminating", suites.TerminatingEntries},
-	{"http2", suites.HTTP2Entries}, {"grpc", suites.GRPCEntries},
+	{"rollout", matrix.RolloutEntries}, {"deletepod", matrix.DeletePodEntries}, {"forcedelete", matrix.ForceDeleteEntries},
+	{"scaledown", matrix.ScaleDownEntries}, {"pid1", matrix.PID1Entries}, {"stopsignal", matrix.StopSignalEntries},
+	{"sidecar", matrix.SidecarEntries}, {"kubeletrestart", matrix.KubeletRestartEntries}, {"proxy", matrix.ProxyEntries},
+	{"drainnode", matrix.DrainEntries}, {"etp", matrix.ETPEntries}, {"terminating", matrix.TerminatingEntries},
+	{"http2", matrix.HTTP2Entries}, {"grpc", matrix.GRPCEntries},
 }
 
 // todaysMatrix is today's expectation of every row of the matrix, both load paths, by the file
@@ -35,7 +35,7 @@ func todaysMatrix(t *testing.T) map[string]check.Outcome {
 	for _, s := range matrixSuites {
 		entries := s.entries()
 		n += len(entries)
-		for _, e := range suites.Matrix(entries, knobs.LoadBoth) {
+		for _, e := range matrix.Matrix(entries, knobs.LoadBoth) {
 			p, err := e.Scenario.Plan(s.suite, "rollcheck/app:name")
 			if err != nil {
 				t.Fatalf("%s: %s: %v", s.suite, e.Scenario.Variant.Name, err)
@@ -48,7 +48,7 @@ func todaysMatrix(t *testing.T) map[string]check.Outcome {
 			m[name] = a.Expect
 		}
 	}
-	if all := len(suites.AllEntries()); n != all {
+	if all := len(matrix.AllEntries()); n != all {
 		t.Fatalf("matrixSuites names %d entries, the matrix has %d: a suite is missing here", n, all)
 	}
 	return m

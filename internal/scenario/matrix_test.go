@@ -9,14 +9,14 @@ import (
 
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/podsecurity"
-	"github.com/rollcheck/rollcheck/suites"
+	"github.com/rollcheck/rollcheck/internal/matrix"
 )
 
 // Every row of the built-in matrix, on each load path it runs on (with the bound of that path),
 // renders and passes the engine's Check before any cluster work: a row that cannot run fails
 // here, not minutes into make e2e.
 func TestMatrixRowsPlan(t *testing.T) {
-	rows := append(suites.Matrix(suites.AllEntries(), knobs.LoadBoth), suites.Matrix(suites.AllEntries(), knobs.LoadHost)...)
+	rows := append(matrix.Matrix(matrix.AllEntries(), knobs.LoadBoth), matrix.Matrix(matrix.AllEntries(), knobs.LoadHost)...)
 	if len(rows) == 0 {
 		t.Fatal("the matrix has no rows")
 	}

@@ -1,4 +1,4 @@
-package suites
+package matrix
 
 import (
 	"errors"
@@ -488,7 +488,7 @@ func DeletePodEntries() []Entry {
 			"negative control: SIGKILL 4 s after the delete cuts the deleted pod's 5 s requests"),
 			Labels: []string{LabelNegativeControl}},
 		{Scenario: measured(Naive, d,
-			"endpoint removal and SIGTERM race: the replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone, sometimes not. Failures range from none to a few percent and grow with the load on the node (rows in parallel make kube-proxy lag): 0.2 % to 6.7 % in the six recorded runs from a load pod, one row at a time, far more spread than binomial noise. A bound from its recorded runs (Bound, suites/bounds.go), not a negative control")},
+			"endpoint removal and SIGTERM race: the replacement pod becomes ready only after the deletion, so kube-proxy is not held back as in a rollout (where each old pod goes right after a new one became ready) and sometimes drops the endpoint before the naive app is gone, sometimes not. Failures range from none to a few percent and grow with the load on the node (rows in parallel make kube-proxy lag): 0.2 % to 6.7 % in the six recorded runs from a load pod, one row at a time, far more spread than binomial noise. A bound from its recorded runs (Bound, internal/matrix/bounds.go), not a negative control")},
 		{Scenario: under(HTTPPreStopDrain, d, check.Zero(),
 			"an httpGet preStop hook the app answers after 5 s outlasts endpoint propagation, then drain")},
 		{Scenario: under(PreStopDrainSlow, d, check.Zero(),
@@ -517,9 +517,9 @@ func ForceDeleteEntries() []Entry {
 	d := check.ForceDelete
 	return []Entry{
 		{Scenario: measured(Naive, d,
-			"endpoint removal and SIGTERM start together and race: failures range from a few to a few dozen per thousand requests (0.44 % to 0.87 % in the six recorded runs from a load pod, one row at a time; 6.4 % in an earlier run from the host); so this is no negative control (prestop-drain-slow is) but a bound from its recorded runs (Bound, suites/bounds.go)")},
+			"endpoint removal and SIGTERM start together and race: failures range from a few to a few dozen per thousand requests (0.44 % to 0.87 % in the six recorded runs from a load pod, one row at a time; 6.4 % in an earlier run from the host); so this is no negative control (prestop-drain-slow is) but a bound from its recorded runs (Bound, internal/matrix/bounds.go)")},
 		{Scenario: measured(PreStopDrain, d,
-			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Most runs see none, some a few: none in the six recorded runs from a load pod, one row at a time, but 9 of 1,242 requests (0.7 %, all in one disruption) and 3 of about 1,300 in earlier runs from the host, so a zero-failure expectation would be flaky; a bound from its recorded runs (Bound, suites/bounds.go): most of them measured none, so the bound is one lost race, what one deletion's window can cost (25 of 4,713 in the run that lost one)")},
+			"a race, not zero: the forced delete removes the endpoint with the Pod object while the kubelet gives the preStop hook only 1 s before SIGTERM closes the drain's listener, so when kube-proxy takes longer than that second, new connections still reach the closing pod (EOF, reset). Most runs see none, some a few: none in the six recorded runs from a load pod, one row at a time, but 9 of 1,242 requests (0.7 %, all in one disruption) and 3 of about 1,300 in earlier runs from the host, so a zero-failure expectation would be flaky; a bound from its recorded runs (Bound, internal/matrix/bounds.go): most of them measured none, so the bound is one lost race, what one deletion's window can cost (25 of 4,713 in the run that lost one)")},
 		{Scenario: under(PreStopDrainSlow, d, check.Failures(CutInFlight...).ByPhase(timeline.PhaseSIGKILL),
 			"the forced delete overrides the 30 s grace period: 3 s after deletion SIGKILL cuts the 5 s requests that the graceful delete (delete-pod suite) lets finish"),
 			Labels: []string{LabelNegativeControl}},
@@ -534,7 +534,7 @@ func ScaleDownEntries() []Entry {
 			"negative control: SIGKILL 4 s after the scale-down cuts the removed replica's 5 s requests. Only the first scale-down shows it (28, 32 and 32 requests cut in disruption 1 of three runs, 0 to 5 in the others): after scaling back up, the ReplicaSet removes its newest pod first, which became ready a moment before and has almost nothing in flight, so one disruption with failures is the mechanism here"),
 			Labels: []string{LabelNegativeControl}},
 		{Scenario: measured(Naive, d,
-			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: most runs see none or a few failures in about 2,000 requests (1 to 9 in the six recorded runs from a load pod, one row at a time, 0.06 % to 0.44 %; up to 1.66 % seen with three rows at once). The race is real, so the row has a bound from its recorded runs (Bound, suites/bounds.go), and is not called safe")},
+			"a scale-down adds no endpoint, so kube-proxy (minSyncPeriod 1 s) is not held back by a sync it just did, as during a rollout or a delete with a replacement pod, and mostly drops the endpoint before the naive app is gone: most runs see none or a few failures in about 2,000 requests (1 to 9 in the six recorded runs from a load pod, one row at a time, 0.06 % to 0.44 %; up to 1.66 % seen with three rows at once). The race is real, so the row has a bound from its recorded runs (Bound, internal/matrix/bounds.go), and is not called safe")},
 		{Scenario: under(PreStopDrain, d, check.Zero(), "preStop sleep outlasts endpoint propagation, then drain")},
 	}
 }

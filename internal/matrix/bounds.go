@@ -1,4 +1,4 @@
-package suites
+package matrix
 
 import (
 	"errors"

@@ -3,7 +3,7 @@
 // Not in the e2e suite's binary: these tests need no cluster and run with go test ./suites,
 // and inside a Ginkgo run their failure would fail the suite with none of their output shown.
 
-package suites
+package matrix
 
 import (
 	"flag"
@@ -72,7 +72,7 @@ func suiteTree(t *testing.T, dir string, mode knobs.MatrixLoad) (specs []treeSpe
 	t.Helper()
 	ctx := build.Default
 	ctx.BuildTags = []string{"e2e"}
-	path := filepath.Join("..", dir)
+	path := filepath.Join("..", "..", dir)
 	entries, err := os.ReadDir(path)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestTargetSelections(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# The specs each e2e make target selects (internal/knobs.Targets), with every other knob at its\n"+
 		"# default (%s=%s), by suite directory; pinned by TestTargetSelections, rewritten by\n"+
-		"# go test ./suites -run TestTargetSelections -update\n", knobs.EnvLoadFrom, mode)
+		"# go test ./internal/matrix -run TestTargetSelections -update\n", knobs.EnvLoadFrom, mode)
 	selected := map[string]bool{}
 	for _, tg := range knobs.Targets {
 		kv, err := knobs.TargetEnv(tg.Name, func(string) string { return "" })
@@ -325,10 +325,10 @@ func TestTargetSelections(t *testing.T) {
 	}
 	want, err := os.ReadFile(targetsGolden)
 	if err != nil {
-		t.Fatalf("%v: write it with go test ./suites -run TestTargetSelections -update", err)
+		t.Fatalf("%v: write it with go test ./internal/matrix -run TestTargetSelections -update", err)
 	}
 	if got != string(want) {
-		t.Errorf("the targets' selections differ from %s (review, then go test ./suites -run TestTargetSelections -update):\n%s", targetsGolden, sectionDiff(string(want), got))
+		t.Errorf("the targets' selections differ from %s (review, then go test ./internal/matrix -run TestTargetSelections -update):\n%s", targetsGolden, sectionDiff(string(want), got))
 	}
 }
 

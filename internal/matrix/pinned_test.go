@@ -3,7 +3,7 @@
 // Not in the e2e suite's binary: these tests need no cluster and run with go test ./suites,
 // and inside a Ginkgo run their failure would fail the suite with none of their output shown.
 
-package suites
+package matrix
 
 import "github.com/rollcheck/rollcheck/internal/knobs"
 

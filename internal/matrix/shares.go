@@ -1,4 +1,4 @@
-package suites
+package matrix
 
 import "github.com/rollcheck/rollcheck/check"
 
@@ -22,7 +22,7 @@ func (r mechanismRun) Share() float64 { return float64(r.Mechanism) / float64(r.
 
 // mechanismShares are the recorded runs of every row that accepts several phases, by the row's
 // variant name and disruption (mechanismKey); each run's failures by phase as its source gives
-// them. The rows' texts (suites/rows.go) say more of each run.
+// them. The rows' texts (internal/matrix/rows.go) say more of each run.
 var mechanismShares = map[string][]mechanismRun{
 	// pinned-connection (also sigkill): every run of docs/matrix.md's tables.
 	"ignore-sigterm-keepalive rollout-restart": {
