@@ -9,9 +9,9 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/knobs"
+	"github.com/rollcheck/rollcheck/internal/matrix"
 	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
-	"github.com/rollcheck/rollcheck/internal/matrix"
 )
 
 // matrixSuites are the suites of the conformance matrix by the name a row records (check.Row's

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rollcheck/rollcheck/internal/knobs"
-	"github.com/rollcheck/rollcheck/internal/podsecurity"
 	"github.com/rollcheck/rollcheck/internal/matrix"
+	"github.com/rollcheck/rollcheck/internal/podsecurity"
 )
 
 // Every row of the built-in matrix, on each load path it runs on (with the bound of that path),
