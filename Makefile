@@ -18,7 +18,7 @@ rbac: ## regenerate examples/rbac (the ServiceAccount's ClusterRoles, Role and b
 docs: ## regenerate docs/check-file.md (every check file field and report column) and the JSON Schemas docs/conformance.schema.json, docs/audit.schema.json, docs/windows.schema.json from the code
 	@go generate ./internal/refdoc
 
-bench: ## loadgen benchmarks: loadgen vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates
+bench: ## loadgen/attack benchmarks: an attack vs bare vegeta CPU/allocs per request, achieved-rate error at 1,000 req/s; HTTP/1.1, h2c and gRPC at the same rates
 	@bash scripts/bench.sh
 
 e2e: ## the conformance suites on kind (creates the cluster and, if needed, the Docker engine and node image)

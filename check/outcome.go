@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/rollcheck/rollcheck/loadgen"
 	"github.com/rollcheck/rollcheck/timeline"
 )
@@ -563,7 +561,8 @@ func knownFailure(c loadgen.Class) bool {
 		loadgen.ClassGoAway, loadgen.ClassStreamReset, loadgen.ClassGRPCNotServing:
 		return true
 	}
-	for code := codes.Canceled; code <= codes.Unauthenticated; code++ {
+	// Every status code but OK (0) that gRPC names, up to the first it does not (ClassOther).
+	for code := uint32(1); loadgen.GRPCClass(code) != loadgen.ClassOther; code++ {
 		if loadgen.GRPCClass(code) == c {
 			return true
 		}

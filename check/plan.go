@@ -306,7 +306,7 @@ const (
 	// kind, through docker-proxy: a refused backend reaches the client as EOF or reset).
 	LoadFromHost LoadFrom = "host"
 	// LoadFromCluster: a load pod in the row's namespace, to the load Service's cluster address,
-	// its ledger streamed back through the API server (loadgen.Serve, loadgen.Follow): the path
+	// its ledger streamed back through the API server (loadgen/attack's Serve and Follow): the path
 	// a client inside the cluster takes.
 	LoadFromCluster LoadFrom = "cluster"
 )

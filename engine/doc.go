@@ -10,7 +10,7 @@
 //
 // The steps of Run, in order: the app's manifests are applied into a fresh namespace that
 // rollcheck owns, with rollcheck's own Service (check.LoadServiceName) selecting the Deployment's
-// pods; once that Service answers, constant-rate load (package loadgen) and a watch of the
+// pods; once that Service answers, constant-rate load (package loadgen/attack) and a watch of the
 // pods, EndpointSlices and Events start; the disruption is repeated Count times, each
 // until it settled (the rollout complete and no pod left terminating); the load runs its quiet
 // time (Plan.Quiet), stops, and

@@ -22,6 +22,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/limits"
 	"github.com/rollcheck/rollcheck/internal/observe"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 )
 
 // driven is what the load and the disruptions left: the load's result, the disruptions as they
@@ -116,7 +117,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 // the load Service's cluster address.
 func (r *runner) startLoad(ctx context.Context, cs kubernetes.Interface, cfg loadgen.Config) (load, error) {
 	if r.p.Load.From != check.LoadFromCluster {
-		atk, err := loadgen.Start(ctx, cfg)
+		atk, err := attack.Start(ctx, cfg)
 		if err != nil {
 			return nil, err // not a nil *Attack in a non-nil load
 		}

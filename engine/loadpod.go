@@ -19,9 +19,10 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 )
 
-// load is a running load, from the host (*loadgen.Attack) or from a load pod (*podLoad).
+// load is a running load, from the host (*attack.Attack) or from a load pod (*podLoad).
 type load interface {
 	Progress() loadgen.Progress
 	Done() <-chan struct{}
@@ -37,7 +38,7 @@ const loadPodName = "rollcheck-load"
 var loadPodLabels = map[string]string{check.PartOfLabel: check.PartOfValue, "app.kubernetes.io/component": "load"}
 
 // podLoad is the load sent by a pod in the row's namespace (rollcheck agent load,
-// internal/loadagent, which runs loadgen.Serve) to the load Service's cluster address, its
+// internal/loadagent, which runs attack.Serve) to the load Service's cluster address, its
 // ledger followed through the API server's pod log stream. Stop deletes the pod: its SIGTERM
 // stops the attack, the requests in flight complete and the end of the stream is written before
 // it exits.
@@ -46,7 +47,7 @@ type podLoad struct {
 	ns     string
 	name   string
 	grace  int64
-	remote *loadgen.Remote
+	remote *attack.Remote
 	cancel context.CancelFunc
 	// unwatch releases the caller's context from stopping the pod once the stream is read.
 	unwatch func() bool
@@ -151,7 +152,7 @@ func startPodLoad(ctx context.Context, cs kubernetes.Interface, ns, name, image 
 		cancel()
 		return nil, fmt.Errorf("follow the load pod's stream: %w", err)
 	}
-	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: loadgen.Follow(stream), cancel: cancel, node: node}
+	pl := &podLoad{cs: cs, ns: ns, name: name, grace: grace, remote: attack.Follow(stream), cancel: cancel, node: node}
 	go func() {
 		<-pl.remote.Done()
 		_ = stream.Close()

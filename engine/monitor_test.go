@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -40,7 +41,7 @@ func faultOf(t *testing.T, atk load, wait time.Duration) error {
 func TestMonitorLoadEndedEarly(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	atk, err := loadgen.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: 500 * time.Millisecond})
+	atk, err := attack.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestMonitorStall(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	atk, err := loadgen.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: time.Minute,
+	atk, err := attack.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: time.Minute,
 		Timeout: 9 * time.Second, MaxWorkers: 1, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestMonitorStall(t *testing.T) {
 func TestMonitorHealthyLoad(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	atk, err := loadgen.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: time.Minute})
+	atk, err := attack.Start(context.Background(), loadgen.Config{Target: srv.URL, Rate: 50, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestMonitorLostLoadPod(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pr, pw := io.Pipe()
-			pl := &podLoad{cs: fake.NewClientset(), ns: "rc-x", name: "load", node: "worker", remote: loadgen.Follow(pr)}
+			pl := &podLoad{cs: fake.NewClientset(), ns: "rc-x", name: "load", node: "worker", remote: attack.Follow(pr)}
 			go func() {
 				_, _ = pw.Write([]byte(tc.stream))
 				_ = pw.Close()

@@ -33,6 +33,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/proxymetrics/scrape"
 	"github.com/rollcheck/rollcheck/internal/rowfile"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 	"github.com/rollcheck/rollcheck/timeline"
 )
 
@@ -294,7 +295,7 @@ func (r *runner) measure(ctx context.Context) error {
 		r.progress(StepServing, 0, loadgen.Progress{}, url)
 	}
 	if p.Load.From != check.LoadFromCluster { // a load pod waits on its own path
-		if err := loadgen.WaitServing(ctx, r.loadConfig(loadgen.Config{Target: url, Timeout: p.Load.Timeout}), r.servingReplicas(), r.logf); err != nil {
+		if err := attack.WaitServing(ctx, r.loadConfig(loadgen.Config{Target: url, Timeout: p.Load.Timeout}), r.servingReplicas(), r.logf); err != nil {
 			return err
 		}
 	}
@@ -509,7 +510,7 @@ func writeRaw(dir string, row *check.Row, res *loadgen.Result, attr attribute.Re
 		kind, ext string
 		write     func(*os.File) error
 	}{
-		{"vegeta", ".vegeta.bin", func(f *os.File) error { return res.WriteVegeta(f) }},
+		{"vegeta", ".vegeta.bin", func(f *os.File) error { return attack.WriteVegeta(f, res) }},
 		{"ledger", ".ledger.json", func(f *os.File) error { return res.WriteJSON(f) }},
 		{"attribution", ".attribution.json", func(f *os.File) error {
 			e := json.NewEncoder(f)

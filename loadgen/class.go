@@ -1,16 +1,8 @@
 package loadgen
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/net/http2"
 )
 
 // Class names the kind of outcome of one request: ClassOK or a failure class.
@@ -88,97 +80,3 @@ func (c Class) IsProxy() bool { return strings.HasPrefix(string(c), "proxy_5") }
 
 // IsFailure reports whether c is a failure class, i.e. not ClassOK.
 func (c Class) IsFailure() bool { return c != ClassOK }
-
-// classifyStatus returns the class of an answer with the given HTTP status
-// code: ClassOK for 200-399, ClassHTTP4xx, an HTTP5xxClass, or ClassOther.
-func classifyStatus(code int) Class {
-	switch {
-	case code >= 200 && code < 400:
-		return ClassOK
-	case code >= 400 && code < 500:
-		return ClassHTTP4xx
-	case code >= 500 && code < 600:
-		return HTTP5xxClass(code)
-	default:
-		return ClassOther
-	}
-}
-
-// classify returns the failure class of a transport error. It walks the
-// error chain with errors.Is and errors.As (syscall errnos, io.EOF,
-// deadlines, net.Error timeouts) and falls back to classifyText on the error
-// message. A nil error is ClassOK.
-func classify(err error) Class {
-	if err == nil {
-		return ClassOK
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
-		return ClassTimeout
-	case errors.As(err, new(http2.GoAwayError)):
-		return ClassGoAway
-	case errors.As(err, new(http2.StreamError)):
-		return ClassStreamReset
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return ClassRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
-		return ClassReset
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return ClassEOF
-	}
-	return classifyText(err.Error())
-}
-
-// classifyText returns the failure class of a flattened transport error
-// message, as vegeta stores it in Result.Error. An empty message is ClassOK.
-// Timeouts are checked first, since a timed-out request's message may also
-// mention the operation that was cut short; then HTTP/2's GOAWAY and RST_STREAM,
-// whose texts may quote the error that came with them.
-func classifyText(msg string) Class {
-	switch {
-	case msg == "":
-		return ClassOK
-	case strings.Contains(msg, "Client.Timeout"),
-		strings.Contains(msg, "deadline exceeded"),
-		strings.Contains(msg, "i/o timeout"),
-		strings.Contains(msg, "timeout awaiting response headers"),
-		strings.Contains(msg, "TLS handshake timeout"):
-		return ClassTimeout
-	case strings.Contains(msg, "server sent GOAWAY"),
-		strings.Contains(msg, "graceful shutdown GOAWAY"):
-		return ClassGoAway
-	case strings.Contains(msg, "stream error: stream ID"):
-		return ClassStreamReset
-	case strings.Contains(msg, "connection refused"):
-		return ClassRefused
-	case strings.Contains(msg, "connection reset"),
-		strings.Contains(msg, "broken pipe"),
-		strings.Contains(msg, "connection aborted"),
-		// HTTP/2: Go's transport closed the connection the stream rode (its read loop failed,
-		// the peer vanished) and failed the streams still on it.
-		strings.Contains(msg, "http2: client connection force closed"),
-		strings.Contains(msg, "http2: client connection lost"):
-		return ClassReset
-	case strings.Contains(msg, "EOF"),
-		strings.Contains(msg, "server closed idle connection"):
-		return ClassEOF
-	}
-	return ClassOther
-}
-
-// classifyResult returns the class of one vegeta result given its status code
-// and error text. Vegeta sets the error text for a status outside 200-399 and
-// leaves the code 0 for transport errors.
-func classifyResult(code uint16, errText string) Class {
-	if code != 0 {
-		if c := classifyStatus(int(code)); c != ClassOK || errText == "" {
-			return c
-		}
-	}
-	if errText == "" {
-		return ClassOther // code 0 without an error: nothing was answered
-	}
-	return classifyText(errText)
-}

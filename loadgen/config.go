@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/net/dns/dnsmessage"
 )
 
@@ -35,6 +34,12 @@ const (
 	// DefaultTimeout is the per-request timeout used when Config.Timeout is
 	// zero. It is short so that a black-holed request fails in its own bucket.
 	DefaultTimeout = 2 * time.Second
+	// DefaultConnections is the maximum number of idle connections kept per host when
+	// Config.Connections is zero: vegeta's own default (vegeta.DefaultConnections).
+	DefaultConnections = 10000
+	// DefaultWorkers is the initial number of workers when Config.Workers is zero: vegeta's
+	// own default (vegeta.DefaultWorkers).
+	DefaultWorkers = 10
 	// DefaultMaxWorkers bounds the number of concurrent requests when
 	// Config.MaxWorkers is zero. Vegeta's own default is unbounded.
 	DefaultMaxWorkers = 1000
@@ -75,13 +80,12 @@ type Config struct {
 	// package documentation on transparent retries.
 	KeepAlive bool `json:"keepAlive"`
 	// Connections is the maximum number of idle connections kept per host.
-	// Default vegeta.DefaultConnections.
+	// Default DefaultConnections.
 	Connections int `json:"connections"`
 	// MaxConnections is the maximum number of connections per host;
 	// 0 means unlimited.
 	MaxConnections int `json:"maxConnections"`
-	// Workers is the initial number of workers. Default
-	// vegeta.DefaultWorkers.
+	// Workers is the initial number of workers. Default DefaultWorkers.
 	Workers uint64 `json:"workers"`
 	// MaxWorkers bounds the number of workers, i.e. concurrent requests.
 	// Default: enough for every request of Rate × Timeout to be in flight at once
@@ -182,10 +186,10 @@ func (c Config) WithDefaults() Config {
 		c.Timeout = DefaultTimeout
 	}
 	if c.Connections == 0 {
-		c.Connections = vegeta.DefaultConnections
+		c.Connections = DefaultConnections
 	}
 	if c.Workers == 0 {
-		c.Workers = vegeta.DefaultWorkers
+		c.Workers = DefaultWorkers
 	}
 	if c.MaxWorkers == 0 {
 		c.MaxWorkers = sizedWorkers(c.Rate, c.Timeout)

@@ -5,15 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 func TestWithDefaults(t *testing.T) {
 	got := Config{Target: "http://127.0.0.1:1/", Rate: 1, Duration: time.Second}.WithDefaults()
 	want := Config{
 		Name: DefaultName, Target: "http://127.0.0.1:1/", Method: "GET", Rate: 1, Duration: time.Second,
-		Timeout: 2 * time.Second, Connections: vegeta.DefaultConnections, Workers: vegeta.DefaultWorkers,
+		Timeout: 2 * time.Second, Connections: DefaultConnections, Workers: DefaultWorkers,
 		MaxWorkers: 1000, PodHeader: "X-Pod-Name",
 	}
 	if got.Name != want.Name || got.Method != want.Method || got.Timeout != want.Timeout ||

@@ -1,49 +1,52 @@
-// Package loadgen drives constant-rate HTTP load (HTTP/1.1 or HTTP/2) or gRPC load at one
-// target and keeps a ledger of every request, so that the traffic disruption caused by a
-// Kubernetes rollout can be measured, classified and reported.
+// Package loadgen is the model of a constant-rate load run at one target, HTTP (HTTP/1.1 or
+// HTTP/2) or gRPC, with a ledger of every request, so that the traffic disruption caused by a
+// Kubernetes rollout can be measured, classified and reported: a [Config] in, a [Result] out,
+// and the failure [Class] of each [Request] in between.
 //
-// It is the only package of rollcheck that imports vegeta
-// (github.com/tsenart/vegeta/v12). Callers see typed values only: a
-// [Config] in, a running [Attack], and a [Result] out.
+// The attack that sends the load and keeps the ledger lives in the package
+// [github.com/rollcheck/rollcheck/loadgen/attack]: attack.Start on the host, attack.Serve and
+// attack.Follow for a load run elsewhere (a load pod) and read back, attack.WaitServing, and
+// attack.WriteVegeta for vegeta's own encoding of a ledger. It is the only package of rollcheck
+// that imports vegeta (github.com/tsenart/vegeta/v12) and grpc-go's client; loadgen imports
+// neither vegeta nor any of grpc-go, so that a package that only reads results (check, and
+// every Go user of rollcheck through it) does not pull them in.
 //
-// # Measuring
+// # Results
 //
-// [Start] validates a [Config] and runs a vegeta attack with a constant pacer
-// against a static target. Every vegeta result is turned into a [Request]
-// (sequence number, timestamp, latency, status code, failure [Class], error
-// text and the pod named by the [Config.PodHeader] response header) and kept.
-// When the attack ends, the ledger is aggregated into totals, failures by
-// class, latency quantiles, 100 ms [Bucket]s, disruption seconds (1 s windows
-// with any failure) and failure [Burst]s.
+// [NewResult] judges the ledger of one attack over its [Run]: totals, failures by class,
+// latency quantiles, the timeline in 100 ms buckets ([Bucket]), disruption seconds (1 s
+// windows with any failure), failure bursts ([Burst]) and stalls ([Stall]), and whether the run
+// is valid. [Merge] does the same for
+// several attacks run at once against one target, each at its share of the rate (a row's load
+// pods). A Result is written and read as JSON ([Result.WriteJSON], [ReadJSON]); [Summary] is
+// its compact view.
 //
 // # Classes
 //
-// Vegeta flattens transport errors into strings (vegeta.Result.Error is
-// err.Error()), so a live attack classifies failures by the status code and by
-// the error text. classify also accepts a real error and then walks its
-// chain with errors.Is and errors.As for syscall errnos, timeouts and EOFs.
-// Wrapping the transport to keep the error chain was considered and rejected:
-// http.Client only takes its cheap timeout path for its own *http.Transport; for
-// any other RoundTripper it starts a timer goroutine per request.
+// Each [Request] has a [Class]: [ClassOK] for an answer with a status in 200-399, otherwise how
+// it failed: a refused connection ([ClassRefused]), a reset ([ClassReset]), a connection closed
+// before a complete answer ([ClassEOF]), the client's timeout ([ClassTimeout]), a 4xx
+// ([ClassHTTP4xx]), a 5xx by its code ([HTTP5xxClass], or [ProxyClass] when the proxy in front
+// answered itself), HTTP/2's GOAWAY and RST_STREAM, a gRPC status ([GRPCClass], keyed by the
+// status code's number), or [ClassOther]. The attack classifies each request as it completes;
+// how it reads transport errors is told in its package documentation.
 //
 // # HTTP/2
 //
 // [Config.Protocol] chooses what the load speaks: [ProtocolHTTP1] (the default), [ProtocolH2C]
 // (HTTP/2 over cleartext, prior knowledge) or [ProtocolHTTP2] (over TLS, the certificate not
-// verified). HTTP/2 is the standard library's own (http.Transport.Protocols); with keep-alive
-// every request of the attack is a stream of a few shared connections, without it each
-// connection carries one stream. How an HTTP/2 request ended has classes of its own:
-// [ClassGoAway] (the server sent GOAWAY and closed with the stream unfinished, or refused it)
-// and [ClassStreamReset] (RST_STREAM); a connection reset or closed under the stream is
-// [ClassReset] or [ClassEOF], as over HTTP/1.1. Go's HTTP/2 transport sends a stream the server
-// refused (above its GOAWAY's last stream ID, or REFUSED_STREAM) again on a new connection,
-// for any method: [Result.TransparentRetry] is always true over HTTP/2.
+// verified). With keep-alive every request of the attack is a stream of a few shared
+// connections, without it each connection carries one stream. How an HTTP/2 request ended has
+// classes of its own: [ClassGoAway] (the server sent GOAWAY and closed with the stream
+// unfinished, or refused it) and [ClassStreamReset] (RST_STREAM); a connection reset or closed
+// under the stream is [ClassReset] or [ClassEOF], as over HTTP/1.1. Go's HTTP/2 transport sends a
+// stream the server refused (above its GOAWAY's last stream ID, or REFUSED_STREAM) again on a
+// new connection, for any method: [Result.TransparentRetry] is always true over HTTP/2.
 //
 // # gRPC
 //
 // [ProtocolGRPC] sends unary RPCs ([Config.GRPCMethod], by default [DefaultGRPCMethod], the
-// standard health check) through one grpc-go client connection, open loop at a constant rate:
-// vegeta's ConstantPacer says when, and the RPCs run on workers as vegeta's requests do. Each
+// standard health check) through one client connection, open loop at a constant rate. Each
 // RPC is a [Request] of the same ledger, judged by the same validity rules: its start
 // (Timestamp), its end (Timestamp + Latency), [Request.Status] (the status code's name),
 // Error (the status's message), [Request.Peer] (the address it went to) and the pod that

@@ -19,41 +19,42 @@ func Merge(cfg Config, results ...*Result) (*Result, error) {
 		return nil, errors.New("merge: no results")
 	}
 	cfg = cfg.WithDefaults()
-	rn := run{endReason: EndDuration}
+	rn := Run{EndReason: EndDuration}
 	var reqs []Request
+	var shares []share
 	for i, r := range results {
 		if r == nil {
 			return nil, errors.New("merge: a nil result")
 		}
-		if i == 0 || r.Started.Before(rn.started) {
-			rn.started = r.Started
+		if i == 0 || r.Started.Before(rn.Started) {
+			rn.Started = r.Started
 		}
-		if r.Ended.After(rn.ended) {
-			rn.ended = r.Ended
+		if r.Ended.After(rn.Ended) {
+			rn.Ended = r.Ended
 		}
 		switch r.EndReason {
 		case EndCanceled:
-			rn.endReason = EndCanceled
+			rn.EndReason = EndCanceled
 		case EndStopped:
-			if rn.endReason == EndDuration {
-				rn.endReason = EndStopped
+			if rn.EndReason == EndDuration {
+				rn.EndReason = EndStopped
 			}
 		}
-		if end := r.Started.Add(r.Window); r.EndReason != EndDuration && end.After(rn.stopAt) {
-			rn.stopAt = end
+		if end := r.Started.Add(r.Window); r.EndReason != EndDuration && end.After(rn.StopAt) {
+			rn.StopAt = end
 		}
 		reqs = append(reqs, r.Requests...)
-		rn.shares = append(rn.shares, share{started: r.Started, rate: r.Config.Rate})
+		shares = append(shares, share{started: r.Started, rate: r.Config.Rate})
 	}
-	if rn.endReason == EndDuration {
-		rn.stopAt = time.Time{}
+	if rn.EndReason == EndDuration {
+		rn.StopAt = time.Time{}
 	}
 	// One sending order for all: by timestamp, then by each attack's own order.
 	slices.SortStableFunc(reqs, func(a, b Request) int { return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.Seq, b.Seq)) })
 	for i := range reqs {
 		reqs[i].Seq = uint64(i)
 	}
-	out := aggregate(cfg, rn, reqs)
+	out := aggregate(cfg, rn, shares, reqs)
 	out.shareStalls(results)
 	for _, r := range results {
 		if len(r.DNS) > 0 { // every pod asked the same server: the first one's answers stand

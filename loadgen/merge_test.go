@@ -20,7 +20,7 @@ func TestMerge(t *testing.T) {
 			reqs = append(reqs, q)
 		}
 		cfg := Config{Target: "http://10.96.0.1/", Rate: 50, Duration: 10 * time.Second, AllowRemote: true}
-		return aggregate(cfg.WithDefaults(), run{started: t0.Add(offset), ended: t0.Add(offset + 2*time.Second), stopAt: t0.Add(offset + 2*time.Second), endReason: reason}, reqs)
+		return NewResult(cfg.WithDefaults(), Run{Started: t0.Add(offset), Ended: t0.Add(offset + 2*time.Second), StopAt: t0.Add(offset + 2*time.Second), EndReason: reason}, reqs)
 	}
 	a, b := half(0, EndStopped, 10), half(10*time.Millisecond, EndStopped, 0)
 	res, err := Merge(Config{Target: "http://10.96.0.1/", Rate: 100, Duration: 10 * time.Second, AllowRemote: true}, a, b)
@@ -64,7 +64,7 @@ func TestMergeStaggeredStarts(t *testing.T) {
 				reqs = append(reqs, Request{Timestamp: at, Latency: time.Millisecond, Code: 200, Class: ClassOK})
 			}
 		}
-		return aggregate(cfg, run{started: start, ended: until, endReason: EndStopped, stopAt: until}, reqs)
+		return NewResult(cfg, Run{Started: start, Ended: until, EndReason: EndStopped, StopAt: until}, reqs)
 	}
 	end := t0.Add(30 * time.Second)
 	whole := Config{Target: "http://127.0.0.1:1/", Rate: 300, Duration: time.Minute}
@@ -100,7 +100,7 @@ func TestMergeJudgesEachAttacksStalls(t *testing.T) {
 			}
 			reqs = append(reqs, q)
 		}
-		return aggregate(cfg.WithDefaults(), run{started: t0, ended: t0.Add(10 * time.Second), endReason: EndDuration}, reqs)
+		return NewResult(cfg.WithDefaults(), Run{Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndDuration}, reqs)
 	}
 	frozen, steady := share(true), share(false)
 	if frozen.StallFailed != 1 {

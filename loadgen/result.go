@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 const (
@@ -48,7 +46,7 @@ const (
 	// EndDuration is an attack that ran until its Duration was up (or whose
 	// sending ended on its own).
 	EndDuration EndReason = "duration"
-	// EndStopped is an attack stopped early with Attack.Stop.
+	// EndStopped is an attack stopped early by its caller (Stop of loadgen/attack's Attack).
 	EndStopped EndReason = "stopped"
 	// EndCanceled is an attack stopped early because its context ended.
 	EndCanceled EndReason = "canceled"
@@ -332,56 +330,41 @@ func ReadJSON(rd io.Reader) (*Result, error) {
 	return &r, nil
 }
 
-// WriteVegeta writes the ledger as vegeta results in vegeta's own gob
-// encoding, so that "vegeta report" and "vegeta plot" can read it. Response
-// bodies and headers are not kept and so not written.
-func (r *Result) WriteVegeta(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := vegeta.NewEncoder(bw)
-	method := cmp.Or(r.Config.Method, DefaultMethod)
-	for i := range r.Requests {
-		q := &r.Requests[i]
-		vr := vegeta.Result{
-			Attack:    r.Config.Name,
-			Seq:       q.Seq,
-			Code:      q.Code,
-			Timestamp: q.Timestamp,
-			Latency:   q.Latency,
-			BytesIn:   q.BytesIn,
-			Error:     q.Error,
-			Method:    method,
-			URL:       r.Config.Target,
-		}
-		if err := enc.Encode(&vr); err != nil {
-			return fmt.Errorf("encoding request %d as vegeta result: %w", q.Seq, err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("writing vegeta results: %w", err)
-	}
-	return nil
+// Run is the course of one attack besides its ledger: when it sent and why it ended. NewResult
+// judges a ledger over it.
+type Run struct {
+	// Started is when the attack started sending.
+	Started time.Time
+	// Ended is when the attack ended: sending stopped and every request in flight completed.
+	Ended time.Time
+	// EndReason is why the attack ended.
+	EndReason EndReason
+	// StopAt is when the attack was stopped early (by its caller, or the end of its context) for
+	// an EndReason other than EndDuration: its sending window, Result.Window, ends there. Zero
+	// when nothing stopped it.
+	StopAt time.Time
 }
 
-// run holds what the attack knows about its own course, besides the ledger.
-type run struct {
-	started time.Time
-	ended   time.Time
-	// shares are the merged attacks' starts and rates (Merge); nil for one attack, which
-	// started at started with the whole rate.
-	shares []share
-	// stopAt is when Stop was called or the context ended; zero if neither.
-	stopAt    time.Time
-	endReason EndReason
+// NewResult builds the Result of one attack from its ledger reqs: cfg is the configuration it
+// ran with, defaults applied (Config.WithDefaults), and rn its course. It counts the totals,
+// the latency, the timeline, the disruption seconds and the bursts, and judges the validity
+// and the stalls; Result.DNS is left empty. It sorts reqs in place into sending order and keeps
+// them as the Result's ledger. Every attack of package loadgen/attack builds its Result so, on
+// the host or from a load pod's stream: the same ledger over the same course is the same Result.
+func NewResult(cfg Config, rn Run, reqs []Request) *Result {
+	return aggregate(cfg, rn, nil, reqs)
 }
 
 // aggregate builds the Result of a run from its ledger. It sorts reqs in
-// place into sending order and keeps it as the Result's ledger.
-func aggregate(cfg Config, rn run, reqs []Request) *Result {
+// place into sending order and keeps it as the Result's ledger. shares are the merged
+// attacks' starts and rates (Merge); nil for one attack, which started at rn.Started with the
+// whole rate.
+func aggregate(cfg Config, rn Run, shares []share, reqs []Request) *Result {
 	res := &Result{
 		Config:           cfg,
-		Started:          rn.started,
-		Ended:            rn.ended,
-		EndReason:        rn.endReason,
+		Started:          rn.Started,
+		Ended:            rn.Ended,
+		EndReason:        rn.EndReason,
 		Window:           cfg.Duration,
 		TransparentRetry: cfg.transparentRetry(),
 		GoVersion:        runtime.Version(),
@@ -392,8 +375,8 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 	if cfg.Protocol == ProtocolGRPC {
 		res.GRPCVersion = moduleVersion(grpcModule, pinnedGRPCVersion)
 	}
-	if rn.endReason != EndDuration && !rn.stopAt.IsZero() {
-		res.Window = min(res.Window, max(0, rn.stopAt.Sub(rn.started)))
+	if rn.EndReason != EndDuration && !rn.StopAt.IsZero() {
+		res.Window = min(res.Window, max(0, rn.StopAt.Sub(rn.Started)))
 	}
 
 	// Sending order: vegeta stamps Timestamp and Seq in one critical section,
@@ -415,7 +398,7 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		nb++
 	}
 	if n := len(reqs); n > 0 {
-		nb = max(nb, int(offset(rn.started, reqs[n-1].Timestamp)/BucketWidth)+1)
+		nb = max(nb, int(offset(rn.Started, reqs[n-1].Timestamp)/BucketWidth)+1)
 	}
 	res.Buckets = make([]Bucket, nb)
 	for i := range res.Buckets {
@@ -429,7 +412,7 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		lat[i] = q.Latency
 		latSum += float64(q.Latency)
 
-		off := offset(rn.started, q.Timestamp)
+		off := offset(rn.Started, q.Timestamp)
 		bk := &res.Buckets[off/BucketWidth]
 		bk.Sent++
 		if q.Class == ClassOK || q.Class == "" {
@@ -473,7 +456,7 @@ func aggregate(cfg Config, rn run, reqs []Request) *Result {
 		}
 	}
 
-	res.judge(rn.shares)
+	res.judge(shares)
 	return res
 }
 

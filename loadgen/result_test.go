@@ -3,82 +3,79 @@ package loadgen
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 var t0 = time.Date(2025, 11, 22, 12, 0, 0, 0, time.UTC)
 
-// hit returns the vegeta result of the k-th hit (k from 1) of a 10/s
+// hit returns the ledger entry of the k-th hit (k from 1) of a 10/s
 // constant pacer: sent at k × 100 ms (+1 ms) after t0, answered 200 by pod-k%2.
-func hit(k int) vegeta.Result {
-	return vegeta.Result{
-		Attack:    DefaultName,
+func hit(k int) Request {
+	return Request{
 		Seq:       uint64(k - 1),
-		Code:      200,
 		Timestamp: t0.Add(time.Duration(k)*100*time.Millisecond + time.Millisecond),
 		Latency:   10 * time.Millisecond,
+		Code:      200,
+		Class:     ClassOK,
 		BytesIn:   2,
-		Body:      []byte("ok"),
-		Method:    "GET",
-		URL:       "http://127.0.0.1:30080/",
-		Headers:   http.Header{"X-Pod-Name": {[]string{"pod-0", "pod-1"}[k%2]}},
+		Pod:       []string{"pod-0", "pod-1"}[k%2],
 	}
 }
 
-func fail(k int, code uint16, msg string) vegeta.Result {
-	r := hit(k)
-	r.Code, r.Error, r.Body, r.BytesIn, r.Headers = code, msg, nil, 0, nil
-	return r
+// fail returns the k-th hit failed with class c: status code (0 for no answer) and error text
+// msg, as the attack classifies them.
+func fail(k int, c Class, code uint16, msg string) Request {
+	q := hit(k)
+	q.Class, q.Code, q.Error, q.BytesIn, q.Pod = c, code, msg, 0, ""
+	return q
 }
 
-// synthetic aggregates vegeta results the way a live attack does: through
-// the recorder, in the (shuffled) order they arrived.
-func synthetic(cfg Config, rn run, rs []vegeta.Result) *Result {
+// synthetic is the Result of the ledger entries rs, in the (shuffled) order they arrived; an
+// entry with no class is a success.
+func synthetic(cfg Config, rn Run, rs []Request) *Result {
 	cfg = cfg.WithDefaults()
-	rc := newRecorder(cfg, &Attack{})
-	for i := range rs {
-		rc.add(&rs[i])
+	reqs := slices.Clone(rs)
+	for i := range reqs {
+		if reqs[i].Class == "" {
+			reqs[i].Class = ClassOK
+		}
 	}
-	if rn.started.IsZero() {
-		rn.started = t0
+	if rn.Started.IsZero() {
+		rn.Started = t0
 	}
-	if rn.endReason == "" {
-		rn.endReason = EndDuration
+	if rn.EndReason == "" {
+		rn.EndReason = EndDuration
 	}
-	if rn.ended.IsZero() {
-		rn.ended = rn.started.Add(cfg.Duration + time.Second)
+	if rn.Ended.IsZero() {
+		rn.Ended = rn.Started.Add(cfg.Duration + time.Second)
 	}
-	return aggregate(cfg, rn, rc.reqs)
+	return NewResult(cfg, rn, reqs)
 }
 
 var synthCfg = Config{Target: "http://127.0.0.1:30080/", Rate: 10, Duration: 5 * time.Second}
 
 // synthResults is a 5 s run at 10/s with three bursts of failures.
-func synthResults() []vegeta.Result {
-	var rs []vegeta.Result
+func synthResults() []Request {
+	var rs []Request
 	for k := 1; k <= 50; k++ {
 		switch {
 		case k >= 10 && k <= 14:
-			rs = append(rs, fail(k, 0, `Get "http://127.0.0.1:30080/": dial tcp 127.0.0.1:30080: connect: connection refused`))
+			rs = append(rs, fail(k, ClassRefused, 0, `Get "http://127.0.0.1:30080/": dial tcp 127.0.0.1:30080: connect: connection refused`))
 		case k == 16:
-			rs = append(rs, fail(k, 0, `Get "http://127.0.0.1:30080/": read tcp 127.0.0.1:4->127.0.0.1:30080: read: connection reset by peer`))
+			rs = append(rs, fail(k, ClassReset, 0, `Get "http://127.0.0.1:30080/": read tcp 127.0.0.1:4->127.0.0.1:30080: read: connection reset by peer`))
 		case k == 30:
-			rs = append(rs, fail(k, 503, "503 Service Unavailable"))
+			rs = append(rs, fail(k, "http_503", 503, "503 Service Unavailable"))
 		case k == 31:
-			rs = append(rs, fail(k, 404, "404 Not Found"))
+			rs = append(rs, fail(k, ClassHTTP4xx, 404, "404 Not Found"))
 		case k == 42:
-			r := fail(k, 0, `Get "http://127.0.0.1:30080/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+			r := fail(k, ClassTimeout, 0, `Get "http://127.0.0.1:30080/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
 			r.Latency = 2 * time.Second
 			rs = append(rs, r)
 		default:
@@ -91,7 +88,7 @@ func synthResults() []vegeta.Result {
 }
 
 func TestAggregate(t *testing.T) {
-	res := synthetic(synthCfg, run{}, synthResults())
+	res := synthetic(synthCfg, Run{}, synthResults())
 	t.Log(res)
 
 	wantTotals := Totals{Requests: 50, OK: 41, Failed: 9, Failures: map[Class]int{
@@ -180,16 +177,16 @@ func TestAggregate(t *testing.T) {
 // just over it they split.
 func TestBurstGapBoundary(t *testing.T) {
 	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 1000, Duration: 5 * time.Second}
-	mk := func(off time.Duration) vegeta.Result {
-		r := fail(1, 0, "EOF")
+	mk := func(off time.Duration) Request {
+		r := fail(1, ClassEOF, 0, "EOF")
 		r.Timestamp = t0.Add(off)
 		return r
 	}
-	rs := []vegeta.Result{mk(100 * time.Millisecond), mk(1100 * time.Millisecond), mk(2100*time.Millisecond + 1)}
+	rs := []Request{mk(100 * time.Millisecond), mk(1100 * time.Millisecond), mk(2100*time.Millisecond + 1)}
 	for i := range rs {
 		rs[i].Seq = uint64(i)
 	}
-	res := synthetic(cfg, run{}, rs)
+	res := synthetic(cfg, Run{}, rs)
 	if len(res.Bursts) != 2 || res.Bursts[0].Count != 2 || res.Bursts[1].Count != 1 {
 		t.Errorf("bursts %+v, want [2 1]", res.Bursts)
 	}
@@ -200,16 +197,16 @@ func TestBurstGapBoundary(t *testing.T) {
 
 // paced returns hits of a constant pacer at rate per second sent at the
 // given offsets (each a multiple of the interval), all answered 200.
-func paced(rate int, from, to time.Duration) []vegeta.Result {
-	var rs []vegeta.Result
+func paced(rate int, from, to time.Duration) []Request {
+	var rs []Request
 	iv := time.Second / time.Duration(rate)
 	for off := from; off <= to; off += iv {
-		rs = append(rs, vegeta.Result{Code: 200, Timestamp: t0.Add(off), Latency: time.Millisecond})
+		rs = append(rs, Request{Code: 200, Timestamp: t0.Add(off), Latency: time.Millisecond})
 	}
 	return rs
 }
 
-func renumber(rs []vegeta.Result) []vegeta.Result {
+func renumber(rs []Request) []Request {
 	for i := range rs {
 		rs[i].Seq = uint64(i)
 	}
@@ -224,14 +221,14 @@ func TestJudge(t *testing.T) {
 	// lastMs instead of 20000 ms. At 20 s, RateTolerance (20 hits) is the
 	// larger allowance.
 	long := Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 20 * time.Second}
-	late := func(lastMs int) []vegeta.Result {
-		return renumber(append(paced(100, iv, ms(19990)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(lastMs))}))
+	late := func(lastMs int) []Request {
+		return renumber(append(paced(100, iv, ms(19990)), Request{Code: 200, Timestamp: t0.Add(ms(lastMs))}))
 	}
 	cases := []struct {
 		name    string
 		cfg     *Config
-		rn      run
-		rs      []vegeta.Result
+		rn      Run
+		rs      []Request
 		valid   bool
 		reason  string
 		rateMin float64
@@ -243,30 +240,30 @@ func TestJudge(t *testing.T) {
 		// 3 s at 100/s with the last 80 ms of hits lost: 8 of 300 (2.7 %),
 		// within RateSlack (10 hits at 100/s); 12 lost is not.
 		{name: "short run lost 80 ms at its end", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 3 * time.Second},
-			rs:    renumber(append(paced(100, iv, ms(2910)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(3001))})),
+			rs:    renumber(append(paced(100, iv, ms(2910)), Request{Code: 200, Timestamp: t0.Add(ms(3001))})),
 			valid: true, rateMin: 97.3, rateMax: 97.4},
 		{name: "short run lost 120 ms at its end", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 100, Duration: 3 * time.Second},
-			rs:     renumber(append(paced(100, iv, ms(2870)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(3001))})),
+			rs:     renumber(append(paced(100, iv, ms(2870)), Request{Code: 200, Timestamp: t0.Add(ms(3001))})),
 			reason: "misses the asked 100/s by 4.0%"},
 		{name: "half rate", rs: paced(50, ms(20), ms(5000)), reason: "achieved rate 50.00/s misses the asked 100/s by 50.0%"},
 		{name: "stall in the middle", rs: renumber(append(paced(100, iv, ms(2000)), paced(100, ms(3500), ms(5000))...)),
 			reason: "stalled: no request sent for 1.5s from +2s"},
 		{name: "ended early", rs: paced(100, iv, ms(2000)), reason: "ended early: last request at +2s of a 5s run"},
 		{name: "stopped early is judged over the time it ran", rs: paced(100, iv, ms(2000)),
-			rn: run{endReason: EndStopped, stopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
+			rn: Run{EndReason: EndStopped, StopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
 		{name: "canceled early", rs: paced(100, iv, ms(2000)),
-			rn: run{endReason: EndCanceled, stopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
+			rn: Run{EndReason: EndCanceled, StopAt: t0.Add(ms(2005))}, valid: true, rateMin: 100, rateMax: 100},
 		{name: "stalled before stop", rs: paced(100, iv, ms(2000)),
-			rn: run{endReason: EndStopped, stopAt: t0.Add(4 * time.Second)}, reason: "stalled: no request sent in the last 2s before it was stopped"},
+			rn: Run{EndReason: EndStopped, StopAt: t0.Add(4 * time.Second)}, reason: "stalled: no request sent in the last 2s before it was stopped"},
 		{name: "late start", rs: paced(100, ms(1500), ms(5000)), reason: "stalled: no request sent for 1.5s from +0s"},
 		{name: "nothing sent", rs: nil, reason: "no requests were sent"},
 		// A short run whose last hit was delayed past its end lost one of
 		// 20 hits (5 %): within RateSlack (2 hits at 20/s).
 		{name: "short run lost its last hit", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 20, Duration: time.Second},
-			rs:    renumber(append(paced(20, ms(50), ms(900)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(1002))})),
+			rs:    renumber(append(paced(20, ms(50), ms(900)), Request{Code: 200, Timestamp: t0.Add(ms(1002))})),
 			valid: true, rateMin: 18.9, rateMax: 19},
 		{name: "short run lost three hits", cfg: &Config{Target: "http://127.0.0.1:1/", Rate: 20, Duration: time.Second},
-			rs:     renumber(append(paced(20, ms(50), ms(800)), vegeta.Result{Code: 200, Timestamp: t0.Add(ms(1002))})),
+			rs:     renumber(append(paced(20, ms(50), ms(800)), Request{Code: 200, Timestamp: t0.Add(ms(1002))})),
 			reason: "misses the asked 20/s"},
 	}
 	for _, tc := range cases {
@@ -291,11 +288,11 @@ func TestJudge(t *testing.T) {
 
 func TestWindowAndEmptyBuckets(t *testing.T) {
 	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 10, Duration: 5 * time.Second}
-	res := synthetic(cfg, run{endReason: EndStopped, stopAt: t0.Add(1234 * time.Millisecond)}, paced(10, 100*time.Millisecond, 1200*time.Millisecond))
+	res := synthetic(cfg, Run{EndReason: EndStopped, StopAt: t0.Add(1234 * time.Millisecond)}, paced(10, 100*time.Millisecond, 1200*time.Millisecond))
 	if res.Window != 1234*time.Millisecond || len(res.Buckets) != 13 || res.EndReason != EndStopped {
 		t.Errorf("window %s, %d buckets, end %s; want 1.234s, 13, stopped", res.Window, len(res.Buckets), res.EndReason)
 	}
-	empty := synthetic(cfg, run{}, nil)
+	empty := synthetic(cfg, Run{}, nil)
 	if len(empty.Buckets) != 50 || empty.Totals.Requests != 0 || empty.Latency != (Latency{}) || empty.Valid {
 		t.Errorf("empty run: %d buckets, totals %+v, latency %+v, valid %v", len(empty.Buckets), empty.Totals, empty.Latency, empty.Valid)
 	}
@@ -307,7 +304,7 @@ func TestWindowAndEmptyBuckets(t *testing.T) {
 func TestJSONRoundTrip(t *testing.T) {
 	cfg := synthCfg
 	cfg.Headers = map[string]string{"X-A": "b"}
-	res := synthetic(cfg, run{}, synthResults())
+	res := synthetic(cfg, Run{}, synthResults())
 
 	var first bytes.Buffer
 	if err := res.WriteJSON(&first); err != nil {
@@ -350,44 +347,8 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWriteVegeta(t *testing.T) {
-	res := synthetic(synthCfg, run{}, synthResults())
-	var buf bytes.Buffer
-	if err := res.WriteVegeta(&buf); err != nil {
-		t.Fatal(err)
-	}
-	dec := vegeta.NewDecoder(&buf)
-	var got []vegeta.Result
-	var m vegeta.Metrics
-	for {
-		var r vegeta.Result
-		if err := dec.Decode(&r); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, r)
-		m.Add(&r)
-	}
-	m.Close()
-	if len(got) != len(res.Requests) {
-		t.Fatalf("decoded %d results, want %d", len(got), len(res.Requests))
-	}
-	for i, r := range got {
-		q := res.Requests[i]
-		if r.Seq != q.Seq || r.Code != q.Code || r.Error != q.Error || !r.Timestamp.Equal(q.Timestamp) ||
-			r.Latency != q.Latency || r.BytesIn != q.BytesIn || r.Method != "GET" || r.URL != synthCfg.Target || r.Attack != DefaultName {
-			t.Errorf("result %d = %+v, want ledger entry %+v", i, r, q)
-		}
-	}
-	// What "vegeta report" computes from the file agrees with the Result.
-	if m.Requests != 50 || m.Success != res.SuccessRatio || m.StatusCodes["503"] != 1 || m.StatusCodes["0"] != 7 {
-		t.Errorf("vegeta metrics: %d requests, success %v, codes %v", m.Requests, m.Success, m.StatusCodes)
-	}
-}
-
 func TestSummaryAndString(t *testing.T) {
-	res := synthetic(synthCfg, run{}, synthResults())
+	res := synthetic(synthCfg, Run{}, synthResults())
 	s := res.Summary()
 	if s.Requests != 50 || s.Failed != 9 || s.Failures[ClassRefused] != 5 || s.DisruptionSeconds != 3 ||
 		len(s.Bursts) != 3 || !s.Valid || s.Latency != res.Latency || s.Rate != 10 || s.Target != synthCfg.Target {
@@ -462,7 +423,7 @@ func TestStallsTellTheHarnessFromTheApp(t *testing.T) {
 		reqs = append(reqs, req(i, time.Duration(i)*500*time.Microsecond, 2*time.Minute, ClassTimeout))
 	}
 	reqs = append(reqs, req(1000, 2*time.Minute, 2*time.Minute, ClassTimeout))
-	res := aggregate(hang.WithDefaults(), run{started: t0, ended: t0.Add(3 * time.Minute), endReason: EndStopped, stopAt: t0.Add(2*time.Minute + time.Second)}, reqs)
+	res := NewResult(hang.WithDefaults(), Run{Started: t0, Ended: t0.Add(3 * time.Minute), EndReason: EndStopped, StopAt: t0.Add(2*time.Minute + time.Second)}, reqs)
 	if res.Valid || len(res.Stalls) == 0 || !res.Stalls[0].Saturated || res.StallFailed != 0 {
 		t.Fatalf("a hanging app: valid %v, stalls %+v, stall failures %d; want an invalid run whose stall is the app's, no failure excused", res.Valid, res.Stalls, res.StallFailed)
 	}
@@ -491,7 +452,7 @@ func TestStallsTellTheHarnessFromTheApp(t *testing.T) {
 		}
 		reqs = append(reqs, req(i, at, lat, c))
 	}
-	res = aggregate(frozen.WithDefaults(), run{started: t0, ended: t0.Add(10 * time.Second), endReason: EndDuration}, reqs)
+	res = NewResult(frozen.WithDefaults(), Run{Started: t0, Ended: t0.Add(10 * time.Second), EndReason: EndDuration}, reqs)
 	if res.Valid || len(res.Stalls) != 1 || res.Stalls[0].Saturated || res.Stalls[0].InFlight != 1 || res.StallFailed != 1 || res.Totals.Failed != 2 {
 		t.Fatalf("a frozen load: valid %v, stalls %+v, stall failures %d of %d; want one harness stall excusing 1 of 2", res.Valid, res.Stalls, res.StallFailed, res.Totals.Failed)
 	}

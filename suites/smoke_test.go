@@ -23,6 +23,7 @@ import (
 	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/scenario"
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 	"github.com/rollcheck/rollcheck/rctest"
 )
 
@@ -76,7 +77,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 		rctest.Logf("first smoke request to %s", url)
 		waitAllReplicas(ctx, url, 3)
 		rctest.Logf("the NodePort answers from all 3 replicas")
-		res := attack(ctx, loadgen.Config{Target: url, Rate: 50, Duration: 3 * time.Second, KeepAlive: false})
+		res := runLoad(ctx, loadgen.Config{Target: url, Rate: 50, Duration: 3 * time.Second, KeepAlive: false})
 		Expect(res.Totals.Failed).To(BeZero(), res.String())
 		Expect(res.Totals.OK).To(BeNumerically(">=", 140), res.String())
 		pods := sets.New[string]()
@@ -104,7 +105,7 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 		after := podNames(ctx, ns)
 		Expect(after).To(HaveLen(3))
 		Expect(after.Intersection(before).UnsortedList()).To(BeEmpty(), "pods that survived the restart")
-		res := attack(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
+		res := runLoad(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
 		Expect(res.Totals.Failed).To(BeZero(), res.String())
 	}, SpecTimeout(3*time.Minute))
 
@@ -136,9 +137,9 @@ var _ = Describe("a kind cluster with the sample app", Ordered, Serial, Label("s
 	}, SpecTimeout(90*time.Second))
 })
 
-func attack(ctx context.Context, cfg loadgen.Config) *loadgen.Result {
+func runLoad(ctx context.Context, cfg loadgen.Config) *loadgen.Result {
 	GinkgoHelper()
-	a, err := loadgen.Start(ctx, cfg)
+	a, err := attack.Start(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred())
 	res, err := a.Wait()
 	Expect(err).NotTo(HaveOccurred())
@@ -163,7 +164,7 @@ func podNames(ctx context.Context, ns string) sets.Set[string] {
 func waitAllReplicas(ctx context.Context, url string, replicas int) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		res := attack(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
+		res := runLoad(ctx, loadgen.Config{Target: url, Rate: 20, Duration: time.Second})
 		pods := sets.New[string]()
 		for _, r := range res.Requests {
 			pods.Insert(r.Pod)

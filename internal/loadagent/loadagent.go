@@ -1,7 +1,7 @@
 // Package loadagent is the load pod's program: it runs one constant-rate attack
 // (loadgen) against a Service of the cluster it runs in and writes the attack's ledger on
 // stdout as loadgen's stream (JSON lines: start, each request as it completes, end), which the
-// test process reads back through the pod's logs with loadgen.Follow.
+// test process reads back through the pod's logs with attack.Follow.
 //
 //	rollcheck-load --target http://rollcheck-load.NS.svc:8080/ --rate 50 --duration 20s
 //	               [--timeout 2s] [--method GET] [--keepalive] [--pod-header X-Pod-Name] [--name N]
@@ -13,7 +13,7 @@
 // offset between this pod's clock, which stamps every request, and its own (engine).
 //
 // With --serving-replicas N it first waits, on its own path to the target, until the target
-// answers cleanly from N pods (loadgen.WaitServing: a minute at most; exit 3 with one line when
+// answers cleanly from N pods (attack.WaitServing: a minute at most; exit 3 with one line when
 // it does not), and only then starts the attack and writes the stream's start line.
 //
 // SIGTERM or SIGINT (the pod's deletion) stops the attack: nothing more is sent, the requests
@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 )
 
 // Main is the program: args are its arguments after the program's name; it returns the exit
@@ -78,12 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer srv.Close()
 	}
 	if replicas > 0 {
-		if err := loadgen.WaitServing(ctx, cfg, replicas, nil); err != nil {
+		if err := attack.WaitServing(ctx, cfg, replicas, nil); err != nil {
 			fmt.Fprintln(stderr, "rollcheck-load:", oneLine(err))
 			return 3
 		}
 	}
-	if err := loadgen.Serve(ctx, cfg, stdout); err != nil {
+	if err := attack.Serve(ctx, cfg, stdout); err != nil {
 		fmt.Fprintln(stderr, "rollcheck-load: writing the stream:", oneLine(err))
 		return 1
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rollcheck/rollcheck/loadgen"
+	"github.com/rollcheck/rollcheck/loadgen/attack"
 )
 
 // failWriter fails every write, as a closed stdout does.
@@ -53,7 +54,7 @@ func TestRunStream(t *testing.T) {
 	if stderr.Len() > 0 {
 		t.Errorf("stderr %q: want nothing on a run that worked", stderr.String())
 	}
-	res, err := loadgen.Follow(&stdout).Wait()
+	res, err := attack.Follow(&stdout).Wait()
 	if err != nil {
 		t.Fatalf("stream: %v", err)
 	}

@@ -1,4 +1,4 @@
-package loadgen
+package attack
 
 import (
 	"bufio"
@@ -12,10 +12,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 func okHandler(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set(DefaultPodHeader, "pod-0")
+	w.Header().Set(loadgen.DefaultPodHeader, "pod-0")
 	_, _ = w.Write([]byte("ok"))
 }
 
@@ -33,7 +35,7 @@ func TestRefusedWindow(t *testing.T) {
 	t.Cleanup(func() { srv1.Close(); srv2.Close() })
 
 	ctx := t.Context()
-	a, err := Start(ctx, Config{Target: "http://" + addr + "/", Rate: 100, Duration: 3 * time.Second})
+	a, err := Start(ctx, loadgen.Config{Target: "http://" + addr + "/", Rate: 100, Duration: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +63,9 @@ func TestRefusedWindow(t *testing.T) {
 	}
 	t.Log(res)
 	start, end := w.get()
-	checkWindow(t, res, start, end, 100*time.Millisecond, ClassRefused)
+	checkWindow(t, res, start, end, 100*time.Millisecond, loadgen.ClassRefused)
 
-	if got := res.Totals.Failures[ClassRefused]; got < 80 {
+	if got := res.Totals.Failures[loadgen.ClassRefused]; got < 80 {
 		t.Errorf("refused = %d, want about 100 (1 s at 100/s)", got)
 	}
 	if len(res.Bursts) != 1 {
@@ -82,9 +84,9 @@ func TestRefusedWindow(t *testing.T) {
 	}
 	// Buckets well inside the window hold only refused requests.
 	for _, b := range res.Buckets {
-		bs, be := res.Started.Add(b.Start), res.Started.Add(b.Start+BucketWidth)
+		bs, be := res.Started.Add(b.Start), res.Started.Add(b.Start+loadgen.BucketWidth)
 		if bs.After(start.Add(100*time.Millisecond)) && be.Before(end.Add(-100*time.Millisecond)) {
-			if b.Sent == 0 || b.Failures[ClassRefused] != b.Sent {
+			if b.Sent == 0 || b.Failures[loadgen.ClassRefused] != b.Sent {
 				t.Errorf("bucket +%s inside the window: %+v, want all refused", b.Start, b)
 			}
 		}
@@ -99,11 +101,11 @@ func TestReset(t *testing.T) {
 		}
 	})
 	for _, keepAlive := range []bool{false, true} {
-		res := runAttack(t, Config{Target: s.url, Rate: 50, Duration: time.Second, KeepAlive: keepAlive})
+		res := runAttack(t, loadgen.Config{Target: s.url, Rate: 50, Duration: time.Second, KeepAlive: keepAlive})
 		if res.Totals.Requests < 40 {
 			t.Fatalf("keepAlive=%v: %d requests, want about 50", keepAlive, res.Totals.Requests)
 		}
-		if got := res.Totals.Failures[ClassReset]; got != res.Totals.Requests {
+		if got := res.Totals.Failures[loadgen.ClassReset]; got != res.Totals.Requests {
 			t.Errorf("keepAlive=%v: reset = %d of %d requests, failures %v", keepAlive, got, res.Totals.Requests, res.Totals.Failures)
 		}
 	}
@@ -122,7 +124,7 @@ func Test503Window(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	ctx := t.Context()
-	a, err := Start(ctx, Config{Target: srv.URL, Rate: 100, Duration: 3 * time.Second, KeepAlive: true})
+	a, err := Start(ctx, loadgen.Config{Target: srv.URL, Rate: 100, Duration: 3 * time.Second, KeepAlive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func Test503Window(t *testing.T) {
 	}
 	t.Log(res)
 	start, end := w.get()
-	checkWindow(t, res, start, end, 100*time.Millisecond, HTTP5xxClass(503))
+	checkWindow(t, res, start, end, 100*time.Millisecond, loadgen.HTTP5xxClass(503))
 	if got := res.Totals.Failures["http_503"]; got < 80 || got != res.Totals.Failed {
 		t.Errorf("failures = %v, want about 100, all http_503", res.Totals.Failures)
 	}
@@ -172,11 +174,11 @@ func TestTimeout(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	const timeout = 250 * time.Millisecond
-	res := runAttack(t, Config{Target: srv.URL, Rate: 20, Duration: time.Second, Timeout: timeout, KeepAlive: true})
+	res := runAttack(t, loadgen.Config{Target: srv.URL, Rate: 20, Duration: time.Second, Timeout: timeout, KeepAlive: true})
 	if res.Totals.Requests < 15 {
 		t.Fatalf("%d requests, want about 20", res.Totals.Requests)
 	}
-	if got := res.Totals.Failures[ClassTimeout]; got != res.Totals.Requests {
+	if got := res.Totals.Failures[loadgen.ClassTimeout]; got != res.Totals.Requests {
 		t.Errorf("timeout = %d of %d, failures %v", got, res.Totals.Requests, res.Totals.Failures)
 	}
 	if res.Latency.P50 < timeout || res.Latency.Max > timeout+time.Second {
@@ -229,24 +231,24 @@ func TestKeepAliveClosedConnections(t *testing.T) {
 		// reset: the server drops requests with a RST instead of a FIN.
 		reset bool
 		// want: the class of the expected failures; empty: no failures.
-		want Class
+		want loadgen.Class
 		// wantDropped: the server dropped requests on reused connections.
 		wantDropped bool
 	}{
 		{name: "keepalive=off GET", method: "GET"},
 		{name: "keepalive=off POST", method: "POST"},
 		{name: "keepalive=on GET", keepAlive: true, method: "GET", retry: true, wantDropped: true},
-		{name: "keepalive=on POST", keepAlive: true, method: "POST", want: ClassEOF, wantDropped: true},
+		{name: "keepalive=on POST", keepAlive: true, method: "POST", want: loadgen.ClassEOF, wantDropped: true},
 		// A reset reused connection is replayed the same way.
 		{name: "keepalive=on GET reset", keepAlive: true, method: "GET", reset: true, retry: true, wantDropped: true},
-		{name: "keepalive=on POST reset", keepAlive: true, method: "POST", reset: true, want: ClassReset, wantDropped: true},
+		{name: "keepalive=on POST reset", keepAlive: true, method: "POST", reset: true, want: loadgen.ClassReset, wantDropped: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			answered.Store(0)
 			dropped.Store(0)
 			withReset.Store(tc.reset)
-			res := runAttack(t, Config{Target: s.url, Method: tc.method, Rate: 100, Duration: time.Second, KeepAlive: tc.keepAlive})
+			res := runAttack(t, loadgen.Config{Target: s.url, Method: tc.method, Rate: 100, Duration: time.Second, KeepAlive: tc.keepAlive})
 			t.Logf("server: %d answered, %d dropped; client: %d sent, failures %v",
 				answered.Load(), dropped.Load(), res.Totals.Requests, res.Totals.Failures)
 			if res.TransparentRetry != tc.retry {
@@ -288,7 +290,7 @@ func TestInvalidRate(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	res := runAttack(t, Config{Target: srv.URL, Rate: 50, Duration: time.Second, Workers: 1, MaxWorkers: 1, KeepAlive: true})
+	res := runAttack(t, loadgen.Config{Target: srv.URL, Rate: 50, Duration: time.Second, Workers: 1, MaxWorkers: 1, KeepAlive: true})
 	if res.Valid {
 		t.Fatalf("run valid at %.1f/s of 50/s", res.AchievedRate)
 	}
@@ -316,13 +318,13 @@ func TestHealthy(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	cfg := Config{Name: "healthy", Target: srv.URL + "/path?q=1", Method: http.MethodPut, Rate: 200, Duration: 2 * time.Second,
+	cfg := loadgen.Config{Name: "healthy", Target: srv.URL + "/path?q=1", Method: http.MethodPut, Rate: 200, Duration: 2 * time.Second,
 		KeepAlive: true, Headers: map[string]string{"X-Test": "yes"}, PodHeader: "x-served-by"}
 	a, err := Start(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Config(); got.Timeout != DefaultTimeout || got.MaxWorkers != DefaultMaxWorkers {
+	if got := a.Config(); got.Timeout != loadgen.DefaultTimeout || got.MaxWorkers != loadgen.DefaultMaxWorkers {
 		t.Errorf("Config() = %+v, want defaults applied", got)
 	}
 	time.Sleep(500 * time.Millisecond)
@@ -346,14 +348,14 @@ func TestHealthy(t *testing.T) {
 	pods := map[string]int{}
 	for i, q := range res.Requests {
 		pods[q.Pod]++
-		if q.Seq != uint64(i) || q.Code != 200 || q.Class != ClassOK || q.BytesIn != 5 {
+		if q.Seq != uint64(i) || q.Code != 200 || q.Class != loadgen.ClassOK || q.BytesIn != 5 {
 			t.Fatalf("request %d = %+v", i, q)
 		}
 	}
 	if len(pods) != 2 || pods["pod-a"] == 0 || pods["pod-b"] == 0 {
 		t.Errorf("pods = %v, want pod-a and pod-b", pods)
 	}
-	if !res.Valid || res.EndReason != EndDuration || res.TransparentRetry != false {
+	if !res.Valid || res.EndReason != loadgen.EndDuration || res.TransparentRetry != false {
 		t.Errorf("valid=%v (%s) end=%s retry=%v", res.Valid, res.InvalidReason, res.EndReason, res.TransparentRetry)
 	}
 	if res.DisruptionSeconds != 0 || len(res.Bursts) != 0 {
@@ -374,7 +376,7 @@ func TestHealthy(t *testing.T) {
 func TestStopAndCancel(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(okHandler))
 	t.Cleanup(srv.Close)
-	cfg := Config{Target: srv.URL, Rate: 100, Duration: 20 * time.Second, KeepAlive: true}
+	cfg := loadgen.Config{Target: srv.URL, Rate: 100, Duration: 20 * time.Second, KeepAlive: true}
 
 	t.Run("stop", func(t *testing.T) {
 		a, err := Start(t.Context(), cfg)
@@ -395,7 +397,7 @@ func TestStopAndCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Log(res)
-		if res.EndReason != EndStopped || res.Window < 400*time.Millisecond || res.Window > 2*time.Second {
+		if res.EndReason != loadgen.EndStopped || res.Window < 400*time.Millisecond || res.Window > 2*time.Second {
 			t.Errorf("end %s window %s, want stopped after about 0.5 s", res.EndReason, res.Window)
 		}
 		if !res.Valid {
@@ -418,7 +420,7 @@ func TestStopAndCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("Wait error %v, want context.Canceled", err)
 		}
-		if res == nil || res.EndReason != EndCanceled || res.Totals.Requests == 0 {
+		if res == nil || res.EndReason != loadgen.EndCanceled || res.Totals.Requests == 0 {
 			t.Fatalf("result %v", res)
 		}
 	})
@@ -432,7 +434,7 @@ func TestStopAndCancel(t *testing.T) {
 	})
 
 	t.Run("invalid config", func(t *testing.T) {
-		if _, err := Start(t.Context(), Config{Target: srv.URL}); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := Start(t.Context(), loadgen.Config{Target: srv.URL}); !errors.Is(err, loadgen.ErrInvalidConfig) {
 			t.Errorf("Start error %v, want ErrInvalidConfig", err)
 		}
 	})
@@ -446,8 +448,8 @@ func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	for _, keepAlive := range []bool{true, false} {
-		runAttack(t, Config{Target: srv.URL, Rate: 200, Duration: 500 * time.Millisecond, KeepAlive: keepAlive})
-		a, err := Start(t.Context(), Config{Target: srv.URL, Rate: 200, Duration: 10 * time.Second, KeepAlive: keepAlive})
+		runAttack(t, loadgen.Config{Target: srv.URL, Rate: 200, Duration: 500 * time.Millisecond, KeepAlive: keepAlive})
+		a, err := Start(t.Context(), loadgen.Config{Target: srv.URL, Rate: 200, Duration: 10 * time.Second, KeepAlive: keepAlive})
 		if err != nil {
 			t.Fatal(err)
 		}

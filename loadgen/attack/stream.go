@@ -1,4 +1,4 @@
-package loadgen
+package attack
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // A stream is an attack's ledger as JSON lines, written where the attack runs (a load pod, by
@@ -17,28 +19,28 @@ import (
 // line per request as it completes, and an end line with how the attack ended. The Result
 // rebuilt from it is the one the attack would have returned itself.
 type streamLine struct {
-	Start *streamStart `json:"start,omitempty"`
-	Req   *Request     `json:"req,omitempty"`
+	Start *streamStart     `json:"start,omitempty"`
+	Req   *loadgen.Request `json:"req,omitempty"`
 	// Sent is the attack's count of requests sent so far, written every progressEvery: with
 	// slow requests nothing completes for seconds, and the reader must still see the load run.
 	Sent *int64 `json:"sent,omitempty"`
 	// DNS is one change of the answer for Config.Resolve.
-	DNS *DNSAnswer `json:"dns,omitempty"`
-	End *streamEnd `json:"end,omitempty"`
+	DNS *loadgen.DNSAnswer `json:"dns,omitempty"`
+	End *streamEnd         `json:"end,omitempty"`
 }
 
 // progressEvery is how often Serve writes the count of requests sent.
 const progressEvery = 500 * time.Millisecond
 
 type streamStart struct {
-	Config  Config    `json:"config"`
-	Started time.Time `json:"started"`
+	Config  loadgen.Config `json:"config"`
+	Started time.Time      `json:"started"`
 }
 
 type streamEnd struct {
-	Ended     time.Time `json:"ended"`
-	StopAt    time.Time `json:"stopAt,omitzero"`
-	EndReason EndReason `json:"endReason"`
+	Ended     time.Time         `json:"ended"`
+	StopAt    time.Time         `json:"stopAt,omitzero"`
+	EndReason loadgen.EndReason `json:"endReason"`
 	// Error is the attack's own error (its context ended it early), empty for none.
 	Error string `json:"error,omitempty"`
 }
@@ -48,7 +50,7 @@ type streamEnd struct {
 // the attack as Stop does (a load pod's SIGTERM): nothing more is sent, the requests in flight
 // complete and are written. Serve returns the first write error, or nil; the attack's own
 // outcome is in the stream.
-func Serve(ctx context.Context, cfg Config, w io.Writer) error {
+func Serve(ctx context.Context, cfg loadgen.Config, w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	var mu sync.Mutex
@@ -65,8 +67,8 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 	}
 	// The attack's own context never ends early: ctx's end is a Stop, so that the end reason
 	// says the caller stopped it and the requests in flight are kept.
-	atk, err := start(context.WithoutCancel(ctx), cfg, func(q Request) { write(streamLine{Req: &q}) },
-		func(d DNSAnswer) { write(streamLine{DNS: &d}) })
+	atk, err := start(context.WithoutCancel(ctx), cfg, func(q loadgen.Request) { write(streamLine{Req: &q}) },
+		func(d loadgen.DNSAnswer) { write(streamLine{DNS: &d}) })
 	if err != nil {
 		return err
 	}
@@ -87,7 +89,7 @@ func Serve(ctx context.Context, cfg Config, w io.Writer) error {
 		}
 	}()
 	_, aerr := atk.Wait()
-	end := &streamEnd{Ended: atk.run.ended, StopAt: atk.run.stopAt, EndReason: atk.run.endReason}
+	end := &streamEnd{Ended: atk.run.Ended, StopAt: atk.run.StopAt, EndReason: atk.run.EndReason}
 	if aerr != nil {
 		end.Error = aerr.Error()
 	}
@@ -104,7 +106,7 @@ type Remote struct {
 	started     chan struct{}
 	startedOnce sync.Once
 	done        chan struct{}
-	result      *Result
+	result      *loadgen.Result
 	err         error
 }
 
@@ -120,9 +122,9 @@ func Follow(r io.Reader) *Remote {
 
 // Progress returns the counts of the requests read so far; Sent is the attack's own count of
 // requests sent (written every half second), or the completed ones when that is more.
-func (rm *Remote) Progress() Progress {
+func (rm *Remote) Progress() loadgen.Progress {
 	ok, failed := rm.ok.Load(), rm.failed.Load()
-	return Progress{Sent: max(rm.sent.Load(), rm.reportedSent.Load()), OK: ok, Failed: failed}
+	return loadgen.Progress{Sent: max(rm.sent.Load(), rm.reportedSent.Load()), OK: ok, Failed: failed}
 }
 
 // Started returns a channel closed when the start line has been read (the attack runs), or when
@@ -135,7 +137,7 @@ func (rm *Remote) Done() <-chan struct{} { return rm.done }
 // Wait blocks until the stream has ended and returns the Result it holds. On an error the
 // Result is nil unless the stream was whole and the attack itself ended early (its context),
 // as Attack.Wait.
-func (rm *Remote) Wait() (*Result, error) {
+func (rm *Remote) Wait() (*loadgen.Result, error) {
 	<-rm.done
 	return rm.result, rm.err
 }
@@ -147,8 +149,8 @@ func (rm *Remote) read(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var start *streamStart
-	var reqs []Request
-	var dns []DNSAnswer
+	var reqs []loadgen.Request
+	var dns []loadgen.DNSAnswer
 	n := 0
 	for sc.Scan() {
 		n++
@@ -178,8 +180,8 @@ func (rm *Remote) read(r io.Reader) {
 				rm.err = errors.New("load stream: an end line with no start line")
 				return
 			}
-			rm.result = aggregate(start.Config, run{started: start.Started, ended: l.End.Ended, stopAt: l.End.StopAt,
-				endReason: l.End.EndReason}, reqs)
+			rm.result = loadgen.NewResult(start.Config, loadgen.Run{Started: start.Started, Ended: l.End.Ended, StopAt: l.End.StopAt,
+				EndReason: l.End.EndReason}, reqs)
 			rm.result.DNS = dns
 			if l.End.Error != "" {
 				rm.err = errors.New(l.End.Error)

@@ -1,4 +1,4 @@
-package loadgen
+package attack
 
 import (
 	"bufio"
@@ -10,12 +10,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // runAttack runs cfg to its end and returns the Result, failing the test on
 // error. Every attack in these tests is bounded by cfg.Duration and by a
 // 30 s context.
-func runAttack(t *testing.T, cfg Config) *Result {
+func runAttack(t *testing.T, cfg loadgen.Config) *loadgen.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -134,7 +136,7 @@ func (w *window) get() (time.Time, time.Time) {
 // (widened by margin) and have the class want, that every request well
 // inside the window failed with want, and every request well outside it
 // succeeded.
-func checkWindow(t *testing.T, res *Result, start, end time.Time, margin time.Duration, want Class) {
+func checkWindow(t *testing.T, res *loadgen.Result, start, end time.Time, margin time.Duration, want loadgen.Class) {
 	t.Helper()
 	if start.IsZero() || end.IsZero() {
 		t.Fatalf("misbehaviour window not recorded: %v .. %v", start, end)
@@ -152,7 +154,7 @@ func checkWindow(t *testing.T, res *Result, start, end time.Time, margin time.Du
 				insideFailed++
 			}
 		case ts.Before(start.Add(-margin)) || ts.After(end.Add(margin)):
-			if q.Class != ClassOK {
+			if q.Class != loadgen.ClassOK {
 				t.Errorf("request %d at +%s outside the window [+%s, +%s]: class %q (%s), want ok",
 					q.Seq, ts.Sub(res.Started), start.Sub(res.Started), end.Sub(res.Started), q.Class, q.Error)
 			}

@@ -1,4 +1,4 @@
-package loadgen
+package attack
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // serveStream runs Serve on a local server answering every 7th request with 503, stops it
@@ -19,7 +21,7 @@ func serveStream(t *testing.T, stopAfter time.Duration) []byte {
 	t.Helper()
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set(DefaultPodHeader, "pod-a")
+		w.Header().Set(loadgen.DefaultPodHeader, "pod-a")
 		if n.Add(1)%7 == 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -28,7 +30,7 @@ func serveStream(t *testing.T, stopAfter time.Duration) []byte {
 	ctx, cancel := context.WithTimeout(t.Context(), stopAfter)
 	defer cancel()
 	var buf bytes.Buffer
-	cfg := Config{Target: srv.URL, Rate: 200, Duration: 10 * time.Second}
+	cfg := loadgen.Config{Target: srv.URL, Rate: 200, Duration: 10 * time.Second}
 	if err := Serve(ctx, cfg, &buf); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
@@ -66,12 +68,12 @@ func TestServeFollow(t *testing.T) {
 	if got := len(res.Requests); got != len(lines)-2-progress || got < 40 {
 		t.Fatalf("%d requests rebuilt from %d lines", got, len(lines))
 	}
-	if res.EndReason != EndStopped || res.Window >= 10*time.Second {
+	if res.EndReason != loadgen.EndStopped || res.Window >= 10*time.Second {
 		t.Errorf("end reason %s, window %s: want stopped early", res.EndReason, res.Window)
 	}
 	p := rm.Progress()
 	if p.Sent != int64(res.Totals.Requests) || p.OK != int64(res.Totals.OK) || p.Failed != int64(res.Totals.Failed) ||
-		res.Totals.Failed == 0 || res.Totals.Failures[HTTP5xxClass(503)] != res.Totals.Failed {
+		res.Totals.Failed == 0 || res.Totals.Failures[loadgen.HTTP5xxClass(503)] != res.Totals.Failed {
 		t.Errorf("progress %+v, totals %+v: want the same counts, every failure a 503", p, res.Totals)
 	}
 	for i := 1; i < len(res.Requests); i++ {
@@ -124,7 +126,7 @@ func TestFollowSeesRequestsSentBeforeTheyComplete(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, Config{Target: srv.URL, Rate: 50, Duration: 10 * time.Second, Timeout: 5 * time.Second}, pw)
+		done <- Serve(ctx, loadgen.Config{Target: srv.URL, Rate: 50, Duration: 10 * time.Second, Timeout: 5 * time.Second}, pw)
 		_ = pw.Close()
 	}()
 	time.Sleep(1100 * time.Millisecond)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package loadgen
+package attack
 
 import (
 	"bufio"
@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // The benchmarks compare the client-side cost of a loadgen attack with a
@@ -30,7 +32,7 @@ import (
 // runs in a child process (this test binary, re-executed) so that the CPU
 // time and allocations measured are the client's alone.
 //
-//	go test -run '^$' -bench . -benchtime 5x ./loadgen/
+//	go test -run '^$' -bench . -benchtime 5x ./loadgen/attack/
 
 const (
 	benchRate      = 2000
@@ -157,18 +159,18 @@ func (c clientCost) report(b *testing.B, since clientCost, requests int) {
 
 func BenchmarkLoadgen(b *testing.B) {
 	url := benchServer(b)
-	benchLoadgen(b, Config{Target: url, Rate: benchRate, Duration: benchDuration, KeepAlive: true})
+	benchLoadgen(b, loadgen.Config{Target: url, Rate: benchRate, Duration: benchDuration, KeepAlive: true})
 }
 
 // BenchmarkLoadgenGRPC is BenchmarkLoadgen for the gRPC attacker: health checks over one
 // connection (pick_first), at the same rate.
 func BenchmarkLoadgenGRPC(b *testing.B) {
 	_, addr := benchServers(b)
-	benchLoadgen(b, Config{Target: addr, Protocol: ProtocolGRPC, Rate: benchRate, Duration: benchDuration})
+	benchLoadgen(b, loadgen.Config{Target: addr, Protocol: loadgen.ProtocolGRPC, Rate: benchRate, Duration: benchDuration})
 }
 
 // runBench runs one attack of cfg to its end.
-func runBench(b *testing.B, cfg Config) *Result {
+func runBench(b *testing.B, cfg loadgen.Config) *loadgen.Result {
 	b.Helper()
 	a, err := Start(context.Background(), cfg)
 	if err != nil {
@@ -182,7 +184,7 @@ func runBench(b *testing.B, cfg Config) *Result {
 }
 
 // benchLoadgen runs cfg b.N times and reports the client's cost per request.
-func benchLoadgen(b *testing.B, cfg Config) {
+func benchLoadgen(b *testing.B, cfg loadgen.Config) {
 	b.ReportAllocs()
 	requests, failed := 0, 0
 	runtime.GC()
@@ -210,9 +212,9 @@ func BenchmarkVegeta(b *testing.B) {
 	start := measure()
 	b.ResetTimer()
 	for range b.N {
-		atk := vegeta.NewAttacker(vegeta.Timeout(DefaultTimeout), vegeta.KeepAlive(true),
-			vegeta.MaxWorkers(DefaultMaxWorkers), vegeta.Redirects(vegeta.NoFollow))
-		for r := range atk.Attack(vegeta.NewStaticTargeter(target), pacer, benchDuration, DefaultName) {
+		atk := vegeta.NewAttacker(vegeta.Timeout(loadgen.DefaultTimeout), vegeta.KeepAlive(true),
+			vegeta.MaxWorkers(loadgen.DefaultMaxWorkers), vegeta.Redirects(vegeta.NoFollow))
+		for r := range atk.Attack(vegeta.NewStaticTargeter(target), pacer, benchDuration, loadgen.DefaultName) {
 			requests++
 			if r.Error != "" {
 				failed++
@@ -230,7 +232,7 @@ func BenchmarkVegeta(b *testing.B) {
 // from its asked rate, in percent (mean and worst over the iterations).
 func BenchmarkAchievedRate1000(b *testing.B) {
 	url := benchServer(b)
-	cfg := Config{Target: url, Rate: 1000, Duration: time.Second, KeepAlive: true}
+	cfg := loadgen.Config{Target: url, Rate: 1000, Duration: time.Second, KeepAlive: true}
 	var sum, worst float64
 	invalid := 0
 	for range b.N {
@@ -254,15 +256,15 @@ func BenchmarkAchievedRate1000(b *testing.B) {
 // the runs that were invalid or had failures. The protocols take turns within each iteration,
 // so that what else the machine does falls on all of them alike.
 //
-//	go test -run '^$' -bench AchievedRateProtocols -benchtime 3x ./loadgen/
+//	go test -run '^$' -bench AchievedRateProtocols -benchtime 3x ./loadgen/attack/
 func BenchmarkAchievedRateProtocols(b *testing.B) {
 	url, addr := benchServers(b)
 	for _, rate := range []int{1000, 2000, 4000} {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
-			protos := []Config{
-				{Target: url, Protocol: ProtocolHTTP1, KeepAlive: true},
-				{Target: url, Protocol: ProtocolH2C, KeepAlive: true},
-				{Target: addr, Protocol: ProtocolGRPC},
+			protos := []loadgen.Config{
+				{Target: url, Protocol: loadgen.ProtocolHTTP1, KeepAlive: true},
+				{Target: url, Protocol: loadgen.ProtocolH2C, KeepAlive: true},
+				{Target: addr, Protocol: loadgen.ProtocolGRPC},
 			}
 			sum, worst := make([]float64, len(protos)), make([]float64, len(protos))
 			bad := make([]int, len(protos))
@@ -294,7 +296,7 @@ func BenchmarkAchievedRateProtocols(b *testing.B) {
 // aggregating 100,000 results, with 1 % failures.
 func BenchmarkAggregate(b *testing.B) {
 	const n = 100_000
-	cfg := Config{Target: "http://127.0.0.1:1/", Rate: 1000, Duration: 100 * time.Second}.WithDefaults()
+	cfg := loadgen.Config{Target: "http://127.0.0.1:1/", Rate: 1000, Duration: 100 * time.Second}.WithDefaults()
 	rs := make([]vegeta.Result, n)
 	hdr := http.Header{"X-Pod-Name": {"pod-0"}}
 	for i := range rs {
@@ -311,7 +313,7 @@ func BenchmarkAggregate(b *testing.B) {
 		for i := range rs {
 			rc.add(&rs[i])
 		}
-		_ = aggregate(cfg, run{started: t0, ended: t0.Add(cfg.Duration), endReason: EndDuration}, rc.reqs)
+		_ = loadgen.NewResult(cfg, loadgen.Run{Started: t0, Ended: t0.Add(cfg.Duration), EndReason: loadgen.EndDuration}, rc.reqs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/req")
 }
@@ -322,7 +324,7 @@ func BenchmarkAggregate(b *testing.B) {
 // server. Rates are tried from 250 req/s up, doubling, then bisected down to 50 req/s; a rate
 // is held when a 2 s run is valid and its achieved rate is within ±1 % of the asked one.
 //
-//	go test -run '^$' -bench ServeHeldRate -benchtime 1x ./loadgen/
+//	go test -run '^$' -bench ServeHeldRate -benchtime 1x ./loadgen/attack/
 func BenchmarkServeHeldRate(b *testing.B) {
 	url := benchServer(b)
 	for _, pods := range []int{1, 2} {
@@ -337,13 +339,13 @@ func BenchmarkServeHeldRate(b *testing.B) {
 // heldRate searches the highest rate pods hold within ±1 %.
 func heldRate(b *testing.B, url string, pods int) int {
 	holds := func(rate int) bool {
-		results := make([]*Result, pods)
+		results := make([]*loadgen.Result, pods)
 		errs := make(chan error, pods)
 		for i := range pods {
 			go func() {
 				pr, pw := io.Pipe()
 				rm := Follow(pr)
-				cfg := Config{Target: url, Rate: rate / pods, Duration: 2 * time.Second}
+				cfg := loadgen.Config{Target: url, Rate: rate / pods, Duration: 2 * time.Second}
 				err := Serve(context.Background(), cfg, pw)
 				_ = pw.Close()
 				res, ferr := rm.Wait()
@@ -356,7 +358,7 @@ func heldRate(b *testing.B, url string, pods int) int {
 				b.Fatal(err)
 			}
 		}
-		res, err := Merge(Config{Target: url, Rate: rate / pods * pods, Duration: 2 * time.Second}, results...)
+		res, err := loadgen.Merge(loadgen.Config{Target: url, Rate: rate / pods * pods, Duration: 2 * time.Second}, results...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,9 +1,11 @@
-package loadgen
+package attack
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // WaitServing waits until cfg.Target answers with no failure for a second from each of replicas
@@ -16,18 +18,18 @@ import (
 // It probes in cfg's Protocol (without keep-alive over HTTP, so that each request may reach
 // another pod); over gRPC with cfg's method, message and balancing, and with pick_first, whose
 // one connection reaches one pod per probe, the pods are counted over consecutive clean probes.
-func WaitServing(ctx context.Context, cfg Config, replicas int, logf func(string, ...any)) error {
+func WaitServing(ctx context.Context, cfg loadgen.Config, replicas int, logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	url, podHeader := cfg.Target, cfg.PodHeader
 	if podHeader == "" {
-		podHeader = DefaultPodHeader
+		podHeader = loadgen.DefaultPodHeader
 	}
-	probe := Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote, Headers: cfg.Headers,
+	probe := loadgen.Config{Target: url, Rate: 20, Duration: time.Second, Timeout: cfg.Timeout, PodHeader: podHeader, AllowRemote: cfg.AllowRemote, Headers: cfg.Headers,
 		Protocol: cfg.Protocol, GRPCMethod: cfg.GRPCMethod, GRPCMessage: cfg.GRPCMessage, Balancing: cfg.Balancing}
 	// One connection per probe: the pods add up over the clean probes in a row.
-	accumulate := cfg.Protocol == ProtocolGRPC && cfg.Balancing != BalancingRoundRobin
+	accumulate := cfg.Protocol == loadgen.ProtocolGRPC && cfg.Balancing != loadgen.BalancingRoundRobin
 	pods := map[string]bool{}
 	deadline := time.Now().Add(time.Minute)
 	clean := 0

@@ -1,4 +1,4 @@
-package loadgen
+package attack
 
 import (
 	"net/http"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rollcheck/rollcheck/loadgen"
 )
 
 // TestProxyAnswers sends the load through a reverse proxy that names its upstream and answers
@@ -16,7 +18,7 @@ import (
 func TestProxyAnswers(t *testing.T) {
 	var n atomic.Int64
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(DefaultPodHeader, "pod-0")
+		w.Header().Set(loadgen.DefaultPodHeader, "pod-0")
 		if n.Add(1)%7 == 0 {
 			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
@@ -41,7 +43,7 @@ func TestProxyAnswers(t *testing.T) {
 	}))
 	t.Cleanup(proxy.Close)
 
-	a, err := Start(t.Context(), Config{Target: proxy.URL + "/", Rate: 100, Duration: time.Second, Proxy: true, UpstreamHeader: "X-Upstream"})
+	a, err := Start(t.Context(), loadgen.Config{Target: proxy.URL + "/", Rate: 100, Duration: time.Second, Proxy: true, UpstreamHeader: "X-Upstream"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,16 +54,16 @@ func TestProxyAnswers(t *testing.T) {
 	if !res.ProxyTold {
 		t.Fatal("ProxyTold false: the app's answers named their pod")
 	}
-	own, app503 := res.Totals.Failures[ProxyClass(502)], res.Totals.Failures[HTTP5xxClass(503)]
-	if own == 0 || app503 == 0 || res.Totals.Failures[HTTP5xxClass(502)] != 0 {
+	own, app503 := res.Totals.Failures[loadgen.ProxyClass(502)], res.Totals.Failures[loadgen.HTTP5xxClass(503)]
+	if own == 0 || app503 == 0 || res.Totals.Failures[loadgen.HTTP5xxClass(502)] != 0 {
 		t.Fatalf("failures %v: want proxy_502 (the proxy's own) and http_503 (the app's), no http_502", res.Totals.Failures)
 	}
 	for _, q := range res.Requests {
-		if q.Class != ProxyClass(502) && q.Upstream != up.Host {
+		if q.Class != loadgen.ProxyClass(502) && q.Upstream != up.Host {
 			t.Fatalf("request %d (%s): upstream %q, want %q", q.Seq, q.Class, q.Upstream, up.Host)
 		}
 	}
-	if !ProxyClass(502).IsProxy() || HTTP5xxClass(502).IsProxy() {
+	if !loadgen.ProxyClass(502).IsProxy() || loadgen.HTTP5xxClass(502).IsProxy() {
 		t.Fatal("IsProxy")
 	}
 }
@@ -78,7 +80,7 @@ func TestProxyAnonymousApp(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	t.Cleanup(srv.Close)
-	a, err := Start(t.Context(), Config{Target: srv.URL + "/", Rate: 50, Duration: time.Second, Proxy: true})
+	a, err := Start(t.Context(), loadgen.Config{Target: srv.URL + "/", Rate: 50, Duration: time.Second, Proxy: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func TestProxyAnonymousApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ProxyTold || res.Totals.Failures[HTTP5xxClass(502)] == 0 || res.Totals.Failures[ProxyClass(502)] != 0 {
+	if res.ProxyTold || res.Totals.Failures[loadgen.HTTP5xxClass(502)] == 0 || res.Totals.Failures[loadgen.ProxyClass(502)] != 0 {
 		t.Fatalf("told %v, failures %v: want every 502 kept as http_502", res.ProxyTold, res.Totals.Failures)
 	}
 }
