@@ -462,8 +462,7 @@ type Applied struct {
 	// ExternalTrafficPolicy is the load Service's, as applied (empty: Cluster, the default).
 	ExternalTrafficPolicy string `json:"externalTrafficPolicy,omitempty"`
 	// Quiet is Plan.Quiet, the load time before the first disruption and after the last. Rows
-	// written before it had this name hold it under "settle", which the row readers still read
-	// (internal/oldjson).
+	// written before it had this name hold it under "settle", which rollcheck report still reads.
 	Quiet  time.Duration `json:"quiet"`
 	Expect Outcome       `json:"expect"`
 }
