@@ -350,7 +350,7 @@ func kindTarget(ctx context.Context, cl *cluster.Cluster, loadPods bool) (engine
 // parallel at once, a row that must run alone alone, a harness fault once more, every row and
 // the reports written), prints the run (out) and maps its Outcome to the exit code.
 func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, parallel int, rowsNS []string, artifacts string, out rowsOut, logf func(string, ...any)) int {
-	run := frontend.Rows(ctx, t, plans, frontend.Options{Parallel: parallel, RowNamespaces: rowsNS, Artifacts: artifacts, Logf: logf, Progress: progressPrinter(logf)})
+	run := frontend.Rows(ctx, t, plans, frontend.Options{Parallel: parallel, RowNamespaces: rowsNS, Artifacts: artifacts, Logf: logf, Progress: frontend.Printer(logf)})
 	if err := out.print(run); err != nil {
 		logf("%v", err)
 	}
@@ -364,11 +364,6 @@ func runRows(ctx context.Context, t engine.Target, plans []*check.Resolved, para
 
 // exitOf is the exit code of each Outcome of a run of rows.
 var exitOf = map[frontend.Outcome]int{frontend.Pass: exitPass, frontend.Fail: exitFail, frontend.Inconclusive: exitBadInput, frontend.Interrupted: exitSignal}
-
-// progressPrinter shows each step of a row (frontend.ProgressLine), indented under its row.
-func progressPrinter(logf func(string, ...any)) func(engine.Progress) {
-	return func(p engine.Progress) { logf("  %s", frontend.ProgressLine(p)) }
-}
 
 func logLine(w io.Writer, prefix string) func(string, ...any) {
 	return func(format string, a ...any) {

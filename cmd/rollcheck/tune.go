@@ -13,6 +13,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
 	"github.com/rollcheck/rollcheck/internal/cluster"
+	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/report"
 	"github.com/rollcheck/rollcheck/internal/rowfile"
@@ -213,7 +214,7 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 	}
 	logf("tuning %s under %s×%d: preStop %s to %s", base.Variant.Name, base.Disruption.Kind, base.Disruption.Count, o.Min, o.Max)
 	run := func(ctx context.Context, p *check.Resolved) (*check.Row, error) {
-		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.Artifacts), engine.WithProgress(progressPrinter(logf)))
+		return engine.Run(ctx, t, p, engine.WithArtifacts(ta.Artifacts), engine.WithProgress(frontend.Printer(logf)))
 	}
 	res, err := tune.Run(ctx, run, base, o.Options(progress)...)
 	if res != nil {

@@ -202,6 +202,12 @@ func Judge(ctx context.Context, run report.Run, planned int) Outcome {
 	return Pass
 }
 
+// Printer logs each step of a row (ProgressLine) through logf, indented under its row: the
+// progress the CLI's commands show.
+func Printer(logf func(string, ...any)) func(engine.Progress) {
+	return func(p engine.Progress) { logf("  %s", ProgressLine(p)) }
+}
+
 // ProgressLine is the line a front end shows for one step of a row: a disruption's start and
 // end with the requests and failures so far, the load's count while the disruptions run, the
 // namespace torn down, and any other step with what it says.

@@ -3,6 +3,7 @@ package frontend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -140,5 +141,15 @@ func TestJudge(t *testing.T) {
 		if got := Judge(tc.ctx, report.NewRun(tc.rows), tc.planned); got != tc.want {
 			t.Errorf("Judge(%v of %d): %s, want %s", tc.rows, tc.planned, got, tc.want)
 		}
+	}
+}
+
+// Printer logs a step's ProgressLine, indented under its row, one line per step.
+func TestPrinter(t *testing.T) {
+	var lines []string
+	p := engine.Progress{Variant: "as-is", Step: engine.StepDisruption, N: 1, Count: 3}
+	Printer(func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) })(p)
+	if want := "  " + ProgressLine(p); len(lines) != 1 || lines[0] != want {
+		t.Errorf("Printer logged %q, want %q", lines, want)
 	}
 }

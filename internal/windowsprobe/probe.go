@@ -263,7 +263,7 @@ func Source(nodes []string, deletions int, grpc bool, dns *audit.DNSMeasure) str
 // Row runs one of the probe's rows (engine.Run: its namespace deleted on every path, its row
 // written under rowsDir); nil when it produced no row.
 func Row(ctx context.Context, t engine.Target, p *check.Resolved, rowsDir string, logf func(string, ...any)) *check.Row {
-	row, err := engine.Run(ctx, t, p, engine.WithArtifacts(rowsDir), engine.WithProgress(func(p engine.Progress) { logf("  %s", frontend.ProgressLine(p)) }))
+	row, err := engine.Run(ctx, t, p, engine.WithArtifacts(rowsDir), engine.WithProgress(frontend.Printer(logf)))
 	if err != nil {
 		logf("%v", err)
 	}
