@@ -90,15 +90,8 @@ func (l *live) holdLease(ctx context.Context) (context.Context, func(), error) {
 		return nil, nil, err
 	}
 	l.lease = lease
-	lctx, cancel := context.WithCancelCause(ctx)
-	go func() {
-		select {
-		case <-lease.Lost():
-			cancel(lease.Err())
-		case <-lctx.Done():
-		}
-	}()
-	return lctx, func() { cancel(nil) }, nil
+	lctx, stop := lease.Context(ctx)
+	return lctx, stop, nil
 }
 
 // readApp restores first what a killed run left on the workload (and deletes that run's

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,8 +48,10 @@ func HoldRowNamespace(ctx context.Context, cfg *rest.Config, ns, runID string) (
 // or a killed run applied there (objects labelled RunLabel: rollcheck's; an object of the row's
 // names without it is the user's, and the row refuses to touch it), and refuses a namespace
 // where pods rollcheck did not start match the app's selector (the observer would count them).
-// The returned teardown deletes what the row applied and its load pods, and releases the Lease.
-func (r *runner) useRowNamespace(ctx context.Context) (func(context.Context) error, error) {
+// The returned teardown deletes what the row applied and its load pods, and releases the Lease;
+// the returned context is ctx, cancelled once another run took the Lease over (the row stops
+// there, as a row in place does).
+func (r *runner) useRowNamespace(ctx context.Context) (context.Context, func(context.Context) error, error) {
 	ns := r.t.RowNamespace
 	r.runID = r.t.RunID
 	if r.runID == "" {
@@ -58,25 +61,43 @@ func (r *runner) useRowNamespace(ctx context.Context) (func(context.Context) err
 	}
 	l, err := runlease.Acquire(ctx, r.cs, ns, RowsLease, r.runID, "namespace "+ns+" (the rows of a rollcheck run)", runlease.WithClock(leaseClock))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	lctx, stop := l.Context(ctx)
+	release := func(ctx context.Context) error {
+		stop()
+		return l.Release(ctx)
 	}
 	objs, err := r.rowObjects()
 	if err != nil {
-		return nil, errors.Join(err, l.Release(ctx))
+		return nil, nil, errors.Join(err, release(ctx))
 	}
 	teardown := func(ctx context.Context) error {
-		return errors.Join(clearRowNamespace(ctx, r.client, ns, objs), l.Release(ctx))
+		return errors.Join(clearRowNamespace(ctx, r.client, ns, objs), release(ctx))
 	}
-	if err := sweepRowNamespace(ctx, r.client, ns); err != nil {
-		return nil, errors.Join(err, l.Release(ctx))
+	if err := sweepRowNamespace(lctx, r.client, ns); err != nil {
+		return nil, nil, errors.Join(withLost(lctx, err), release(ctx))
 	}
-	if err := clearRowNamespace(ctx, r.client, ns, objs); err != nil {
-		return nil, errors.Join(err, l.Release(ctx))
+	if err := clearRowNamespace(lctx, r.client, ns, objs); err != nil {
+		return nil, nil, errors.Join(withLost(lctx, err), release(ctx))
 	}
-	if err := foreignPods(ctx, r.client, ns, selectorOf(r.dep)); err != nil {
-		return nil, errors.Join(err, l.Release(ctx))
+	if err := foreignPods(lctx, r.client, ns, selectorOf(r.dep)); err != nil {
+		return nil, nil, errors.Join(withLost(lctx, err), release(ctx))
 	}
-	return teardown, nil
+	return lctx, teardown, nil
+}
+
+// withLost is err, said after the Lease loss that stopped it when ctx ended so (a
+// runlease.LostError: another run took the row's Lease over); err itself otherwise.
+func withLost(ctx context.Context, err error) error {
+	var lost *runlease.LostError
+	if err == nil || ctx == nil { // ctx is nil when the app's source could not open
+		return err
+	}
+	if errors.As(context.Cause(ctx), &lost) && !strings.Contains(err.Error(), lost.Error()) {
+		return fmt.Errorf("%w; stopped at: %v", lost, err)
+	}
+	return err
 }
 
 // rowObjects is what the row applies (check.Resolved.Objects into the row's namespace), rendered

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollcheck/rollcheck/check"
@@ -148,6 +150,52 @@ func TestRunInRowNamespaceHeld(t *testing.T) {
 	_, err = f.runIn(t, ns)
 	if err == nil || !strings.Contains(err.Error(), "feedfacecafe") {
 		t.Fatalf("Run: %v, want a refusal naming run feedfacecafe", err)
+	}
+}
+
+// A row in a namespace of the user's stops, with an error that names the other run, once another
+// run took the namespace's Lease over (this one renewed it no more in time), as a row in place
+// does; what it applied is still deleted.
+func TestRunInRowNamespaceStopsWhenItsLeaseIsLost(t *testing.T) {
+	f := newFakeRow(t, false)
+	const ns = "team-d"
+	f.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	clk := clocktesting.NewFakeClock(time.Now())
+	saved := leaseClock
+	leaseClock = clk
+	t.Cleanup(func() { leaseClock = saved })
+	done := make(chan error, 1)
+	go func() { _, err := f.runIn(t, ns); done <- err }()
+	ctx := context.Background()
+	leases := f.cs.CoordinationV1().Leases(ns)
+	// Once the row holds the Lease and its renewal waits on the clock, another run takes it over.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the row took no Lease in a minute")
+		}
+		l, err := leases.Get(ctx, RowsLease, metav1.GetOptions{})
+		if err != nil || !clk.HasWaiters() {
+			continue
+		}
+		l.Spec.HolderIdentity = ptr.To("feedfacecafe")
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	clk.Step(time.Minute)
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the row went on after its Lease was lost")
+	}
+	if want := "rollcheck run feedfacecafe took Lease team-d/rollcheck-rows over"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Run: %v, want an error with %q", err, want)
+	}
+	var deps appsv1.DeploymentList
+	if err := f.cluster.Fake.List(ctx, &deps, client.InNamespace(ns)); err != nil || len(deps.Items) != 0 {
+		t.Errorf("left in %s: %d Deployments (%v), want none", ns, len(deps.Items), err)
 	}
 }
 

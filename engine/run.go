@@ -179,6 +179,8 @@ func (r *runner) run(ctx context.Context) (err error) {
 	if r.client, r.cs, err = connect(r.t.RESTConfig); err != nil {
 		return err
 	}
+	// A row whose Lease another run took over stops where it was: its error says why first.
+	defer func() { err = withLost(ctx, err) }()
 	// In place, the workload's Lease is held before anything is read or changed, and released
 	// last, after the restore and the teardown.
 	ctx, end, err := r.src.open(ctx)
@@ -220,10 +222,11 @@ func (r *runner) run(ctx context.Context) (err error) {
 	case r.t.RowNamespace != "":
 		// A namespace of the user's, kept: only what rollcheck applied and started there goes.
 		r.ns = r.t.RowNamespace
-		clear, err := r.useRowNamespace(ctx)
+		lctx, clear, err := r.useRowNamespace(ctx)
 		if err != nil {
 			return err
 		}
+		ctx = lctx // the rest of the row stops if another run takes the namespace's Lease over
 		teardown = func(ctx context.Context, _ klient.Client, _ string) error { return clear(ctx) }
 	case r.t.LoadNamespace != "":
 		// A namespace of the user's, kept: only the load pods go, a killed run's too.

@@ -276,11 +276,32 @@ func (l *Lease) Took() State { return l.took }
 // duration: an API server it could not reach while the other could). Err says who.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
-// Err is nil while the run holds the Lease, and says who took it once Lost is closed.
+// Context is ctx, cancelled with Err as its cause once the Lease is lost, so that what a run
+// does under it stops when another run took its hold over; stop ends the watch (call it when the
+// work is done).
+func (l *Lease) Context(ctx context.Context) (_ context.Context, stop func()) {
+	lctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-l.lost:
+			cancel(l.Err())
+		case <-lctx.Done():
+		}
+	}()
+	return lctx, func() { cancel(nil) }
+}
+
+// A LostError is Err's: another run took the Lease over.
+type LostError struct{ msg string }
+
+func (e *LostError) Error() string { return e.msg }
+
+// Err is nil while the run holds the Lease, and says who took it once Lost is closed (a
+// *LostError).
 func (l *Lease) Err() error {
 	select {
 	case <-l.lost:
-		return fmt.Errorf("%s: rollcheck run %s took Lease %s/%s over (this run did not renew it within %s)", l.what, l.lostTo, l.ns, l.name, l.duration)
+		return &LostError{fmt.Sprintf("%s: rollcheck run %s took Lease %s/%s over (this run did not renew it within %s)", l.what, l.lostTo, l.ns, l.name, l.duration)}
 	default:
 		return nil
 	}

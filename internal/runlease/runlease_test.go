@@ -181,3 +181,49 @@ func TestReleaseLeavesATakenOverLease(t *testing.T) {
 		t.Errorf("the first run's release: %+v, want the second run's Lease kept", s)
 	}
 }
+
+// Context is cancelled, with who took the Lease as its cause, once another run took it over;
+// stop cancels it with no such cause.
+func TestContextEndsWhenLost(t *testing.T) {
+	cs, clk, ctx := setup()
+	l := hold(t, cs, clk, "aaaa")
+	defer l.Release(ctx)
+	lctx, stop := l.Context(ctx)
+	defer stop()
+	for start := time.Now(); !clk.HasWaiters(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the Lease's renewal loop made no ticker in 5 s")
+		}
+	}
+	cur, err := cs.CoordinationV1().Leases("shop").Get(ctx, "rollcheck-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.HolderIdentity = ptr.To("bbbb") // another run took it over
+	if _, err := cs.CoordinationV1().Leases("shop").Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lctx.Done():
+		t.Fatal("cancelled before the renewal saw the other run")
+	default:
+	}
+	clk.Step(l.renewEvery())
+	select {
+	case <-lctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the context was not cancelled once the Lease was lost")
+	}
+	if err := context.Cause(lctx); err == nil || !strings.Contains(err.Error(), "rollcheck run bbbb took Lease shop/rollcheck-web over") {
+		t.Errorf("cause %v, want the run that took the Lease", err)
+	}
+
+	cs2, clk2, _ := setup()
+	other := hold(t, cs2, clk2, "cccc")
+	defer other.Release(ctx)
+	octx, ostop := other.Context(ctx)
+	ostop()
+	if err := context.Cause(octx); !errors.Is(err, context.Canceled) {
+		t.Errorf("stopped: cause %v, want context.Canceled", err)
+	}
+}
