@@ -73,20 +73,6 @@ func registerRun(fs *flag.FlagSet, run *checkinput.Run, set **flag.FlagSet, arti
 	fs.IntVar(&run.Parallel, "parallel", 0, parallel)
 }
 
-// parallel is checkinput.Run.ParallelOf.
-func (r runFlags) parallel(def, most int, refuse string) (int, error) {
-	return r.ParallelOf(def, most, refuse)
-}
-
-// The rules of the input that other commands share (checkinput).
-var (
-	fromLoadPods         = checkinput.FromLoadPods
-	resolvedFromLoadPods = checkinput.ResolvedFromLoadPods
-	aloneRefusal         = checkinput.AloneRefusal
-	planList             = checkinput.Plans
-	checkImages          = checkinput.Images
-)
-
 // flagSet reports whether the flag name was given on the command line.
 func flagSet(fs *flag.FlagSet, name string) (set bool) {
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
@@ -260,7 +246,7 @@ func runCheck(ctx context.Context, f *checkFlags, args []string, stdout, stderr 
 	if err := checkinput.Images(ctx, in.Check, stderr); err != nil {
 		return bad("%v", err)
 	}
-	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.Plans, resolvedFromLoadPods), false); err != nil {
+	if err := ownImagesPreflight(opts, slices.ContainsFunc(in.Plans, checkinput.ResolvedFromLoadPods), false); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
@@ -317,7 +303,7 @@ func onCluster(ctx context.Context, opts cluster.Options, artifacts, cmd string,
 // checkRows runs every plan on the kind cluster (with the load pod's image when a plan asks for
 // load from the cluster).
 func checkRows(ctx context.Context, cl *cluster.Cluster, plans []*check.Resolved, parallel int, loadNS, artifacts string, out rowsOut, logf func(string, ...any)) (code int) {
-	t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, resolvedFromLoadPods))
+	t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, checkinput.ResolvedFromLoadPods))
 	if err != nil {
 		logf("%v", err)
 		return exitBadInput

@@ -12,6 +12,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
+	"github.com/rollcheck/rollcheck/internal/checkinput"
 	"github.com/rollcheck/rollcheck/internal/kubeconfig"
 )
 
@@ -142,7 +143,7 @@ func TestCheckWhichCluster(t *testing.T) {
 		case in.LoadImage != tc.loadImage:
 			t.Errorf("%s: load image %q, want %q", tc.name, in.LoadImage, tc.loadImage)
 		case in.Existing != nil:
-			for _, p := range planList(in.Plans) {
+			for _, p := range checkinput.Plans(in.Plans) {
 				if p.Load.From != "cluster" || len(p.App.Images) > 0 {
 					t.Errorf("%s: an existing cluster's plan loads from %q with images %v", tc.name, p.Load.From, p.App.Images)
 				}

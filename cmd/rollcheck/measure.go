@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/checkinput"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/knobs"
 	"github.com/rollcheck/rollcheck/internal/oneline"
@@ -153,7 +154,7 @@ func runWindowsMeasure(ctx context.Context, f *measureFlags, args []string, stdo
 			logf("%v", err)
 			return exitBadInput
 		}
-		t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, resolvedFromLoadPods))
+		t, err := kindTarget(ctx, cl, slices.ContainsFunc(plans, checkinput.ResolvedFromLoadPods))
 		if err != nil {
 			logf("%v", err)
 			return exitBadInput

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/engine"
+	"github.com/rollcheck/rollcheck/internal/checkinput"
 	"github.com/rollcheck/rollcheck/internal/cluster"
 	"github.com/rollcheck/rollcheck/internal/frontend"
 	"github.com/rollcheck/rollcheck/internal/knobs"
@@ -126,11 +127,11 @@ func runTuneCmd(ctx context.Context, f *tuneFlags, args []string, stdout, stderr
 	}
 	opts.Keep = opts.Keep || ta.KeepCluster
 	if ta.check != nil {
-		if err := checkImages(ctx, ta.check, stderr); err != nil {
+		if err := checkinput.Images(ctx, ta.check, stderr); err != nil {
 			return bad("%v", err)
 		}
 	}
-	if err := ownImagesPreflight(opts, fromLoadPods(ta.base), ta.sample != ""); err != nil {
+	if err := ownImagesPreflight(opts, checkinput.FromLoadPods(ta.base), ta.sample != ""); err != nil {
 		return bad("%v", err)
 	}
 	opts.Logf = logLine(stderr, "cluster")
@@ -173,7 +174,7 @@ func (f *tuneFlags) args(operands []string) (*tuneArgs, error) {
 // base may run beside others: check.Plan.RunsAlone, tune.Parallelism), else as many as
 // ROLLCHECK_PROCS allows for such a base, the rule check's rows follow, and 1 for any other.
 func (f *tuneFlags) probesAtOnce(base check.Plan) (int, error) {
-	return f.parallel(tune.Parallelism(base), tune.MaxParallel, aloneRefusal("each probe", base))
+	return f.ParallelOf(tune.Parallelism(base), tune.MaxParallel, checkinput.AloneRefusal("each probe", base))
 }
 
 // defaultTuneArtifacts is $ARTIFACTS/tune, or _artifacts/tune: a directory of its own, so that
@@ -196,7 +197,7 @@ func runTune(ctx context.Context, cl *cluster.Cluster, ta *tuneArgs, stdout io.W
 		}
 		logf("the sample app (%s on SIGTERM), preStop httpGet /prestop?sleep=<d>, terminationGracePeriodSeconds %d", ta.sample, tunefront.SampleGrace)
 	}
-	t, err := kindTarget(ctx, cl, fromLoadPods(base))
+	t, err := kindTarget(ctx, cl, checkinput.FromLoadPods(base))
 	if err != nil {
 		logf("%v", err)
 		return exitCode(ctx, exitBadInput)
