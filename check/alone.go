@@ -31,7 +31,7 @@ import (
 // is a short name) shares nothing, under every other disruption.
 func (p Plan) RunsAlone() string {
 	if p.InPlace() {
-		return fmt.Sprintf("an app checked in place is one Deployment (%s/%s) that every row disrupts and may change", p.App.Namespace, p.App.Deployment)
+		return fmt.Sprintf("an app checked in place is one workload (%s) that every row disrupts and may change", p.App.Workload())
 	}
 	if p.Load.From != LoadFromCluster { // "" is the host, the default
 		return "load from the host: the NodePort is one, and the host's load is timed on the machine that sends the other rows' load"

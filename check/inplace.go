@@ -15,6 +15,18 @@ import (
 // there and restored after the row.
 func (p Plan) InPlace() bool { return p.App.Namespace != "" }
 
+// Workload names the workload of an app checked in place: "Deployment NS/NAME", "Rollout
+// NS/NAME" (Kind), or "ReplicaSet NS/NAME of Rollout/OWNER" (ReplicaSetOf).
+func (a App) Workload() string {
+	switch {
+	case a.ReplicaSetOf != "":
+		return fmt.Sprintf("ReplicaSet %s/%s of %s", a.Namespace, a.Deployment, a.ReplicaSetOf)
+	case a.Kind == KindRollout:
+		return fmt.Sprintf("Rollout %s/%s", a.Namespace, a.Deployment)
+	}
+	return fmt.Sprintf("Deployment %s/%s", a.Namespace, a.Deployment)
+}
+
 // errNotRead is App.deployment's answer for an app checked in place whose live Deployment the
 // engine has not read yet: Validate checks what it can without it.
 var errNotRead = errors.New("the Deployment is read from the cluster when the row runs")
@@ -54,7 +66,19 @@ func (p Plan) inPlaceProblems() []error {
 		if a.ReplicaSetOf != "" {
 			bad("a ReplicaSet of %s: only for an app checked in place (namespace)", a.ReplicaSetOf)
 		}
+		if a.Kind != "" {
+			bad("a %s: only checked in place (namespace)", a.Kind)
+		}
 		return errs
+	}
+	switch a.Kind {
+	case "", "Deployment":
+	case KindRollout:
+		if a.ReplicaSetOf != "" {
+			bad("a ReplicaSet of %s names a revision, not a Rollout to check in place", a.ReplicaSetOf)
+		}
+	default:
+		bad("a workload of kind %q: want a Deployment or an Argo Rollout", a.Kind)
 	}
 	if o := a.ReplicaSetOf; o != "" {
 		kind, name, ok := strings.Cut(o, "/")
@@ -72,7 +96,7 @@ func (p Plan) inPlaceProblems() []error {
 		bad("namespace %q: want a namespace name (a DNS label)", a.Namespace)
 	}
 	if a.Deployment == "" {
-		bad("namespace %s: name the Deployment checked there (deployment)", a.Namespace)
+		bad("namespace %s: name the Deployment checked there (deployment, or rollout)", a.Namespace)
 	}
 	if a.Service != "" && !dnsLabel.MatchString(a.Service) {
 		bad("service %q: want a Service name (a DNS label)", a.Service)

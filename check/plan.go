@@ -82,6 +82,9 @@ const (
 	PartOfValue = "rollcheck"
 )
 
+// KindRollout is App.Kind for an Argo Rollout checked in place.
+const KindRollout = "Rollout"
+
 // App is the application under test: the user's manifests (or the sample app's), as objects
 // to apply into a fresh namespace, and how to reach it.
 type App struct {
@@ -106,6 +109,13 @@ type App struct {
 	// pod template would be the owner's to undo. Not a field of check files (rollcheck gate
 	// --rollout sets it). Empty: Deployment is a Deployment.
 	ReplicaSetOf string `json:"-"`
+	// Kind, in place, is the kind of the workload Deployment names: empty (or "Deployment") for
+	// a Deployment, KindRollout for an Argo Rollout (argoproj.io/v1alpha1, a check file's
+	// app.rollout). A Rollout's variants change its pod template and replicas (a new revision,
+	// which its controller rolls out by its own strategy before the row goes on), its
+	// rollout-restart is Argo's own (spec.restartAt: the pods evicted, no new revision), and it is
+	// restored as a Deployment is.
+	Kind string `json:"-"`
 	// Service names the app's own Service in Namespace that the load goes to (in place only).
 	// Empty: the one Service there whose selector selects the Deployment's pods.
 	Service string

@@ -72,7 +72,7 @@ func (r *runner) drive(ctx context.Context, cs kubernetes.Interface, url string,
 
 	// Let every replica reach a steady state under load, slow requests included.
 	sleep(dctx, p.Quiet+p.App.RequestDuration)
-	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, ReplicaSet: r.workload().ReplicaSet, Selector: selectorOf(r.dep),
+	dt := disrupt.Target{Client: r.client, Namespace: r.appNS, Owner: r.ns, Deployment: r.dep.Name, Kind: r.workload().Kind, Selector: selectorOf(r.dep),
 		Timeout: limits.Disruption(r.row.Config.GraceSeconds, r.row.Config.DrainTimeout), DrainTimeout: r.row.Config.DrainTimeout, Logf: r.logf}
 	if k, ok := r.t.Cluster.(KubeletRestarter); ok {
 		dt.RestartKubelet = k.RestartKubelet

@@ -85,7 +85,7 @@ func (l *live) holdLease(ctx context.Context) (context.Context, func(), error) {
 		_, _ = rand.Read(id)
 		r.runID = hex.EncodeToString(id)
 	}
-	lease, err := inplace.HoldLease(ctx, r.cs, r.p.App.Namespace, r.p.App.Deployment, r.runID, runlease.WithClock(leaseClock))
+	lease, err := inplace.HoldLease(ctx, r.cs, r.p.App, r.runID, runlease.WithClock(leaseClock))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -160,7 +160,7 @@ func TestRunInPlaceRestoresOnCtrlCAndAfterAKill(t *testing.T) {
 	if err := f.cluster.Fake.Create(ctx, deadNS); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "dead", Row: "rc-x", Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}); err != nil {
+	if err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "dead", Row: "rc-x", Time: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := inplace.Change(ctx, f.cs, "shop", "web", during.Spec); err != nil {
@@ -263,7 +263,7 @@ func TestRunInPlaceOneRunPerDeployment(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "other", Row: "rc-x", Time: t0}); err != nil {
+	if err := inplace.Hold(ctx, f.cs, "shop", "web", inplace.Record{Run: "other", Row: "rc-x", Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	theirs := orig.Spec.DeepCopy()

@@ -17,7 +17,11 @@
 #      (one check, the app's pods deleted once), Successful with a 5 s exec preStop; and an Argo
 #      Rollout (argo-rollout.yaml), blue-green, whose prePromotionAnalysis is the gate Job on the
 #      preview's pods: a release as it is aborted (Degraded, the active Service on the stable
-#      revision), one with a 5 s exec preStop promoted (Healthy);
+#      revision), one with a 5 s exec preStop promoted (Healthy); then the Rollout itself checked in
+#      place (rollcheck check --rollout) from this machine as the ServiceAccount: refused in one
+#      line without in-place-rollout.yaml's Role; with it, a variant without a preStop failing by
+#      in-flight-cut and one with a 5 s preStop passing, under Argo's restart (spec.restartAt) and
+#      pod deletions, the Rollout as it was afterwards;
 #   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
 #      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
 #      a release without a preStop rolls back (Canary Failed), one with a 5 s exec preStop is
@@ -287,6 +291,61 @@ log "release 5 (a 5 s preStop, Web provider): Healthy after $(($(date +%s) - s))
 web_gate Successful
 admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
 grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" || die "revision $hash: no pass verdict in serve's log"
+
+# The Rollout itself checked in place (rollcheck check --rollout, docs/in-place.md), as a user
+# benchmarks a change of its configuration, from this machine as the ServiceAccount: the Roles of
+# in-place.yaml and in-place-rollout.yaml in shop, in-place-load.yaml in rc-load. Its analysis is
+# taken off first: each variant is a new revision to Argo, which would otherwise run the gate on it.
+# Release 5 has a 5 s exec preStop. Variant no-prestop (preStop none) is a negative control: the
+# app exits at SIGTERM with 100 ms requests in flight, so each eviction of Argo's restart
+# (spec.restartAt) and each pod deletion cuts them (in-flight-cut). Variant prestop-5s (the
+# native sleep) passes both. After each row the Rollout is put back as it was.
+admin patch rollout -n shop rweb --type=json -p='[{"op":"remove","path":"/spec/strategy/blueGreen/prePromotionAnalysis"}]'
+rollout_until Healthy 300
+kubeconfig=$work/rollcheck-sa.kubeconfig
+sa_kubeconfig "$kubeconfig"
+cat >"$work/rollout.yaml" <<'EOT'
+apiVersion: rollcheck.io/v1alpha1
+kind: Check
+metadata: {name: rollout-in-place}
+app: {namespace: shop, rollout: rweb, service: rweb, port: 8080}
+load: {rate: 200}
+disruptions: [{kind: rollout-restart, count: 1}, {kind: delete-pod, count: 3}]
+variants:
+- name: no-prestop
+  preStop: {none: true}
+  expect: {failuresExpected: {phases: [in-flight-cut]}}
+- name: prestop-5s
+  preStop: {sleep: 5s}
+  expect: {failures: 0}
+EOT
+rollout_json() { admin get rollout -n shop rweb -o json | jq -S '{spec: .spec, annotations: .metadata.annotations, generation: .metadata.generation}'; }
+# Without in-place-rollout.yaml's Role: refused in one line before any work, the Rollout untouched.
+rollout_json >"$OUT/rollout-before.json"
+rc=0
+"$RC" check --kubeconfig "$kubeconfig" --load-namespace rc-load --artifacts "$OUT/rollout-refused" -f "$work/rollout.yaml" --in-place \
+  >"$OUT/rollout-refused.log" 2>&1 || rc=$?
+log "check of Rollout shop/rweb without its Role: exit $rc: $(tail -n1 "$OUT/rollout-refused.log")"
+[ "$rc" -eq 2 ] && grep -q "rollouts" "$OUT/rollout-refused.log" || die "the check without in-place-rollout.yaml's Role: exit $rc, want 2 naming rollouts"
+rollout_json | diff "$OUT/rollout-before.json" - || die "the refused check changed Rollout shop/rweb"
+admin apply -n shop -f - <"$RBAC/in-place-rollout.yaml"
+s=$(date +%s)
+rc=0
+"$RC" check --kubeconfig "$kubeconfig" --load-namespace rc-load --artifacts "$OUT/rollout-check" -f "$work/rollout.yaml" --in-place -o json \
+  >"$OUT/rollout-check.json" 2>"$OUT/rollout-check.log" || rc=$?
+log "check of Rollout shop/rweb in place: exit $rc after $(($(date +%s) - s)) s"
+grep -E "restored|Rollout shop/rweb" "$OUT/rollout-check.log" | tail -n 8 || true
+jq -r '.rows[] | "\(.config.name) × \(.config.disruption)×\(.config.count): \(.verdict.status): \(.verdict.reason)"' "$OUT/rollout-check.json" 2>/dev/null \
+  || tail -n 30 "$OUT/rollout-check.log"
+[ "$rc" -eq 0 ] || { tail -n 40 "$OUT/rollout-check.log"; die "the check of Rollout shop/rweb exited $rc, want 0 (no-prestop failing by in-flight-cut, prestop-5s passing)"; }
+rollout_until Healthy 300
+rollout_json >"$OUT/rollout-after.json"
+# The generation moved (each change and restore is a write); the spec and annotations did not.
+diff <(jq 'del(.generation)' "$OUT/rollout-before.json") <(jq 'del(.generation)' "$OUT/rollout-after.json") \
+  || die "Rollout shop/rweb is not as it was before the check"
+log "Rollout shop/rweb after the check: spec and annotations as before (generation $(jq .generation "$OUT/rollout-before.json") → $(jq .generation "$OUT/rollout-after.json"))"
+[ -z "$(admin get rs -n shop -l app.kubernetes.io/name=rweb -o json | jq -r '.items[] | select(.metadata.annotations["rollcheck.io/restore"]) | .metadata.name')" ] \
+  || die "a ReplicaSet of Rollout shop/rweb kept rollcheck's record"
 
 # 5. Flagger, built from its module and installed offline (internal/controllers), its Canary's
 # pre-rollout webhook rollcheck serve.

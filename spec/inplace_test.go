@@ -75,10 +75,27 @@ func inPlacePlans(t *testing.T, rest string) []check.Plan {
 	return nil
 }
 
+// An Argo Rollout in place: app.rollout names it; the plan's workload is a Rollout.
+func TestInPlaceRollout(t *testing.T) {
+	plans := inPlacePlans(t, `
+app: {namespace: shop, rollout: rweb, service: rweb, port: 8080}
+variants: [{name: prestop-5s, preStop: {sleep: 5s}, expect: {failures: 0}}]
+`)
+	a := plans[0].App
+	if a.Kind != check.KindRollout || a.Deployment != "rweb" || a.Workload() != "Rollout shop/rweb" {
+		t.Errorf("app %+v (%s), want Rollout shop/rweb", a, a.Workload())
+	}
+	if !strings.Contains(plans[0].RunsAlone(), "Rollout shop/rweb") {
+		t.Errorf("RunsAlone: %q", plans[0].RunsAlone())
+	}
+}
+
 // Each field combination an app in place cannot take is one problem, said once, on one line.
 func TestInPlaceRejects(t *testing.T) {
 	for _, tc := range []struct{ app, load, variant, want string }{
-		{`{namespace: shop, port: 8080}`, ``, ``, "namespace shop: name the Deployment checked there (deployment)"},
+		{`{namespace: shop, port: 8080}`, ``, ``, "namespace shop: name the Deployment checked there (deployment, or rollout)"},
+		{`{namespace: shop, deployment: web, rollout: rweb, port: 8080}`, ``, ``, "app.deployment web and app.rollout rweb: name one workload"},
+		{`{manifests: [web.yaml], rollout: rweb, port: 8080}`, ``, ``, "app.rollout rweb: only with app.namespace"},
 		{`{namespace: shop, deployment: web, manifests: [web.yaml], port: 8080}`, ``, ``, "app.namespace shop: the app runs there already; leave app.manifests, app.images and app.build empty"},
 		{`{namespace: shop, deployment: web, images: ["example/web:dev"], port: 8080}`, ``, ``, "leave app.manifests, app.images and app.build empty"},
 		{`{manifests: [web.yaml], service: web, port: 8080}`, ``, ``, "app.service web: only with app.namespace"},

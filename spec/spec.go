@@ -102,6 +102,12 @@ type App struct {
 	// Deployment names the Deployment under test when the manifests hold several; with
 	// namespace, the Deployment there (required then).
 	Deployment string `json:"deployment,omitempty"`
+	// Rollout, with namespace, names an Argo Rollout there checked in place instead of a
+	// Deployment (deployment stays empty then): a variant that changes it writes its pod template
+	// and replicas, a new revision that Argo rolls out by the Rollout's own strategy before the row
+	// goes on; rollout-restart is Argo's restart (spec.restartAt); it is restored after each row
+	// as a Deployment is (docs/in-place.md, "An Argo Rollout").
+	Rollout string `json:"rollout,omitempty"`
 	// Namespace, when set, is where the app already runs: its Deployment (deployment) is
 	// checked in place, as its clients reach it, and manifests, images and build stay empty.
 	// Nothing of the app is applied; a variant that changes the Deployment runs only with
@@ -475,9 +481,15 @@ func (c *Check) PlansWith(adjust func(*check.Plan)) (plans []*check.Resolved, wa
 		if len(c.App.Manifests) > 0 || len(c.App.Images) > 0 || len(c.App.Build) > 0 {
 			bad("app.namespace %s: the app runs there already; leave app.manifests, app.images and app.build empty", c.App.Namespace)
 		}
+		if c.App.Rollout != "" && c.App.Deployment != "" {
+			bad("app.deployment %s and app.rollout %s: name one workload", c.App.Deployment, c.App.Rollout)
+		}
 	} else {
 		if c.App.Service != "" {
 			bad("app.service %s: only with app.namespace (an app checked where it already runs)", c.App.Service)
+		}
+		if c.App.Rollout != "" {
+			bad("app.rollout %s: only with app.namespace (an Argo Rollout is checked where it runs)", c.App.Rollout)
 		}
 		var err error
 		if objs, err = c.objects(); err != nil {
@@ -568,6 +580,9 @@ func (c *Check) PlansWith(adjust func(*check.Plan)) (plans []*check.Resolved, wa
 		Images: c.Images(), PodHeader: c.App.PodHeader, Namespace: c.App.Namespace, Service: c.App.Service}
 	if inPlace {
 		app.Images = nil // said above
+	}
+	if c.App.Rollout != "" && inPlace {
+		app.Deployment, app.Kind = c.App.Rollout, check.KindRollout
 	}
 	if c.App.Path == "" {
 		app.Path = check.DefaultPath

@@ -137,6 +137,9 @@ func newCheckFlags(fs *flag.FlagSet) *checkFlags {
 	fs.Var(&f.Images, "image", "an image `REF` of the app, loaded into kind from the local Docker engine (repeat)")
 	fs.StringVar(&f.Deployment, "deployment", "", "the Deployment under test, when the manifests hold several; without --manifest and -f,\n"+
 		"`[NS/]NAME` checks that Deployment where it already runs (in place: nothing applied; -n names NS)")
+	fs.StringVar(&f.Rollout, "rollout", "", "an Argo Rollout `[NS/]NAME` to check where it already runs, as --deployment checks a Deployment:\n"+
+		"its variants change its pod template (a new revision, which Argo rolls out by the Rollout's strategy),\n"+
+		"rollout-restart is Argo's restart (spec.restartAt); restored after each row (docs/in-place.md)")
 	fs.StringVar(&f.Namespace, "n", "", "the `NAMESPACE` of the Deployment --deployment checks in place")
 	fs.StringVar(&f.Namespace, "namespace", "", "the `NAMESPACE` of the Deployment --deployment checks in place (as -n)")
 	fs.StringVar(&f.Service, "service", "", "the app's Service `NAME` the load goes to, in place (default: the one that selects its pods)")

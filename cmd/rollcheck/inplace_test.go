@@ -104,6 +104,33 @@ func TestCheckInPlaceFlags(t *testing.T) {
 	}
 }
 
+// An Argo Rollout is named by --rollout NS/NAME, as a Deployment by --deployment.
+func TestCheckInPlaceRolloutFlags(t *testing.T) {
+	fakeTools(t)
+	rollout := []string{"--rollout", "shop/rweb", "--port", "8080", "--prestop-sleep", "5s"}
+	code, stdout, stderr := checkCLI(t, append(rollout, "--dry-run", "--in-place")...)
+	if want := "changes preStop of Rollout shop/rweb where it runs for the row (--in-place)"; code != exitPass || !strings.Contains(stdout, want) {
+		t.Errorf("--rollout --dry-run --in-place: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
+	code, _, stderr = checkCLI(t, append(rollout, "--kubeconfig", "/nonexistent/kubeconfig")...)
+	if want := "variant prestop-5s (preStop) would change Rollout shop/rweb where it runs: add --in-place"; code != exitBadInput || !strings.Contains(stderr, want) {
+		t.Errorf("--rollout without --in-place: exit %d, stderr %q; want exit 2 and %q", code, stderr, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rollout", "rweb", "--port", "8080"}, "--rollout rweb without --manifest checks it where it already runs: name its namespace (-n NS, or --rollout NS/rweb)"},
+		{[]string{"--rollout", "shop/rweb", "--deployment", "shop/web", "--port", "8080"}, "--deployment and --rollout: name one workload"},
+		{[]string{"-f", "../../spec/testdata/good.yaml", "--rollout", "shop/rweb"}, "--rollout (app.rollout) would not be used"},
+	} {
+		code, _, stderr := checkCLI(t, append(tc.args, "--dry-run")...)
+		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
 // On an existing cluster, a check in place asks for rights in the app's namespace and the load
 // namespace only; one missing is one line naming it, before any work.
 func TestCheckInPlaceRefusesAMissingRight(t *testing.T) {

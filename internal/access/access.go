@@ -32,6 +32,9 @@ const (
 	InPlace Feature = "in-place"
 	// InPlaceBudget creates and deletes the budget a variant asks for in the app's namespace.
 	InPlaceBudget Feature = "in-place-budget"
+	// InPlaceRollout reads, changes and restores an Argo Rollout checked in place (its
+	// namespace only).
+	InPlaceRollout Feature = "in-place-rollout"
 	// InPlaceDrain drains a node of an app checked in place: its cordon, and evictions in the
 	// app's namespace only.
 	InPlaceDrain Feature = "in-place-drain"
@@ -62,7 +65,7 @@ const AppManifests Feature = "manifests"
 var InPlaceOf = map[Feature]Feature{Drain: InPlaceDrain}
 
 // Features lists the features in the order the manifests hold them.
-var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceDrain, InPlaceLoad, Namespaced}
+var Features = []Feature{Core, NodeInfo, KubeProxyMetrics, Drain, Audit, InPlace, InPlaceBudget, InPlaceRollout, InPlaceDrain, InPlaceLoad, Namespaced}
 
 // Optional reports whether a run goes on without f's rights.
 func (f Feature) Optional() bool { return f == NodeInfo || f == KubeProxyMetrics }
@@ -182,6 +185,8 @@ var Rights = []Right{
 		"the observer's watch of the pods' events"},
 	{InPlace, "coordination.k8s.io", "leases", "", []string{"get", "create", "update", "delete"}, false, AppNamespace,
 		"the Deployment's Lease (rollcheck-DEPLOYMENT): one run checks it at a time, holding and renewing it, and deletes it at its end"},
+	{InPlaceRollout, "argoproj.io", "rollouts", "", []string{"get", "update", "patch"}, false, AppNamespace,
+		"the Argo Rollout: read, its rollout waited for, recorded and restored (update), restarted (spec.restartAt) and scaled (patch)"},
 	{InPlaceBudget, "policy", "poddisruptionbudgets", "", []string{"create", "get", "delete"}, false, AppNamespace,
 		"the budget a variant asks for (pdb:, rollcheck check --in-place): created for the row, deleted after it"},
 	{InPlaceDrain, "", "nodes", "", []string{"get", "patch"}, true, "",
@@ -280,7 +285,7 @@ func Hint(f Feature) string {
 	switch f {
 	case AppManifests:
 		return "a rule of your own for the kinds your manifests hold (examples/rbac covers rollcheck's own)"
-	case InPlace, InPlaceBudget, InPlaceDrain:
+	case InPlace, InPlaceBudget, InPlaceRollout, InPlaceDrain:
 		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the app's namespace)"
 	case InPlaceLoad:
 		return "examples/rbac/" + manifestFile(f) + " (kubectl apply -n in the load namespace)"

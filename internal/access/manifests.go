@@ -85,6 +85,8 @@ func comment(f Feature) string {
 		need = "rollcheck audit's reading of a cluster's workloads (--kubeconfig, --context): list only, it changes nothing; no check needs it"
 	case f == InPlace:
 		need = "required by every check of an app where it already runs (app.namespace; docs/in-place.md)"
+	case f == InPlaceRollout:
+		need = "required by a check of an Argo Rollout where it runs (app.rollout, rollcheck check --rollout), beside in-place.yaml"
 	case f == InPlaceBudget:
 		need = "required by a variant in place that asks for a budget (pdb:, rollcheck check --in-place)"
 	case f == InPlaceDrain:
@@ -98,7 +100,7 @@ func comment(f Feature) string {
 	}
 	fmt.Fprintf(&b, "# %s: %s.\n", f, need)
 	switch f {
-	case InPlace, InPlaceBudget, InPlaceDrain:
+	case InPlace, InPlaceBudget, InPlaceRollout, InPlaceDrain:
 		b.WriteString("# Apply it in the app's namespace: kubectl apply -n APP_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
 	case InPlaceLoad:
 		b.WriteString("# Apply it in the load namespace: kubectl apply -n LOAD_NAMESPACE -f " + ManifestsDir + "/" + manifestFile(f) + "\n")
@@ -207,6 +209,8 @@ func neededFor(f Feature) string {
 		return "every check in place (`kubectl apply -n` the app's namespace)"
 	case InPlaceBudget:
 		return "a variant in place that asks for a budget"
+	case InPlaceRollout:
+		return "a check of an Argo Rollout in place (`--rollout`), beside `in-place.yaml`"
 	case InPlaceDrain:
 		return "a check in place that drains a node"
 	case InPlaceLoad:

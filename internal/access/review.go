@@ -194,7 +194,7 @@ func joinWords(s []string) string {
 }
 
 // InPlaceNeed is every required right of the plans of an app checked where it already runs
-// (check.Plan.InPlace), bound to its namespace: InPlace's, InPlaceBudget's when a variant asks
+// (check.Plan.InPlace), bound to its namespace: InPlace's, InPlaceRollout's for an Argo Rollout, InPlaceBudget's when a variant asks
 // for a budget, InPlaceDrain's when a plan drains; and for the load pods, InPlaceLoad's bound to
 // loadNS, or, without one (each row creates a namespace of its own), core.yaml's rights on
 // namespaces, pods, their logs and proxy, and the list of Services a row's teardown waits on, in
@@ -209,6 +209,9 @@ func InPlaceNeed(plans []*check.Resolved, loadNS string) []Right {
 	for _, r := range plans {
 		p := r.Plan()
 		app = p.App.Namespace
+		if p.App.Kind == check.KindRollout {
+			add(InPlaceRollout)
+		}
 		if p.Variant.PDB != nil {
 			add(InPlaceBudget)
 		}

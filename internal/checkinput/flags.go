@@ -41,8 +41,11 @@ type Flags struct {
 	// The app.
 	Manifests, Images     Multi
 	Deployment, Container string
-	Port                  int
-	Path                  string
+	// Rollout is --rollout [NS/]NAME: an Argo Rollout checked where it runs, as --deployment
+	// checks a Deployment (rollcheck check; the gate's --rollout is gate.Flags').
+	Rollout string
+	Port    int
+	Path    string
 	// The load.
 	Rate            int
 	Method, Timeout string
@@ -136,10 +139,12 @@ func (f *Flags) Read(warn func(string)) (*Input, error) {
 		in.Check, err = spec.Load(f.File)
 	case len(f.Manifests) > 0:
 		in.Check, err = f.flagsCheck()
-	case f.Deployment != "":
+	case f.Deployment != "" && f.Rollout != "":
+		return nil, errors.New("--deployment and --rollout: name one workload to check where it runs")
+	case f.Deployment != "" || f.Rollout != "":
 		in.Check, err = f.inPlaceCheck()
 	default:
-		return nil, errors.New("nothing to check: give -f CHECK.yaml, --manifest, or --deployment [NS/]NAME for a Deployment that runs already (rollcheck help check)")
+		return nil, errors.New("nothing to check: give -f CHECK.yaml, --manifest, or --deployment [NS/]NAME (--rollout [NS/]NAME) for a Deployment (an Argo Rollout) that runs already (rollcheck help check)")
 	}
 	if err != nil {
 		return nil, err
@@ -244,7 +249,7 @@ func (f *Flags) rowsInput(in *Input) error {
 // (--kubeconfig, --context, --image-registry) replace the file's cluster section instead, and
 // the run's (--in-place, --load-namespace, --parallel, -o, …) apply to either form.
 var FileFlags = []struct{ Flag, Field string }{
-	{"image", "app.images"}, {"deployment", "app.deployment"}, {"n", "app.namespace"}, {"namespace", "app.namespace"},
+	{"image", "app.images"}, {"deployment", "app.deployment"}, {"rollout", "app.rollout"}, {"n", "app.namespace"}, {"namespace", "app.namespace"},
 	{"service", "app.service"}, {"container", "app.container"}, {"port", "app.port"}, {"path", "app.path"},
 	{"rate", "load.rate"}, {"method", "load.method"}, {"keepalive", "load.keepAlive"}, {"timeout", "load.timeout"},
 	{"load-from", "load.from"}, {"load-pods", "load.pods"}, {"disruption", "disruptions"},

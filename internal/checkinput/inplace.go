@@ -13,23 +13,34 @@ import (
 // --deployment [NS/]NAME (-n NS), --service, --port and the variant and load flags, as
 // flagsCheck reads them for manifests.
 func (f *Flags) inPlaceCheck() (*spec.Check, error) {
-	ns, name, cut := strings.Cut(f.Deployment, "/")
+	flag, given := "--deployment", f.Deployment
+	if f.Rollout != "" {
+		flag, given = "--rollout", f.Rollout
+	}
+	ns, name, cut := strings.Cut(given, "/")
 	if !cut {
-		ns, name = f.Namespace, f.Deployment
+		ns, name = f.Namespace, given
 	}
 	switch {
+	case f.Rollout != "" && len(f.Manifests) > 0:
+		return nil, errors.New("--rollout checks an Argo Rollout where it already runs: give it without --manifest")
 	case ns == "":
-		return nil, fmt.Errorf("--deployment %s without --manifest checks it where it already runs: name its namespace (-n NS, or --deployment NS/%s)", f.Deployment, f.Deployment)
+		return nil, fmt.Errorf("%s %s without --manifest checks it where it already runs: name its namespace (-n NS, or %s NS/%s)", flag, given, flag, given)
 	case cut && f.Namespace != "" && f.Namespace != ns:
-		return nil, fmt.Errorf("--deployment %s and -n %s name two namespaces", f.Deployment, f.Namespace)
+		return nil, fmt.Errorf("%s %s and -n %s name two namespaces", flag, given, f.Namespace)
 	case len(f.Images) > 0:
-		return nil, errors.New("--image: nothing is loaded for a Deployment checked where it already runs")
+		return nil, errors.New("--image: nothing is loaded for a workload checked where it already runs")
 	}
 	c, err := f.flagsCheck()
 	if err != nil {
 		return nil, err
 	}
-	c.App.Manifests, c.App.Deployment, c.App.Namespace, c.App.Service = nil, name, ns, f.Service
+	c.App.Manifests, c.App.Namespace, c.App.Service = nil, ns, f.Service
+	if f.Rollout != "" {
+		c.App.Deployment, c.App.Rollout = "", name
+	} else {
+		c.App.Deployment = name
+	}
 	return c, nil
 }
 
@@ -63,15 +74,15 @@ func (f *Flags) inPlaceInput(c *spec.Check, plans []*check.Resolved) error {
 	if len(changing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("variant %s would change Deployment %s/%s where it runs: add --in-place to allow it (its spec is recorded on it and restored after each row; docs/in-place.md), or check the as-is variant only",
-		strings.Join(changing, ", variant "), c.App.Namespace, c.App.Deployment)
+	return fmt.Errorf("variant %s would change %s where it runs: add --in-place to allow it (its spec is recorded on it and restored after each row; docs/in-place.md), or check the as-is variant only",
+		strings.Join(changing, ", variant "), plans[0].Plan().App.Workload())
 }
 
 // inPlaceSays is what --dry-run prints for a variant of an app in place, which applies nothing of
 // its own: what it changes of the live Deployment, if anything.
 // allowed is --in-place: without it a variant that changes the Deployment is said to need it.
 func InPlaceSays(p check.Plan, allowed bool) string {
-	where := fmt.Sprintf("Deployment %s/%s where it runs", p.App.Namespace, p.App.Deployment)
+	where := p.App.Workload() + " where it runs"
 	ch := p.Variant.Changes()
 	if len(ch) == 0 {
 		return "applies nothing; disrupts " + where + " as it is (its spec restored after the row: a rollout restart stamps its pod template)"

@@ -39,10 +39,12 @@ type Target struct {
 	Client     klient.Client
 	Namespace  string
 	Deployment string
-	// ReplicaSet says Deployment names a ReplicaSet (an Argo Rollout's revision, checked as it
-	// runs): only pod deletions run on it, and a disruption settles when it has every replica
-	// ready again.
-	ReplicaSet bool
+	// Kind is what Deployment names: kube.KindDeployment (also when empty); kube.KindReplicaSet,
+	// a ReplicaSet (an Argo Rollout's revision, checked as it runs), on which only pod deletions
+	// run and a disruption settles when it has every replica ready again; or kube.KindRollout,
+	// an Argo Rollout, which rollout-restart restarts by spec.restartAt and the scales scale by
+	// spec.replicas, and which settles Healthy (kube.RolloutStatus.Complete).
+	Kind string
 	// Selector is the label selector of the Deployment's pods, e.g. "app=app".
 	Selector string
 	// Timeout bounds each wait (default 3m); it should exceed the pods' grace period.
@@ -64,7 +66,7 @@ type Target struct {
 
 // workload is what t's pods belong to.
 func (t Target) workload() kube.Workload {
-	return kube.Workload{Namespace: t.Namespace, Name: t.Deployment, ReplicaSet: t.ReplicaSet}
+	return kube.Workload{Namespace: t.Namespace, Name: t.Deployment, Kind: t.Kind}
 }
 
 // owner is the namespace a cordon names.
@@ -152,7 +154,7 @@ func once(ctx context.Context, t Target, kind Kind, rec *Record) (string, error)
 	if !ok {
 		return "", fmt.Errorf("unknown disruption %q", kind)
 	}
-	if t.ReplicaSet && kind != DeletePod && kind != ForceDelete {
+	if t.Kind == kube.KindReplicaSet && kind != DeletePod && kind != ForceDelete {
 		return "", fmt.Errorf("%s on ReplicaSet %s/%s: a ReplicaSet checked as it runs is disrupted only by pod deletions", kind, t.Namespace, t.Deployment)
 	}
 	return r(ctx, t, kind, rec)
@@ -179,6 +181,14 @@ func drainNode(ctx context.Context, t Target, _ Kind, rec *Record) (string, erro
 }
 
 func rolloutRestart(ctx context.Context, t Target, _ Kind, _ *Record) (string, error) {
+	if t.Kind == kube.KindRollout {
+		at, err := kube.RestartRollout(ctx, t.Client, t.Namespace, t.Deployment)
+		if err != nil {
+			return "", err
+		}
+		t.Logf("rollout-restart: Rollout %s/%s restartAt %s", t.Namespace, t.Deployment, at)
+		return "", Settle(ctx, t)
+	}
 	if err := kube.RestartDeployment(ctx, t.Client, t.Namespace, t.Deployment); err != nil {
 		return "", err
 	}
@@ -332,26 +342,26 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// replicas is the Deployment's wanted replicas (1 when it names none: the API server's default).
+// replicas is the workload's wanted replicas (1 when it names none: the API server's default).
 func replicas(ctx context.Context, t Target) (int32, error) {
-	var d appsv1.Deployment
-	if err := kube.Retry(ctx, func(ctx context.Context) error {
-		return t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d)
-	}); err != nil {
-		return 0, err
-	}
-	if d.Spec.Replicas == nil {
-		return 1, nil
-	}
-	return *d.Spec.Replicas, nil
+	var n int
+	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+		n, _, err = kube.ReadWorkload(ctx, t.Client, t.workload())
+		return err
+	})
+	return int32(n), err
 }
 
 func scale(ctx context.Context, t Target, n int32) error {
-	d := &appsv1.Deployment{}
-	d.Name, d.Namespace = t.Deployment, t.Namespace
+	var obj k8s.Object = &appsv1.Deployment{}
+	if t.Kind == kube.KindRollout {
+		obj = kube.NewRollout(t.Namespace, t.Deployment)
+	}
+	obj.SetName(t.Deployment)
+	obj.SetNamespace(t.Namespace)
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
 	if err := kube.Retry(ctx, func(ctx context.Context) error {
-		return t.Client.Resources(t.Namespace).Patch(ctx, d, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)})
+		return t.Client.Resources(t.Namespace).Patch(ctx, obj, k8s.Patch{PatchType: types.MergePatchType, Data: []byte(patch)})
 	}); err != nil {
 		return fmt.Errorf("scale %s/%s to %d: %w", t.Namespace, t.Deployment, n, err)
 	}

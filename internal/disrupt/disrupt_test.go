@@ -189,9 +189,9 @@ func TestOnceRefuses(t *testing.T) {
 		{"restart a missing Deployment", 2, RolloutRestart, func(t *Target) { t.Deployment = "gone" }, `rollout restart ns/gone: deployments.apps "gone" not found`},
 		{"delete with no pod", 2, DeletePod, func(t *Target) { t.Selector = "app=none" }, "no ready pod app=none in ns to delete"},
 		{"unknown kind", 2, "drain", nil, `unknown disruption "drain"`},
-		{"restart a ReplicaSet checked as it runs", 2, RolloutRestart, func(t *Target) { t.ReplicaSet = true },
+		{"restart a ReplicaSet checked as it runs", 2, RolloutRestart, func(t *Target) { t.Kind = kube.KindReplicaSet },
 			"rollout-restart on ReplicaSet ns/web: a ReplicaSet checked as it runs is disrupted only by pod deletions"},
-		{"scale a ReplicaSet checked as it runs", 2, ScaleDown, func(t *Target) { t.ReplicaSet = true },
+		{"scale a ReplicaSet checked as it runs", 2, ScaleDown, func(t *Target) { t.Kind = kube.KindReplicaSet },
 			"scale-down on ReplicaSet ns/web: a ReplicaSet checked as it runs is disrupted only by pod deletions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

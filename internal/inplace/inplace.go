@@ -49,8 +49,14 @@ type Record struct {
 	Row string `json:"row"`
 	// Time is when it was recorded.
 	Time time.Time `json:"time"`
-	// Spec is the Deployment's spec as it was.
+	// Spec is the Deployment's spec as it was (of an Argo Rollout: its replicas, selector, pod
+	// template and minReadySeconds, as a Deployment's).
 	Spec appsv1.DeploymentSpec `json:"spec"`
+	// Template is an Argo Rollout's spec.template as it was written, put back as it was; empty
+	// for a Deployment.
+	Template json.RawMessage `json:"template,omitempty"`
+	// RestartAt is an Argo Rollout's spec.restartAt as it was (empty: none).
+	RestartAt string `json:"restartAt,omitempty"`
 }
 
 // String is "run 3f2a… (row rc-as-is-x7k2p) at 2026-11-27T10:00:00Z".
@@ -62,50 +68,80 @@ func (r Record) String() string {
 	return fmt.Sprintf("run %s (row %s) at %s", run, r.Row, r.Time.UTC().Format(time.RFC3339))
 }
 
-// ErrHeld is Hold's error for a Deployment that carries a record already: another run holds it,
+// ErrHeld is Hold's error for a workload that carries a record already: another run holds it,
 // or a killed one left it (Leftover restores that).
-var ErrHeld = errors.New("the Deployment carries a restore record already")
+var ErrHeld = errors.New("the workload carries a restore record already")
 
-// recordOf reads d's record; nil without one.
-func recordOf(d *appsv1.Deployment) (*Record, error) {
-	s, ok := d.Annotations[Annotation]
+// state is what a record keeps of a workload, and a restore puts back: its spec as a
+// Deployment's, and of an Argo Rollout its pod template as it was written (Template) and its
+// spec.restartAt.
+type state struct {
+	Spec      appsv1.DeploymentSpec
+	Template  json.RawMessage
+	RestartAt string
+}
+
+// store is a workload checked in place as the record and the restore read and write it.
+type store interface {
+	// String is "Deployment NS/NAME" or "Rollout NS/NAME".
+	String() string
+	// update reads the workload, lets change modify its annotations (never nil) and its state,
+	// and writes what changed back, asking again on a conflict (someone else wrote it meanwhile:
+	// the change is made again on the fresh object) and on transient errors (kube.Retry).
+	update(ctx context.Context, change func(ann map[string]string, st *state) error) error
+}
+
+// deploymentStore is a Deployment.
+type deploymentStore struct {
+	cs       kubernetes.Interface
+	ns, name string
+}
+
+func (d deploymentStore) String() string { return "Deployment " + d.ns + "/" + d.name }
+
+func (d deploymentStore) update(ctx context.Context, change func(map[string]string, *state) error) error {
+	return kube.Retry(ctx, func(ctx context.Context) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			dep, err := d.cs.AppsV1().Deployments(d.ns).Get(ctx, d.name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if dep.Annotations == nil {
+				dep.Annotations = map[string]string{}
+			}
+			st := state{Spec: dep.Spec}
+			if err := change(dep.Annotations, &st); err != nil {
+				return err
+			}
+			dep.Spec = st.Spec
+			_, err = d.cs.AppsV1().Deployments(d.ns).Update(ctx, dep, metav1.UpdateOptions{})
+			return err
+		})
+	})
+}
+
+// recordOf reads the record in ann; nil without one.
+func recordOf(what fmt.Stringer, ann map[string]string) (*Record, error) {
+	s, ok := ann[Annotation]
 	if !ok {
 		return nil, nil
 	}
 	var r Record
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return nil, fmt.Errorf("Deployment %s/%s: annotation %s is not a restore record: %w", d.Namespace, d.Name, Annotation, err)
+		return nil, fmt.Errorf("%s: annotation %s is not a restore record: %w", what, Annotation, err)
 	}
 	return &r, nil
 }
 
-// update reads the Deployment, lets change modify it and writes it back, asking again on a
-// conflict (someone else wrote it meanwhile: the change is made again on the fresh object) and
-// on transient errors (kube.Retry).
-func update(ctx context.Context, cs kubernetes.Interface, ns, name string, change func(*appsv1.Deployment) error) (*appsv1.Deployment, error) {
-	var out *appsv1.Deployment
-	err := kube.Retry(ctx, func(ctx context.Context) error {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if err := change(d); err != nil {
-				return err
-			}
-			out, err = cs.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
-			return err
-		})
-	})
-	return out, err
+// Hold records the Deployment's spec on it (Annotation), before anything changes it. A
+// Deployment that carries a record already is ErrHeld: nothing is written.
+func Hold(ctx context.Context, cs kubernetes.Interface, ns, name string, rec Record) error {
+	return hold(ctx, deploymentStore{cs, ns, name}, rec)
 }
 
-// Hold records the Deployment's spec on it (Annotation), before anything changes it, and
-// returns the Deployment as it is then. A Deployment that carries a record already is ErrHeld:
-// nothing is written.
-func Hold(ctx context.Context, cs kubernetes.Interface, ns, name string, rec Record) (*appsv1.Deployment, error) {
-	d, err := update(ctx, cs, ns, name, func(d *appsv1.Deployment) error {
-		old, err := recordOf(d)
+func hold(ctx context.Context, w store, rec Record) error {
+	err := w.update(ctx, func(ann map[string]string, st *state) error {
+		old, err := recordOf(w, ann)
 		switch {
 		case err != nil:
 			return err
@@ -114,39 +150,40 @@ func Hold(ctx context.Context, cs kubernetes.Interface, ns, name string, rec Rec
 		case old != nil:
 			return fmt.Errorf("%w: %s", ErrHeld, old)
 		}
-		rec.Spec = d.Spec
+		rec.Spec, rec.Template, rec.RestartAt = st.Spec, st.Template, st.RestartAt
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err
 		}
-		if d.Annotations == nil {
-			d.Annotations = map[string]string{}
-		}
-		d.Annotations[Annotation] = string(b)
+		ann[Annotation] = string(b)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("record Deployment %s/%s before the row: %w", ns, name, err)
+		return fmt.Errorf("record %s before the row: %w", w, err)
 	}
-	return d, nil
+	return nil
 }
 
 // Change gives the held Deployment the spec a variant asks for. It refuses a Deployment whose
 // record is gone (someone removed it: rollcheck could no longer restore it).
 func Change(ctx context.Context, cs kubernetes.Interface, ns, name string, spec appsv1.DeploymentSpec) error {
-	_, err := update(ctx, cs, ns, name, func(d *appsv1.Deployment) error {
-		rec, err := recordOf(d)
+	return change(ctx, deploymentStore{cs, ns, name}, spec)
+}
+
+func change(ctx context.Context, w store, spec appsv1.DeploymentSpec) error {
+	err := w.update(ctx, func(ann map[string]string, st *state) error {
+		rec, err := recordOf(w, ann)
 		if err != nil {
 			return err
 		}
 		if rec == nil {
 			return fmt.Errorf("annotation %s is gone: rollcheck changes nothing it cannot restore", Annotation)
 		}
-		d.Spec = *spec.DeepCopy()
+		st.Spec, st.Template = *spec.DeepCopy(), nil
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("change Deployment %s/%s for the variant: %w", ns, name, err)
+		return fmt.Errorf("change %s for the variant: %w", w, err)
 	}
 	return nil
 }
@@ -167,12 +204,16 @@ type Restored struct {
 // server that is gone (kube.RetryFor). run, when not empty, must be the record's: a record of
 // another run is not this run's to restore (an error).
 func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string) (Restored, error) {
+	return restore(ctx, deploymentStore{cs, ns, name}, run)
+}
+
+func restore(ctx context.Context, w store, run string) (Restored, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
 	defer cancel()
 	var out Restored
 	errNone := errors.New("no record")
-	_, err := update(rctx, cs, ns, name, func(d *appsv1.Deployment) error {
-		rec, err := recordOf(d)
+	err := w.update(rctx, func(ann map[string]string, st *state) error {
+		rec, err := recordOf(w, ann)
 		if err != nil {
 			return err
 		}
@@ -183,48 +224,64 @@ func Restore(ctx context.Context, cs kubernetes.Interface, ns, name, run string)
 			return fmt.Errorf("the record is %s's, not this run's (%s)", rec, run)
 		}
 		out.Record = rec
-		out.Changed = !equality.Semantic.DeepEqual(d.Spec, rec.Spec)
-		d.Spec = *rec.Spec.DeepCopy()
-		delete(d.Annotations, Annotation)
+		want := state{Spec: *rec.Spec.DeepCopy(), Template: rec.Template, RestartAt: rec.RestartAt}
+		out.Changed = !equality.Semantic.DeepEqual(st.Spec, want.Spec) || st.RestartAt != want.RestartAt
+		*st = want
+		delete(ann, Annotation)
 		return nil
 	})
 	switch {
 	case errors.Is(err, errNone):
 		return out, nil // nothing recorded; or an earlier try restored it and its answer was lost
 	case err != nil:
-		return out, fmt.Errorf("restore Deployment %s/%s: %w", ns, name, err)
+		return out, fmt.Errorf("restore %s: %w", w, err)
 	}
 	return out, nil
 }
 
-// LeaseName is the name of the Lease (coordination.k8s.io/v1) a run holds in the Deployment's
-// namespace while it checks the Deployment in place: "rollcheck-" and the Deployment's name (a
-// hash of it for a name too long for that).
-func LeaseName(deployment string) string {
-	name := "rollcheck-" + deployment
+// LeaseName is the name of the Lease (coordination.k8s.io/v1) a run holds in the workload's
+// namespace while it checks it in place: "rollcheck-" and the name of the Deployment (of an Argo
+// Rollout: "rollout." and its name), a hash of it for a name too long for that.
+func LeaseName(workload string) string {
+	name := "rollcheck-" + workload
 	if len(name) <= validation.DNS1123SubdomainMaxLength {
 		return name
 	}
-	sum := sha256.Sum256([]byte(deployment))
+	sum := sha256.Sum256([]byte(workload))
 	return name[:200] + "-" + hex.EncodeToString(sum[:8])
 }
 
-// HoldLease holds the Deployment's Lease (LeaseName) for the run, renewed until it is released:
-// one run checks a Deployment at a time. A live Lease of another run is a *runlease.HeldError,
-// one line that names it, and nothing is written.
-func HoldLease(ctx context.Context, cs kubernetes.Interface, ns, name, run string, opts ...runlease.Option) (*runlease.Lease, error) {
-	return runlease.Acquire(ctx, cs, ns, LeaseName(name), run, fmt.Sprintf("deployment %s/%s", ns, name), opts...)
+// leaseKey is what LeaseName names for the workload of a (check.App in place).
+func leaseKey(a check.App) string {
+	if a.Kind == check.KindRollout {
+		return "rollout." + a.Deployment
+	}
+	return a.Deployment
+}
+
+// HoldLease holds the Lease of the workload of a (check.App in place; LeaseName) for the run,
+// renewed until it is released: one run checks a workload at a time. A live Lease of another run
+// is a *runlease.HeldError, one line that names it, and nothing is written.
+func HoldLease(ctx context.Context, cs kubernetes.Interface, a check.App, run string, opts ...runlease.Option) (*runlease.Lease, error) {
+	what := "deployment"
+	switch {
+	case a.Kind == check.KindRollout:
+		what = "rollout"
+	case a.ReplicaSetOf != "":
+		what = "replicaset"
+	}
+	return runlease.Acquire(ctx, cs, a.Namespace, LeaseName(leaseKey(a)), run, fmt.Sprintf("%s %s/%s", what, a.Namespace, a.Deployment), opts...)
 }
 
 // ErrLive is Leftover's error for a record that may be a live run's: it names no run that held
-// the Deployment's Lease, and it is younger than the Lease's duration.
+// the workload's Lease, and it is younger than the Lease's duration.
 var ErrLive = errors.New("the record may be a live run's")
 
-// orphaned tells whether rec, found on the Deployment while the run holds its Lease l, is a run's
+// orphaned tells whether rec, found on the workload while the run holds its Lease l, is a run's
 // that no longer runs: this run's own (an earlier row's whose restore failed), one whose Lease
-// expired and this run took over (l.Took), or, for a run that held no Lease of the Deployment
+// expired and this run took over (l.Took), or, for a run that held no Lease of the workload
 // (a rollcheck before Leases, a Lease deleted by hand), one older than the Lease's duration.
-func orphaned(rec *Record, l *runlease.Lease, ns, name string) error {
+func orphaned(rec *Record, l *runlease.Lease, w fmt.Stringer) error {
 	now := l.Now()
 	switch {
 	case rec.Run != "" && rec.Run == l.ID():
@@ -235,7 +292,7 @@ func orphaned(rec *Record, l *runlease.Lease, ns, name string) error {
 		return nil
 	}
 	left := max(rec.Time.Add(l.Duration()).Sub(now), 0).Round(time.Second)
-	return fmt.Errorf("%w: Deployment %s/%s carries the record of %s, %s old, and no Lease of that run (a rollcheck without Leases, or a Lease deleted by hand): wait for that run, or %s more", ErrLive, ns, name, rec, max(now.Sub(rec.Time), 0).Round(time.Second), left)
+	return fmt.Errorf("%w: %s carries the record of %s, %s old, and no Lease of that run (a rollcheck without Leases, or a Lease deleted by hand): wait for that run, or %s more", ErrLive, w, rec, max(now.Sub(rec.Time), 0).Round(time.Second), left)
 }
 
 // Leftover restores a Deployment whose record a run left that ended without restoring it (a
@@ -246,25 +303,34 @@ func orphaned(rec *Record, l *runlease.Lease, ns, name string) error {
 // its run no longer runs (orphaned); a record that may be a live run's is ErrLive, and nothing
 // is changed.
 func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string, l *runlease.Lease) (string, *Record, error) {
-	var d *appsv1.Deployment
-	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
-		d, err = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		return err
+	w := deploymentStore{cs, ns, name}
+	return leftover(ctx, cs, w, ns, l, func(ctx context.Context) (*appsv1.Deployment, error) {
+		return cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	})
-	if err != nil {
-		return "", nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
-	}
-	rec, err := recordOf(d)
-	if err != nil {
-		return "", nil, err
+}
+
+// leftover is Leftover for w in namespace ns; view reads w as a Deployment (its UID and selector
+// find its ReplicaSets).
+func leftover(ctx context.Context, cs kubernetes.Interface, w store, ns string, l *runlease.Lease, view func(context.Context) (*appsv1.Deployment, error)) (string, *Record, error) {
+	var rec *Record
+	// Read only: update's change returns errRead, so nothing is written.
+	errRead := errors.New("read")
+	err := w.update(ctx, func(ann map[string]string, _ *state) (err error) {
+		if rec, err = recordOf(w, ann); err != nil {
+			return err
+		}
+		return errRead
+	})
+	if !errors.Is(err, errRead) {
+		return "", nil, fmt.Errorf("%s: %w", w, err)
 	}
 	var r Restored
 	if rec != nil {
-		if err := orphaned(rec, l, ns, name); err != nil {
+		if err := orphaned(rec, l, w); err != nil {
 			return "", nil, err
 		}
 		// The run's own record only: one that another run wrote since is not this one.
-		if r, err = Restore(ctx, cs, ns, name, rec.Run); err != nil {
+		if r, err = restore(ctx, w, rec.Run); err != nil {
 			return "", nil, err
 		}
 	}
@@ -273,9 +339,13 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string, l *
 		return "", nil, err
 	}
 	if r.Record != nil {
-		d, err := cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		var d *appsv1.Deployment
+		err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+			d, err = view(ctx)
+			return err
+		})
 		if err != nil {
-			return "", nil, fmt.Errorf("Deployment %s/%s: %w", ns, name, err)
+			return "", nil, fmt.Errorf("%s: %w", w, err)
 		}
 		if _, err := CleanReplicaSets(ctx, cs, d); err != nil {
 			return "", nil, err
@@ -287,7 +357,7 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string, l *
 		if r.Changed {
 			what = "its spec put back as recorded"
 		}
-		line = fmt.Sprintf("Deployment %s/%s restored: %s left it changed and did not restore it (killed?); %s", ns, name, r.Record, what)
+		line = fmt.Sprintf("%s restored: %s left it changed and did not restore it (killed?); %s", w, r.Record, what)
 	}
 	if deleted {
 		if line != "" {

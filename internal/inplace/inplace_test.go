@@ -77,14 +77,17 @@ func TestRecordChangeRestore(t *testing.T) {
 	ctx := context.Background()
 	orig := live()
 	cs := fake.NewClientset(orig.DeepCopy())
-	held, err := Hold(ctx, cs, "shop", "web", Record{Run: "run1", Row: "rc-v-abc", Time: time.Now()})
+	if err := Hold(ctx, cs, "shop", "web", Record{Run: "run1", Row: "rc-v-abc", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	held, err := cs.AppsV1().Deployments("shop").Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if held.Annotations[Annotation] == "" || !equality.Semantic.DeepEqual(held.Spec, orig.Spec) {
 		t.Fatalf("Hold changed the spec or wrote no record: %+v", held)
 	}
-	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "run2"}); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "run run1 (row rc-v-abc)") {
+	if err := Hold(ctx, cs, "shop", "web", Record{Run: "run2"}); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "run run1 (row rc-v-abc)") {
 		t.Errorf("a second Hold: %v, want ErrHeld naming run1", err)
 	}
 	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
@@ -133,7 +136,7 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("dead"), LeaseDurationSeconds: ptr.To(int32(runlease.Duration / time.Second)),
 			AcquireTime: &metav1.MicroTime{Time: t0}, RenewTime: &metav1.MicroTime{Time: t0}, LeaseTransitions: ptr.To(int32(0))}}
 	cs := fake.NewClientset(orig.DeepCopy(), killed)
-	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "dead", Row: "rc-v-abc", Time: t0}); err != nil {
+	if err := Hold(ctx, cs, "shop", "web", Record{Run: "dead", Row: "rc-v-abc", Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
@@ -143,7 +146,7 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Step(10 * time.Second)
-	if _, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk)); !errors.Is(err, runlease.ErrHeld) ||
+	if _, err := HoldLease(ctx, cs, check.App{Namespace: "shop", Deployment: "web"}, "next", runlease.WithClock(clk)); !errors.Is(err, runlease.ErrHeld) ||
 		!strings.HasPrefix(err.Error(), "deployment shop/web is held by rollcheck run dead (renewed 10s ago, lease expires in 5s") {
 		t.Fatalf("the next run 10 s after the kill: %v, want refused", err)
 	}
@@ -151,7 +154,7 @@ func TestLeftoverOfAKilledRun(t *testing.T) {
 		t.Fatal("the refused run removed the record")
 	}
 	clk.Step(5 * time.Second)
-	l, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk))
+	l, err := HoldLease(ctx, cs, check.App{Namespace: "shop", Deployment: "web"}, "next", runlease.WithClock(clk))
 	if err != nil {
 		t.Fatalf("the next run once the Lease expired: %v", err)
 	}
@@ -187,13 +190,13 @@ func TestLeftoverWithoutALease(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0.Add(4 * time.Second))
 	orig := live()
 	cs := fake.NewClientset(orig.DeepCopy())
-	if _, err := Hold(ctx, cs, "shop", "web", Record{Run: "old", Row: "rc-v-abc", Time: t0}); err != nil {
+	if err := Hold(ctx, cs, "shop", "web", Record{Run: "old", Row: "rc-v-abc", Time: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := HoldLease(ctx, cs, "shop", "web", "next", runlease.WithClock(clk))
+	l, err := HoldLease(ctx, cs, check.App{Namespace: "shop", Deployment: "web"}, "next", runlease.WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +250,7 @@ func TestRestoreRetriesAndOutlivesCtrlC(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			orig := live()
 			cs := fake.NewClientset(orig.DeepCopy())
-			if _, err := Hold(context.Background(), cs, "shop", "web", Record{Run: "r"}); err != nil {
+			if err := Hold(context.Background(), cs, "shop", "web", Record{Run: "r"}); err != nil {
 				t.Fatal(err)
 			}
 			if err := Change(context.Background(), cs, "shop", "web", changed(orig.Spec)); err != nil {
@@ -269,7 +272,7 @@ func TestRestoreRetriesAndOutlivesCtrlC(t *testing.T) {
 	// A refusal is not asked again: it is said at once.
 	orig := live()
 	cs := fake.NewClientset(orig.DeepCopy())
-	if _, err := Hold(context.Background(), cs, "shop", "web", Record{Run: "r"}); err != nil {
+	if err := Hold(context.Background(), cs, "shop", "web", Record{Run: "r"}); err != nil {
 		t.Fatal(err)
 	}
 	failing(cs, 100, apierrors.NewForbidden(gr, "web", errors.New("no")))
@@ -337,7 +340,7 @@ func TestLostAnswers(t *testing.T) {
 	cs := fake.NewClientset(orig.DeepCopy())
 	lost(cs, 1)
 	rec := Record{Run: "r", Row: "rc-v", Time: time.Now().UTC()}
-	if _, err := Hold(ctx, cs, "shop", "web", rec); err != nil {
+	if err := Hold(ctx, cs, "shop", "web", rec); err != nil {
 		t.Fatalf("Hold after a lost answer: %v", err)
 	}
 	if err := Change(ctx, cs, "shop", "web", changed(orig.Spec)); err != nil {

@@ -6,12 +6,14 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/e2e-framework/klient"
 
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
-// Preflight reads the Deployment of plans in place once, before any work, finds the Service
+// Preflight reads the workload of plans in place (a Deployment, an Argo Rollout or a Rollout's
+// ReplicaSet: WorkloadOf) once, before any work, finds the Service
 // the load goes to, and validates every plan with the Deployment (each row reads both again): a
 // Deployment that is not there, no Service or several (inplace.Service), or one a variant
 // or a disruption does not fit (a port no container declares, a scale-down of one replica, a
@@ -25,21 +27,22 @@ func Preflight(ctx context.Context, cfg *rest.Config, plans []*check.Resolved) e
 	if err != nil {
 		return err
 	}
+	client, err := klient.New(cfg)
+	if err != nil {
+		return err
+	}
 	a := plans[0].Plan().App
-	d, err := Live(ctx, cs, a)
+	wl := WorkloadOf(cs, client, a)
+	d, err := wl.Read(ctx)
 	if err != nil {
 		return err
 	}
 	if _, _, err := Service(ctx, cs, d, a.Service, a.Port); err != nil {
 		return err
 	}
-	what := "Deployment"
-	if a.ReplicaSetOf != "" {
-		what = "ReplicaSet"
-	}
 	for _, p := range plans {
 		if _, err := p.Live(d); err != nil {
-			return fmt.Errorf("%s %s/%s: %w", what, a.Namespace, a.Deployment, err)
+			return fmt.Errorf("%s: %w", wl.Pods(), err)
 		}
 	}
 	return nil
@@ -58,5 +61,5 @@ func HoldRun(ctx context.Context, cfg *rest.Config, plans []*check.Resolved, run
 		return nil, err
 	}
 	a := plans[0].Plan().App
-	return HoldLease(ctx, cs, a.Namespace, a.Deployment, runID)
+	return HoldLease(ctx, cs, a, runID)
 }

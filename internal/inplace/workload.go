@@ -18,6 +18,9 @@ import (
 // before it changes anything, changes for a variant and puts back on every path. WorkloadOf
 // chooses the implementation once, from the plan's app:
 //   - a Deployment, which a row may change (its variant, a rollout restart) and restores;
+//   - an Argo Rollout (a.Kind check.KindRollout), read and written as unstructured, whose
+//     variants change its pod template and replicas (a new revision to Argo, rolled out by the
+//     Rollout's strategy) and which is restored as a Deployment is;
 //   - a ReplicaSet of a workload rollcheck does not change (an Argo Rollout's revision, which
 //     its own controller owns): read as it runs, never written; a variant that would change it
 //     is refused in one line.
@@ -50,6 +53,9 @@ func WorkloadOf(cs kubernetes.Interface, client klient.Client, a check.App) Work
 	if a.ReplicaSetOf != "" {
 		return replicaSet{cs: cs, app: a}
 	}
+	if a.Kind == check.KindRollout {
+		return rollout{cs: cs, store: rolloutStore{client: client, ns: a.Namespace, name: a.Deployment}, app: a}
+	}
 	return deployment{cs: cs, client: client, app: a}
 }
 
@@ -73,8 +79,7 @@ func (d deployment) Leftover(ctx context.Context, l *runlease.Lease) (string, *R
 }
 
 func (d deployment) Hold(ctx context.Context, rec Record) error {
-	_, err := Hold(ctx, d.cs, d.app.Namespace, d.app.Deployment, rec)
-	return err
+	return Hold(ctx, d.cs, d.app.Namespace, d.app.Deployment, rec)
 }
 
 func (d deployment) Change(ctx context.Context, live *appsv1.Deployment, spec appsv1.DeploymentSpec) error {
@@ -85,8 +90,15 @@ func (d deployment) Change(ctx context.Context, live *appsv1.Deployment, spec ap
 }
 
 func (d deployment) Restore(ctx context.Context, live *appsv1.Deployment, run string) (string, error) {
-	ns, name := d.app.Namespace, d.app.Deployment
-	res, err := Restore(ctx, d.cs, ns, name, run)
+	return restoreWorkload(ctx, d.cs, d.client, deploymentStore{d.cs, d.app.Namespace, d.app.Deployment}, d.Pods(), live, run)
+}
+
+// restoreWorkload puts w back as its record says for run (restore), waits until pods rolled out
+// when that changed them (kube.WaitWorkload: a Rollout its controller gave up is an error that
+// says so), and removes the record from the ReplicaSets of live (as Read returned it; nil: none
+// read). It says what it did in one line.
+func restoreWorkload(ctx context.Context, cs kubernetes.Interface, client klient.Client, w store, pods kube.Workload, live *appsv1.Deployment, run string) (string, error) {
+	res, err := restore(ctx, w, run)
 	if err != nil {
 		return "", err
 	}
@@ -95,17 +107,17 @@ func (d deployment) Restore(ctx context.Context, live *appsv1.Deployment, run st
 		what = "spec put back as recorded"
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RestoreWait)
 		defer cancel()
-		if err := kube.WaitRollout(wctx, d.client, ns, name, RestoreWait); err != nil {
-			return "", fmt.Errorf("restored Deployment %s/%s: %w", ns, name, err)
+		if err := kube.WaitWorkload(wctx, client, pods, RestoreWait); err != nil {
+			return "", fmt.Errorf("restored %s: %w", w, err)
 		}
 		what += ", rolled out"
 	}
-	if res.Record != nil {
-		if _, err := CleanReplicaSets(ctx, d.cs, live); err != nil {
-			return "", fmt.Errorf("restored Deployment %s/%s: %w", ns, name, err)
+	if res.Record != nil && live != nil {
+		if _, err := CleanReplicaSets(ctx, cs, live); err != nil {
+			return "", fmt.Errorf("restored %s: %w", w, err)
 		}
 	}
-	return fmt.Sprintf("Deployment %s/%s restored (%s)", ns, name, what), nil
+	return fmt.Sprintf("%s restored (%s)", w, what), nil
 }
 
 // replicaSet is a ReplicaSet of a workload rollcheck does not change, checked as it runs.
@@ -115,7 +127,7 @@ type replicaSet struct {
 }
 
 func (r replicaSet) Pods() kube.Workload {
-	return kube.Workload{Namespace: r.app.Namespace, Name: r.app.Deployment, ReplicaSet: true}
+	return kube.Workload{Namespace: r.app.Namespace, Name: r.app.Deployment, Kind: kube.KindReplicaSet}
 }
 
 func (r replicaSet) Read(ctx context.Context) (*appsv1.Deployment, error) {

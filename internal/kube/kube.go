@@ -94,20 +94,32 @@ func WaitRollout(ctx context.Context, client klient.Client, ns, name string, tim
 	return nil
 }
 
-// Workload is what a row's pods belong to: a Deployment, or with ReplicaSet a ReplicaSet (one
-// revision of a workload rollcheck does not change: an Argo Rollout's).
+// Workload is what a row's pods belong to: a Deployment, a ReplicaSet (one revision of a
+// workload rollcheck does not change: an Argo Rollout's), or an Argo Rollout.
 type Workload struct {
 	Namespace, Name string
-	ReplicaSet      bool
+	// Kind is KindDeployment (also when empty), KindReplicaSet or KindRollout.
+	Kind string
 }
 
-// String is "Deployment NS/NAME" or "ReplicaSet NS/NAME".
-func (w Workload) String() string {
-	kind := "Deployment"
-	if w.ReplicaSet {
-		kind = "ReplicaSet"
+// The kinds of a Workload.
+const (
+	KindDeployment = "Deployment"
+	KindReplicaSet = "ReplicaSet"
+	KindRollout    = "Rollout"
+)
+
+// KindOf is w's kind, KindDeployment when empty.
+func (w Workload) KindOf() string {
+	if w.Kind == "" {
+		return KindDeployment
 	}
-	return kind + " " + w.Namespace + "/" + w.Name
+	return w.Kind
+}
+
+// String is "Deployment NS/NAME", "ReplicaSet NS/NAME" or "Rollout NS/NAME".
+func (w Workload) String() string {
+	return w.KindOf() + " " + w.Namespace + "/" + w.Name
 }
 
 // ReplicaSetComplete reports whether every replica rs wants is there, ready and available, as
@@ -123,17 +135,26 @@ func ReplicaSetComplete(rs *appsv1.ReplicaSet) bool {
 }
 
 // ReadWorkload reads w and returns the replicas it wants (1 when it names none: the API
-// server's default) and whether its rollout is complete (RolloutComplete, ReplicaSetComplete).
+// server's default) and whether its rollout is complete (RolloutComplete, ReplicaSetComplete,
+// RolloutStatus.Complete).
 func ReadWorkload(ctx context.Context, client klient.Client, w Workload) (int, bool, error) {
 	var replicas *int32
 	var complete bool
-	if w.ReplicaSet {
+	switch w.KindOf() {
+	case KindRollout:
+		u := NewRollout(w.Namespace, w.Name)
+		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, u); err != nil {
+			return 0, false, err
+		}
+		s := RolloutStatusOf(u)
+		return s.Wanted, s.Complete(), nil
+	case KindReplicaSet:
 		var rs appsv1.ReplicaSet
 		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, &rs); err != nil {
 			return 0, false, err
 		}
 		replicas, complete = rs.Spec.Replicas, ReplicaSetComplete(&rs)
-	} else {
+	default:
 		var d appsv1.Deployment
 		if err := client.Resources(w.Namespace).Get(ctx, w.Name, w.Namespace, &d); err != nil {
 			return 0, false, err
@@ -148,10 +169,15 @@ func ReadWorkload(ctx context.Context, client klient.Client, w Workload) (int, b
 }
 
 // WaitWorkload waits until w's rollout is complete (WaitRollout for a Deployment; for a
-// ReplicaSet, every wanted replica ready and available), or gives up after timeout saying how
-// far it got.
+// ReplicaSet, every wanted replica ready and available; for an Argo Rollout, Healthy on its
+// newest revision with every replica, a restart asked for over: RolloutStatus.Complete), or gives
+// up after timeout saying how far it got. A Rollout its controller gave up (Degraded, aborted)
+// is ErrRolloutDegraded at once.
 func WaitWorkload(ctx context.Context, client klient.Client, w Workload, timeout time.Duration) error {
-	if !w.ReplicaSet {
+	switch w.KindOf() {
+	case KindRollout:
+		return waitRollout(ctx, client, w, timeout)
+	case KindDeployment:
 		return WaitRollout(ctx, client, w.Namespace, w.Name, timeout)
 	}
 	var last appsv1.ReplicaSet

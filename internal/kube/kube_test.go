@@ -157,7 +157,7 @@ func TestWaitWorkloadReplicaSet(t *testing.T) {
 	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web-5d9f", Namespace: "ns", Generation: 1}, Spec: appsv1.ReplicaSetSpec{Replicas: &two},
 		Status: appsv1.ReplicaSetStatus{ObservedGeneration: 1, Replicas: 2, ReadyReplicas: 1, AvailableReplicas: 1}}
 	c := kubefake.NewCluster(t, interceptor.Funcs{}, rs)
-	w := Workload{Namespace: "ns", Name: "web-5d9f", ReplicaSet: true}
+	w := Workload{Namespace: "ns", Name: "web-5d9f", Kind: KindReplicaSet}
 	err := WaitWorkload(context.Background(), c.Client, w, 20*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "wait 20ms for ReplicaSet ns/web-5d9f (generation 1 observed 1, replicas 2 ready 1 available 1)") {
 		t.Errorf("WaitWorkload on a ReplicaSet with a pod not ready: %v", err)
