@@ -338,7 +338,7 @@ func (r *runner) deploy(ctx context.Context) error {
 	if err := r.src.apply(ctx); err != nil {
 		return err
 	}
-	if sig := r.row.Config.StopSignal; sig != "" {
+	if sig := r.row.Config.StopSignal; sig != "" && r.workload().KindOf() == kube.KindDeployment {
 		// An API server without the ContainerStopSignals gate drops the field silently: the
 		// row would measure SIGTERM and call it the stop signal's doing.
 		var got appsv1.Deployment
@@ -391,7 +391,7 @@ func (r *runner) readPods(ctx context.Context) {
 	} else {
 		r.logf("%s: the container runtime's version is not recorded: read node %s: %v", r.p.Variant.Name, p.Spec.NodeName, err)
 	}
-	if sig := r.row.Config.StopSignal; sig != "" {
+	if sig := r.row.Config.StopSignal; sig != "" && r.workload().KindOf() == kube.KindDeployment {
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Name == r.row.Config.Container && cs.StopSignal != nil {
 				r.row.StopSignalReported = string(*cs.StopSignal)

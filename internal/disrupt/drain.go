@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,13 +58,9 @@ func drain(ctx context.Context, t Target, rec *Record) error {
 	dr := &check.Drain{Timeout: cmp.Or(t.DrainTimeout, check.DefaultDrainTimeout)}
 	rec.Drain = dr
 	cr := t.Client.Resources(t.Namespace).GetControllerRuntimeClient()
-	var d appsv1.Deployment
-	if err := cr.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Deployment}, &d); err != nil {
-		return fmt.Errorf("drain-node: get Deployment %s/%s: %w", t.Namespace, t.Deployment, err)
-	}
-	want := 1
-	if d.Spec.Replicas != nil {
-		want = int(*d.Spec.Replicas)
+	want, _, err := kube.ReadWorkload(ctx, t.Client, t.workload())
+	if err != nil {
+		return fmt.Errorf("drain-node: get %s: %w", t.workload(), err)
 	}
 	node, pods, err := pickNode(ctx, t)
 	if err != nil {
@@ -296,11 +291,10 @@ func readyReplacements(pods []corev1.Pod, evicted map[string]types.UID) int {
 // records when (dr.ReplacementsReady). The Deployment is read too, as Settle does: its rollout
 // is what makes the replacements.
 func waitReplacements(ctx context.Context, t Target, want int, dr *check.Drain) error {
-	var d appsv1.Deployment
 	var pods corev1.PodList
 	var apiErr error
 	err := wait.For(kube.Tolerant(func(ctx context.Context) (bool, error) {
-		if err := t.Client.Resources(t.Namespace).Get(ctx, t.Deployment, t.Namespace, &d); err != nil {
+		if _, _, err := kube.ReadWorkload(ctx, t.Client, t.workload()); err != nil {
 			return false, err
 		}
 		if err := t.Client.Resources(t.Namespace).List(ctx, &pods, resources.WithLabelSelector(t.Selector)); err != nil {
