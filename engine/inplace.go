@@ -137,7 +137,7 @@ func (l *live) readApp(ctx context.Context) error {
 	}
 	r.dep = res.Deployment()
 	r.row.Config = res.Applied()
-	svc, port, err := inplace.Service(ctx, r.cs, dep, a.Service, a.Port)
+	svc, port, err := inplace.Service(ctx, r.cs, dep, a.Service, a.Port, a.Kind == check.KindRollout)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func Preflight(ctx context.Context, cfg *rest.Config, plans []*check.Resolved) e
 	if err != nil {
 		return err
 	}
-	if _, _, err := Service(ctx, cs, d, a.Service, a.Port); err != nil {
+	if _, _, err := Service(ctx, cs, d, a.Service, a.Port, a.Kind == check.KindRollout); err != nil {
 		return err
 	}
 	for _, p := range plans {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,8 +21,11 @@ import (
 // Service finds the Service of an app checked in place that the load goes to, and its port that
 // reaches the container port: the one named, or the one Service of the Deployment's namespace
 // whose selector selects its pod template. None, several, a headless one or one without such a
-// port is an error that names what is there.
-func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, name string, port int32) (*corev1.Service, int32, error) {
+// port is an error that names what is there. For an Argo Rollout (rollout), a Service's selector
+// may also name RolloutHashLabel, which Argo sets on the Services it routes (active, preview,
+// canary) and on the pods of each revision, never on the Rollout's own template: that key is not
+// asked of the template.
+func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment, name string, port int32, rollout bool) (*corev1.Service, int32, error) {
 	var list []corev1.Service
 	if name != "" {
 		var s *corev1.Service
@@ -35,7 +39,7 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 		if err != nil {
 			return nil, 0, fmt.Errorf("the app in place: Service %s/%s: %w", d.Namespace, name, err)
 		}
-		if !selects(s, d) {
+		if !selects(s, d, rollout) {
 			return nil, 0, fmt.Errorf("the app in place: Service %s/%s does not select the pods of Deployment %s (its selector %v, the pods' labels %v)",
 				d.Namespace, name, d.Name, s.Spec.Selector, d.Spec.Template.Labels)
 		}
@@ -52,7 +56,7 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 		var names, there []string
 		for _, s := range all.Items {
 			there = append(there, s.Name)
-			if selects(&s, d) {
+			if selects(&s, d, rollout) {
 				list = append(list, s)
 				names = append(names, s.Name)
 			}
@@ -80,9 +84,18 @@ func Service(ctx context.Context, cs kubernetes.Interface, d *appsv1.Deployment,
 	return nil, 0, fmt.Errorf("the app in place: no port of Service %s/%s reaches container port %d (its ports: %s)", d.Namespace, s.Name, port, strings.Join(ports, ", "))
 }
 
-// selects says s's selector selects the pods of d's template.
-func selects(s *corev1.Service, d *appsv1.Deployment) bool {
-	return len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels))
+// RolloutHashLabel is the label Argo Rollouts puts on each revision's pods (its ReplicaSet's
+// pod-template hash) and on the selectors of the Services it routes to one revision.
+const RolloutHashLabel = "rollouts-pod-template-hash"
+
+// selects says s's selector selects the pods of d's template (of a Rollout's, RolloutHashLabel
+// left out: Argo adds it to the pods, per revision).
+func selects(s *corev1.Service, d *appsv1.Deployment, rollout bool) bool {
+	sel := maps.Clone(s.Spec.Selector)
+	if rollout {
+		delete(sel, RolloutHashLabel)
+	}
+	return len(sel) > 0 && labels.SelectorFromSet(sel).Matches(labels.Set(d.Spec.Template.Labels))
 }
 
 // reaches says the Service port sp sends to container port of d's pods: by number (a target

@@ -27,25 +27,32 @@ func TestService(t *testing.T) {
 	byNumber := corev1.ServicePort{Port: 8081, TargetPort: intstr.FromInt32(8080)}
 	headless := svc("web-headless", web, byName)
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
+	argo := map[string]string{"app": "web", RolloutHashLabel: "7d9f"}
 	for _, tc := range []struct {
 		name, named string
 		svcs        []*corev1.Service
 		want        string
 		port        int32
 		err         string
+		rollout     bool
 	}{
-		{"the one that selects", "", []*corev1.Service{svc("web", web, byName), svc("db", map[string]string{"app": "db"}, byName)}, "web", 80, ""},
-		{"by number", "", []*corev1.Service{svc("web", web, corev1.ServicePort{Port: 9090, TargetPort: intstr.FromInt32(9090)}, byNumber)}, "web", 8081, ""},
-		{"named", "web-b", []*corev1.Service{svc("web-a", web, byName), svc("web-b", web, byNumber)}, "web-b", 8081, ""},
+		// Argo routes its active and preview Services by the revision's hash, which the pods of
+		// that revision carry and the Rollout's own template does not.
+		{"a Rollout's active Service", "web", []*corev1.Service{svc("web", argo, byName)}, "web", 80, "", true},
+		{"a Rollout's, found", "", []*corev1.Service{svc("web", argo, byName), svc("db", map[string]string{"app": "db"}, byName)}, "web", 80, "", true},
+		{"a Deployment's, hash kept", "web", []*corev1.Service{svc("web", argo, byName)}, "", 0, "Service shop/web does not select the pods of Deployment web", false},
+		{"the one that selects", "", []*corev1.Service{svc("web", web, byName), svc("db", map[string]string{"app": "db"}, byName)}, "web", 80, "", false},
+		{"by number", "", []*corev1.Service{svc("web", web, corev1.ServicePort{Port: 9090, TargetPort: intstr.FromInt32(9090)}, byNumber)}, "web", 8081, "", false},
+		{"named", "web-b", []*corev1.Service{svc("web-a", web, byName), svc("web-b", web, byNumber)}, "web-b", 8081, "", false},
 		{"none", "", []*corev1.Service{svc("db", map[string]string{"app": "db"}, byName)}, "", 0,
-			"no Service of namespace shop selects the pods of Deployment web (Services there: db): name one (app.service)"},
+			"no Service of namespace shop selects the pods of Deployment web (Services there: db): name one (app.service)", false},
 		{"several", "", []*corev1.Service{svc("web-a", web, byName), svc("web-b", web, byName)}, "", 0,
-			"2 Services of namespace shop select the pods of Deployment web (web-a, web-b): name the one the load goes to (app.service)"},
-		{"named, not there", "nope", nil, "", 0, "Service shop/nope: not found"},
-		{"named, other pods", "db", []*corev1.Service{svc("db", map[string]string{"app": "db"}, byName)}, "", 0, "Service shop/db does not select the pods of Deployment web"},
-		{"headless", "web-headless", []*corev1.Service{headless}, "", 0, "Service shop/web-headless is headless"},
+			"2 Services of namespace shop select the pods of Deployment web (web-a, web-b): name the one the load goes to (app.service)", false},
+		{"named, not there", "nope", nil, "", 0, "Service shop/nope: not found", false},
+		{"named, other pods", "db", []*corev1.Service{svc("db", map[string]string{"app": "db"}, byName)}, "", 0, "Service shop/db does not select the pods of Deployment web", false},
+		{"headless", "web-headless", []*corev1.Service{headless}, "", 0, "Service shop/web-headless is headless", false},
 		{"no port", "", []*corev1.Service{svc("web", web, corev1.ServicePort{Port: 80, TargetPort: intstr.FromString("metrics")})}, "", 0,
-			"no port of Service shop/web reaches container port 8080 (its ports: 80→metrics)"},
+			"no port of Service shop/web reaches container port 8080 (its ports: 80→metrics)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
@@ -54,7 +61,7 @@ func TestService(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s, port, err := Service(ctx, cs, d, tc.named, 8080)
+			s, port, err := Service(ctx, cs, d, tc.named, 8080, tc.rollout)
 			name := ""
 			if s != nil {
 				name = s.Name
