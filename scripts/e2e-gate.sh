@@ -20,7 +20,7 @@
 #      revision), one with a 5 s exec preStop promoted (Healthy); then the Rollout itself checked in
 #      place (rollcheck check --rollout) from this machine as the ServiceAccount: refused in one
 #      line without in-place-rollout.yaml's Role; with it, a variant without a preStop failing by
-#      in-flight-cut and one with a 5 s preStop passing, under Argo's restart (spec.restartAt) and
+#      propagation and in-flight-cut and one with a 5 s preStop passing, under Argo's restart (spec.restartAt) and
 #      pod deletions, the Rollout as it was afterwards;
 #   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
 #      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
@@ -297,9 +297,13 @@ grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" 
 # in-place.yaml and in-place-rollout.yaml in shop, in-place-load.yaml in rc-load. Its analysis is
 # taken off first: each variant is a new revision to Argo, which would otherwise run the gate on it.
 # Release 5 has a 5 s exec preStop. Variant no-prestop (preStop none) is a negative control: the
-# app exits at SIGTERM with 100 ms requests in flight, so each eviction of Argo's restart
-# (spec.restartAt) and each pod deletion cuts them (in-flight-cut). Variant prestop-5s (the
-# native sleep) passes both. After each row the Rollout is put back as it was.
+# app exits at SIGTERM while its endpoint is still routed (propagation: new connections refused)
+# and cuts its 100 ms requests in flight (in-flight-cut), at each eviction of Argo's restart
+# (spec.restartAt) and at each pod deletion. Both mechanisms show, in shares that vary: measured,
+# the restart 8 propagation and 13 in-flight-cut of 21, the deletions 87 and 37 of 125; so
+# propagation is named first (at least a quarter of the failures), in-flight-cut beside it.
+# Variant prestop-5s (the native sleep) passes both. After each row the Rollout is put back as
+# it was.
 admin patch rollout -n shop rweb --type=json -p='[{"op":"remove","path":"/spec/strategy/blueGreen/prePromotionAnalysis"}]'
 rollout_until Healthy 300
 kubeconfig=$work/rollcheck-sa.kubeconfig
@@ -314,7 +318,7 @@ disruptions: [{kind: rollout-restart, count: 1}, {kind: delete-pod, count: 3}]
 variants:
 - name: no-prestop
   preStop: {none: true}
-  expect: {failuresExpected: {phases: [in-flight-cut]}}
+  expect: {failuresExpected: {phases: [propagation, in-flight-cut]}}
 - name: prestop-5s
   preStop: {sleep: 5s}
   expect: {failures: 0}
@@ -337,7 +341,7 @@ log "check of Rollout shop/rweb in place: exit $rc after $(($(date +%s) - s)) s"
 grep -E "restored|Rollout shop/rweb" "$OUT/rollout-check.log" | tail -n 8 || true
 jq -r '.rows[] | "\(.config.name) × \(.config.disruption)×\(.config.count): \(.verdict.status): \(.verdict.reason)"' "$OUT/rollout-check.json" 2>/dev/null \
   || tail -n 30 "$OUT/rollout-check.log"
-[ "$rc" -eq 0 ] || { tail -n 40 "$OUT/rollout-check.log"; die "the check of Rollout shop/rweb exited $rc, want 0 (no-prestop failing by in-flight-cut, prestop-5s passing)"; }
+[ "$rc" -eq 0 ] || { tail -n 40 "$OUT/rollout-check.log"; die "the check of Rollout shop/rweb exited $rc, want 0 (no-prestop failing by propagation and in-flight-cut, prestop-5s passing)"; }
 rollout_until Healthy 300
 rollout_json >"$OUT/rollout-after.json"
 # The generation moved (each change and restore is a write); the spec and annotations did not.
