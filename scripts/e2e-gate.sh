@@ -8,16 +8,17 @@
 #   2. the app with a 5 s preStop sleep: the same Job passes (exit 0, Job Complete);
 #   3. the same Job with its load namespace's Role missing: no verdict (exit 2), one line naming
 #      the right, nothing disrupted;
-#   4. Argo Rollouts (built from its module by internal/controllers, offline): AnalysisRuns of
-#      examples/gate's AnalysisTemplates, as a Rollout or a Kargo Stage makes them, run by Argo's
-#      controller: the Job provider (Successful on shop/web with its preStop, Failed on shop/api
-#      as it is: in-flight requests cut at each deletion) and the Web
-#      provider against rollcheck serve (examples/gate/serve.yaml) for the sample app shop/api
-#      (flagger-app.yaml: 100 ms requests, exit on SIGTERM): Failed, the same hash asked again
-#      (one check, the app's pods deleted once), Successful with a 5 s exec preStop; and an Argo
-#      Rollout (argo-rollout.yaml), blue-green, whose prePromotionAnalysis is the gate Job on the
-#      preview's pods: a release as it is aborted (Degraded, the active Service on the stable
-#      revision), one with a 5 s exec preStop promoted (Healthy);
+#   4. Argo Rollouts (built from its module by internal/controllers, offline), its controller
+#      running: the Job provider's AnalysisRuns made from the Kargo Stage of
+#      examples/gate/kargo-stage.yaml as Kargo's controller makes them (Kargo itself is not served
+#      here; the Stage is read, not applied): Successful on shop/web with its preStop, Failed on
+#      shop/api as it is (in-flight requests cut at each deletion); the Web provider's against
+#      rollcheck serve (examples/gate/serve.yaml) for the sample app shop/api (flagger-app.yaml:
+#      100 ms requests, exit on SIGTERM): Failed, the same hash asked again (one check, the app's
+#      pods deleted once), Successful with a 5 s exec preStop; and an Argo Rollout
+#      (argo-rollout.yaml), blue-green, whose prePromotionAnalysis is the gate Job on the preview's
+#      pods: a release as it is aborted (Degraded, the active Service on the stable revision), one
+#      with a 5 s exec preStop promoted (Healthy);
 #   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
 #      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
 #      a release without a preStop rolls back (Canary Failed), one with a 5 s exec preStop is
@@ -99,45 +100,134 @@ set_prestop() {
 EXEC5='{"exec":{"command":["/rollcheck","agent","app","sleep","5s"]}}'
 
 # 4. Argo Rollouts' controller, built from its module and installed offline: AnalysisRuns made
-# from the AnalysisTemplates of examples/gate, as a Rollout's analysis or a Kargo Stage's
-# verification makes them (Kargo itself is not served here), run by Argo's own controller.
+# from the AnalysisTemplates of examples/gate, as a Kargo Stage's verification or a Rollout's
+# analysis makes them (Kargo itself is not served here), run by Argo's own controller.
 step argo-rollouts timeout 1800 go run ./internal/controllers/cmd/controllers install --cluster "$ROLLCHECK_CLUSTER_NAME" argo-rollouts
 with_image argo-job-template.yaml | admin apply -f -
 admin apply -f - <"$GATE/argo-web-template.yaml"
+# await_run NS RUN WANT WHAT: waits until AnalysisRun NS/RUN ended, prints its phase, message and
+# wall time since $s, and checks its phase is WANT.
+await_run() {
+  local ns=$1 run=$2 want=$3 what=$4 phase
+  for _ in $(seq 900); do
+    phase=$(admin get analysisrun -n "$ns" "$run" -o jsonpath='{.status.phase}')
+    case $phase in Successful | Failed | Error | Inconclusive) break ;; esac
+    sleep 1
+  done
+  log "AnalysisRun $run ($what): $phase after $(($(date +%s) - s)) s: $(admin get analysisrun -n "$ns" "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].message}{" "}{.status.message}')"
+  [ "$phase" = "$want" ] || die "AnalysisRun $run: $phase, want $want"
+}
 # analysis_run TEMPLATE WANT NAME=VALUE...: an AnalysisRun of TEMPLATE's metrics with these
 # arguments; waits until it ended, checks its phase is WANT, prints its wall time; sets $run.
 analysis_run() {
-  local template=$1 want=$2 args="[]" a s phase
+  local template=$1 want=$2 args="[]" a
   shift 2
   for a in "$@"; do args=$(jq -c --arg n "${a%%=*}" --arg v "${a#*=}" '. + [{name: $n, value: $v}]' <<<"$args"); done
   s=$(date +%s)
   run=$(admin get analysistemplate -n rollcheck "$template" -o json | jq --argjson args "$args" '{apiVersion: "argoproj.io/v1alpha1",
     kind: "AnalysisRun", metadata: {generateName: (.metadata.name + "-"), namespace: "rollcheck"},
     spec: {metrics: .spec.metrics, args: ([.spec.args[] | select(.value != null)] + $args)}}' | admin create -f - -o jsonpath='{.metadata.name}')
-  for _ in $(seq 900); do
-    phase=$(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.phase}')
-    case $phase in Successful | Failed | Error | Inconclusive) break ;; esac
-    sleep 1
-  done
-  log "AnalysisRun $run ($template, $*): $phase after $(($(date +%s) - s)) s: $(admin get analysisrun -n rollcheck "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].message}{" "}{.status.message}')"
-  [ "$phase" = "$want" ] || die "AnalysisRun $run: $phase, want $want"
+  await_run rollcheck "$run" "$want" "$template, $*"
 }
 # job_verdict: the last gate Job's verdict, its container's termination message.
 job_verdict() {
   admin get pods -n rollcheck -l app.kubernetes.io/name=rollcheck-gate-job --sort-by=.metadata.creationTimestamp \
     -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.message}'
 }
-# The Job provider: shop/web has its preStop (step 2): Successful. shop/api, as it is (no preStop,
-# 100 ms requests, an exit at SIGTERM): Failed. Its deletions cut the requests in flight however
-# late the kubelet sends SIGTERM; web without a preStop loses requests only while the endpoint
-# outlives the pod, a race that a busy node's late SIGTERM (1.7 s after the deletion, once) let it
-# win with 0 of 6,316 failed, which the gate rightly passed.
-analysis_run rollcheck-gate-job Successful deployment=shop/web
+# The Job provider, as a Kargo Stage's verification makes its AnalysisRuns
+# (examples/gate/kargo-stage.yaml). Kargo is not served here: it is not built, and its Stage CRD is
+# not installed, so the Stage is not applied. kargo_run reads the file and makes the AnalysisRun
+# as Kargo v1.11.2's controller does after a promotion (pkg/controller/stages/regular_stages.go
+# calling pkg/rollouts' AnalysisRunBuilder: analysis_run_builder.go, analysis_template.go,
+# options.go), then Argo's own controller runs it:
+# - in the Stage's namespace (its Project's), which also holds the AnalysisTemplates it names
+#   (kind AnalysisTemplate, the default; or ClusterAnalysisTemplate, cluster-wide);
+# - named STAGE.ULID.FREIGHT, lower case: the Stage's name, a new ULID, the first 7 characters of
+#   the Freight collection's ID;
+# - labelled with verification.analysisRunMetadata's labels and kargo.akuity.io/stage: STAGE,
+#   kargo.akuity.io/freight-collection: ID; annotated with analysisRunMetadata's annotations;
+# - its spec the templates' metrics (a name twice is an error), dryRun and measurementRetention,
+#   one after another, and their args merged by name (two different values are an error); each of
+#   the Stage's args sets the value of the template's argument of its name (one the templates do
+#   not have is dropped), and an argument left with neither value nor valueFrom is an error.
+# Not reproduced: Kargo evaluates ${{ }} expressions in the args' values (refused here), owns the
+# AnalysisRun by the Freight objects, annotates it with the last Promotion, and shortens a Stage
+# name over 63 characters for its label (refused here); none of those exist here.
+# ulid: a new ULID: the time in milliseconds (10 characters of Crockford's base32), then 16 random
+# ones.
+ulid() {
+  local a=0123456789ABCDEFGHJKMNPQRSTVWXYZ t i u=""
+  t=$(date +%s%3N)
+  for i in {1..10}; do u=${a:t%32:1}$u; t=$((t / 32)); done
+  for i in {1..16}; do u+=${a:RANDOM%32:1}; done
+  echo "$u"
+}
+# kargo_run FREIGHT WANT < STAGE.yaml: the AnalysisRun that Kargo makes for the Stage's verification
+# after a promotion of Freight FREIGHT (a stand-in name: no Freight exists here), created; waits
+# until it ended and checks its phase is WANT, as await_run.
+kargo_run() {
+  local freight=$1 want=$2 stage ns name ref refs templates="" fc ar
+  # YAML to JSON without a CRD or a server: kubectl's local patch of nothing.
+  stage=$(admin patch --local -f - -p '{}' --type=merge -o json)
+  [ "$(jq -r '.apiVersion + " " + .kind' <<<"$stage")" = "kargo.akuity.io/v1alpha1 Stage" ] || die "kargo_run: not a Kargo Stage"
+  ns=$(jq -r '.metadata.namespace // "default"' <<<"$stage")
+  name=$(jq -r .metadata.name <<<"$stage")
+  [ "${#name}" -le 63 ] || die "Stage $name: a name over 63 characters (Kargo shortens its label) is not reproduced here"
+  if jq -e '[.spec.verification.args[]?.value // "" | select(contains("${{") or contains("${%"))] | length > 0' <<<"$stage" >/dev/null; then
+    die "Stage $ns/$name: its verification args hold Kargo expressions, which are not evaluated here"
+  fi
+  mapfile -t refs < <(jq -c '.spec.verification.analysisTemplates[]?' <<<"$stage")
+  [ "${#refs[@]}" -gt 0 ] || die "Stage $ns/$name: no verification.analysisTemplates"
+  for ref in "${refs[@]}"; do
+    if [ "$(jq -r '.kind // ""' <<<"$ref")" = ClusterAnalysisTemplate ]; then
+      templates+=$(admin get clusteranalysistemplate "$(jq -r .name <<<"$ref")" -o json)
+    else
+      templates+=$(admin get analysistemplate -n "$ns" "$(jq -r .name <<<"$ref")" -o json)
+    fi
+  done
+  # The Freight collection's ID: the SHA-1 of its Freight's names, sorted, joined by commas.
+  fc=$(printf '%s' "$freight" | sha1sum | cut -d' ' -f1)
+  ar=$(jq -s --argjson stage "$stage" --arg name "$(tr '[:upper:]' '[:lower:]' <<<"$name.$(ulid).${fc:0:7}")" --arg ns "$ns" --arg fc "$fc" '
+    def once(what; key): (map(key) | group_by(.) | map(select(length > 1))[0][0]) as $d
+      | if $d then error("duplicate " + what + " name: " + $d) else . end;
+    map(.spec) as $t | $stage.spec.verification as $v
+    | ([$t[].metrics // [] | .[]] | once("metric"; .name)) as $metrics
+    | ([$t[].dryRun // [] | .[]] | once("dry-run metric"; .metricName)) as $dryRun
+    | ([$t[].measurementRetention // [] | .[]] | once("measurement retention metric"; .metricName)) as $retention
+    | (reduce ($t[].args // [] | .[]) as $a ([]; (map(.name) | index($a.name)) as $i
+        | if $i == null then . + [$a]
+          elif .[$i].value != null and $a.value != null and .[$i].value != $a.value then error("conflicting values for argument " + $a.name)
+          elif .[$i].value == null and $a.value != null then .[$i].value = $a.value
+          else . end)) as $targs
+    | (reduce ($v.args // [] | .[] | select((.value // "") != "")) as $a ($targs; (map(.name) | index($a.name)) as $i
+        | if $i == null then . else .[$i].value = $a.value end)) as $args
+    | ($args | map(select(.value == null and .valueFrom == null)) | .[0].name) as $unset
+    | if $unset then error("unresolved argument " + $unset + ": neither value nor valueFrom") else . end
+    | {apiVersion: "argoproj.io/v1alpha1", kind: "AnalysisRun",
+       metadata: {name: $name, namespace: $ns,
+         labels: (($v.analysisRunMetadata.labels // {}) + {"kargo.akuity.io/stage": $stage.metadata.name, "kargo.akuity.io/freight-collection": $fc}),
+         annotations: ($v.analysisRunMetadata.annotations // {})},
+       spec: ({metrics: $metrics, dryRun: $dryRun, measurementRetention: $retention, args: $args} | with_entries(select(.value != [])))}
+    | .metadata |= with_entries(select(.value != {}))' <<<"$templates") || die "Stage $ns/$name: no AnalysisRun (as Kargo's controller would report)"
+  s=$(date +%s)
+  run=$(admin create -f - -o jsonpath='{.metadata.name}' <<<"$ar")
+  log "Kargo Stage $ns/$name: AnalysisRun $run, labels $(jq -c .metadata.labels <<<"$ar"), args $(jq -c .spec.args <<<"$ar")"
+  await_run "$ns" "$run" "$want" "Stage $ns/$name"
+}
+# shop/web has its preStop (step 2): Successful. shop/api, as it is (no preStop, 100 ms requests,
+# an exit at SIGTERM): Failed, through the same Stage for the app api (every word web in it made
+# api). api's deletions cut the requests in flight however late the kubelet sends SIGTERM; web
+# without a preStop loses requests only while the endpoint outlives the pod, a race that a busy
+# node's late SIGTERM (1.7 s after the deletion, once) let it win with 0 of 6,316 failed, which the
+# gate rightly passed. The stand-in Freight's name is the SHA-1 of the Deployment's pod template,
+# the release verified (Kargo's is a SHA-1 of the Freight's artifacts).
+freight_of() { admin get deployment -n shop "$1" -o jsonpath='{.spec.template}' | sha1sum | cut -d' ' -f1; }
+kargo_run "$(freight_of web)" Successful <"$GATE/kargo-stage.yaml"
 job_verdict | tee "$OUT/argo-job-pass.verdict.json"
 echo
 with_image flagger-app.yaml | admin apply -f -
 admin rollout status -n shop deployment/api --timeout=3m
-analysis_run rollcheck-gate-job Failed deployment=shop/api
+kargo_run "$(freight_of api)" Failed < <(sed -E '/^ *#/!s/\bweb\b/api/g' "$GATE/kargo-stage.yaml")
 job_verdict | tee "$OUT/argo-job-fail.verdict.json"
 echo
 jq -e '.verdict == "fail" and .byPhase["in-flight-cut"] > 0' "$OUT/argo-job-fail.verdict.json" >/dev/null || die "the failed AnalysisRun's Job did not fail the app by in-flight-cut"
