@@ -266,20 +266,40 @@ set_prestop api off
 # gate Job on the preview's pods (the revision's ReplicaSet, by its pod-template hash). A release
 # as it is: the analysis fails, Argo aborts (Degraded, abort) and the active Service stays on the
 # stable revision. A release with a 5 s exec preStop: the analysis passes, Argo promotes (Healthy).
-# rollout_until WANT LIMIT: waits until Rollout shop/rweb's phase is WANT (after its controller
-# saw the newest spec), printing each change of its status with the second it came.
+# rollout_state NAME: Rollout shop/NAME's status fields as its controller sets them, with the
+# revisions of the active and preview Services.
+rollout_state() {
+  admin get rollout -n shop "$1" -o jsonpath='{.metadata.generation}/{.status.observedGeneration} {.status.phase} abort={.status.abort} stable={.status.stableRS} current={.status.currentPodHash} active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}'
+}
+# rollout_until NAME WANT LIMIT: waits until Rollout shop/NAME's phase is WANT (after its controller
+# saw the newest spec), printing each change of its state with the second it came.
 rollout_until() {
-  local want=$1 limit=$2 s st last=""
+  local name=$1 want=$2 limit=$3 s st last=""
   s=$(date +%s)
   while [ $(($(date +%s) - s)) -lt "$limit" ]; do
-    st=$(admin get rollout -n shop rweb -o jsonpath='{.metadata.generation}/{.status.observedGeneration} {.status.phase} abort={.status.abort} stable={.status.stableRS} current={.status.currentPodHash} active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}')
-    [ "$st" = "$last" ] || log "rollout shop/rweb after $(($(date +%s) - s)) s: $st"
+    st=$(rollout_state "$name")
+    [ "$st" = "$last" ] || log "rollout shop/$name after $(($(date +%s) - s)) s: $st"
     last=$st
     read -r gen phase _ <<<"$st"
     [ "${gen%/*}" = "${gen#*/}" ] && [ "$phase" = "$want" ] && return 0
     sleep 2
   done
-  die "rollout shop/rweb: not $want within $limit s"
+  die "rollout shop/$name: not $want within $limit s"
+}
+# release_until NAME N HANDLER|off|"" WANT: the user's release N of Rollout shop/NAME (its env
+# RELEASE N) with the preStop HANDLER (JSON) added, or its lifecycle removed (off), or else as it
+# is; waits until its phase is WANT (rollout_until, 900 s at most) and logs how long that took.
+release_until() {
+  local ops="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"$2\"}" what s
+  case $3 in
+    "") what="as it is" ;;
+    off) what="without its preStop"; ops+=',{"op":"remove","path":"/spec/template/spec/containers/0/lifecycle"}' ;;
+    *) what="with the preStop $3"; ops+=",{\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$3}}" ;;
+  esac
+  s=$(date +%s)
+  admin patch rollout -n shop "$1" --type=json -p="$ops]"
+  rollout_until "$1" "$4" 900
+  log "rollout shop/$1, release $2 $what: $4 after $(($(date +%s) - s)) s $(admin get rollout -n shop "$1" -o jsonpath='{.status.message}')"
 }
 # rollout_gate WANT_PHASE WANT_VERDICT: the last prePromotionAnalysis's AnalysisRun and its Job's
 # verdict (the termination message), checked and kept.
@@ -295,21 +315,14 @@ rollout_gate() {
   jq -e --arg v "$2" '.verdict == $v' <<<"$msg" >/dev/null || die "the gate's verdict is not $2"
 }
 with_image argo-rollout.yaml | admin apply -f -
-rollout_until Healthy 300
+rollout_until rweb Healthy 300
 stable=$(admin get rollout -n shop rweb -o jsonpath='{.status.stableRS}')
-s=$(date +%s)
-admin patch rollout -n shop rweb --type=json -p='[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"2"}]'
-rollout_until Degraded 900
-log "release 2 (no preStop): Degraded after $(($(date +%s) - s)) s"
+release_until rweb 2 "" Degraded
 rollout_gate Failed fail
 [ "$(admin get rollout -n shop rweb -o jsonpath='{.status.abort}')" = true ] || die "the failed analysis did not abort the release"
 [ "$(admin get service -n shop rweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] \
   || die "the active Service left the stable revision $stable"
-s=$(date +%s)
-admin patch rollout -n shop rweb --type=json -p="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"3\"},
-  {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$EXEC5}}]"
-rollout_until Healthy 900
-log "release 3 (a 5 s preStop): Healthy after $(($(date +%s) - s)) s"
+release_until rweb 3 "$EXEC5" Healthy
 rollout_gate Successful pass
 promoted=$(admin get rollout -n shop rweb -o jsonpath='{.status.stableRS}')
 [ "$promoted" != "$stable" ] && [ "$(admin get service -n shop rweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$promoted" ] \
@@ -336,11 +349,7 @@ web_gate() {
   log "prePromotionAnalysis $run (Web provider, hash $hash): $phase: $(admin get analysisrun -n shop "$run" -o jsonpath='{.status.metricResults[0].measurements[-1].value}')"
   [ "$phase" = "$1" ] || die "AnalysisRun $run: $phase, want $1"
 }
-s=$(date +%s)
-admin patch rollout -n shop rweb --type=json -p='[{"op":"replace","path":"/spec/template/spec/containers/0/env/0/value","value":"4"},
-  {"op":"remove","path":"/spec/template/spec/containers/0/lifecycle"}]'
-rollout_until Degraded 900
-log "release 4 (no preStop, Web provider): Degraded after $(($(date +%s) - s)) s"
+release_until rweb 4 off Degraded
 web_gate Failed
 first=$(admin get rollout -n shop rweb -o jsonpath='{.status.blueGreen.prePromotionAnalysisRunStatus.name}')
 # Retried only once Argo scaled the aborted revision down (abortScaleDownDelaySeconds, 30 s): a
@@ -361,7 +370,7 @@ for _ in $(seq 120); do
   sleep 1
 done
 [ -n "$retried" ] && [ "$retried" != "$first" ] || die "the retried release made no new AnalysisRun"
-rollout_until Degraded 300
+rollout_until rweb Degraded 300
 web_gate Failed
 admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
 checks=$(grep -c "check hash:$hash of Rollout shop/rweb revision $hash (ReplicaSet rweb-$hash): reports in" "$OUT/serve-rollout.log")
@@ -369,11 +378,7 @@ calls=$(grep -c "argo hash $hash: done" "$OUT/serve-rollout.log")
 grep "check hash:$hash verdict" "$OUT/serve-rollout.log" | tail -n1
 log "revision $hash: $checks check(s) for $calls call(s), two AnalysisRuns ($first, $retried)"
 [ "$checks" -eq 1 ] && [ "$calls" -eq 2 ] || die "revision $hash: $checks checks for $calls calls, want 1 for 2"
-s=$(date +%s)
-admin patch rollout -n shop rweb --type=json -p="[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/env/0/value\",\"value\":\"5\"},
-  {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/lifecycle\",\"value\":{\"preStop\":$EXEC5}}]"
-rollout_until Healthy 900
-log "release 5 (a 5 s preStop, Web provider): Healthy after $(($(date +%s) - s)) s"
+release_until rweb 5 "$EXEC5" Healthy
 web_gate Successful
 admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
 grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" || die "revision $hash: no pass verdict in serve's log"
