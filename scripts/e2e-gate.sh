@@ -15,10 +15,13 @@
 #      shop/api as it is (in-flight requests cut at each deletion); the Web provider's against
 #      rollcheck serve (examples/gate/serve.yaml) for the sample app shop/api (flagger-app.yaml:
 #      100 ms requests, exit on SIGTERM): Failed, the same hash asked again (one check, the app's
-#      pods deleted once), Successful with a 5 s exec preStop; and an Argo Rollout
+#      pods deleted once), Successful with a 5 s exec preStop; an Argo Rollout
 #      (argo-rollout.yaml), blue-green, whose prePromotionAnalysis is the gate Job on the preview's
 #      pods: a release as it is aborted (Degraded, the active Service on the stable revision), one
-#      with a 5 s exec preStop promoted (Healthy);
+#      with a 5 s exec preStop promoted (Healthy); and a canary Rollout (argo-rollout-canary.yaml,
+#      no traffic routing) whose step analysis after setWeight 50 is the gate Job on the canary's
+#      pods through the canary Service: a release as it is aborted (Degraded, the canary scaled
+#      down, the canary Service back on the stable pods), one with the preStop promoted (Healthy);
 #   5. Flagger (built the same way) with a Canary of shop/api, the kubernetes provider (blue/green
 #      over ClusterIP Services), whose pre-rollout webhook is rollcheck serve (flagger-canary.yaml):
 #      a release without a preStop rolls back (Canary Failed), one with a 5 s exec preStop is
@@ -266,10 +269,18 @@ set_prestop api off
 # gate Job on the preview's pods (the revision's ReplicaSet, by its pod-template hash). A release
 # as it is: the analysis fails, Argo aborts (Degraded, abort) and the active Service stays on the
 # stable revision. A release with a 5 s exec preStop: the analysis passes, Argo promotes (Healthy).
-# rollout_state NAME: Rollout shop/NAME's status fields as its controller sets them, with the
-# revisions of the active and preview Services.
+# rollout_state NAME: Rollout shop/NAME's status fields as its controller sets them (blue-green: the
+# active and preview Services' revisions; canary: the step, its analysis, the canary Service's
+# revision and each ReplicaSet's replicas, wanted/available).
 rollout_state() {
-  admin get rollout -n shop "$1" -o jsonpath='{.metadata.generation}/{.status.observedGeneration} {.status.phase} abort={.status.abort} stable={.status.stableRS} current={.status.currentPodHash} active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}'
+  local f='{.metadata.generation}/{.status.observedGeneration} {.status.phase} abort={.status.abort} stable={.status.stableRS} current={.status.currentPodHash}'
+  if [ -n "$(admin get rollout -n shop "$1" -o jsonpath='{.spec.strategy.canary}')" ]; then
+    admin get rollout -n shop "$1" -o jsonpath="$f step={.status.currentStepIndex} analysis={.status.canary.currentStepAnalysisRunStatus.status}"
+    echo " canary-svc=$(admin get service -n shop "$1-canary" -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" \
+      "$(admin get rs -n shop -l "app.kubernetes.io/name=$1" -o jsonpath='{range .items[*]}{.metadata.labels.rollouts-pod-template-hash}={.spec.replicas}/{.status.availableReplicas} {end}')"
+  else
+    admin get rollout -n shop "$1" -o jsonpath="$f active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}"
+  fi
 }
 # rollout_until NAME WANT LIMIT: waits until Rollout shop/NAME's phase is WANT (after its controller
 # saw the newest spec), printing each change of its state with the second it came.
@@ -382,6 +393,56 @@ release_until rweb 5 "$EXEC5" Healthy
 web_gate Successful
 admin logs -n rollcheck deployment/rollcheck-gate >"$OUT/serve-rollout.log" 2>&1
 grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" || die "revision $hash: no pass verdict in serve's log"
+
+# An Argo Rollout with the canary strategy, gated by rollcheck in a step (argo-rollout-canary.yaml,
+# no traffic routing): setWeight 50 scales the canary to 2 of the 4 replicas, then the analysis step
+# runs the gate Job (rollcheck-gate-rollout of argo-rollout.yaml) on the canary's pods: ReplicaSet
+# cweb-HASH, through the canary Service cweb-canary, which Argo points at that revision. A release
+# as it is: the step's analysis fails, Argo aborts (Degraded, abort), scales the canary down and the
+# stable revision up again, and points cweb-canary back at the stable pods. A release with a 5 s
+# exec preStop: the analysis passes, Argo promotes (Healthy).
+# step_gate WANT_PHASE WANT_VERDICT HASH: the canary step's AnalysisRun of revision HASH (Argo's
+# labels rollout-type Step, rollouts-pod-template-hash HASH) and its Job's verdict (the termination
+# message), checked and kept.
+step_gate() {
+  local run phase msg
+  run=$(admin get analysisrun -n shop -l "rollout-type=Step,rollouts-pod-template-hash=$3" --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{.items[-1:].metadata.name}')
+  phase=$(admin get analysisrun -n shop "$run" -o jsonpath='{.status.phase}')
+  msg=$(admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{.items[-1:].status.containerStatuses[0].state.terminated.message}')
+  echo "$msg" | tee "$OUT/canary-$2.verdict.json"
+  log "canary step analysis $run: $phase ($(admin get analysisrun -n shop "$run" -o jsonpath='{.status.message}')); the gate's verdict on $(jq -r '.target + ": " + .verdict + " (" + (.failed|tostring) + " of " + (.requests|tostring) + " failed)"' <<<"$msg")"
+  [ "$phase" = "$1" ] || die "AnalysisRun $run: $phase, want $1"
+  jq -e --arg v "$2" --arg rs "cweb-$3" '.verdict == $v and (.target | contains($rs))' <<<"$msg" >/dev/null \
+    || die "the gate's verdict is not $2 on ReplicaSet cweb-$3"
+}
+with_image argo-rollout-canary.yaml | admin apply -f -
+rollout_until cweb Healthy 300
+stable=$(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}')
+release_until cweb 2 "" Degraded
+hash=$(admin get rollout -n shop cweb -o jsonpath='{.status.currentPodHash}')
+step_gate Failed fail "$hash"
+[ "$(admin get rollout -n shop cweb -o jsonpath='{.status.abort}')" = true ] || die "the failed step analysis did not abort the release"
+[ "$(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}')" = "$stable" ] || die "the aborted release moved the stable revision off $stable"
+# After the abort Argo scales the canary to 0 (a canary without traffic routing has no
+# abortScaleDownDelaySeconds), the stable revision back to 4, and points cweb-canary at it.
+for _ in $(seq 120); do
+  [ "$(admin get rs -n shop "cweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] \
+    && [ "$(admin get rs -n shop "cweb-$stable" -o jsonpath='{.status.availableReplicas}')" = 4 ] \
+    && [ "$(admin get service -n shop cweb-canary -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] && break
+  sleep 1
+done
+log "canary release 2 after the abort: $(rollout_state cweb)"
+[ "$(admin get rs -n shop "cweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] || die "Argo did not scale the aborted canary cweb-$hash down"
+[ "$(admin get service -n shop cweb-canary -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] \
+  || die "cweb-canary is not back on the stable revision $stable"
+release_until cweb 3 "$EXEC5" Healthy
+hash=$(admin get rollout -n shop cweb -o jsonpath='{.status.currentPodHash}')
+step_gate Successful pass "$hash"
+[ "$(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}')" = "$hash" ] && [ "$hash" != "$stable" ] \
+  || die "canary release 3 was not promoted (stable $(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}'), was $stable)"
+admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout >"$OUT/canary-gate-pods.txt"
 
 # 5. Flagger, built from its module and installed offline (internal/controllers), its Canary's
 # pre-rollout webhook rollcheck serve.
