@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -15,22 +14,10 @@ import (
 	"github.com/rollcheck/rollcheck/internal/kube/kubefake"
 )
 
-// argoRollout is a Healthy Rollout of 3 replicas, as Argo's controller reports it.
-func argoRollout() *unstructured.Unstructured {
-	u := kube.NewRollout("ns", "web")
-	u.SetGeneration(1)
-	u.Object["spec"] = map[string]any{"replicas": int64(3)}
-	u.Object["status"] = map[string]any{"observedGeneration": "1", "phase": "Healthy", "stableRS": "7d9f", "currentPodHash": "7d9f",
-		"replicas": int64(3), "updatedReplicas": int64(3), "readyReplicas": int64(3), "availableReplicas": int64(3)}
-	return u
-}
-
 // A Rollout's rollout-restart is Argo's: spec.restartAt, a second ahead; the disruption settles
 // once Argo reports the restart over (status.restartedAt), with no new revision. Its scales
 // write spec.replicas.
 func TestRolloutRestartOfARollout(t *testing.T) {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(kube.RolloutGVK, meta.RESTScopeNamespace)
 	restarted := 0
 	// Argo, as the Gets see it: a restart asked for is over at once, generation observed.
 	argo := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -53,11 +40,11 @@ func TestRolloutRestartOfARollout(t *testing.T) {
 		u.SetGeneration(1)
 		return nil
 	}}
-	objs := []client.Object{argoRollout()}
+	objs := []client.Object{kubefake.Rollout("ns", "web", 1)}
 	for _, n := range []string{"web-a", "web-b", "web-c"} {
 		objs = append(objs, kubefake.ReadyPod("ns", n, appLabels))
 	}
-	fc := crfake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(objs...).Build()
+	fc := crfake.NewClientBuilder().WithRESTMapper(kubefake.RolloutMapper()).WithObjects(objs...).Build()
 	c := kubefake.Wrap(t, interceptor.NewClient(fc, argo))
 	tg := Target{Client: c, Namespace: "ns", Deployment: "web", Kind: kube.KindRollout, Selector: "app=web", Timeout: 5 * time.Second, Logf: t.Logf}
 	start := time.Now()

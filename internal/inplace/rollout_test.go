@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,9 +49,7 @@ func newRollout(t *testing.T, mutate func(map[string]any)) *unstructured.Unstruc
 // rolloutClient is a klient.Client over a fake API server that serves Rollouts.
 func rolloutClient(t *testing.T, objs ...*unstructured.Unstructured) klient.Client {
 	t.Helper()
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(kube.RolloutGVK, meta.RESTScopeNamespace)
-	b := crfake.NewClientBuilder().WithRESTMapper(mapper)
+	b := crfake.NewClientBuilder().WithRESTMapper(kubefake.RolloutMapper())
 	for _, o := range objs {
 		b = b.WithObjects(o)
 	}

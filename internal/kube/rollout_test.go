@@ -7,21 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rollcheck/rollcheck/internal/kube/kubefake"
 )
 
-func healthyRollout() *unstructured.Unstructured {
-	u := NewRollout("shop", "rweb")
-	u.SetGeneration(4)
-	u.Object["spec"] = map[string]any{"replicas": int64(3)}
-	u.Object["status"] = map[string]any{"observedGeneration": "4", "phase": "Healthy", "stableRS": "7d9f", "currentPodHash": "7d9f",
-		"replicas": int64(3), "updatedReplicas": int64(3), "readyReplicas": int64(3), "availableReplicas": int64(3)}
-	return u
-}
+func healthyRollout() *unstructured.Unstructured { return kubefake.Rollout("shop", "rweb", 4) }
 
 func TestArgoRolloutComplete(t *testing.T) {
 	for _, tc := range []struct {
@@ -65,8 +57,7 @@ func TestArgoRolloutComplete(t *testing.T) {
 // A Rollout its controller gave up ends the wait at once, saying so; one paused without a
 // duration waits until the timeout, and the error says that rollcheck does not promote.
 func TestWaitRollout(t *testing.T) {
-	mapper := meta.NewDefaultRESTMapper(nil)
-	mapper.Add(RolloutGVK, meta.RESTScopeNamespace)
+	mapper := kubefake.RolloutMapper()
 	degraded := healthyRollout()
 	_ = unstructured.SetNestedField(degraded.Object, "Degraded", "status", "phase")
 	_ = unstructured.SetNestedField(degraded.Object, true, "status", "abort")
