@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -241,7 +242,8 @@ func restore(ctx context.Context, w store, run string) (Restored, error) {
 
 // LeaseName is the name of the Lease (coordination.k8s.io/v1) a run holds in the workload's
 // namespace while it checks it in place: "rollcheck-" and the name of the Deployment (of an Argo
-// Rollout: "rollout." and its name), a hash of it for a name too long for that.
+// Rollout: "rollout." and its name; of a ReplicaSet a gate checks: its owner's), a hash of it for
+// a name too long for that.
 func LeaseName(workload string) string {
 	name := "rollcheck-" + workload
 	if len(name) <= validation.DNS1123SubdomainMaxLength {
@@ -251,8 +253,17 @@ func LeaseName(workload string) string {
 	return name[:200] + "-" + hex.EncodeToString(sum[:8])
 }
 
-// leaseKey is what LeaseName names for the workload of a (check.App in place).
+// leaseKey is what LeaseName names for the workload of a (check.App in place). A ReplicaSet's
+// run (a gate on a Rollout's revision) holds the Lease of the workload that owns it: a check in
+// place of that Rollout changes its pod template and so the gated revision's pods, and two gates
+// of one Rollout would each take the other's deletions for its own; so one of them runs at a time.
 func leaseKey(a check.App) string {
+	if kind, name, ok := strings.Cut(a.ReplicaSetOf, "/"); ok {
+		if kind == "Rollout" {
+			return "rollout." + name
+		}
+		return name
+	}
 	if a.Kind == check.KindRollout {
 		return "rollout." + a.Deployment
 	}
@@ -270,7 +281,11 @@ func HoldLease(ctx context.Context, cs kubernetes.Interface, a check.App, run st
 	case a.ReplicaSetOf != "":
 		what = "replicaset"
 	}
-	return runlease.Acquire(ctx, cs, a.Namespace, LeaseName(leaseKey(a)), run, fmt.Sprintf("%s %s/%s", what, a.Namespace, a.Deployment), opts...)
+	held := fmt.Sprintf("%s %s/%s", what, a.Namespace, a.Deployment)
+	if a.ReplicaSetOf != "" {
+		held += " of " + a.ReplicaSetOf
+	}
+	return runlease.Acquire(ctx, cs, a.Namespace, LeaseName(leaseKey(a)), run, held, opts...)
 }
 
 // ErrLive is Leftover's error for a record that may be a live run's: it names no run that held

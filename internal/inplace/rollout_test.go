@@ -21,6 +21,7 @@ import (
 	"github.com/rollcheck/rollcheck/check"
 	"github.com/rollcheck/rollcheck/internal/kube"
 	"github.com/rollcheck/rollcheck/internal/kube/kubefake"
+	"github.com/rollcheck/rollcheck/internal/runlease"
 )
 
 // rolloutJSON is a Healthy blue-green Rollout as Argo writes it, as JSON: its template holds
@@ -249,3 +250,37 @@ func metaOwner(uid string, controller *bool) metav1.OwnerReference {
 
 func metaUpdate() metav1.UpdateOptions { return metav1.UpdateOptions{} }
 func metaGet() metav1.GetOptions       { return metav1.GetOptions{} }
+
+// A gate on a revision of a Rollout (its ReplicaSet) holds the Rollout's Lease: while a check in
+// place of that Rollout runs (it changes the template, so the revision's pods) the gate is
+// refused, one line that names the holder, and so is a second gate of another revision, which
+// would take the first one's deletions for its own.
+func TestReplicaSetGateHoldsItsRolloutsLease(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	inPlace, err := HoldLease(ctx, cs, rolloutApp(), "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := check.App{Namespace: "shop", Deployment: "rweb-7d9f", ReplicaSetOf: "Rollout/rweb"}
+	if _, err := HoldLease(ctx, cs, gate, "gate"); !errors.Is(err, runlease.ErrHeld) || !strings.HasPrefix(err.Error(), "replicaset shop/rweb-7d9f of Rollout/rweb is held by rollcheck run check") ||
+		!strings.Contains(err.Error(), "Lease shop/rollcheck-rollout.rweb") {
+		t.Fatalf("a gate of the Rollout's revision while a check in place holds it: %v, want refused", err)
+	}
+	inPlace.Release(ctx)
+	l, err := HoldLease(ctx, cs, gate, "gate")
+	if err != nil {
+		t.Fatalf("the gate once the check released the Rollout: %v", err)
+	}
+	defer l.Release(ctx)
+	if l.Name() != "shop/rollcheck-rollout.rweb" {
+		t.Errorf("the gate's Lease: %s, want the Rollout's", l.Name())
+	}
+	other := check.App{Namespace: "shop", Deployment: "rweb-5c6b", ReplicaSetOf: "Rollout/rweb"}
+	if _, err := HoldLease(ctx, cs, other, "gate2"); !errors.Is(err, runlease.ErrHeld) || !strings.HasPrefix(err.Error(), "replicaset shop/rweb-5c6b of Rollout/rweb is held by rollcheck run gate") {
+		t.Fatalf("a second gate of the same Rollout: %v, want refused", err)
+	}
+	if _, err := HoldLease(ctx, cs, rolloutApp(), "check2"); !errors.Is(err, runlease.ErrHeld) {
+		t.Fatalf("a check in place of the Rollout while a gate holds it: %v, want refused", err)
+	}
+}
