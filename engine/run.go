@@ -338,25 +338,12 @@ func (r *runner) deploy(ctx context.Context) error {
 	if err := r.src.apply(ctx); err != nil {
 		return err
 	}
-	if sig := r.row.Config.StopSignal; sig != "" && r.workload().KindOf() == kube.KindDeployment {
-		// An API server without the ContainerStopSignals gate drops the field silently: the
-		// row would measure SIGTERM and call it the stop signal's doing.
-		var got appsv1.Deployment
-		if err := r.client.Resources(r.appNS).Get(ctx, r.dep.Name, r.appNS, &got); err != nil {
-			return fmt.Errorf("deploy: read back Deployment %s: %w", r.dep.Name, err)
-		}
-		kept := false
-		for _, c := range got.Spec.Template.Spec.Containers {
-			kept = kept || (c.Name == r.row.Config.Container && c.Lifecycle != nil && c.Lifecycle.StopSignal != nil && string(*c.Lifecycle.StopSignal) == sig)
-		}
-		if !kept {
-			return fmt.Errorf("deploy: the API server dropped lifecycle.stopSignal %s from container %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container)
-		}
-	}
 	if err := kube.WaitWorkload(ctx, r.client, r.workload(), 3*time.Minute); err != nil {
 		return fmt.Errorf("deploy: %w%s", err, kube.PodProblems(ctx, r.client, r.appNS, selectorOf(r.dep)))
 	}
-	r.readPods(ctx)
+	if err := r.readPods(ctx); err != nil {
+		return fmt.Errorf("deploy: %w", err)
+	}
 	if n := r.row.Nodes; n != nil && n.Entry != "" && n.EntryPods == 0 && (r.p.Disruption.Node == check.DrainEntry || r.row.Config.LocalOnly()) {
 		return fmt.Errorf("deploy: the entry node %s runs none of the app's pods (they run on %s): the load would enter where no pod of the app is to lose", n.Entry, strings.Join(n.App, ", "))
 	}
@@ -364,11 +351,20 @@ func (r *runner) deploy(ctx context.Context) error {
 }
 
 // readPods records what the running pods say of their node and runtime: the container runtime's
-// version, and, when the Variant set a stop signal, the effective one the runtime reported.
-func (r *runner) readPods(ctx context.Context) {
+// version, and, when the Variant set a stop signal, the effective one the runtime reported. An
+// API server without the ContainerStopSignals gate drops lifecycle.stopSignal silently from
+// every object it creates (a Deployment's template, the ReplicaSet an Argo Rollout's controller
+// makes, a pod): then no running pod of the workload carries it, and the row would measure
+// SIGTERM and call it the stop signal's doing, so that is the row's error, whatever the
+// workload's kind. Other errors of reading the pods only leave these records out.
+func (r *runner) readPods(ctx context.Context) error {
+	sig := r.row.Config.StopSignal
 	var pods corev1.PodList
 	if err := r.client.Resources(r.appNS).List(ctx, &pods, resources.WithLabelSelector(selectorOf(r.dep))); err != nil || len(pods.Items) == 0 {
-		return
+		if sig != "" {
+			return fmt.Errorf("read back lifecycle.stopSignal %s from the pods of %s: %d pods, %v", sig, r.workload(), len(pods.Items), err)
+		}
+		return nil
 	}
 	nodes := &check.Nodes{}
 	if r.p.Load.Entry == check.EntryNode {
@@ -385,23 +381,50 @@ func (r *runner) readPods(ctx context.Context) {
 	slices.Sort(nodes.App)
 	r.row.Nodes = nodes
 	p := pods.Items[0]
+	if sig != "" {
+		i, reported := stopSignalOf(pods.Items, r.row.Config.Container, sig)
+		if i < 0 {
+			return fmt.Errorf("the API server dropped lifecycle.stopSignal %s from container %s of the pods of %s: the cluster's ContainerStopSignals feature gate is off (rollcheck's kind config turns it on; a cluster created before it must be deleted)", sig, r.row.Config.Container, r.workload())
+		}
+		p, r.row.StopSignalReported = pods.Items[i], reported
+	}
 	var node corev1.Node
 	if err := r.client.Resources().Get(ctx, p.Spec.NodeName, "", &node); err == nil {
 		r.row.Versions.Runtime = node.Status.NodeInfo.ContainerRuntimeVersion
 	} else {
 		r.logf("%s: the container runtime's version is not recorded: read node %s: %v", r.p.Variant.Name, p.Spec.NodeName, err)
 	}
-	if sig := r.row.Config.StopSignal; sig != "" && r.workload().KindOf() == kube.KindDeployment {
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name == r.row.Config.Container && cs.StopSignal != nil {
-				r.row.StopSignalReported = string(*cs.StopSignal)
-			}
+	if sig != "" && r.row.StopSignalReported != sig {
+		r.logf("%s: the runtime (%s) reported %q as the effective stop signal of container %s, not the %s the pod asks for: it does not take lifecycle.stopSignal, and sends the image's STOPSIGNAL or SIGTERM",
+			r.p.Variant.Name, orNone(r.row.Versions.Runtime), r.row.StopSignalReported, r.row.Config.Container, sig)
+	}
+	return nil
+}
+
+// stopSignalOf finds, among pods, a running one (not terminating) whose container asks for the
+// stop signal sig in its spec, and returns its index and the stop signal the runtime reported
+// for that container ("" when none); -1 when no running pod asks for it. A pod of an earlier
+// revision (a blue-green's, kept a while after its promotion) may lack it: one pod of the new
+// revision that has it shows the API server kept the field.
+func stopSignalOf(pods []corev1.Pod, container, sig string) (int, string) {
+	for i, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
 		}
-		if r.row.StopSignalReported != sig {
-			r.logf("%s: the runtime (%s) reported %q as the effective stop signal of container %s, not the %s the pod asks for: it does not take lifecycle.stopSignal, and sends the image's STOPSIGNAL or SIGTERM",
-				r.p.Variant.Name, orNone(r.row.Versions.Runtime), r.row.StopSignalReported, r.row.Config.Container, sig)
+		for _, c := range p.Spec.Containers {
+			if c.Name != container || c.Lifecycle == nil || c.Lifecycle.StopSignal == nil || string(*c.Lifecycle.StopSignal) != sig {
+				continue
+			}
+			reported := ""
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == container && cs.StopSignal != nil {
+					reported = string(*cs.StopSignal)
+				}
+			}
+			return i, reported
 		}
 	}
+	return -1, ""
 }
 
 func orNone(s string) string {
