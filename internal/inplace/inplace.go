@@ -86,6 +86,8 @@ type state struct {
 type store interface {
 	// String is "Deployment NS/NAME" or "Rollout NS/NAME".
 	String() string
+	// annotations reads the workload's annotations once (errors wrapped for kube.Retry).
+	annotations(ctx context.Context) (map[string]string, error)
 	// update reads the workload, lets change modify its annotations (never nil) and its state,
 	// and writes what changed back, asking again on a conflict (someone else wrote it meanwhile:
 	// the change is made again on the fresh object) and on transient errors (kube.Retry).
@@ -99,6 +101,14 @@ type deploymentStore struct {
 }
 
 func (d deploymentStore) String() string { return "Deployment " + d.ns + "/" + d.name }
+
+func (d deploymentStore) annotations(ctx context.Context) (map[string]string, error) {
+	dep, err := d.cs.AppsV1().Deployments(d.ns).Get(ctx, d.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return dep.Annotations, nil
+}
 
 func (d deploymentStore) update(ctx context.Context, change func(map[string]string, *state) error) error {
 	return kube.Retry(ctx, func(ctx context.Context) error {
@@ -327,17 +337,17 @@ func Leftover(ctx context.Context, cs kubernetes.Interface, ns, name string, l *
 // leftover is Leftover for w in namespace ns; view reads w as a Deployment (its UID and selector
 // find its ReplicaSets).
 func leftover(ctx context.Context, cs kubernetes.Interface, w store, ns string, l *runlease.Lease, view func(context.Context) (*appsv1.Deployment, error)) (string, *Record, error) {
-	var rec *Record
-	// Read only: update's change returns errRead, so nothing is written.
-	errRead := errors.New("read")
-	err := w.update(ctx, func(ann map[string]string, _ *state) (err error) {
-		if rec, err = recordOf(w, ann); err != nil {
-			return err
-		}
-		return errRead
+	var ann map[string]string
+	err := kube.Retry(ctx, func(ctx context.Context) (err error) {
+		ann, err = w.annotations(ctx)
+		return err
 	})
-	if !errors.Is(err, errRead) {
+	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", w, err)
+	}
+	rec, err := recordOf(w, ann)
+	if err != nil {
+		return "", nil, err
 	}
 	var r Restored
 	if rec != nil {

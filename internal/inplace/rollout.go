@@ -45,6 +45,14 @@ func (r rolloutStore) get(ctx context.Context) (*unstructured.Unstructured, erro
 	return u, nil
 }
 
+func (r rolloutStore) annotations(ctx context.Context) (map[string]string, error) {
+	u, err := r.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return u.GetAnnotations(), nil
+}
+
 func (r rolloutStore) update(ctx context.Context, change func(map[string]string, *state) error) error {
 	return kube.Retry(ctx, func(ctx context.Context) error {
 		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
