@@ -282,6 +282,7 @@ rollout_state() {
   if [ -n "$(admin get rollout -n shop "$1" -o jsonpath='{.spec.strategy.canary}')" ]; then
     admin get rollout -n shop "$1" -o jsonpath="$f step={.status.currentStepIndex} analysis={.status.canary.currentStepAnalysisRunStatus.status}"
     echo " canary-svc=$(admin get service -n shop "$1-canary" -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" \
+      "users-svc=$(admin get service -n shop "$1" -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" \
       "$(admin get rs -n shop -l "app.kubernetes.io/name=$1" -o jsonpath='{range .items[*]}{.metadata.labels.rollouts-pod-template-hash}={.spec.replicas}/{.status.availableReplicas} {end}')"
   else
     admin get rollout -n shop "$1" -o jsonpath="$f active={.status.blueGreen.activeSelector} preview={.status.blueGreen.previewSelector}"
@@ -296,6 +297,13 @@ rollout_until() {
     st=$(rollout_state "$name")
     [ "$st" = "$last" ] || log "rollout shop/$name after $(($(date +%s) - s)) s: $st"
     last=$st
+    # While a canary step's analysis runs, the users' Service (the stableService) selects the stable
+    # pods only: the gate's deletions never reach the users.
+    if [[ $st == *" analysis=Running "* ]]; then
+      local stable_rs=${st#* stable=} users=${st#* users-svc=}
+      stable_rs=${stable_rs%% *} users=${users%% *}
+      [ "$users" = "$stable_rs" ] || die "rollout shop/$name: the users' Service cweb is on '$users', not the stable revision $stable_rs, while the gate runs: $st"
+    fi
     read -r gen phase _ <<<"$st"
     [ "${gen%/*}" = "${gen#*/}" ] && [ "$phase" = "$want" ] && return 0
     sleep 2
@@ -402,10 +410,12 @@ grep "check hash:$hash verdict .*\"verdict\":\"pass\"" "$OUT/serve-rollout.log" 
 # An Argo Rollout with the canary strategy, gated by rollcheck in a step (argo-rollout-canary.yaml,
 # no traffic routing): setWeight 50 scales the canary to 2 of the 4 replicas, then the analysis step
 # runs the gate Job (rollcheck-gate-rollout of argo-rollout.yaml) on the canary's pods: ReplicaSet
-# cweb-HASH, through the canary Service cweb-canary, which Argo points at that revision. A release
-# as it is: the step's analysis fails, Argo aborts (Degraded, abort), scales the canary down and the
-# stable revision up again, and points cweb-canary back at the stable pods. A release with a 5 s
-# exec preStop: the analysis passes, Argo promotes (Healthy).
+# cweb-HASH, through the canary Service cweb-canary, which Argo points at that revision; the users'
+# Service cweb (the stableService) stays on the stable pods while the gate runs (rollout_until
+# checks it at each state). A release as it is: the step's analysis fails, Argo aborts (Degraded,
+# abort), scales the canary down and the stable revision up again, and points cweb-canary back at
+# the stable pods. A release with a 5 s exec preStop: the analysis passes, Argo promotes (Healthy)
+# and moves cweb to the promoted revision.
 # step_gate WANT_PHASE WANT_VERDICT HASH: the canary step's AnalysisRun of revision HASH (Argo's
 # labels rollout-type Step, rollouts-pod-template-hash HASH) and its Job's verdict (the termination
 # message), checked and kept.
@@ -442,11 +452,15 @@ log "canary release 2 after the abort: $(rollout_state cweb)"
 [ "$(admin get rs -n shop "cweb-$hash" -o jsonpath='{.spec.replicas}')" = 0 ] || die "Argo did not scale the aborted canary cweb-$hash down"
 [ "$(admin get service -n shop cweb-canary -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] \
   || die "cweb-canary is not back on the stable revision $stable"
+[ "$(admin get service -n shop cweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$stable" ] \
+  || die "the users' Service cweb left the stable revision $stable after the abort"
 release_until cweb 3 "$EXEC5" Healthy
 hash=$(admin get rollout -n shop cweb -o jsonpath='{.status.currentPodHash}')
 step_gate Successful pass "$hash"
 [ "$(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}')" = "$hash" ] && [ "$hash" != "$stable" ] \
   || die "canary release 3 was not promoted (stable $(admin get rollout -n shop cweb -o jsonpath='{.status.stableRS}'), was $stable)"
+[ "$(admin get service -n shop cweb -o jsonpath='{.spec.selector.rollouts-pod-template-hash}')" = "$hash" ] \
+  || die "the users' Service cweb is not on the promoted revision $hash"
 admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout >"$OUT/canary-gate-pods.txt"
 
 # The Rollout itself checked in place (rollcheck check --rollout, docs/in-place.md), as a user
