@@ -28,7 +28,8 @@ const (
 	RateTolerance = 0.01
 	// RateSlack is how many requests' worth of time a valid run may miss (or
 	// exceed) whatever its length: Rate × RateSlack requests, and at least 2.
-	// Vegeta's pacer catches up after a hiccup in mid-run, but the hits that
+	// The pacer catches up after a hiccup in mid-run (one shorter than StallGap:
+	// after a stall it drops what it missed, loadgen/attack), but the hits that
 	// fall due while the process is descheduled at the very end are lost;
 	// that alone must not make a short run invalid. For runs longer than
 	// 10 s, RateTolerance is the larger allowance.

@@ -101,7 +101,7 @@ func start(ctx context.Context, cfg loadgen.Config, onRequest func(loadgen.Reque
 			*t = target
 			return nil
 		}
-		pacer := vegeta.ConstantPacer{Freq: cfg.Rate, Per: time.Second}
+		pacer := newSteadyPacer(cfg.Rate)
 		a.halt, closeIdle = func() { attacker.Stop() }, tr.CloseIdleConnections
 		a.started = time.Now()
 		results := attacker.Attack(targeter, pacer, cfg.Duration, cfg.Name)

@@ -10,7 +10,10 @@
 // # Measuring
 //
 // [Start] validates a [loadgen.Config] and runs a vegeta attack with a constant pacer against a
-// static target. Every vegeta result is turned into a [loadgen.Request] (sequence number,
+// static target. The pacer is vegeta's ConstantPacer but for one thing: after a stall longer than
+// [loadgen.StallGap] it drops the requests it missed instead of sending them all at once, so that
+// a frozen or starved generator leaves a stall in the ledger (an invalid run) and no burst the
+// row never asked for, whose failures would be counted against the app. Every vegeta result is turned into a [loadgen.Request] (sequence number,
 // timestamp, latency, status code, failure [loadgen.Class], error text and the pod named by the
 // [loadgen.Config.PodHeader] response header) and kept. When the attack ends, the ledger is
 // judged by [loadgen.NewResult]. With [loadgen.Config.Resolve], the attack also asks the DNS
@@ -42,7 +45,7 @@
 // # gRPC
 //
 // [loadgen.ProtocolGRPC] sends unary RPCs through one grpc-go client connection, open loop at a
-// constant rate: vegeta's ConstantPacer says when, and the RPCs run on workers as vegeta's
+// constant rate: the same pacer says when, and the RPCs run on workers as vegeta's
 // requests do. Each RPC is a [loadgen.Request] of the same ledger; its class is
 // [loadgen.GRPCClass] of its status code.
 package attack

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -25,8 +24,9 @@ import (
 // module proxy serves (v0.93.0, 2020) paces through a channel its fixed workers read, so a slow
 // server slows the schedule (a closed loop, unless async), its record of a call has no peer
 // address and no response metadata (the pod), and it calls through dynamic messages that need
-// the service's protos or reflection. This one is vegeta's loop: vegeta's ConstantPacer, one
-// goroutine per RPC in flight up to MaxWorkers, every RPC kept.
+// the service's protos or reflection. This one is vegeta's loop: vegeta's ConstantPacer
+// (steadyPacer: no burst after a stall), one goroutine per RPC in flight up to MaxWorkers, every
+// RPC kept.
 
 // serviceConfig is the client's service config: the balancing policy, and for every method
 // (an empty name) the wait for ready and the retry policy.
@@ -66,8 +66,9 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 // grpcAttacker sends cfg.Rate RPCs per second over one grpc-go client connection, open loop:
-// vegeta's ConstantPacer says when, and each RPC runs on its own worker, more workers being
-// started while all are busy, up to MaxWorkers (then the schedule waits, as vegeta's does).
+// steadyPacer (vegeta's ConstantPacer, no burst after a stall) says when, and each RPC runs on
+// its own worker, more workers being started while all are busy, up to MaxWorkers (then the
+// schedule waits, as vegeta's does).
 type grpcAttacker struct {
 	cfg    loadgen.Config
 	conn   *grpc.ClientConn
@@ -119,7 +120,7 @@ func (g *grpcAttacker) stop() { g.stopOnce.Do(func() { close(g.stopch) }) }
 // attack runs the schedule and returns the RPCs as they complete; the channel is closed once
 // sending has ended and every RPC in flight has completed, and the connection is closed.
 func (g *grpcAttacker) attack() <-chan loadgen.Request {
-	pacer := vegeta.ConstantPacer{Freq: g.cfg.Rate, Per: time.Second}
+	pacer := newSteadyPacer(g.cfg.Rate)
 	results := make(chan loadgen.Request)
 	ticks := make(chan struct{})
 	var wg sync.WaitGroup
