@@ -48,7 +48,7 @@ if docker image inspect "$TAG" >/dev/null 2>&1; then
   echo "$TAG"
   exit 0
 fi
-log "building offline node image $TAG (cold: about 13 minutes on 2 cores; caches in $W)"
+log "building offline node image $TAG (cold: about 21 minutes on 2 cores, docs/maintainers.md; caches in $W)"
 
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=local
 
