@@ -475,7 +475,8 @@ admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout >"$OUT/c
 # win: the kubelet sent SIGTERM 1.78 s after two of three deletions, when the endpoint was gone and
 # no 100 ms request was left in flight (0 failures; the third deletion, SIGTERM at 170 ms, 9), so
 # the row failed "in 1 of 3 disruptions"; a 2 s request sent before the removal is still in flight
-# at any SIGTERM within 2 s. So in-flight-cut is named first (at least a quarter of the failures),
+# at any SIGTERM within 2 s (the load's timeout is 5 s, above the 2 s requests: its serving wait and
+# each request would time out at the default 2 s). So in-flight-cut is named first (at least a quarter of the failures),
 # propagation beside it. Variant prestop-5s (the native sleep, the release's 100 ms requests)
 # passes both. After each row the Rollout is put back as it was.
 admin patch rollout -n shop rweb --type=json -p='[{"op":"remove","path":"/spec/strategy/blueGreen/prePromotionAnalysis"}]'
@@ -487,7 +488,7 @@ apiVersion: rollcheck.io/v1alpha1
 kind: Check
 metadata: {name: rollout-in-place}
 app: {namespace: shop, rollout: rweb, service: rweb, port: 8080}
-load: {rate: 200}
+load: {rate: 200, timeout: 5s}
 disruptions: [{kind: rollout-restart, count: 1}, {kind: delete-pod, count: 3}]
 variants:
 - name: no-prestop
