@@ -268,16 +268,14 @@ func LeaseName(workload string) string {
 // place of that Rollout changes its pod template and so the gated revision's pods, and two gates
 // of one Rollout would each take the other's deletions for its own; so one of them runs at a time.
 func leaseKey(a check.App) string {
-	if kind, name, ok := strings.Cut(a.ReplicaSetOf, "/"); ok {
-		if kind == "Rollout" {
-			return "rollout." + name
-		}
-		return name
+	kind, name := a.Kind, a.Deployment
+	if k, n, ok := strings.Cut(a.ReplicaSetOf, "/"); ok {
+		kind, name = k, n
 	}
-	if a.Kind == check.KindRollout {
-		return "rollout." + a.Deployment
+	if kind == check.KindRollout {
+		return "rollout." + name
 	}
-	return a.Deployment
+	return name
 }
 
 // HoldLease holds the Lease of the workload of a (check.App in place; LeaseName) for the run,
