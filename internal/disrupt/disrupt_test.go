@@ -117,6 +117,20 @@ func TestDeletePicksTheFirstReadyPodAndItsGracePeriod(t *testing.T) {
 	}
 }
 
+// The pod deleted is the one ready the longest, not a replacement that just turned ready (which
+// the data plane may not route to yet), whatever the names say.
+func TestPickPodPicksThePodReadyTheLongest(t *testing.T) {
+	now := time.Now()
+	old := kubefake.ReadyPod("ns", "web-z", appLabels)
+	old.Status.Conditions[0].LastTransitionTime = metav1.Time{Time: now.Add(-time.Minute)}
+	fresh := kubefake.ReadyPod("ns", "web-a", appLabels)
+	fresh.Status.Conditions[0].LastTransitionTime = metav1.Time{Time: now.Add(-500 * time.Millisecond)}
+	c := kubefake.NewCluster(t, interceptor.Funcs{}, fresh, old)
+	if p, err := pickPod(context.Background(), Target{Client: c.Client, Namespace: "ns", Selector: "app=web"}); err != nil || p.Name != "web-z" {
+		t.Errorf("pickPod = %v, %v, want web-z (ready a minute ago), not the replacement web-a (ready 500 ms ago)", p, err)
+	}
+}
+
 func TestPickPodSkipsUnreadyAndTerminatingPods(t *testing.T) {
 	unready := kubefake.ReadyPod("ns", "web-a", appLabels)
 	unready.Status.Conditions[0].Status = corev1.ConditionFalse
