@@ -473,11 +473,11 @@ admin get pods -n shop -l app.kubernetes.io/name=rollcheck-gate-rollout >"$OUT/c
 # and at each pod deletion, and refuses the new connections its endpoint still gets
 # (propagation). With the release's 100 ms requests that was a race the endpoint's removal could
 # win (a request sent before the removal is done unless SIGTERM comes within 100 ms); a 2 s
-# request sent before the removal is still in flight at any SIGTERM within 2 s. A deletion can
-# still show nothing: delete-pod deletes the ready pod with the lowest name, at times the
-# replacement the previous deletion just made, before it has any traffic (measured: 0 failures at
-# such deletions, 650 ms after the pod turned ready); so the row fails when two of its three
-# deletions are such, about one run in nine, until that choice is the pod ready the longest (the load's timeout is 5 s, above the 2 s requests: its serving wait and
+# request sent before the removal is still in flight at any SIGTERM within 2 s. A deletion showed
+# nothing while delete-pod deleted the ready pod with the lowest name, at times the replacement
+# the previous deletion had just made, before it had any traffic (0 failures at such deletions,
+# 650 ms after the pod turned ready: the row failed about one run in nine); it now deletes the pod
+# ready the longest. The load's timeout is 5 s, above the 2 s requests (its serving wait and
 # each request would time out at the default 2 s). So in-flight-cut is named first (at least a quarter of the failures),
 # propagation beside it. Variant prestop-5s (the native sleep, the release's 100 ms requests)
 # passes both. After each row the Rollout is put back as it was.
