@@ -62,7 +62,7 @@ const (
 // Disruptions is every disruption kind, one entry each, in the order the reports use.
 var Disruptions = []DisruptionInfo{
 	{Kind: RolloutRestart, Takes: TakesRollout, Doc: "`kubectl rollout restart`: every pod replaced in turn, as the Deployment's strategy allows"},
-	{Kind: DeletePod, Takes: TakesOne, Doc: "one pod deleted gracefully; the ReplicaSet replaces it"},
+	{Kind: DeletePod, Takes: TakesOne, Doc: "one pod deleted gracefully, the one ready the longest (not a replacement that has had no traffic yet); the ReplicaSet replaces it"},
 	{Kind: ForceDelete, Takes: TakesOne, Forced: true, Doc: "one pod deleted with grace period 0: preStop gets about 1 s and the container 2 s more, whatever is set"},
 	{Kind: ScaleDown, Takes: TakesOne, Scales: true, MinReplicas: 2, Doc: "the Deployment scaled down by one, then back up"},
 	{Kind: ScaleToZero, Takes: TakesAll, Scales: true, Doc: "the Deployment scaled to 0 replicas until every pod is gone, then back: the Service has no endpoint in between"},
