@@ -343,23 +343,26 @@ func pickPod(ctx context.Context, t Target) (*corev1.Pod, error) {
 	return ready[0], nil
 }
 
-// readySince is when p's Ready condition last turned (the zero time when it says none).
+// readySince is when p's Ready condition last turned (the zero time when it has none).
 func readySince(p *corev1.Pod) time.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.LastTransitionTime.Time
-		}
+	if c := readyCondition(p); c != nil {
+		return c.LastTransitionTime.Time
 	}
 	return time.Time{}
 }
 
 func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+	c := readyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+func readyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // replicas is the workload's wanted replicas (1 when it names none: the API server's default).
